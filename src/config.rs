@@ -1,0 +1,312 @@
+//! `.gpuops.yaml`: found by walking up from the linted path, parsed with spans, validated into
+//! [`Settings`] with every problem reported at once.
+
+use crate::diag::Severity;
+use crate::yaml::{self, Budget, Node, Span};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub const FILE_NAME: &str = ".gpuops.yaml";
+
+/// What to do with a rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Off,
+    Warning,
+    Error,
+}
+
+/// An object that exists in the cluster but not in the linted files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct External {
+    pub kind: String,
+    pub namespace: Option<String>,
+    /// `*` matches any name.
+    pub name: String,
+}
+
+/// Resolved settings the pipeline runs with.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Findings at or above this fail the run; `None`: never fail on findings.
+    pub fail_on: Option<Severity>,
+    pub rules: BTreeMap<String, Level>,
+    /// Only these rules run, when set (`--rule`).
+    pub only: Option<Vec<String>>,
+    pub exclude: Vec<String>,
+    pub external: Vec<External>,
+    /// The cluster is EKS (ExtendedResourceToleration admission plugin on).
+    pub eks: bool,
+    /// The cluster runs Karpenter even when the linted files hold no NodePool.
+    pub karpenter: bool,
+    /// Pod-template labels that mark a workload as training (`workload-type: training`).
+    pub training_labels: Vec<(String, String)>,
+    /// Directory the config file was found in (exclude globs are relative to it).
+    pub root: Option<PathBuf>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            fail_on: Some(Severity::Error),
+            rules: BTreeMap::new(),
+            only: None,
+            exclude: Vec::new(),
+            external: Vec::new(),
+            eks: false,
+            karpenter: false,
+            training_labels: vec![("workload-type".into(), "training".into())],
+            root: None,
+        }
+    }
+}
+
+impl Settings {
+    pub fn level(&self, rule: &str) -> Option<Level> {
+        self.rules.get(rule).copied()
+    }
+    pub fn is_external(&self, kind: &str, namespace: Option<&str>, name: &str) -> bool {
+        self.external.iter().any(|e| {
+            e.kind == kind
+                && (e.name == "*" || e.name == name)
+                && match (&e.namespace, namespace) {
+                    (Some(a), Some(b)) => a == "*" || a == b,
+                    _ => true,
+                }
+        })
+    }
+}
+
+/// One located problem in a config file.
+#[derive(Clone, Debug)]
+pub struct ConfigProblem {
+    pub span: Span,
+    pub message: String,
+}
+
+/// A config file that could not be used.
+#[derive(Debug)]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub text: String,
+    pub problems: Vec<ConfigProblem>,
+}
+
+/// Finds `.gpuops.yaml` in `start` (or its directory) or any parent.
+pub fn discover(start: &Path) -> Option<PathBuf> {
+    let abs = std::path::absolute(start).ok()?;
+    let mut dir = if abs.is_dir() {
+        Some(abs.as_path())
+    } else {
+        abs.parent()
+    };
+    while let Some(d) = dir {
+        let candidate = d.join(FILE_NAME);
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// Loads and validates a config file.
+pub fn load(path: &Path) -> Result<Settings, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        path: path.to_path_buf(),
+        text: String::new(),
+        problems: vec![ConfigProblem {
+            span: Span::default(),
+            message: format!("cannot read config: {e}"),
+        }],
+    })?;
+    let mut s = parse(&text).map_err(|problems| ConfigError {
+        path: path.to_path_buf(),
+        text: text.clone(),
+        problems,
+    })?;
+    s.root = path.parent().map(Path::to_path_buf);
+    Ok(s)
+}
+
+pub const RULE_LEVELS: &str = "off, warning, error";
+
+/// Validates config text; all problems at once.
+pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
+    let parsed = yaml::parse(text, Budget::default());
+    let mut problems: Vec<ConfigProblem> = parsed
+        .problems
+        .iter()
+        .map(|p| ConfigProblem {
+            span: p.span,
+            message: p.message.clone(),
+        })
+        .collect();
+    let mut s = Settings::default();
+    let Some(root) = parsed.docs.first().map(|d| &d.root) else {
+        return if problems.is_empty() { Ok(s) } else { Err(problems) };
+    };
+    if root.is_null() {
+        return if problems.is_empty() { Ok(s) } else { Err(problems) };
+    }
+    let mut bad = |n: &Node, m: String| {
+        problems.push(ConfigProblem {
+            span: n.span,
+            message: m,
+        })
+    };
+    if root.as_map().is_none() {
+        bad(root, "the config must be a mapping".into());
+    }
+    let known_rules: Vec<&str> = crate::rules::all().iter().map(|r| r.name).collect();
+    for (key, kn, v) in root.entries() {
+        match key {
+            "fail-on" => match v.as_str() {
+                Some("error") => s.fail_on = Some(Severity::Error),
+                Some("warning") => s.fail_on = Some(Severity::Warning),
+                Some("never") => s.fail_on = None,
+                _ => bad(v, "`fail-on` must be one of: error, warning, never".into()),
+            },
+            "rules" => {
+                if v.as_map().is_none() {
+                    bad(v, "`rules` maps rule names to off, warning or error".into());
+                }
+                for (name, nn, lv) in v.entries() {
+                    if !known_rules.contains(&name) {
+                        let hint = crate::rules::closest(name)
+                            .map(|c| format!(" (did you mean `{c}`?)"))
+                            .unwrap_or_default();
+                        bad(nn, format!("unknown rule `{name}`{hint}; `gpuops rules` lists them"));
+                        continue;
+                    }
+                    let level = match lv.as_str() {
+                        Some("off") | Some("false") if lv.style().is_some() => Level::Off,
+                        Some("warning") => Level::Warning,
+                        Some("error") => Level::Error,
+                        _ => {
+                            bad(lv, format!("a rule level is one of: {RULE_LEVELS}"));
+                            continue;
+                        }
+                    };
+                    s.rules.insert(name.to_string(), level);
+                }
+            }
+            "exclude" => {
+                for item in v.items() {
+                    match item.as_str() {
+                        Some(g) => match globset::Glob::new(g) {
+                            Ok(_) => s.exclude.push(g.to_string()),
+                            Err(e) => bad(item, format!("invalid glob: {}", e.kind())),
+                        },
+                        None => bad(item, "an exclude entry is a glob string".into()),
+                    }
+                }
+                if v.as_seq().is_none() && !v.is_null() {
+                    bad(v, "`exclude` is a list of globs".into());
+                }
+            }
+            "external" => {
+                if v.as_map().is_none() && !v.is_null() {
+                    bad(v, "`external` maps a kind to a list of names (`namespace/name` for namespaced kinds)".into());
+                }
+                for (kind, _, names) in v.entries() {
+                    if names.as_seq().is_none() {
+                        bad(names, format!("`external.{kind}` is a list of names"));
+                    }
+                    for n in names.items() {
+                        match n.as_str().filter(|t| !t.is_empty()) {
+                            Some(t) => {
+                                let (ns, name) = match t.split_once('/') {
+                                    Some((a, b)) => (Some(a.to_string()), b.to_string()),
+                                    None => (None, t.to_string()),
+                                };
+                                s.external.push(External {
+                                    kind: kind.to_string(),
+                                    namespace: ns,
+                                    name,
+                                });
+                            }
+                            None => bad(n, "a name is a non-empty string".into()),
+                        }
+                    }
+                }
+            }
+            "cluster" => {
+                for (k, kn2, b) in v.entries() {
+                    let flag = match b.as_str() {
+                        Some("true") if b.style() == Some(yaml::Style::Plain) => true,
+                        Some("false") if b.style() == Some(yaml::Style::Plain) => false,
+                        _ => {
+                            bad(b, format!("`cluster.{k}` is true or false"));
+                            continue;
+                        }
+                    };
+                    match k {
+                        "eks" => s.eks = flag,
+                        "karpenter" => s.karpenter = flag,
+                        _ => bad(kn2, format!("unknown cluster fact `{k}` (known: eks, karpenter)")),
+                    }
+                }
+                if v.as_map().is_none() {
+                    bad(v, "`cluster` is a mapping (eks, karpenter)".into());
+                }
+            }
+            "training" => {
+                for (k, kn2, t) in v.entries() {
+                    match k {
+                        "labels" => {
+                            s.training_labels.clear();
+                            for (lk, _, lv) in t.entries() {
+                                match lv.as_str() {
+                                    Some(val) => s.training_labels.push((lk.into(), val.into())),
+                                    None => bad(lv, "a label value is a string".into()),
+                                }
+                            }
+                            if t.as_map().is_none() {
+                                bad(t, "`training.labels` maps label keys to values".into());
+                            }
+                        }
+                        _ => bad(kn2, format!("unknown key `training.{k}` (known: labels)")),
+                    }
+                }
+            }
+            _ => bad(
+                kn,
+                format!("unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training)"),
+            ),
+        }
+    }
+    if problems.is_empty() {
+        Ok(s)
+    } else {
+        Err(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_config() {
+        let s = parse(
+            "fail-on: warning\nrules:\n  gpu-nodepool-unbounded: off\nexclude: [\"legacy/**\"]\nexternal:\n  ClusterQueue: [shared]\n  LocalQueue: [ml/default]\ncluster: {eks: true}\ntraining:\n  labels: {kind: train}\n",
+        )
+        .unwrap();
+        assert_eq!(s.fail_on, Some(Severity::Warning));
+        assert_eq!(s.level("gpu-nodepool-unbounded"), Some(Level::Off));
+        assert!(s.is_external("ClusterQueue", None, "shared"));
+        assert!(s.is_external("LocalQueue", Some("ml"), "default"));
+        assert!(!s.is_external("LocalQueue", Some("other"), "default"));
+        assert!(s.eks);
+        assert_eq!(s.training_labels, vec![("kind".to_string(), "train".to_string())]);
+    }
+
+    #[test]
+    fn every_problem_is_reported_with_its_place() {
+        let errs = parse("fail-on: sometimes\nrules:\n  gpu-limit-mising: off\n  gpu-limit-missing: loud\nbogus: 1\ncluster: {eks: maybe}\n").unwrap_err();
+        assert_eq!(errs.len(), 5, "{errs:?}");
+        assert!(errs.iter().any(|e| e.message.contains("did you mean `gpu-limit-missing`")));
+        assert_eq!(errs[0].span.start.line, 1);
+    }
+}

@@ -1,0 +1,100 @@
+//! The one diagnostic type every rule, policy and self-check produces.
+
+use crate::yaml::Span;
+use serde::Serialize;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Index of a loaded file in the run's file list.
+pub type FileId = usize;
+
+/// A place in a loaded file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Loc {
+    pub file: FileId,
+    pub span: Span,
+}
+
+/// The object a finding is about.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ObjectRef {
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+}
+
+/// The other side of a cross-object finding (the taint not tolerated, the pool that is closest…).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Related {
+    pub loc: Loc,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub rule: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    /// How to fix it.
+    pub help: Option<String>,
+    pub loc: Loc,
+    pub object: Option<ObjectRef>,
+    pub related: Vec<Related>,
+}
+
+impl Diagnostic {
+    pub fn new(rule: &'static str, severity: Severity, loc: Loc, message: impl Into<String>) -> Self {
+        Diagnostic {
+            rule,
+            severity,
+            message: message.into(),
+            help: None,
+            loc,
+            object: None,
+            related: Vec::new(),
+        }
+    }
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+    pub fn object(mut self, object: Option<ObjectRef>) -> Self {
+        self.object = object;
+        self
+    }
+    pub fn related(mut self, loc: Loc, message: impl Into<String>) -> Self {
+        self.related.push(Related {
+            loc,
+            message: message.into(),
+        });
+        self
+    }
+}
+
+impl Diagnostic {
+    pub fn with_severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+}

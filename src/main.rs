@@ -1,0 +1,274 @@
+use clap::{Parser, Subcommand, ValueEnum};
+use gpuops::config::{self, Settings};
+use gpuops::diag::Severity;
+use gpuops::report::{self, Format, HumanOptions};
+use gpuops::source::{self, Discovery, SourceFile};
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "gpuops", version, about = "Lint and render GPU platform manifests for Kubernetes (Karpenter, Kueue)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Lint a GitOps repository (default: the current directory). `-` reads YAML from stdin.
+    Lint(LintArgs),
+    /// List the rules: name, category, default severity, summary.
+    Rules,
+    /// Explain one rule.
+    Rule {
+        /// Rule name, e.g. gpu-toleration-missing.
+        name: String,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Human,
+    Json,
+    Sarif,
+    Github,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FailOn {
+    Error,
+    Warning,
+    Never,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(clap::Args)]
+struct LintArgs {
+    /// Files or directories to lint; `-` reads a YAML stream from stdin.
+    paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    format: FormatArg,
+    /// Config file (default: .gpuops.yaml found upward from the first path).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Ignore any .gpuops.yaml.
+    #[arg(long, conflicts_with = "config")]
+    no_config: bool,
+    /// Lowest severity that makes the run fail (exit 1); overrides the config.
+    #[arg(long, value_enum)]
+    fail_on: Option<FailOn>,
+    /// Run only these rules (repeatable).
+    #[arg(long = "rule", value_name = "NAME")]
+    rules: Vec<String>,
+    /// The cluster is EKS (its ExtendedResourceToleration plugin adds GPU tolerations).
+    #[arg(long)]
+    eks: bool,
+    /// Color in human output.
+    #[arg(long, value_enum, default_value = "auto")]
+    color: Color,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Lint(args) => lint(args),
+        Command::Rules => {
+            let mut out = String::new();
+            let w = gpuops::rules::all().iter().map(|r| r.name.len()).max().unwrap_or(0);
+            for r in gpuops::rules::all() {
+                out.push_str(&format!(
+                    "{:w$}  {:11}  {:7}  {}\n",
+                    r.name, r.category, r.severity.as_str(), r.summary
+                ));
+            }
+            print(&out);
+            ExitCode::SUCCESS
+        }
+        Command::Rule { name } => match gpuops::rules::find(&name) {
+            Some(r) => {
+                print(&format!(
+                    "{} ({}, {} by default)\n{}\n\n{}\n",
+                    r.name,
+                    r.category,
+                    r.severity,
+                    r.summary,
+                    r.explanation()
+                ));
+                ExitCode::SUCCESS
+            }
+            None => {
+                let hint = gpuops::rules::closest(&name)
+                    .map(|c| format!(" (did you mean `{c}`?)"))
+                    .unwrap_or_default();
+                eprintln!("error: no rule named `{name}`{hint}; `gpuops rules` lists them");
+                ExitCode::from(2)
+            }
+        },
+    }
+}
+
+fn print(s: &str) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth a panic.
+    let _ = out.write_all(s.as_bytes());
+    let _ = out.flush();
+}
+
+fn config_error(e: &config::ConfigError) {
+    let name = e.path.display().to_string();
+    let count = e.problems.len();
+    eprintln!(
+        "error: invalid config {name}: {count} problem{}",
+        if count == 1 { "" } else { "s" }
+    );
+    for p in &e.problems {
+        let d = gpuops::diag::Diagnostic::new(
+            "config",
+            Severity::Error,
+            gpuops::diag::Loc { file: 0, span: p.span },
+            p.message.clone(),
+        );
+        let files = [SourceFile {
+            path: name.clone(),
+            text: e.text.clone(),
+            docs: Vec::new(),
+            problems: Vec::new(),
+        }];
+        let s = report::human(
+            &[d],
+            &files,
+            HumanOptions {
+                color: std::io::stderr().is_terminal(),
+                width: 100,
+            },
+        );
+        // Drop the per-report summary line; the header above says how many.
+        let body = s.rsplit_once("\n1 error").map_or(s.as_str(), |(b, _)| b);
+        eprintln!("{body}");
+    }
+}
+
+fn lint(args: LintArgs) -> ExitCode {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let stdin = paths.iter().any(|p| p.as_os_str() == "-");
+    let fs_paths: Vec<PathBuf> = paths.iter().filter(|p| p.as_os_str() != "-").cloned().collect();
+
+    let mut settings = if args.no_config {
+        Settings::default()
+    } else {
+        let found = match &args.config {
+            Some(c) => Some(c.clone()),
+            None => config::discover(fs_paths.first().map_or(std::path::Path::new("."), |p| p.as_path())),
+        };
+        match found {
+            Some(path) => match config::load(&path) {
+                Ok(s) => s,
+                Err(e) => {
+                    config_error(&e);
+                    return ExitCode::from(2);
+                }
+            },
+            None => Settings::default(),
+        }
+    };
+    if let Some(f) = args.fail_on {
+        settings.fail_on = match f {
+            FailOn::Error => Some(Severity::Error),
+            FailOn::Warning => Some(Severity::Warning),
+            FailOn::Never => None,
+        };
+    }
+    if args.eks {
+        settings.eks = true;
+    }
+    if !args.rules.is_empty() {
+        for r in &args.rules {
+            if gpuops::rules::find(r).is_none() {
+                let hint = gpuops::rules::closest(r)
+                    .map(|c| format!(" (did you mean `{c}`?)"))
+                    .unwrap_or_default();
+                eprintln!("error: no rule named `{r}`{hint}");
+                return ExitCode::from(2);
+            }
+        }
+        settings.only = Some(args.rules.clone());
+    }
+
+    let mut exclude = globset::GlobSetBuilder::new();
+    for g in &settings.exclude {
+        if let Ok(g) = globset::Glob::new(g) {
+            exclude.add(g);
+        }
+    }
+    let exclude = exclude.build().ok();
+    let discovery = Discovery {
+        exclude: exclude.as_ref(),
+        exclude_root: settings.root.as_deref(),
+    };
+    let (found, walk_problems) = discovery.walk(&fs_paths);
+    let (mut files, load_problems) = source::load(&found);
+    let mut fatal = false;
+    for p in &walk_problems {
+        let missing = !std::path::Path::new(&p.path).exists()
+            && fs_paths.iter().any(|r| source::display_path(r) == p.path);
+        if missing {
+            eprintln!("error: {}: {}", p.path, p.message);
+            fatal = true;
+        } else {
+            eprintln!("warning: {}: {}", p.path, p.message);
+        }
+    }
+    for p in &load_problems {
+        eprintln!("error: {}: {}", p.path, p.message);
+        fatal = true;
+    }
+    if stdin {
+        let mut buf = Vec::new();
+        if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
+            eprintln!("error: reading stdin: {e}");
+            return ExitCode::from(2);
+        }
+        files.push(source::from_bytes("<stdin>".into(), buf));
+    }
+
+    let outcome = gpuops::lint(&files, &settings);
+    let format = match args.format {
+        FormatArg::Human => Format::Human,
+        FormatArg::Json => Format::Json,
+        FormatArg::Sarif => Format::Sarif,
+        FormatArg::Github => Format::Github,
+    };
+    let text = match format {
+        Format::Human => {
+            let color = match args.color {
+                Color::Always => true,
+                Color::Never => false,
+                Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            };
+            report::human(&outcome.diagnostics, &files, HumanOptions { color, width: 100 })
+        }
+        Format::Json => report::json(&outcome.diagnostics, &files, outcome.documents, outcome.objects),
+        Format::Sarif => report::sarif(&outcome.diagnostics, &files),
+        Format::Github => report::github(&outcome.diagnostics, &files),
+    };
+    print(&text);
+    if fatal {
+        return ExitCode::from(2);
+    }
+    let failing = settings
+        .fail_on
+        .is_some_and(|min| outcome.diagnostics.iter().any(|d| d.severity >= min));
+    if failing { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}

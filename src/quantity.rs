@@ -1,0 +1,103 @@
+//! Kubernetes resource quantities (`1`, `500m`, `2Ki`, `1e3`), exact to the milli-unit.
+
+/// A parsed quantity in thousandths of a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Milli(pub i128);
+
+/// Parses a quantity the way the API server does; `None` when it is not one.
+pub fn parse(s: &str) -> Option<Milli> {
+    let s = s.trim();
+    let (neg, body) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let num_end = body
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(body.len());
+    let (num, suffix) = body.split_at(num_end);
+    if num.is_empty() || num == "." || num.matches('.').count() > 1 {
+        return None;
+    }
+    let (int_part, frac_part) = num.split_once('.').unwrap_or((num, ""));
+    if int_part.len() + frac_part.len() > 30 {
+        return None;
+    }
+    // value = digits * 10^(-frac_len) * multiplier, scaled by 1000.
+    let digits: i128 = format!("{int_part}{frac_part}").parse().ok()?;
+    let mut scale_exp10: i32 = 3 - frac_part.len() as i32;
+    let mut factor: i128 = 1;
+    match suffix {
+        "" => {}
+        "m" => scale_exp10 -= 3,
+        "k" => scale_exp10 += 3,
+        "M" => scale_exp10 += 6,
+        "G" => scale_exp10 += 9,
+        "T" => scale_exp10 += 12,
+        "P" => scale_exp10 += 15,
+        "E" => scale_exp10 += 18,
+        "Ki" => factor = 1 << 10,
+        "Mi" => factor = 1 << 20,
+        "Gi" => factor = 1 << 30,
+        "Ti" => factor = 1 << 40,
+        "Pi" => factor = 1 << 50,
+        "Ei" => factor = 1 << 60,
+        _ => {
+            let exp = suffix.strip_prefix(['e', 'E'])?;
+            let e: i32 = exp.parse().ok()?;
+            if !(-30..=30).contains(&e) {
+                return None;
+            }
+            scale_exp10 += e;
+        }
+    }
+    let mut v = digits.checked_mul(factor)?;
+    if scale_exp10 >= 0 {
+        v = v.checked_mul(10i128.checked_pow(scale_exp10 as u32)?)?;
+    } else {
+        let d = 10i128.checked_pow((-scale_exp10) as u32)?;
+        // Kubernetes rounds sub-milli values up; keep it exact enough to tell whole from not.
+        v = if v % d == 0 { v / d } else { v / d + 1 };
+    }
+    Some(Milli(if neg { -v } else { v }))
+}
+
+/// The quantity as a whole number, if it is one.
+pub fn whole(s: &str) -> Option<i128> {
+    let m = parse(s)?;
+    (m.0 % 1000 == 0).then_some(m.0 / 1000)
+}
+
+/// Whether a value is an unexpanded template placeholder (`${GPUS}`, `$GPUS`, `{{ .Values.x }}`).
+pub fn is_placeholder(s: &str) -> bool {
+    s.contains("${") || s.contains("{{") || (s.starts_with('$') && s.len() > 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wholes_and_fractions() {
+        assert_eq!(whole("1"), Some(1));
+        assert_eq!(whole("8"), Some(8));
+        assert_eq!(whole("1k"), Some(1000));
+        assert_eq!(whole("2000m"), Some(2));
+        assert_eq!(whole("1e1"), Some(10));
+        assert_eq!(whole("0.5"), None);
+        assert_eq!(whole("1.5"), None);
+        assert_eq!(whole("500m"), None);
+        assert_eq!(whole("-1"), Some(-1));
+        assert_eq!(parse("abc"), None);
+        assert_eq!(parse("1x"), None);
+        assert_eq!(parse(""), None);
+        assert_eq!(parse("1Gi"), Some(Milli(1000 * (1 << 30))));
+    }
+
+    #[test]
+    fn placeholders() {
+        assert!(is_placeholder("${GPUS}"));
+        assert!(is_placeholder("$GPUS"));
+        assert!(!is_placeholder("1"));
+    }
+}

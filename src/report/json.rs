@@ -1,0 +1,46 @@
+use crate::diag::Diagnostic;
+use crate::source::SourceFile;
+use serde_json::{json, Value};
+
+/// `--format json`: a stable, versioned document.
+pub fn json(diags: &[Diagnostic], files: &[SourceFile], documents: usize, objects: usize) -> String {
+    let (errors, warnings) = super::counts(diags);
+    let items: Vec<Value> = diags
+        .iter()
+        .map(|d| {
+            let s = d.loc.span;
+            json!({
+                "rule": d.rule,
+                "severity": d.severity,
+                "message": d.message,
+                "help": d.help,
+                "path": files[d.loc.file].path,
+                "line": s.start.line,
+                "column": s.start.col,
+                "end_line": s.end.line,
+                "end_column": s.end.col,
+                "object": d.object,
+                "related": d.related.iter().map(|r| json!({
+                    "path": files[r.loc.file].path,
+                    "line": r.loc.span.start.line,
+                    "column": r.loc.span.start.col,
+                    "message": r.message,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let doc = json!({
+        "version": 1,
+        "diagnostics": items,
+        "summary": {
+            "files": files.len(),
+            "documents": documents,
+            "objects": objects,
+            "errors": errors,
+            "warnings": warnings,
+        }
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}

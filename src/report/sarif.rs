@@ -1,0 +1,75 @@
+use crate::diag::{Diagnostic, Severity};
+use crate::rules;
+use crate::source::SourceFile;
+use serde_json::{json, Value};
+
+fn region(s: crate::yaml::Span) -> Value {
+    json!({
+        "startLine": s.start.line,
+        "startColumn": s.start.col,
+        "endLine": s.end.line.max(s.start.line),
+        "endColumn": if s.end.line > s.start.line || s.end.col > s.start.col { s.end.col } else { s.start.col + 1 },
+    })
+}
+
+/// SARIF 2.1.0 for GitHub code scanning; rule help comes from the rule explanations.
+pub fn sarif(diags: &[Diagnostic], files: &[SourceFile]) -> String {
+    let rule_list: Vec<Value> = rules::all()
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.name,
+                "name": r.name,
+                "shortDescription": {"text": r.summary},
+                "fullDescription": {"text": r.explanation()},
+                "help": {"text": r.explanation(), "markdown": r.explanation()},
+                "defaultConfiguration": {"level": match r.severity { Severity::Error => "error", Severity::Warning => "warning" }},
+                "properties": {"category": r.category},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = diags
+        .iter()
+        .map(|d| {
+            let mut text = d.message.clone();
+            if let Some(h) = &d.help {
+                text.push_str("\nhelp: ");
+                text.push_str(h);
+            }
+            json!({
+                "ruleId": d.rule,
+                "ruleIndex": rules::all().iter().position(|r| r.name == d.rule),
+                "level": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
+                "message": {"text": text},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": files[d.loc.file].path},
+                    "region": region(d.loc.span),
+                }}],
+                "relatedLocations": d.related.iter().enumerate().map(|(i, r)| json!({
+                    "id": i + 1,
+                    "message": {"text": r.message},
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": files[r.loc.file].path},
+                        "region": region(r.loc.span),
+                    }
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let doc = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "gpuops",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rule_list,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }]
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}

@@ -1,0 +1,89 @@
+use super::Ctx;
+use crate::diag::Diagnostic;
+use crate::model::is_accelerator_resource;
+use crate::quantity;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a container that requests an accelerator or device resource (`nvidia.com/gpu`,
+    /// `nvidia.com/mig-*`, `amd.com/gpu`, `aws.amazon.com/neuron*`, `vpc.amazonaws.com/efa`, …)
+    /// without a limit for it, or whose request differs from its limit.
+    ///
+    /// ## Why is this bad?
+    /// Extended resources cannot be overcommitted. The API server rejects such a pod
+    /// ("Limit must be set for non overcommitable resources", "must be equal to … limit"), so the
+    /// Job or Deployment never gets a pod and the failure shows only in controller events.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// resources:
+    ///   requests:
+    ///     nvidia.com/gpu: 1   # no limit
+    /// ```
+    ///
+    /// ## Fix
+    /// Put the count in `limits`; the request defaults to the limit, and if you keep the request it
+    /// must be the same number.
+    /// ```yaml
+    /// resources:
+    ///   limits:
+    ///     nvidia.com/gpu: 1
+    /// ```
+    name: "gpu-limit-missing",
+    category: "resources",
+    severity: Error,
+    summary: "an accelerator requested without a limit, or requests not equal to limits",
+    check: check,
+}
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    for t in &cx.ix.templates {
+        let owner = cx.ix.owner(t);
+        for c in &t.containers {
+            let Some(requests) = c.requests else { continue };
+            let cname = c.name.unwrap_or("<unnamed>");
+            for (res, key, req) in requests.entries() {
+                if !is_accelerator_resource(res) {
+                    continue;
+                }
+                match c.limits.and_then(|l| l.entry(res)) {
+                    None => out.push(
+                        cx.on(
+                            owner,
+                            key,
+                            format!(
+                                "container `{cname}` requests `{res}` without a limit: the API server rejects the pod because extended resources cannot be overcommitted"
+                            ),
+                        )
+                        .help(format!(
+                            "set `resources.limits.{res}` to the same count (the request defaults to the limit and can then be dropped)"
+                        )),
+                    ),
+                    Some((_, lim)) => {
+                        let (Some(r), Some(l)) = (
+                            req.as_str().and_then(quantity::parse),
+                            lim.as_str().and_then(quantity::parse),
+                        ) else {
+                            continue;
+                        };
+                        if r != l {
+                            out.push(
+                                cx.on(
+                                    owner,
+                                    req,
+                                    format!(
+                                        "container `{cname}` requests {} `{res}` but its limit is {}: the API server rejects the pod because requests must equal limits for extended resources",
+                                        req.as_str().unwrap_or_default(),
+                                        lim.as_str().unwrap_or_default()
+                                    ),
+                                )
+                                .related(owner.loc(lim), "the limit")
+                                .help("make the request equal to the limit, or drop the request"),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

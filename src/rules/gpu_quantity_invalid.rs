@@ -1,0 +1,74 @@
+use super::Ctx;
+use crate::diag::{Diagnostic, Severity};
+use crate::model::is_accelerator_resource;
+use crate::quantity;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags an accelerator or device quantity (`nvidia.com/gpu`, `amd.com/gpu`,
+    /// `aws.amazon.com/neuron*`, `vpc.amazonaws.com/efa`, …) in requests or limits that is not a
+    /// positive whole number: `0.5`, `1.5`, `500m`, `-1`, `abc`. Zero is a warning. Template
+    /// placeholders such as `${GPUS}` are left alone.
+    ///
+    /// ## Why is this bad?
+    /// Devices are handed out whole. The API server rejects fractional or negative counts
+    /// ("must be an integer"), so the workload never gets a pod. GPU sharing (MIG, time-slicing)
+    /// shows up as other resource names, never as a fraction. A count of zero asks for no device at
+    /// all, which is rarely what a GPU workload means.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// resources:
+    ///   limits:
+    ///     nvidia.com/gpu: 0.5
+    /// ```
+    ///
+    /// ## Fix
+    /// Use a whole number of devices, or a MIG profile resource (`nvidia.com/mig-1g.10gb: 1`) for
+    /// a slice of a GPU.
+    name: "gpu-quantity-invalid",
+    category: "resources",
+    severity: Error,
+    summary: "an accelerator quantity that is not a positive whole number",
+    check: check,
+}
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    for t in &cx.ix.templates {
+        let owner = cx.ix.owner(t);
+        for c in &t.containers {
+            let cname = c.name.unwrap_or("<unnamed>");
+            for (field, map) in [("limits", c.limits), ("requests", c.requests)] {
+                for (res, _, v) in map.into_iter().flat_map(|m| m.entries()) {
+                    if !is_accelerator_resource(res) {
+                        continue;
+                    }
+                    let Some(text) = v.as_str() else {
+                        out.push(cx.on(owner, v, format!("`{res}` in `{field}` of container `{cname}` is not a quantity")).help("use a whole number, e.g. `1`"));
+                        continue;
+                    };
+                    if quantity::is_placeholder(text) {
+                        continue;
+                    }
+                    let msg = match quantity::parse(text) {
+                        None => format!("`{res}: {text}` in `{field}` of container `{cname}` is not a valid quantity: the API server rejects the pod"),
+                        Some(m) if m.0 % 1000 != 0 => format!("`{res}: {text}` in `{field}` of container `{cname}` is not a whole number: devices are allocated whole and the API server rejects the pod"),
+                        Some(m) if m.0 < 0 => format!("`{res}: {text}` in `{field}` of container `{cname}` is negative: the API server rejects the pod"),
+                        Some(m) if m.0 == 0 => {
+                            out.push(
+                                cx.on(owner, v, format!("container `{cname}` asks for zero `{res}`: it gets no device"))
+                                    .help(format!("remove `{res}` if the container needs no device, or set a positive count"))
+                                    .with_severity(Severity::Warning),
+                            );
+                            continue;
+                        }
+                        Some(_) => continue,
+                    };
+                    out.push(cx.on(owner, v, msg).help(
+                        "use a positive whole number of devices; for a slice of a GPU request a MIG profile such as `nvidia.com/mig-1g.10gb: 1`",
+                    ));
+                }
+            }
+        }
+    }
+}

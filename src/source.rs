@@ -1,0 +1,240 @@
+//! Finding YAML files and parsing each one once, in parallel.
+
+use crate::yaml::{self, Budget, Document, Pos, Problem, Span};
+use globset::GlobSet;
+use rayon::prelude::*;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Files larger than this are reported, not parsed.
+pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// A loaded and parsed file.
+#[derive(Debug)]
+pub struct SourceFile {
+    /// Path as shown to the user (relative to the working directory where possible).
+    pub path: String,
+    pub text: String,
+    pub docs: Vec<Document>,
+    /// Syntax errors, duplicate keys, unreadable content: each becomes an `invalid-yaml` finding.
+    pub problems: Vec<Problem>,
+}
+
+impl SourceFile {
+    pub fn from_text(path: String, text: String) -> Self {
+        let parsed = yaml::parse(&text, Budget::default());
+        SourceFile {
+            path,
+            text,
+            docs: parsed.docs,
+            problems: parsed.problems,
+        }
+    }
+
+    fn unreadable(path: String, message: String) -> Self {
+        let p = Pos {
+            byte: 0,
+            line: 1,
+            col: 1,
+        };
+        SourceFile {
+            path,
+            text: String::new(),
+            docs: Vec::new(),
+            problems: vec![Problem {
+                span: Span { start: p, end: p },
+                message,
+                first: None,
+            }],
+        }
+    }
+}
+
+/// A problem with the file system met while discovering or reading (exit code 2).
+#[derive(Debug, Clone)]
+pub struct IoProblem {
+    pub path: String,
+    pub message: String,
+}
+
+/// How discovery treats what it meets.
+pub struct Discovery<'a> {
+    pub exclude: Option<&'a GlobSet>,
+    /// Directory the exclude globs are relative to.
+    pub exclude_root: Option<&'a Path>,
+}
+
+fn is_yaml(p: &Path) -> bool {
+    matches!(
+        p.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "YAML" | "YML")
+    )
+}
+
+/// Path shown in reports: relative to the working directory when under it, without `./`.
+pub fn display_path(p: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    let rel = match (&cwd, p.is_absolute()) {
+        (Some(cwd), true) => p.strip_prefix(cwd).unwrap_or(p),
+        _ => p,
+    };
+    let s = rel.to_string_lossy().replace('\\', "/");
+    let mut s = s.as_str();
+    while let Some(rest) = s.strip_prefix("./") {
+        s = rest;
+    }
+    s.to_string()
+}
+
+impl Discovery<'_> {
+    fn excluded(&self, path: &Path) -> bool {
+        let Some(set) = self.exclude else {
+            return false;
+        };
+        if set.is_match(path) {
+            return true;
+        }
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        if let Some(root) = self.exclude_root {
+            let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+            if let Ok(rel) = abs.strip_prefix(&root) {
+                return set.is_match(rel);
+            }
+        }
+        false
+    }
+
+    /// Walks the given roots: .gitignore honoured (in or out of a git checkout), `.git` and Helm
+    /// chart directories skipped, YAML files only (a file named explicitly is always taken).
+    pub fn walk(&self, roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<IoProblem>) {
+        let mut files = Vec::new();
+        let mut problems = Vec::new();
+        for root in roots {
+            let meta = match std::fs::metadata(root) {
+                Ok(m) => m,
+                Err(e) => {
+                    problems.push(IoProblem {
+                        path: display_path(root),
+                        message: e.to_string(),
+                    });
+                    continue;
+                }
+            };
+            if meta.is_file() {
+                files.push(root.clone());
+                continue;
+            }
+            let walker = ignore::WalkBuilder::new(root)
+                .hidden(false)
+                .require_git(false)
+                .follow_links(true)
+                .filter_entry(|e| {
+                    let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                    if !is_dir {
+                        return true;
+                    }
+                    // Helm templates are not YAML until rendered.
+                    e.file_name() != ".git" && !e.path().join("Chart.yaml").exists()
+                })
+                .build();
+            for entry in walker {
+                match entry {
+                    Ok(e) => {
+                        let is_file = e.file_type().is_some_and(|t| t.is_file());
+                        if is_file && is_yaml(e.path()) && !self.excluded(e.path()) {
+                            files.push(e.into_path());
+                        }
+                    }
+                    Err(err) => {
+                        let loop_like = err.is_io() || err.to_string().contains("loop");
+                        problems.push(IoProblem {
+                            path: display_path(root),
+                            message: if loop_like {
+                                format!("skipped: {err}")
+                            } else {
+                                err.to_string()
+                            },
+                        });
+                    }
+                }
+            }
+        }
+        files.sort();
+        files.dedup();
+        (files, problems)
+    }
+}
+
+/// Reads and parses files in parallel. Unreadable content (binary, not UTF-8, too large) becomes a
+/// located problem of the file; an I/O failure is returned separately.
+pub fn load(paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<IoProblem>) {
+    let results: Vec<Result<SourceFile, IoProblem>> = paths.par_iter().map(|p| load_one(p)).collect();
+    let mut files = Vec::with_capacity(results.len());
+    let mut problems = Vec::new();
+    for r in results {
+        match r {
+            Ok(f) => files.push(f),
+            Err(p) => problems.push(p),
+        }
+    }
+    (files, problems)
+}
+
+fn load_one(p: &Path) -> Result<SourceFile, IoProblem> {
+    let path = display_path(p);
+    let io = |e: std::io::Error| IoProblem {
+        path: path.clone(),
+        message: e.to_string(),
+    };
+    let file = std::fs::File::open(p).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    if len > MAX_FILE_BYTES {
+        return Ok(SourceFile::unreadable(
+            path.clone(),
+            format!(
+                "file is {len} bytes, over the {MAX_FILE_BYTES}-byte limit; not linted"
+            ),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    Ok(from_bytes(path, bytes))
+}
+
+/// Turns raw bytes into a parsed file; binary or non-UTF-8 content is a located problem.
+pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
+    if bytes.contains(&0) {
+        return SourceFile::unreadable(path, "binary content (NUL byte); not linted".into());
+    }
+    match String::from_utf8(bytes) {
+        Ok(mut text) => {
+            if text.starts_with('\u{feff}') {
+                text.drain(..3);
+            }
+            SourceFile::from_text(path, text)
+        }
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let valid = &e.as_bytes()[..at];
+            let line = valid.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+            let col = valid.iter().rev().take_while(|&&b| b != b'\n').count() as u32 + 1;
+            let p = Pos {
+                byte: 0,
+                line,
+                col,
+            };
+            SourceFile {
+                path,
+                text: String::new(),
+                docs: Vec::new(),
+                problems: vec![Problem {
+                    span: Span { start: p, end: p },
+                    message: format!("not UTF-8 text (invalid byte at line {line}, column {col}); not linted"),
+                    first: None,
+                }],
+            }
+        }
+    }
+}

@@ -1,0 +1,588 @@
+//! Multi-document YAML into a small tree in which every node knows its span.
+//!
+//! Built on saphyr-parser events. Anchors are recorded and aliases expanded under a node budget
+//! (alias bombs stop with a located error), nesting depth is bounded, duplicate keys are kept as
+//! problems (first value wins), and merge keys (`<<`) are applied the way go-yaml does.
+
+use saphyr_parser::{Event, Parser, ScalarStyle};
+use std::collections::HashMap;
+
+/// A position in a file: byte offset plus 1-based line and 1-based column (in characters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pos {
+    pub byte: usize,
+    pub line: u32,
+    pub col: u32,
+}
+
+/// A half-open byte range with its start and end positions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Span {
+    pub start: Pos,
+    pub end: Pos,
+}
+
+impl Span {
+    pub fn len(&self) -> usize {
+        self.end.byte.saturating_sub(self.start.byte)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    SingleQuoted,
+    DoubleQuoted,
+    Literal,
+    Folded,
+}
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    Scalar { text: String, style: Style },
+    Seq(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub span: Span,
+    pub value: Value,
+}
+
+/// What a YAML 1.1 reader (Kubernetes, go-yaml v2) would make of a plain scalar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Yaml11 {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Str,
+}
+
+impl Node {
+    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The scalar's text, whatever its type (`true`, `1`, `"a"` all give their text).
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+    pub fn style(&self) -> Option<Style> {
+        match &self.value {
+            Value::Scalar { style, .. } => Some(*style),
+            _ => None,
+        }
+    }
+    pub fn is_null(&self) -> bool {
+        matches!(self.yaml11(), Some(Yaml11::Null))
+    }
+    /// The map entry for `key`: (key node, value node).
+    pub fn entry(&self, key: &str) -> Option<(&Node, &Node)> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(k, v)| (k, v))
+    }
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|(_, v)| v)
+    }
+    /// Follows a path of map keys.
+    pub fn at(&self, path: &[&str]) -> Option<&Node> {
+        path.iter().try_fold(self, |n, k| n.get(k))
+    }
+    pub fn str_at(&self, path: &[&str]) -> Option<&str> {
+        self.at(path).and_then(|n| n.as_str()).filter(|_| true)
+    }
+    /// Iterates a map's entries as (key text, key node, value node); non-string keys are skipped.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &Node, &Node)> {
+        self.as_map()
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|(k, v)| k.as_str().map(|s| (s, k, v)))
+    }
+    pub fn items(&self) -> impl Iterator<Item = &Node> {
+        self.as_seq().unwrap_or(&[]).iter()
+    }
+    /// Type of a scalar as Kubernetes' YAML 1.1 reader resolves it.
+    pub fn yaml11(&self) -> Option<Yaml11> {
+        match &self.value {
+            Value::Scalar { text, style } => Some(if *style == Style::Plain {
+                resolve_plain(text)
+            } else {
+                Yaml11::Str
+            }),
+            _ => None,
+        }
+    }
+}
+
+fn resolve_plain(t: &str) -> Yaml11 {
+    match t {
+        "" | "~" | "null" | "Null" | "NULL" => return Yaml11::Null,
+        "y" | "Y" | "yes" | "Yes" | "YES" | "n" | "N" | "no" | "No" | "NO" | "true" | "True"
+        | "TRUE" | "false" | "False" | "FALSE" | "on" | "On" | "ON" | "off" | "Off" | "OFF" => {
+            return Yaml11::Bool;
+        }
+        _ => {}
+    }
+    let body = t.strip_prefix(['-', '+']).unwrap_or(t).replace('_', "");
+    if !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()) {
+        return Yaml11::Int;
+    }
+    if let Some(hex) = body.strip_prefix("0x") {
+        if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Yaml11::Int;
+        }
+    }
+    if matches!(body.as_str(), ".inf" | ".Inf" | ".INF" | ".nan" | ".NaN" | ".NAN") {
+        return Yaml11::Float;
+    }
+    let is_float = body.contains('.')
+        && body.chars().any(|c| c.is_ascii_digit())
+        && body.parse::<f64>().is_ok();
+    if is_float {
+        return Yaml11::Float;
+    }
+    Yaml11::Str
+}
+
+/// One document of a stream.
+#[derive(Debug)]
+pub struct Document {
+    pub root: Node,
+}
+
+/// Something wrong with the text of a file, at a place in it.
+#[derive(Clone, Debug)]
+pub struct Problem {
+    pub span: Span,
+    pub message: String,
+    /// For a duplicate key: where the first one stands.
+    pub first: Option<Span>,
+}
+
+/// Limits that keep hostile input from costing unbounded time or memory.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub max_depth: usize,
+    /// Nodes that alias expansion may create in one file.
+    pub max_alias_nodes: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            max_depth: 200,
+            max_alias_nodes: 100_000,
+        }
+    }
+}
+
+/// Converts saphyr's character-based markers to byte offsets.
+struct Offsets<'a> {
+    text: &'a str,
+    ascii: bool,
+    /// Byte offset of each char, built only for non-ASCII text.
+    table: Vec<usize>,
+}
+
+impl<'a> Offsets<'a> {
+    fn new(text: &'a str) -> Self {
+        let ascii = text.is_ascii();
+        let table = if ascii {
+            Vec::new()
+        } else {
+            text.char_indices().map(|(i, _)| i).collect()
+        };
+        Offsets { text, ascii, table }
+    }
+    fn pos(&self, m: &saphyr_parser::Marker) -> Pos {
+        let byte = if self.ascii {
+            m.index().min(self.text.len())
+        } else {
+            self.table
+                .get(m.index())
+                .copied()
+                .unwrap_or(self.text.len())
+        };
+        Pos {
+            byte,
+            line: m.line() as u32,
+            col: m.col() as u32 + 1,
+        }
+    }
+    fn span(&self, s: &saphyr_parser::Span) -> Span {
+        Span {
+            start: self.pos(&s.start),
+            end: self.pos(&s.end),
+        }
+    }
+}
+
+enum Frame {
+    Seq {
+        start: Span,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+    Map {
+        start: Span,
+        anchor: usize,
+        entries: Vec<(Node, Node)>,
+        pending_key: Option<Node>,
+    },
+}
+
+/// The result of parsing one file.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub docs: Vec<Document>,
+    pub problems: Vec<Problem>,
+}
+
+fn count_nodes(n: &Node) -> usize {
+    match &n.value {
+        Value::Scalar { .. } => 1,
+        Value::Seq(s) => 1 + s.iter().map(count_nodes).sum::<usize>(),
+        Value::Map(m) => {
+            1 + m
+                .iter()
+                .map(|(k, v)| count_nodes(k) + count_nodes(v))
+                .sum::<usize>()
+        }
+    }
+}
+
+/// Parses a multi-document YAML stream. Stops at the first syntax error (saphyr would repeat it
+/// forever); documents completed before it are kept.
+pub fn parse(text: &str, budget: Budget) -> Parsed {
+    let offsets = Offsets::new(text);
+    let mut out = Parsed::default();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut anchors: HashMap<usize, Node> = HashMap::new();
+    let mut alias_nodes = 0usize;
+    let mut root: Option<Node> = None;
+
+    for ev in Parser::new_from_str(text) {
+        let (event, span) = match ev {
+            Ok(e) => e,
+            Err(e) => {
+                let p = offsets.pos(e.marker());
+                out.problems.push(Problem {
+                    span: Span { start: p, end: p },
+                    message: format!("YAML syntax error: {}", e.info()),
+                    first: None,
+                });
+                return out;
+            }
+        };
+        let span = offsets.span(&span);
+        let finished: Option<(Node, usize)> = match event {
+            Event::StreamStart | Event::StreamEnd | Event::Nothing => None,
+            Event::DocumentStart(_) => {
+                anchors.clear();
+                root = None;
+                None
+            }
+            Event::DocumentEnd => {
+                if let Some(r) = root.take() {
+                    out.docs.push(Document { root: r });
+                }
+                None
+            }
+            Event::Scalar(text, style, anchor, _tag) => {
+                let style = match style {
+                    ScalarStyle::Plain => Style::Plain,
+                    ScalarStyle::SingleQuoted => Style::SingleQuoted,
+                    ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
+                    ScalarStyle::Literal => Style::Literal,
+                    ScalarStyle::Folded => Style::Folded,
+                };
+                Some((
+                    Node {
+                        span,
+                        value: Value::Scalar {
+                            text: text.into_owned(),
+                            style,
+                        },
+                    },
+                    anchor,
+                ))
+            }
+            Event::Alias(id) => match anchors.get(&id) {
+                Some(target) => {
+                    alias_nodes += count_nodes(target);
+                    if alias_nodes > budget.max_alias_nodes {
+                        out.problems.push(Problem {
+                            span,
+                            message: format!(
+                                "alias expansion exceeds {} nodes (an alias bomb?); the rest of the file is not read",
+                                budget.max_alias_nodes
+                            ),
+                            first: None,
+                        });
+                        return out;
+                    }
+                    let mut n = target.clone();
+                    n.span = span;
+                    Some((n, 0))
+                }
+                None => {
+                    out.problems.push(Problem {
+                        span,
+                        message: "alias to an unknown anchor".into(),
+                        first: None,
+                    });
+                    return out;
+                }
+            },
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if stack.len() >= budget.max_depth {
+                    out.problems.push(Problem {
+                        span,
+                        message: format!(
+                            "nesting deeper than {} levels; the rest of the file is not read",
+                            budget.max_depth
+                        ),
+                        first: None,
+                    });
+                    return out;
+                }
+                stack.push(if matches!(event, Event::SequenceStart(..)) {
+                    Frame::Seq {
+                        start: span,
+                        anchor,
+                        items: Vec::new(),
+                    }
+                } else {
+                    Frame::Map {
+                        start: span,
+                        anchor,
+                        entries: Vec::new(),
+                        pending_key: None,
+                    }
+                });
+                None
+            }
+            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
+                Some(Frame::Seq {
+                    start,
+                    anchor,
+                    items,
+                }) => {
+                    let end = items.last().map_or(span.end, |n| n.span.end);
+                    Some((
+                        Node {
+                            span: Span {
+                                start: start.start,
+                                end: end.max(start.end),
+                            },
+                            value: Value::Seq(items),
+                        },
+                        anchor,
+                    ))
+                }
+                Some(Frame::Map {
+                    start,
+                    anchor,
+                    entries,
+                    ..
+                }) => {
+                    let end = entries.last().map_or(span.end, |(_, v)| v.span.end);
+                    let entries = apply_merge_keys(entries, &mut out.problems);
+                    Some((
+                        Node {
+                            span: Span {
+                                start: start.start,
+                                end: end.max(start.end),
+                            },
+                            value: Value::Map(entries),
+                        },
+                        anchor,
+                    ))
+                }
+                None => None,
+            },
+        };
+        if let Some((node, anchor)) = finished {
+            if anchor != 0 {
+                anchors.insert(anchor, node.clone());
+            }
+            match stack.last_mut() {
+                None => root = Some(node),
+                Some(Frame::Seq { items, .. }) => items.push(node),
+                Some(Frame::Map {
+                    entries,
+                    pending_key,
+                    ..
+                }) => match pending_key.take() {
+                    None => *pending_key = Some(node),
+                    Some(key) => {
+                        let dup = key.as_str().and_then(|k| {
+                            entries
+                                .iter()
+                                .find(|(ek, _)| ek.as_str() == Some(k) && k != "<<")
+                                .map(|(ek, _)| ek.span)
+                        });
+                        match dup {
+                            Some(first) => out.problems.push(Problem {
+                                span: key.span,
+                                message: format!(
+                                    "duplicate key `{}`: Kubernetes rejects the object (the first value is the one linted)",
+                                    key.as_str().unwrap_or_default()
+                                ),
+                                first: Some(first),
+                            }),
+                            None => entries.push((key, node)),
+                        }
+                    }
+                },
+            }
+        }
+    }
+    out
+}
+
+/// `<<: *base` / `<<: [*a, *b]`: keys of the merged maps that the map does not set itself.
+fn apply_merge_keys(entries: Vec<(Node, Node)>, _problems: &mut [Problem]) -> Vec<(Node, Node)> {
+    if !entries.iter().any(|(k, _)| k.as_str() == Some("<<")) {
+        return entries;
+    }
+    let mut own: Vec<(Node, Node)> = Vec::with_capacity(entries.len());
+    let mut merged: Vec<(Node, Node)> = Vec::new();
+    for (k, v) in entries {
+        if k.as_str() == Some("<<") && k.style() == Some(Style::Plain) {
+            let sources: Vec<Node> = match v.value {
+                Value::Map(_) => vec![v],
+                Value::Seq(items) => items,
+                Value::Scalar { .. } => vec![],
+            };
+            for src in sources {
+                if let Value::Map(m) = src.value {
+                    for (mk, mv) in m {
+                        let known = merged.iter().any(|(e, _)| e.as_str() == mk.as_str());
+                        if !known {
+                            merged.push((mk, mv));
+                        }
+                    }
+                }
+            }
+        } else {
+            own.push((k, v));
+        }
+    }
+    for (mk, mv) in merged {
+        if !own.iter().any(|(k, _)| k.as_str() == mk.as_str()) {
+            own.push((mk, mv));
+        }
+    }
+    own
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_are_bytes_lines_and_columns() {
+        let src = "a: 1\nb:\n  c: \"é\"\n  d: x\n";
+        let p = parse(src, Budget::default());
+        assert!(p.problems.is_empty());
+        let root = &p.docs[0].root;
+        let d = root.at(&["b", "d"]).unwrap();
+        assert_eq!(d.as_str(), Some("x"));
+        assert_eq!((d.span.start.line, d.span.start.col), (4, 6));
+        assert_eq!(&src[d.span.start.byte..d.span.end.byte], "x");
+        let c = root.at(&["b", "c"]).unwrap();
+        assert_eq!(&src[c.span.start.byte..c.span.end.byte], "\"é\"");
+    }
+
+    #[test]
+    fn multi_document_and_empty_documents() {
+        let p = parse("a: 1\n---\n---\nb: 2\n", Budget::default());
+        assert_eq!(p.docs.len(), 3);
+        assert!(p.docs[1].root.is_null());
+    }
+
+    #[test]
+    fn duplicate_key_is_a_problem_and_first_value_wins() {
+        let p = parse("a: 1\nb: 2\na: 3\n", Budget::default());
+        assert_eq!(p.problems.len(), 1);
+        assert_eq!(p.problems[0].span.start.line, 3);
+        assert_eq!(p.problems[0].first.unwrap().start.line, 1);
+        assert_eq!(p.docs[0].root.get("a").unwrap().as_str(), Some("1"));
+    }
+
+    #[test]
+    fn syntax_error_stops_with_location() {
+        let p = parse("a: 1\n---\nb: [1, 2\nc: 3\n", Budget::default());
+        assert_eq!(p.docs.len(), 1);
+        assert_eq!(p.problems.len(), 1);
+        assert!(p.problems[0].message.starts_with("YAML syntax error"));
+    }
+
+    #[test]
+    fn alias_bomb_is_stopped() {
+        let mut s = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        let mut prev = 'a';
+        for c in 'b'..='k' {
+            s.push_str(&format!(
+                "{c}: &{c} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+            ));
+            prev = c;
+        }
+        let p = parse(&s, Budget::default());
+        assert_eq!(p.problems.len(), 1);
+        assert!(p.problems[0].message.contains("alias"));
+    }
+
+    #[test]
+    fn deep_nesting_is_stopped() {
+        let s = "[".repeat(10_000);
+        let p = parse(&s, Budget::default());
+        assert_eq!(p.problems.len(), 1);
+        assert!(p.problems[0].message.contains("nesting"));
+    }
+
+    #[test]
+    fn merge_keys_apply_without_overriding() {
+        let p = parse(
+            "base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\n",
+            Budget::default(),
+        );
+        let m = p.docs[0].root.get("m").unwrap();
+        assert_eq!(m.get("x").unwrap().as_str(), Some("1"));
+        assert_eq!(m.get("y").unwrap().as_str(), Some("3"));
+    }
+
+    #[test]
+    fn yaml11_types() {
+        let p = parse(
+            "a: yes\nb: \"yes\"\nc: 0755\nd: 1_000\ne: 1.5\nf: ${VAR}\n",
+            Budget::default(),
+        );
+        let r = &p.docs[0].root;
+        assert_eq!(r.get("a").unwrap().yaml11(), Some(Yaml11::Bool));
+        assert_eq!(r.get("b").unwrap().yaml11(), Some(Yaml11::Str));
+        assert_eq!(r.get("c").unwrap().yaml11(), Some(Yaml11::Int));
+        assert_eq!(r.get("d").unwrap().yaml11(), Some(Yaml11::Int));
+        assert_eq!(r.get("e").unwrap().yaml11(), Some(Yaml11::Float));
+        assert_eq!(r.get("f").unwrap().yaml11(), Some(Yaml11::Str));
+    }
+}

@@ -1,0 +1,90 @@
+//! Every rule: a failing fixture (snapshot of its human output, run with only that rule) and a
+//! passing fixture (no finding from that rule). A registered rule without both fails the suite.
+
+use gpuops::config::{self, Settings};
+use gpuops::report::{human, HumanOptions};
+use gpuops::source::SourceFile;
+use std::path::Path;
+
+fn settings_for(dir: &Path, rule: &str) -> Settings {
+    let cfg = dir.join("config.yaml");
+    let mut s = if cfg.exists() {
+        config::parse(&std::fs::read_to_string(&cfg).unwrap()).expect("fixture config is valid")
+    } else {
+        Settings::default()
+    };
+    s.only = Some(vec![rule.to_string()]);
+    s
+}
+
+/// `RULE=name cargo test --test rules` checks one rule only (handy while writing it).
+fn selected() -> Vec<&'static gpuops::rules::Rule> {
+    let only = std::env::var("RULE").ok();
+    gpuops::rules::all()
+        .iter()
+        .copied()
+        .filter(|r| only.as_deref().is_none_or(|o| o == r.name))
+        .collect()
+}
+
+fn run(dir: &Path, file: &str, rule: &str) -> (String, usize) {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let rel = format!("testdata/rules/{rule}/{file}");
+    let files = vec![SourceFile::from_text(rel, text)];
+    let settings = settings_for(dir, rule);
+    let out = gpuops::lint(&files, &settings);
+    let own = out.diagnostics.iter().filter(|d| d.rule == rule).count();
+    let text = human(&out.diagnostics, &files, HumanOptions { color: false, width: 100 });
+    (text, own)
+}
+
+#[test]
+fn every_rule_has_both_fixtures() {
+    let mut missing = Vec::new();
+    for r in gpuops::rules::all() {
+        for f in ["fail.yaml", "pass.yaml"] {
+            let p = Path::new("testdata/rules").join(r.name).join(f);
+            if !p.exists() {
+                missing.push(p.display().to_string());
+            }
+        }
+    }
+    assert!(missing.is_empty(), "rules without fixtures: {missing:#?}");
+}
+
+#[test]
+fn every_rule_is_documented() {
+    for r in gpuops::rules::all() {
+        let doc = r.explanation();
+        for section in ["## What it does", "## Why is this bad?", "## Example", "## Fix"] {
+            assert!(doc.contains(section), "{} lacks `{section}`", r.name);
+        }
+        assert!(!r.summary.is_empty());
+    }
+}
+
+#[test]
+fn failing_fixtures_fire_and_match_snapshots() {
+    for r in selected() {
+        let dir = Path::new("testdata/rules").join(r.name);
+        if !dir.join("fail.yaml").exists() {
+            continue;
+        }
+        let (text, own) = run(&dir, "fail.yaml", r.name);
+        assert!(own > 0, "{}: fail.yaml produced no finding", r.name);
+        insta::assert_snapshot!(r.name, text);
+    }
+}
+
+#[test]
+fn passing_fixtures_are_clean() {
+    for r in selected() {
+        let dir = Path::new("testdata/rules").join(r.name);
+        if !dir.join("pass.yaml").exists() {
+            continue;
+        }
+        let (text, own) = run(&dir, "pass.yaml", r.name);
+        assert_eq!(own, 0, "{}: pass.yaml has findings:\n{text}", r.name);
+    }
+}
