@@ -144,10 +144,18 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
         .collect();
     let mut s = Settings::default();
     let Some(root) = parsed.docs.first().map(|d| &d.root) else {
-        return if problems.is_empty() { Ok(s) } else { Err(problems) };
+        return if problems.is_empty() {
+            Ok(s)
+        } else {
+            Err(problems)
+        };
     };
     if root.is_null() {
-        return if problems.is_empty() { Ok(s) } else { Err(problems) };
+        return if problems.is_empty() {
+            Ok(s)
+        } else {
+            Err(problems)
+        };
     }
     let mut bad = |n: &Node, m: String| {
         problems.push(ConfigProblem {
@@ -176,7 +184,10 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                         let hint = crate::rules::closest(name)
                             .map(|c| format!(" (did you mean `{c}`?)"))
                             .unwrap_or_default();
-                        bad(nn, format!("unknown rule `{name}`{hint}; `gpuops rules` lists them"));
+                        bad(
+                            nn,
+                            format!("unknown rule `{name}`{hint}; `gpuops rules` lists them"),
+                        );
                         continue;
                     }
                     let level = match lv.as_str() {
@@ -244,7 +255,10 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                     match k {
                         "eks" => s.eks = flag,
                         "karpenter" => s.karpenter = flag,
-                        _ => bad(kn2, format!("unknown cluster fact `{k}` (known: eks, karpenter)")),
+                        _ => bad(
+                            kn2,
+                            format!("unknown cluster fact `{k}` (known: eks, karpenter)"),
+                        ),
                     }
                 }
                 if v.as_map().is_none() {
@@ -272,7 +286,9 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
             }
             _ => bad(
                 kn,
-                format!("unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training)"),
+                format!(
+                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training)"
+                ),
             ),
         }
     }
@@ -299,14 +315,20 @@ mod tests {
         assert!(s.is_external("LocalQueue", Some("ml"), "default"));
         assert!(!s.is_external("LocalQueue", Some("other"), "default"));
         assert!(s.eks);
-        assert_eq!(s.training_labels, vec![("kind".to_string(), "train".to_string())]);
+        assert_eq!(
+            s.training_labels,
+            vec![("kind".to_string(), "train".to_string())]
+        );
     }
 
     #[test]
     fn every_problem_is_reported_with_its_place() {
         let errs = parse("fail-on: sometimes\nrules:\n  gpu-limit-mising: off\n  gpu-limit-missing: loud\nbogus: 1\ncluster: {eks: maybe}\n").unwrap_err();
         assert_eq!(errs.len(), 5, "{errs:?}");
-        assert!(errs.iter().any(|e| e.message.contains("did you mean `gpu-limit-missing`")));
+        assert!(
+            errs.iter()
+                .any(|e| e.message.contains("did you mean `gpu-limit-missing`"))
+        );
         assert_eq!(errs[0].span.start.line, 1);
     }
 }

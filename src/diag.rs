@@ -64,7 +64,12 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(rule: &'static str, severity: Severity, loc: Loc, message: impl Into<String>) -> Self {
+    pub fn new(
+        rule: &'static str,
+        severity: Severity,
+        loc: Loc,
+        message: impl Into<String>,
+    ) -> Self {
         Diagnostic {
             rule,
             severity,

@@ -1,12 +1,13 @@
 //! Every object once, with the lookups and derived views rules need. Built once per run.
 
 use crate::config::Settings;
+use crate::diag::Loc;
 use crate::model::{
-    pod_templates, ClusterQueue, Flavor, LocalQueue, NodePool, Object, PodTemplate, Toleration,
+    ClusterQueue, Flavor, LocalQueue, NodePool, Object, PodTemplate, Toleration, pod_templates,
 };
 use crate::sched::{PodConstraints, Req};
 use crate::source::SourceFile;
-use crate::diag::Loc;
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// What a GPU workload is for.
@@ -50,6 +51,8 @@ pub struct Index<'a> {
     /// Per template: the ways it may run (one per flavor it may be admitted to; one if no Kueue).
     pub variants: Vec<Vec<Variant<'a>>>,
     by_name: HashMap<(&'a str, &'a str), Vec<usize>>,
+    /// Per object: the range of its templates in `templates` (they are stored in object order).
+    template_ranges: Vec<std::ops::Range<usize>>,
     pub documents: usize,
 }
 
@@ -102,11 +105,19 @@ impl<'a> Index<'a> {
         let mut cluster_queues = Vec::new();
         let mut local_queues = Vec::new();
         let mut by_name: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
-        for (i, o) in objects.iter().enumerate() {
+        let mut template_ranges = Vec::with_capacity(objects.len());
+        let per_object: Vec<Vec<PodTemplate>> = objects
+            .par_iter()
+            .enumerate()
+            .map(|(i, o)| pod_templates(i, o))
+            .collect();
+        for ((i, o), own) in objects.iter().enumerate().zip(per_object) {
             if let Some(n) = o.name {
                 by_name.entry((o.kind, n)).or_default().push(i);
             }
-            templates.extend(pod_templates(i, o));
+            let start = templates.len();
+            templates.extend(own);
+            template_ranges.push(start..templates.len());
             nodepools.extend(NodePool::from_object(i, o));
             flavors.extend(Flavor::from_object(i, o));
             cluster_queues.extend(ClusterQueue::from_object(i, o));
@@ -125,12 +136,23 @@ impl<'a> Index<'a> {
             queues: Vec::new(),
             variants: Vec::new(),
             by_name,
+            template_ranges,
             documents,
         };
-        ix.classes = ix.templates.iter().map(|t| ix.classify(t)).collect();
-        ix.queues = ix.templates.iter().map(|t| ix.queue_of(t)).collect();
-        ix.variants = (0..ix.templates.len()).map(|i| ix.compute_variants(i)).collect();
+        ix.classes = ix.templates.par_iter().map(|t| ix.classify(t)).collect();
+        ix.queues = ix.templates.par_iter().map(|t| ix.queue_of(t)).collect();
+        ix.variants = (0..ix.templates.len())
+            .into_par_iter()
+            .map(|i| ix.compute_variants(i))
+            .collect();
         ix
+    }
+
+    /// The pod templates of object `oi`.
+    pub fn templates_of(&self, oi: usize) -> &[PodTemplate<'a>] {
+        self.template_ranges
+            .get(oi)
+            .map_or(&[], |r| &self.templates[r.clone()])
     }
 
     pub fn owner(&self, t: &PodTemplate) -> &Object<'a> {
@@ -187,7 +209,11 @@ impl<'a> Index<'a> {
             }
         }
         if marked_other {
-            return if is_inference_kind(owner) { Class::Inference } else { Class::Other };
+            return if is_inference_kind(owner) {
+                Class::Inference
+            } else {
+                Class::Other
+            };
         }
         if is_training_kind(owner) {
             Class::Training
@@ -201,7 +227,8 @@ impl<'a> Index<'a> {
     /// The LocalQueue a namespace-qualified name resolves to.
     pub fn local_queue(&self, namespace: Option<&str>, name: &str) -> Option<usize> {
         self.local_queues.iter().position(|q| {
-            q.name == name && (namespace.is_none() || q.namespace.is_none() || q.namespace == namespace)
+            q.name == name
+                && (namespace.is_none() || q.namespace.is_none() || q.namespace == namespace)
         })
     }
 
@@ -249,10 +276,10 @@ impl<'a> Index<'a> {
             .map(|cq| {
                 let mut v: Vec<usize> = Vec::new();
                 for (name, _, _) in &self.cluster_queues[cq].flavors {
-                    if let Some(f) = self.flavor(name) {
-                        if !v.contains(&f) {
-                            v.push(f);
-                        }
+                    if let Some(f) = self.flavor(name)
+                        && !v.contains(&f)
+                    {
+                        v.push(f);
                     }
                 }
                 v

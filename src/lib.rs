@@ -6,6 +6,7 @@ pub mod diag;
 pub mod index;
 pub mod model;
 pub mod quantity;
+pub mod render;
 pub mod report;
 pub mod rules;
 pub mod sched;
@@ -28,10 +29,10 @@ pub struct Outcome {
 
 /// Whether a rule runs under these settings.
 pub fn rule_enabled(settings: &Settings, name: &str) -> bool {
-    if let Some(only) = &settings.only {
-        if !only.iter().any(|o| o == name) {
-            return false;
-        }
+    if let Some(only) = &settings.only
+        && !only.iter().any(|o| o == name)
+    {
+        return false;
     }
     settings.level(name) != Some(Level::Off)
 }
@@ -58,8 +59,18 @@ pub fn lint(files: &[SourceFile], settings: &Settings) -> Outcome {
         }
     }
     diagnostics.sort_by(|a, b| {
-        (&files[a.loc.file].path, a.loc.span.start, a.rule, &a.message)
-            .cmp(&(&files[b.loc.file].path, b.loc.span.start, b.rule, &b.message))
+        (
+            &files[a.loc.file].path,
+            a.loc.span.start,
+            a.rule,
+            &a.message,
+        )
+            .cmp(&(
+                &files[b.loc.file].path,
+                b.loc.span.start,
+                b.rule,
+                &b.message,
+            ))
     });
     diagnostics.dedup();
     Outcome {

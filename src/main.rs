@@ -8,7 +8,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "gpuops", version, about = "Lint and render GPU platform manifests for Kubernetes (Karpenter, Kueue)")]
+#[command(
+    name = "gpuops",
+    version,
+    about = "Lint and render GPU platform manifests for Kubernetes (Karpenter, Kueue)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -25,6 +29,44 @@ enum Command {
         /// Rule name, e.g. gpu-toleration-missing.
         name: String,
     },
+    /// Print a commented starting platform profile (`gpuops init > platform.yaml`).
+    Init,
+    /// Render a platform profile into Karpenter, Kueue and Kubernetes manifests.
+    Render(RenderArgs),
+    /// Print a JSON schema (`gpuops schema profile > platform.schema.json`) for editors.
+    Schema {
+        /// Which schema.
+        #[arg(value_enum)]
+        what: SchemaKind,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SchemaKind {
+    /// The platform profile that `gpuops render` reads.
+    Profile,
+}
+
+#[derive(clap::Args)]
+struct RenderArgs {
+    /// The platform profile (YAML, `apiVersion: gpuops.dev/v1alpha1`, `kind: Platform`).
+    profile: PathBuf,
+    /// Write the manifests into this directory (`<kind-plural>/<name>.yaml`); without it, one YAML
+    /// stream goes to stdout.
+    #[arg(short, long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// Compare with DIR instead of writing: print a unified diff and exit 1 if it drifted.
+    #[arg(long, requires = "output")]
+    check: bool,
+    /// Overwrite files that gpuops did not generate.
+    #[arg(long, conflicts_with = "check")]
+    force: bool,
+    /// Directory of templates overriding the built-in ones by file name (e.g. nodepool.yaml.j2).
+    #[arg(long, value_name = "DIR")]
+    templates: Option<PathBuf>,
+    /// Color in error reports.
+    #[arg(long, value_enum, default_value = "auto")]
+    color: Color,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -80,13 +122,40 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Lint(args) => lint(args),
+        Command::Init => {
+            print(gpuops::render::INIT_PROFILE);
+            ExitCode::SUCCESS
+        }
+        Command::Render(args) => render(args),
+        Command::Schema {
+            what: SchemaKind::Profile,
+        } => {
+            let schema = gpuops::render::profile_schema();
+            match serde_json::to_string_pretty(&schema) {
+                Ok(s) => {
+                    print(&format!("{s}\n"));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Rules => {
             let mut out = String::new();
-            let w = gpuops::rules::all().iter().map(|r| r.name.len()).max().unwrap_or(0);
+            let w = gpuops::rules::all()
+                .iter()
+                .map(|r| r.name.len())
+                .max()
+                .unwrap_or(0);
             for r in gpuops::rules::all() {
                 out.push_str(&format!(
                     "{:w$}  {:11}  {:7}  {}\n",
-                    r.name, r.category, r.severity.as_str(), r.summary
+                    r.name,
+                    r.category,
+                    r.severity.as_str(),
+                    r.summary
                 ));
             }
             print(&out);
@@ -133,7 +202,10 @@ fn config_error(e: &config::ConfigError) {
         let d = gpuops::diag::Diagnostic::new(
             "config",
             Severity::Error,
-            gpuops::diag::Loc { file: 0, span: p.span },
+            gpuops::diag::Loc {
+                file: 0,
+                span: p.span,
+            },
             p.message.clone(),
         );
         let files = [SourceFile {
@@ -163,14 +235,22 @@ fn lint(args: LintArgs) -> ExitCode {
         args.paths.clone()
     };
     let stdin = paths.iter().any(|p| p.as_os_str() == "-");
-    let fs_paths: Vec<PathBuf> = paths.iter().filter(|p| p.as_os_str() != "-").cloned().collect();
+    let fs_paths: Vec<PathBuf> = paths
+        .iter()
+        .filter(|p| p.as_os_str() != "-")
+        .cloned()
+        .collect();
 
     let mut settings = if args.no_config {
         Settings::default()
     } else {
         let found = match &args.config {
             Some(c) => Some(c.clone()),
-            None => config::discover(fs_paths.first().map_or(std::path::Path::new("."), |p| p.as_path())),
+            None => config::discover(
+                fs_paths
+                    .first()
+                    .map_or(std::path::Path::new("."), |p| p.as_path()),
+            ),
         };
         match found {
             Some(path) => match config::load(&path) {
@@ -255,11 +335,22 @@ fn lint(args: LintArgs) -> ExitCode {
             let color = match args.color {
                 Color::Always => true,
                 Color::Never => false,
-                Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+                Color::Auto => {
+                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+                }
             };
-            report::human(&outcome.diagnostics, &files, HumanOptions { color, width: 100 })
+            report::human(
+                &outcome.diagnostics,
+                &files,
+                HumanOptions { color, width: 100 },
+            )
         }
-        Format::Json => report::json(&outcome.diagnostics, &files, outcome.documents, outcome.objects),
+        Format::Json => report::json(
+            &outcome.diagnostics,
+            &files,
+            outcome.documents,
+            outcome.objects,
+        ),
         Format::Sarif => report::sarif(&outcome.diagnostics, &files),
         Format::Github => report::github(&outcome.diagnostics, &files),
     };
@@ -270,5 +361,122 @@ fn lint(args: LintArgs) -> ExitCode {
     let failing = settings
         .fail_on
         .is_some_and(|min| outcome.diagnostics.iter().any(|d| d.severity >= min));
-    if failing { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if failing {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn render(args: RenderArgs) -> ExitCode {
+    use gpuops::render::{self, RenderError};
+    let color = match args.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let shown = source::display_path(&args.profile);
+    let fail = |e: &RenderError| {
+        match e {
+            RenderError::Profile(p) => {
+                eprintln!("error: {p}");
+                eprint!("{}", p.report(color));
+            }
+            other => eprintln!("error: {other}"),
+        }
+        ExitCode::from(2)
+    };
+    let platform = match render::load_profile(&args.profile, &shown) {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let renderer = match render::Renderer::new(args.templates.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let files = match renderer.render(&platform, &shown) {
+        Ok(f) => f,
+        Err(e) => return fail(&e),
+    };
+
+    // Self-check: render's output must lint clean with every rule.
+    let prefix = args
+        .output
+        .as_ref()
+        .map(|d| format!("{}/", source::display_path(d).trim_end_matches('/')))
+        .filter(|p| p != "/" && p != "./")
+        .unwrap_or_default();
+    let (sources, findings) = render::self_check(&files, &prefix);
+    if !findings.is_empty() {
+        let overridden = if renderer.overridden.is_empty() {
+            "this is a bug in gpuops render; please report it with the profile".to_string()
+        } else {
+            format!(
+                "check the overriding templates ({})",
+                renderer.overridden.join(", ")
+            )
+        };
+        eprintln!(
+            "error: the rendered manifests fail lint ({} finding{}); nothing was written: {overridden}",
+            findings.len(),
+            if findings.len() == 1 { "" } else { "s" }
+        );
+        eprint!(
+            "{}",
+            report::human(&findings, &sources, HumanOptions { color, width: 100 })
+        );
+        return ExitCode::from(2);
+    }
+
+    let Some(dir) = args.output else {
+        print(&render::stream(&files));
+        return ExitCode::SUCCESS;
+    };
+    let dir_shown = source::display_path(&dir);
+    if args.check {
+        return match render::output::check(&dir, &files) {
+            Ok(r) if r.drift.is_empty() => {
+                println!("{dir_shown} is up to date with {shown} ({} files)", r.clean);
+                ExitCode::SUCCESS
+            }
+            Ok(r) => {
+                let mut out = String::new();
+                for d in &r.drift {
+                    out.push_str(d.diff());
+                }
+                print(&out);
+                let count =
+                    |f: fn(&render::output::Drift) -> bool| r.drift.iter().filter(|d| f(d)).count();
+                eprintln!(
+                    "error: {dir_shown} drifted from {shown}: {} changed, {} missing, {} stale; run `gpuops render {shown} -o {dir_shown}`",
+                    count(|d| matches!(d, render::output::Drift::Changed { .. })),
+                    count(|d| matches!(d, render::output::Drift::Missing { .. })),
+                    count(|d| matches!(d, render::output::Drift::Stale { .. })),
+                );
+                ExitCode::from(1)
+            }
+            Err(e) => fail(&e.into()),
+        };
+    }
+    match render::output::write(&dir, &files, args.force) {
+        Ok(r) => {
+            let mut out = String::new();
+            for p in &r.written {
+                out.push_str(&format!("wrote   {p}\n"));
+            }
+            for p in &r.removed {
+                out.push_str(&format!("removed {p} (no longer in the profile)\n"));
+            }
+            out.push_str(&format!(
+                "{} files in {dir_shown}: {} written, {} unchanged, {} removed\n",
+                files.len(),
+                r.written.len(),
+                r.unchanged.len(),
+                r.removed.len()
+            ));
+            print(&out);
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e.into()),
+    }
 }

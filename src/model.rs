@@ -167,7 +167,10 @@ impl<'a> Container<'a> {
         self.accelerators().iter().any(|(n, _)| is_gpu_resource(n))
     }
     pub fn volume_mounts(&self) -> impl Iterator<Item = &'a Node> {
-        self.node.get("volumeMounts").into_iter().flat_map(|n| n.items())
+        self.node
+            .get("volumeMounts")
+            .into_iter()
+            .flat_map(|n| n.items())
     }
     pub fn get(&self, key: &str) -> Option<&'a Node> {
         self.node.get(key)
@@ -290,7 +293,13 @@ pub struct PodTemplate<'a> {
 
 impl<'a> PodTemplate<'a> {
     pub fn new(owner: usize, file: FileId, path: String, template: &'a Node) -> Option<Self> {
-        Self::from_parts(owner, file, path, template.get("metadata"), template.get("spec")?)
+        Self::from_parts(
+            owner,
+            file,
+            path,
+            template.get("metadata"),
+            template.get("spec")?,
+        )
     }
     pub fn from_parts(
         owner: usize,
@@ -434,8 +443,16 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
             spec.at(&["jobTemplate", "spec", "template"]),
         ),
         ("jobset.x-k8s.io", "JobSet") => {
-            for (i, rj) in spec.get("replicatedJobs").into_iter().flat_map(|n| n.items()).enumerate() {
-                let name = rj.get("name").and_then(|n| n.as_str()).map_or(i.to_string(), str::to_string);
+            for (i, rj) in spec
+                .get("replicatedJobs")
+                .into_iter()
+                .flat_map(|n| n.items())
+                .enumerate()
+            {
+                let name = rj
+                    .get("name")
+                    .and_then(|n| n.as_str())
+                    .map_or(i.to_string(), str::to_string);
                 push(
                     format!("spec.replicatedJobs[{name}].template.spec.template"),
                     rj.at(&["template", "spec", "template"]),
@@ -454,10 +471,24 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
                 _ => "spec",
             };
             if let Some(c) = cluster {
-                push(format!("{prefix}.headGroupSpec.template"), c.at(&["headGroupSpec", "template"]));
-                for (i, g) in c.get("workerGroupSpecs").into_iter().flat_map(|n| n.items()).enumerate() {
-                    let name = g.get("groupName").and_then(|n| n.as_str()).map_or(i.to_string(), str::to_string);
-                    push(format!("{prefix}.workerGroupSpecs[{name}].template"), g.get("template"));
+                push(
+                    format!("{prefix}.headGroupSpec.template"),
+                    c.at(&["headGroupSpec", "template"]),
+                );
+                for (i, g) in c
+                    .get("workerGroupSpecs")
+                    .into_iter()
+                    .flat_map(|n| n.items())
+                    .enumerate()
+                {
+                    let name = g
+                        .get("groupName")
+                        .and_then(|n| n.as_str())
+                        .map_or(i.to_string(), str::to_string);
+                    push(
+                        format!("{prefix}.workerGroupSpecs[{name}].template"),
+                        g.get("template"),
+                    );
                 }
             }
         }
@@ -506,6 +537,9 @@ pub struct NodePool<'a> {
     pub limits: Option<&'a Node>,
     pub node_class_ref: Option<&'a Node>,
     pub legacy_provisioner: bool,
+    /// The scheduling model's view of the pool, computed once on first use.
+    pub(crate) sched: std::sync::OnceLock<crate::sched::PoolReqs<'a>>,
+    pub(crate) bounded: std::sync::OnceLock<Option<Vec<&'static crate::catalog::Instance>>>,
 }
 
 impl<'a> NodePool<'a> {
@@ -515,10 +549,16 @@ impl<'a> NodePool<'a> {
         }
         let spec = obj.spec()?;
         let taints_at = |n: Option<&'a Node>| -> Vec<Taint<'a>> {
-            n.into_iter().flat_map(|n| n.items()).filter_map(Taint::from_node).collect()
+            n.into_iter()
+                .flat_map(|n| n.items())
+                .filter_map(Taint::from_node)
+                .collect()
         };
         let reqs_at = |n: Option<&'a Node>| -> Vec<Expr<'a>> {
-            n.into_iter().flat_map(|n| n.items()).filter_map(Expr::from_node).collect()
+            n.into_iter()
+                .flat_map(|n| n.items())
+                .filter_map(Expr::from_node)
+                .collect()
         };
         let name = obj.name.unwrap_or("<unnamed>");
         match obj.kind {
@@ -544,6 +584,8 @@ impl<'a> NodePool<'a> {
                     limits: spec.get("limits"),
                     node_class_ref: tspec.and_then(|s| s.get("nodeClassRef")),
                     legacy_provisioner: false,
+                    sched: Default::default(),
+                    bounded: Default::default(),
                 })
             }
             "Provisioner" => Some(NodePool {
@@ -552,7 +594,10 @@ impl<'a> NodePool<'a> {
                 name,
                 anchor: obj.anchor(),
                 spec,
-                labels: spec.get("labels").map(|n| n.entries().collect()).unwrap_or_default(),
+                labels: spec
+                    .get("labels")
+                    .map(|n| n.entries().collect())
+                    .unwrap_or_default(),
                 requirements: reqs_at(spec.get("requirements")),
                 taints: taints_at(spec.get("taints")),
                 startup_taints: taints_at(spec.get("startupTaints")),
@@ -562,6 +607,8 @@ impl<'a> NodePool<'a> {
                 limits: spec.at(&["limits", "resources"]),
                 node_class_ref: spec.get("providerRef"),
                 legacy_provisioner: true,
+                sched: Default::default(),
+                bounded: Default::default(),
             }),
             _ => None,
         }
@@ -579,7 +626,11 @@ impl<'a> NodePool<'a> {
                 .disruption
                 .and_then(|d| d.get("enabled"))
                 .and_then(|n| n.as_str());
-            return if enabled == Some("true") { "WhenUnderutilized" } else { "WhenEmpty" };
+            return if enabled == Some("true") {
+                "WhenUnderutilized"
+            } else {
+                "WhenEmpty"
+            };
         }
         self.consolidation_policy
             .and_then(|n| n.as_str())
@@ -591,10 +642,10 @@ impl<'a> NodePool<'a> {
         let mut allowed: Vec<&'a str> = vec!["on-demand"];
         let mut constrained = false;
         for (k, _, v) in &self.labels {
-            if *k == "karpenter.sh/capacity-type" {
-                if let Some(v) = v.as_str() {
-                    return vec![v];
-                }
+            if *k == "karpenter.sh/capacity-type"
+                && let Some(v) = v.as_str()
+            {
+                return vec![v];
             }
         }
         for r in &self.requirements {
@@ -605,7 +656,11 @@ impl<'a> NodePool<'a> {
             match r.op {
                 "In" => allowed = r.values.clone(),
                 "NotIn" => {
-                    allowed = ALL.iter().copied().filter(|c| !r.values.contains(c)).collect()
+                    allowed = ALL
+                        .iter()
+                        .copied()
+                        .filter(|c| !r.values.contains(c))
+                        .collect()
                 }
                 "Exists" => allowed = ALL.to_vec(),
                 _ => {}
@@ -667,7 +722,11 @@ impl<'a> ClusterQueue<'a> {
         }
         let spec = obj.spec();
         let mut flavors = Vec::new();
-        for g in spec.and_then(|s| s.get("resourceGroups")).into_iter().flat_map(|n| n.items()) {
+        for g in spec
+            .and_then(|s| s.get("resourceGroups"))
+            .into_iter()
+            .flat_map(|n| n.items())
+        {
             let covered: Vec<&str> = g
                 .get("coveredResources")
                 .into_iter()
@@ -675,10 +734,10 @@ impl<'a> ClusterQueue<'a> {
                 .filter_map(|n| n.as_str())
                 .collect();
             for f in g.get("flavors").into_iter().flat_map(|n| n.items()) {
-                if let Some(n) = f.get("name") {
-                    if let Some(s) = n.as_str() {
-                        flavors.push((s, n, covered.clone()));
-                    }
+                if let Some(n) = f.get("name")
+                    && let Some(s) = n.as_str()
+                {
+                    flavors.push((s, n, covered.clone()));
                 }
             }
         }

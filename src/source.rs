@@ -168,7 +168,8 @@ impl Discovery<'_> {
 /// Reads and parses files in parallel. Unreadable content (binary, not UTF-8, too large) becomes a
 /// located problem of the file; an I/O failure is returned separately.
 pub fn load(paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<IoProblem>) {
-    let results: Vec<Result<SourceFile, IoProblem>> = paths.par_iter().map(|p| load_one(p)).collect();
+    let results: Vec<Result<SourceFile, IoProblem>> =
+        paths.par_iter().map(|p| load_one(p)).collect();
     let mut files = Vec::with_capacity(results.len());
     let mut problems = Vec::new();
     for r in results {
@@ -191,9 +192,7 @@ fn load_one(p: &Path) -> Result<SourceFile, IoProblem> {
     if len > MAX_FILE_BYTES {
         return Ok(SourceFile::unreadable(
             path.clone(),
-            format!(
-                "file is {len} bytes, over the {MAX_FILE_BYTES}-byte limit; not linted"
-            ),
+            format!("file is {len} bytes, over the {MAX_FILE_BYTES}-byte limit; not linted"),
         ));
     }
     let mut bytes = Vec::with_capacity(len as usize);
@@ -220,18 +219,16 @@ pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
             let valid = &e.as_bytes()[..at];
             let line = valid.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
             let col = valid.iter().rev().take_while(|&&b| b != b'\n').count() as u32 + 1;
-            let p = Pos {
-                byte: 0,
-                line,
-                col,
-            };
+            let p = Pos { byte: 0, line, col };
             SourceFile {
                 path,
                 text: String::new(),
                 docs: Vec::new(),
                 problems: vec![Problem {
                     span: Span { start: p, end: p },
-                    message: format!("not UTF-8 text (invalid byte at line {line}, column {col}); not linted"),
+                    message: format!(
+                        "not UTF-8 text (invalid byte at line {line}, column {col}); not linted"
+                    ),
                     first: None,
                 }],
             }

@@ -145,12 +145,16 @@ fn resolve_plain(t: &str) -> Yaml11 {
     if !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()) {
         return Yaml11::Int;
     }
-    if let Some(hex) = body.strip_prefix("0x") {
-        if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Yaml11::Int;
-        }
+    if let Some(hex) = body.strip_prefix("0x")
+        && !hex.is_empty()
+        && hex.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return Yaml11::Int;
     }
-    if matches!(body.as_str(), ".inf" | ".Inf" | ".INF" | ".nan" | ".NaN" | ".NAN") {
+    if matches!(
+        body.as_str(),
+        ".inf" | ".Inf" | ".INF" | ".nan" | ".NaN" | ".NAN"
+    ) {
         return Yaml11::Float;
     }
     let is_float = body.contains('.')
@@ -554,9 +558,16 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_stopped() {
+        // Flow nesting trips the scanner's own recursion limit; block nesting ours.
         let s = "[".repeat(10_000);
         let p = parse(&s, Budget::default());
         assert_eq!(p.problems.len(), 1);
+        assert!(p.problems[0].message.contains("recursion limit"));
+        let block: String = (0..300)
+            .map(|i| format!("{}- \n", "  ".repeat(i)))
+            .collect();
+        let p = parse(&block, Budget::default());
+        assert_eq!(p.problems.len(), 1, "{:?}", p.problems);
         assert!(p.problems[0].message.contains("nesting"));
     }
 

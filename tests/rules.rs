@@ -2,7 +2,7 @@
 //! passing fixture (no finding from that rule). A registered rule without both fails the suite.
 
 use gpuops::config::{self, Settings};
-use gpuops::report::{human, HumanOptions};
+use gpuops::report::{HumanOptions, human};
 use gpuops::source::SourceFile;
 use std::path::Path;
 
@@ -35,7 +35,14 @@ fn run(dir: &Path, file: &str, rule: &str) -> (String, usize) {
     let settings = settings_for(dir, rule);
     let out = gpuops::lint(&files, &settings);
     let own = out.diagnostics.iter().filter(|d| d.rule == rule).count();
-    let text = human(&out.diagnostics, &files, HumanOptions { color: false, width: 100 });
+    let text = human(
+        &out.diagnostics,
+        &files,
+        HumanOptions {
+            color: false,
+            width: 100,
+        },
+    );
     (text, own)
 }
 
@@ -57,7 +64,12 @@ fn every_rule_has_both_fixtures() {
 fn every_rule_is_documented() {
     for r in gpuops::rules::all() {
         let doc = r.explanation();
-        for section in ["## What it does", "## Why is this bad?", "## Example", "## Fix"] {
+        for section in [
+            "## What it does",
+            "## Why is this bad?",
+            "## Example",
+            "## Fix",
+        ] {
             assert!(doc.contains(section), "{} lacks `{section}`", r.name);
         }
         assert!(!r.summary.is_empty());

@@ -56,9 +56,13 @@ pub fn instances() -> &'static [Instance] {
                     return None;
                 }
                 let (family, size) = f[0].split_once('.')?;
-                let category_len = family.find(|c: char| !c.is_ascii_lowercase()).unwrap_or(family.len());
+                let category_len = family
+                    .find(|c: char| !c.is_ascii_lowercase())
+                    .unwrap_or(family.len());
                 let rest = &family[category_len..];
-                let gen_len = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+                let gen_len = rest
+                    .find(|c: char| !c.is_ascii_digit())
+                    .unwrap_or(rest.len());
                 Some(Instance {
                     instance_type: f[0],
                     family: f[1],
@@ -79,20 +83,57 @@ pub fn instances() -> &'static [Instance] {
     })
 }
 
-/// GPU names the catalog knows (`a100`, `h100`, …).
-pub fn gpu_names() -> Vec<&'static str> {
-    let mut v: Vec<&str> = instances().iter().map(|i| i.gpu_name).collect();
-    v.sort_unstable();
-    v.dedup();
-    v
+/// GPU names the catalog knows (`a100`, `h100`, …), sorted.
+pub fn gpu_names() -> &'static [&'static str] {
+    static CELL: OnceLock<Vec<&'static str>> = OnceLock::new();
+    CELL.get_or_init(|| {
+        let mut v: Vec<&str> = instances().iter().map(|i| i.gpu_name).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    })
+}
+
+/// Whether the catalog can tell a label's value for each instance (see [`Instance::label`]).
+pub fn is_instance_label(key: &str) -> bool {
+    matches!(
+        key,
+        "node.kubernetes.io/instance-type" | "kubernetes.io/arch"
+    ) || key.strip_prefix("karpenter.k8s.aws/").is_some_and(|k| {
+        matches!(
+            k,
+            "instance-family"
+                | "instance-category"
+                | "instance-generation"
+                | "instance-size"
+                | "instance-gpu-count"
+                | "instance-gpu-name"
+                | "instance-gpu-manufacturer"
+                | "instance-gpu-memory"
+                | "instance-cpu"
+                | "instance-memory"
+        )
+    })
 }
 
 /// Instance families that carry accelerators, including those the catalog has no rows for
 /// (fractional, arm64, AMD, Neuron, newer NVIDIA generations).
 pub fn is_accelerator_family(family: &str) -> bool {
     const OTHER: [&str; 14] = [
-        "g6f", "gr6f", "g5g", "g4ad", "g7", "g7e", "p6-b300", "p6e-gb200", "inf1", "inf2", "trn1",
-        "trn1n", "trn2", "dl1",
+        "g6f",
+        "gr6f",
+        "g5g",
+        "g4ad",
+        "g7",
+        "g7e",
+        "p6-b300",
+        "p6e-gb200",
+        "inf1",
+        "inf2",
+        "trn1",
+        "trn1n",
+        "trn2",
+        "dl1",
     ];
     instances().iter().any(|i| i.family == family) || OTHER.contains(&family)
 }
@@ -110,10 +151,19 @@ mod tests {
     fn catalog_rows_and_derived_labels() {
         let all = instances();
         assert_eq!(all.len(), 44);
-        let p5 = all.iter().find(|i| i.instance_type == "p5.48xlarge").unwrap();
-        assert_eq!((p5.category, p5.generation, p5.size), ("p", "5", "48xlarge"));
+        let p5 = all
+            .iter()
+            .find(|i| i.instance_type == "p5.48xlarge")
+            .unwrap();
+        assert_eq!(
+            (p5.category, p5.generation, p5.size),
+            ("p", "5", "48xlarge")
+        );
         assert_eq!(p5.gpu_count, 8);
-        assert_eq!(p5.label("karpenter.k8s.aws/instance-gpu-name").as_deref(), Some("h100"));
+        assert_eq!(
+            p5.label("karpenter.k8s.aws/instance-gpu-name").as_deref(),
+            Some("h100")
+        );
         let b200 = all.iter().find(|i| i.family == "p6-b200").unwrap();
         assert_eq!((b200.category, b200.generation), ("p", "6"));
         let gr6 = all.iter().find(|i| i.family == "gr6").unwrap();

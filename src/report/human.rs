@@ -27,13 +27,16 @@ impl SourceCode for Src<'_> {
         after: usize,
     ) -> Result<Box<dyn SpanContents<'b> + 'b>, MietteError> {
         let c = self.text.read_span(span, before, after)?;
+        // `str`'s own line_count counts from the start of the file, which makes miette merge
+        // distant labels into one huge snippet; count the lines of the excerpt instead.
+        let lines = c.data().iter().filter(|&&b| b == b'\n').count() + 1;
         Ok(Box::new(MietteSpanContents::new_named(
             self.name.to_string(),
             c.data(),
             *c.span(),
             c.line(),
             c.column(),
-            c.line_count(),
+            lines,
         )))
     }
 }

@@ -1,9 +1,14 @@
 use crate::diag::Diagnostic;
 use crate::source::SourceFile;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// `--format json`: a stable, versioned document.
-pub fn json(diags: &[Diagnostic], files: &[SourceFile], documents: usize, objects: usize) -> String {
+pub fn json(
+    diags: &[Diagnostic],
+    files: &[SourceFile],
+    documents: usize,
+    objects: usize,
+) -> String {
     let (errors, warnings) = super::counts(diags);
     let items: Vec<Value> = diags
         .iter()

@@ -4,7 +4,7 @@ mod human;
 mod json;
 mod sarif;
 
-pub use human::{human, HumanOptions};
+pub use human::{HumanOptions, human};
 pub use json::json;
 pub use sarif::sarif;
 
@@ -22,7 +22,10 @@ pub enum Format {
 
 /// Counts by severity.
 pub fn counts(diags: &[Diagnostic]) -> (usize, usize) {
-    let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
+    let errors = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
     (errors, diags.len() - errors)
 }
 

@@ -1,7 +1,7 @@
 use crate::diag::{Diagnostic, Severity};
 use crate::rules;
 use crate::source::SourceFile;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 fn region(s: crate::yaml::Span) -> Value {
     json!({

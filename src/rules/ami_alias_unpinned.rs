@@ -1,13 +1,104 @@
 use super::Ctx;
 use crate::diag::Diagnostic;
+use crate::sched::{GpuCapability, gpu_capability};
 
 declare_rule! {
-    /// PLACEHOLDER
+    /// ## What it does
+    /// Flags an EC2NodeClass `spec.amiSelectorTerms[].alias` that ends in `@latest`
+    /// (`al2023@latest`, `bottlerocket@latest`, `al2@latest`). Windows families are exempt: their
+    /// aliases accept only `@latest`.
+    ///
+    /// ## Why is this bad?
+    /// An `@latest` alias resolves to a new AMI every time AWS publishes one. Each release drifts
+    /// every node of the class, and Karpenter replaces them all, GPU nodes included, on AWS's
+    /// schedule rather than yours: long training runs are interrupted mid-epoch, inference
+    /// capacity churns, and a new AMI (driver, kernel, CUDA) reaches production untested.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: karpenter.k8s.aws/v1
+    /// kind: EC2NodeClass
+    /// metadata:
+    ///   name: gpu
+    /// spec:
+    ///   amiSelectorTerms:
+    ///     - alias: al2023@latest
+    /// ```
+    ///
+    /// ## Fix
+    /// Pin a release and roll it forward deliberately (test it on a canary class first):
+    /// ```yaml
+    ///   amiSelectorTerms:
+    ///     - alias: al2023@v20250505        # AL2023: vYYYYMMDD
+    ///     # - alias: bottlerocket@v1.39.1  # Bottlerocket: vX.Y.Z
+    /// ```
     name: "ami-alias-unpinned",
-    category: "placeholder",
+    category: "disruption",
     severity: Warning,
-    summary: "placeholder",
+    summary: "an EC2NodeClass AMI alias on @latest drifts and replaces nodes on every AMI release",
     check: check,
 }
 
-fn check(_cx: &Ctx, _out: &mut Vec<Diagnostic>) {}
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    for o in &cx.ix.objects {
+        if !o.is("karpenter.k8s.aws", "EC2NodeClass") {
+            continue;
+        }
+        let terms = o.spec().and_then(|s| s.get("amiSelectorTerms"));
+        for term in terms.into_iter().flat_map(|n| n.items()) {
+            let Some(node) = term.get("alias") else {
+                continue;
+            };
+            let Some(alias) = node.as_str() else { continue };
+            let Some((family, version)) = alias.trim().split_once('@') else {
+                continue;
+            };
+            if version != "latest" || family.is_empty() {
+                continue;
+            }
+            let family = family.to_ascii_lowercase();
+            // Windows AMI families (windows2019/2022/2025) accept only `@latest`: there is no
+            // version to pin, so flagging them would ask for the impossible.
+            if family.starts_with("windows") {
+                continue;
+            }
+            let pin = match family.as_str() {
+                "bottlerocket" => "`bottlerocket@vX.Y.Z` (e.g. `bottlerocket@v1.39.1`)".to_string(),
+                f => format!("`{f}@vYYYYMMDD` (e.g. `{f}@v20250505`)"),
+            };
+            // GPU pools using this class: their nodes are the expensive ones to churn.
+            let gpu_pools: Vec<_> = cx
+                .ix
+                .nodepools
+                .iter()
+                .filter(|p| !p.legacy_provisioner && gpu_capability(p) == GpuCapability::Explicit)
+                .filter_map(|p| {
+                    let n = p.node_class_ref?.get("name")?;
+                    (n.as_str() == o.name).then_some((p, n))
+                })
+                .collect();
+            let whose = match gpu_pools.as_slice() {
+                [] => String::new(),
+                [(p, _)] => format!(", including the GPU nodes of NodePool `{}`", p.name),
+                _ => ", including the GPU nodes of the NodePools that use it".to_string(),
+            };
+            let mut d = cx.on(
+                o,
+                node,
+                format!(
+                    "{} selects its AMI with `{alias}`: every new AMI release drifts its nodes and Karpenter replaces them{whose}, interrupting long training runs that are not protected from disruption",
+                    o.describe()
+                ),
+            );
+            for (p, n) in gpu_pools {
+                d = d.related(
+                    p.loc(n),
+                    format!("GPU NodePool `{}` uses this class", p.name),
+                );
+            }
+            out.push(d.help(format!(
+                "pin a release, {pin}, and roll it forward deliberately after testing it on a canary class"
+            )));
+        }
+    }
+}

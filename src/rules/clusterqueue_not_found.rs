@@ -1,13 +1,96 @@
-use super::Ctx;
+use super::{Ctx, edit_distance};
 use crate::diag::Diagnostic;
+use crate::quantity::is_placeholder;
+use crate::yaml::Node;
 
 declare_rule! {
-    /// PLACEHOLDER
+    /// ## What it does
+    /// Flags a Kueue LocalQueue whose `spec.clusterQueue` names a ClusterQueue that is neither in
+    /// the linted files nor declared external in `.gpuops.yaml`.
+    ///
+    /// ## Why is this bad?
+    /// A LocalQueue is only a namespaced door into a ClusterQueue. When the ClusterQueue does not
+    /// exist, Kueue marks the LocalQueue inactive and every Job submitted to it stays suspended:
+    /// its Workload is never admitted, no pod is created, and the GPUs sit idle while the team
+    /// waits. `spec.clusterQueue` is immutable, so fixing it later means recreating the LocalQueue.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: kueue.x-k8s.io/v1beta2
+    /// kind: LocalQueue
+    /// metadata:
+    ///   name: team-a
+    ///   namespace: ml
+    /// spec:
+    ///   clusterQueue: gpu-queu   # the ClusterQueue is called `gpu-queue`
+    /// ```
+    ///
+    /// ## Fix
+    /// Name an existing ClusterQueue. If it is created outside the repo (by a platform team, by
+    /// Terraform), declare it:
+    /// ```yaml
+    /// # .gpuops.yaml
+    /// external:
+    ///   ClusterQueue: [gpu-queue]
+    /// ```
     name: "clusterqueue-not-found",
-    category: "placeholder",
-    severity: Warning,
-    summary: "placeholder",
+    category: "references",
+    severity: Error,
+    summary: "a LocalQueue points at a ClusterQueue that does not exist",
     check: check,
 }
 
-fn check(_cx: &Ctx, _out: &mut Vec<Diagnostic>) {}
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    for lq in &cx.ix.local_queues {
+        let Some(node) = lq.cluster_queue else {
+            continue;
+        };
+        let Some(name) = usable(node) else { continue };
+        if cx.ix.exists("ClusterQueue", None, name) {
+            continue;
+        }
+        let owner = &cx.ix.objects[lq.obj];
+        let mut d = cx.on(
+            owner,
+            node,
+            format!(
+                "{} points at ClusterQueue `{name}`, which does not exist: Kueue keeps the LocalQueue inactive and never admits the Jobs submitted to it",
+                owner.describe()
+            ),
+        );
+        let best = cx
+            .ix
+            .cluster_queues
+            .iter()
+            .map(|q| (edit_distance(name, q.name), q))
+            .filter(|(dist, _)| close_enough(name, *dist))
+            .min_by_key(|(dist, q)| (*dist, q.name));
+        let external = format!(
+            "if it is created outside this repo, declare it in .gpuops.yaml: `external: {{ClusterQueue: [{name}]}}`"
+        );
+        let help = match best {
+            Some((_, q)) => {
+                let o = &cx.ix.objects[q.obj];
+                d = d.related(o.loc(o.anchor()), "the closest ClusterQueue");
+                format!("did you mean `{}`? Otherwise, {external}", q.name)
+            }
+            None => format!("name an existing ClusterQueue or add it to the repo; {external}"),
+        };
+        out.push(d.help(help));
+    }
+}
+
+/// A reference value worth checking: a non-empty scalar that is not null or a placeholder.
+fn usable(n: &Node) -> Option<&str> {
+    if n.is_null() {
+        return None;
+    }
+    n.as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && !is_placeholder(s))
+}
+
+/// Whether an edit distance makes a likely typo of `name`.
+fn close_enough(name: &str, dist: usize) -> bool {
+    dist > 0 && dist <= 3 && dist * 3 <= name.chars().count().max(3)
+}

@@ -1,13 +1,311 @@
 use super::Ctx;
 use crate::diag::Diagnostic;
+use crate::model::Object;
+use crate::yaml::Node;
 
 declare_rule! {
-    /// PLACEHOLDER
+    /// ## What it does
+    /// Flags Karpenter and Kueue API versions, fields, values and annotations that are removed or
+    /// deprecated:
+    /// - `apiVersion: karpenter.sh/v1alpha5` (Provisioner, Machine) and `karpenter.sh/v1beta1`,
+    ///   `karpenter.k8s.aws/v1alpha1` (AWSNodeTemplate) and `karpenter.k8s.aws/v1beta1`: Karpenter
+    ///   v1.1 and later serve only `v1`.
+    /// - `apiVersion: kueue.x-k8s.io/v1alpha1` and `v1beta1`: deprecated; `v1beta2` is the storage
+    ///   version since Kueue v0.16.
+    /// - On a NodePool: `consolidationPolicy: WhenUnderutilized`, `spec.disruption.expireAfter`,
+    ///   `spec.template.spec.kubelet` and `nodeClassRef.apiVersion`, all removed in `karpenter.sh/v1`.
+    /// - The annotations `karpenter.sh/do-not-evict` and `karpenter.sh/do-not-consolidate`, on any
+    ///   object, pod template or NodePool node template: removed in Karpenter v1.
+    ///
+    /// ## Why is this bad?
+    /// An API version the cluster no longer serves is rejected at apply time, so the NodePool or
+    /// EC2NodeClass never exists and GPU pods stay Pending; a GitOps sync fails on it. Removed
+    /// fields and values are rejected by the v1 schema or silently dropped: `expireAfter` and
+    /// `kubelet` settings under their old paths do nothing, and the old annotations no longer keep
+    /// Karpenter from draining a node in the middle of a training run.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: karpenter.sh/v1beta1
+    /// kind: NodePool
+    /// spec:
+    ///   disruption:
+    ///     consolidationPolicy: WhenUnderutilized
+    ///     expireAfter: 720h
+    /// ```
+    ///
+    /// ## Fix
+    /// ```yaml
+    /// apiVersion: karpenter.sh/v1
+    /// kind: NodePool
+    /// spec:
+    ///   template:
+    ///     spec:
+    ///       expireAfter: 720h
+    ///       nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
+    ///   disruption:
+    ///     consolidationPolicy: WhenEmptyOrUnderutilized
+    ///     consolidateAfter: 0s
+    /// ```
+    /// Replace `karpenter.sh/do-not-evict` and `karpenter.sh/do-not-consolidate` with
+    /// `karpenter.sh/do-not-disrupt: "true"`, and move Kueue objects to `kueue.x-k8s.io/v1beta2`
+    /// (a ClusterQueue's `spec.cohort` becomes `spec.cohortName`).
     name: "deprecated-api",
-    category: "placeholder",
+    category: "deprecation",
     severity: Warning,
-    summary: "placeholder",
+    summary: "removed or deprecated Karpenter and Kueue API versions, fields and annotations",
     check: check,
 }
 
-fn check(_cx: &Ctx, _out: &mut Vec<Diagnostic>) {}
+const OLD_ANNOTATIONS: [&str; 2] = [
+    "karpenter.sh/do-not-evict",
+    "karpenter.sh/do-not-consolidate",
+];
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    for (oi, obj) in cx.ix.objects.iter().enumerate() {
+        api_version(cx, obj, out);
+        if obj.group == "karpenter.sh" && obj.kind == "NodePool" {
+            nodepool_fields(cx, obj, out);
+        }
+        if obj.group == "karpenter.sh"
+            && obj.kind == "NodeClaim"
+            && let Some(spec) = obj.spec()
+        {
+            node_class_ref(cx, obj, spec.get("nodeClassRef"), "spec.nodeClassRef", out);
+        }
+        old_annotations(cx, oi, obj, out);
+    }
+}
+
+fn api_version(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
+    let Some(node) = obj.root.get("apiVersion") else {
+        return;
+    };
+    let av = obj.api_version;
+    let kind = obj.kind;
+    match (obj.group, obj.version) {
+        ("karpenter.sh", "v1alpha5" | "v1beta1")
+        | ("karpenter.k8s.aws", "v1alpha1" | "v1beta1") => {
+            let new_group = obj.group;
+            let new_kind = match kind {
+                "Provisioner" => "NodePool",
+                "Machine" => "NodeClaim",
+                "AWSNodeTemplate" => "EC2NodeClass",
+                k => k,
+            };
+            let since = if obj.version == "v1beta1" {
+                "is not served since Karpenter v1.1"
+            } else {
+                "is not served by current Karpenter (only `v1` is served since v1.1)"
+            };
+            let rename = if new_kind != kind {
+                let article = if new_kind.starts_with(['A', 'E', 'I', 'O', 'U']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                format!(", and replace the {kind} with {article} {new_kind}")
+            } else {
+                String::new()
+            };
+            out.push(
+                cx.on(
+                    obj,
+                    node,
+                    format!(
+                        "`{av}` {since}: the API server rejects the {kind} and it never exists in the cluster"
+                    ),
+                )
+                .help(format!(
+                    "use `apiVersion: {new_group}/v1`{rename} (follow the Karpenter v1 migration guide for the changed fields)"
+                )),
+            );
+        }
+        ("kueue.x-k8s.io", "v1alpha1" | "v1beta1") => {
+            let mut notes = Vec::new();
+            let spec = obj.spec();
+            if kind == "ClusterQueue" {
+                if spec.and_then(|s| s.get("cohort")).is_some() {
+                    notes.push("rename `spec.cohort` to `spec.cohortName`");
+                }
+                if spec.and_then(|s| s.get("admissionChecks")).is_some() {
+                    notes
+                        .push("replace `spec.admissionChecks` with `spec.admissionChecksStrategy`");
+                }
+                let old_fungibility =
+                    spec.and_then(|s| s.get("flavorFungibility"))
+                        .is_some_and(|f| {
+                            f.entries()
+                                .any(|(_, _, v)| matches!(v.as_str(), Some("Borrow" | "Preempt")))
+                        });
+                if old_fungibility {
+                    notes.push("replace flavorFungibility `Borrow`/`Preempt` with `MayStopSearch`");
+                }
+            }
+            if kind == "Cohort" && spec.and_then(|s| s.get("parent")).is_some() {
+                notes.push("rename `spec.parent` to `spec.parentName`");
+            }
+            let message = match (obj.version, kind) {
+                ("v1alpha1", "Cohort") => format!(
+                    "`{av}` Cohort is no longer served since Kueue v0.13 (Cohort moved to v1beta1): the API server rejects it"
+                ),
+                ("v1alpha1", _) => format!(
+                    "`{av}` is an alpha version that current Kueue releases may no longer serve: the API server may reject the {kind}"
+                ),
+                _ => format!(
+                    "`{av}` is deprecated: `kueue.x-k8s.io/v1beta2` is the storage version since Kueue v0.16, and once v1beta1 stops being served the {kind} can no longer be applied"
+                ),
+            };
+            let extra = if notes.is_empty() {
+                String::new()
+            } else {
+                format!(" and {}", notes.join(", "))
+            };
+            out.push(
+                cx.on(obj, node, message)
+                    .help(format!("use `apiVersion: kueue.x-k8s.io/v1beta2`{extra}")),
+            );
+        }
+        _ => {}
+    }
+}
+
+fn nodepool_fields(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
+    let Some(spec) = obj.spec() else { return };
+    if let Some(disruption) = spec.get("disruption") {
+        if let Some(policy) = disruption.get("consolidationPolicy")
+            && policy.as_str() == Some("WhenUnderutilized")
+        {
+            out.push(
+                cx.on(
+                    obj,
+                    policy,
+                    "`consolidationPolicy: WhenUnderutilized` was removed in `karpenter.sh/v1`: the v1 schema rejects the NodePool",
+                )
+                .help("use `WhenEmptyOrUnderutilized` (with `consolidateAfter: 0s` for the old behaviour)"),
+            );
+        }
+        if let Some((key, _)) = disruption.entry("expireAfter") {
+            out.push(
+                cx.on(
+                    obj,
+                    key,
+                    "`spec.disruption.expireAfter` was removed in `karpenter.sh/v1`: nodes fall back to the default 720h expiry",
+                )
+                .help("move it to `spec.template.spec.expireAfter` (changing it drifts existing nodes)"),
+            );
+        }
+    }
+    let tspec = spec.at(&["template", "spec"]);
+    if let Some((key, _)) = tspec.and_then(|s| s.entry("kubelet")) {
+        out.push(
+            cx.on(
+                obj,
+                key,
+                "`spec.template.spec.kubelet` on a NodePool was removed in `karpenter.sh/v1`: its settings (maxPods, reservations, eviction thresholds) no longer apply",
+            )
+            .help("move the block to `spec.kubelet` of the EC2NodeClass the NodePool references"),
+        );
+    }
+    node_class_ref(
+        cx,
+        obj,
+        tspec.and_then(|s| s.get("nodeClassRef")),
+        "spec.template.spec.nodeClassRef",
+        out,
+    );
+    // Node annotations Karpenter v1 no longer honours.
+    let node_annotations = spec.at(&["template", "metadata", "annotations"]);
+    for name in OLD_ANNOTATIONS {
+        if let Some((key, _)) = node_annotations.and_then(|a| a.entry(name)) {
+            out.push(
+                cx.on(
+                    obj,
+                    key,
+                    format!(
+                        "`{name}` on the NodePool's nodes was removed in Karpenter v1: it no longer keeps the nodes from being disrupted"
+                    ),
+                )
+                .help("use `karpenter.sh/do-not-disrupt: \"true\"`"),
+            );
+        }
+    }
+}
+
+fn node_class_ref(
+    cx: &Ctx,
+    obj: &Object,
+    reference: Option<&Node>,
+    path: &str,
+    out: &mut Vec<Diagnostic>,
+) {
+    let Some((key, value)) = reference.and_then(|r| r.entry("apiVersion")) else {
+        return;
+    };
+    let group = value
+        .as_str()
+        .and_then(|v| v.split_once('/').map(|(g, _)| g))
+        .filter(|g| !g.is_empty())
+        .unwrap_or("karpenter.k8s.aws");
+    out.push(
+        cx.on(
+            obj,
+            key,
+            format!(
+                "`{path}.apiVersion` was renamed to `group` in `karpenter.sh/v1`: the v1 schema requires `group` and rejects the {}",
+                obj.kind
+            ),
+        )
+        .help(format!("replace it with `group: {group}` (no version)")),
+    );
+}
+
+/// `karpenter.sh/do-not-evict` / `do-not-consolidate` on object and pod-template metadata.
+fn old_annotations(cx: &Ctx, oi: usize, obj: &Object, out: &mut Vec<Diagnostic>) {
+    let own = obj.metadata();
+    let templates: Vec<_> = cx.ix.templates_of(oi).iter().collect();
+    let mut metas: Vec<(&Node, bool)> = Vec::new();
+    if let Some(m) = own {
+        // Pod metadata (a bare Pod) counts as pod-level.
+        let is_pod = templates
+            .iter()
+            .any(|t| t.metadata.is_some_and(|tm| std::ptr::eq(tm, m)));
+        metas.push((m, is_pod));
+    }
+    for t in &templates {
+        if let Some(m) = t.metadata
+            && !own.is_some_and(|o| std::ptr::eq(o, m))
+        {
+            metas.push((m, true));
+        }
+    }
+    for (meta, pod_level) in metas {
+        let Some(annotations) = meta.get("annotations") else {
+            continue;
+        };
+        for name in OLD_ANNOTATIONS {
+            let Some((key, _)) = annotations.entry(name) else {
+                continue;
+            };
+            let help = if pod_level || templates.is_empty() {
+                "use `karpenter.sh/do-not-disrupt: \"true\"` instead".to_string()
+            } else {
+                format!(
+                    "use `karpenter.sh/do-not-disrupt: \"true\"` on the pod template (the {}'s own annotations never reach its pods)",
+                    obj.kind
+                )
+            };
+            out.push(
+                cx.on(
+                    obj,
+                    key,
+                    format!(
+                        "`{name}` was removed in Karpenter v1: it no longer keeps Karpenter from evicting the pods or consolidating their node"
+                    ),
+                )
+                .help(help),
+            );
+        }
+    }
+}

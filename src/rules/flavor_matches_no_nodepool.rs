@@ -1,13 +1,216 @@
-use super::Ctx;
+use super::{Ctx, edit_distance};
 use crate::diag::Diagnostic;
+use crate::model::Flavor;
+use crate::sched::{self, LabelIssue, PodConstraints, Req};
 
 declare_rule! {
-    /// PLACEHOLDER
+    /// ## What it does
+    /// Flags a Kueue ResourceFlavor whose `nodeLabels` no single NodePool in the repository can put
+    /// on one node. A NodePool provides a label through a template label with that value, or a
+    /// requirement on that key admitting the value (`In [spot, on-demand]` admits `spot`); labels
+    /// Karpenter derives from the instance type count too (`karpenter.k8s.aws/instance-gpu-name: a100`
+    /// is fine for a pool that allows A100 instances or does not constrain the GPU, but not for one
+    /// limited to H100s or to CPU instances). A flavor without `nodeLabels` (homogeneous capacity)
+    /// is fine, and the rule is silent when the repository has no NodePools.
+    ///
+    /// ## Why is this bad?
+    /// Kueue adds the flavor's `nodeLabels` to the nodeSelector of every workload it admits to that
+    /// flavor. If no NodePool can launch a node with all of them, Karpenter never provisions for
+    /// those pods: the workload is admitted, its quota is charged, and its pods stay `Pending` —
+    /// GPU quota is blocked while nothing runs.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// # NodePool `gpu` labels its nodes `role: gpu` and allows only on-demand capacity
+    /// apiVersion: kueue.x-k8s.io/v1beta2
+    /// kind: ResourceFlavor
+    /// metadata:
+    ///   name: gpu-spot
+    /// spec:
+    ///   nodeLabels:
+    ///     node-role: gpu                     # no NodePool sets `node-role`
+    ///     karpenter.sh/capacity-type: spot   # and the pool never launches spot
+    /// ```
+    ///
+    /// ## Fix
+    /// Use labels a NodePool really sets — its `spec.template.metadata.labels`, a value its
+    /// requirements admit, or `karpenter.sh/nodepool: <pool>` — or add the label / value to the
+    /// NodePool the flavor stands for.
     name: "flavor-matches-no-nodepool",
-    category: "placeholder",
-    severity: Warning,
-    summary: "placeholder",
+    category: "kueue",
+    severity: Error,
+    summary: "a ResourceFlavor's nodeLabels match no NodePool",
     check: check,
 }
 
-fn check(_cx: &Ctx, _out: &mut Vec<Diagnostic>) {}
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let ix = cx.ix;
+    if ix.nodepools.is_empty() {
+        return;
+    }
+    for f in &ix.flavors {
+        let Some(fobj) = ix.objects.get(f.obj) else {
+            continue;
+        };
+        let base: Vec<Req> = f
+            .node_labels
+            .iter()
+            .filter_map(|(k, _, v)| {
+                Some(Req {
+                    key: k,
+                    op: "In",
+                    values: vec![v.as_str()?],
+                    loc: fobj.loc(v),
+                })
+            })
+            .collect();
+        if base.is_empty() {
+            continue;
+        }
+        let pod = PodConstraints {
+            base,
+            ..PodConstraints::default()
+        };
+        let mut best: Option<(usize, Vec<LabelIssue>)> = None;
+        let mut fits = false;
+        for (p, pool) in ix.nodepools.iter().enumerate() {
+            let issues = sched::label_issues(&pod, pool);
+            if issues.is_empty() {
+                fits = true;
+                break;
+            }
+            if best.as_ref().is_none_or(|(_, b)| issues.len() < b.len()) {
+                best = Some((p, issues));
+            }
+        }
+        if fits {
+            continue;
+        }
+        let Some((p, issues)) = best else { continue };
+        for issue in &issues {
+            out.push(finding(cx, f, &pod, p, issue));
+        }
+    }
+}
+
+fn finding(cx: &Ctx, f: &Flavor, pod: &PodConstraints, p: usize, issue: &LabelIssue) -> Diagnostic {
+    let ix = cx.ix;
+    let fobj = &ix.objects[f.obj];
+    let pool = &ix.nodepools[p];
+    let several = ix.nodepools.len() > 1;
+    let name = if several {
+        format!("NodePool `{}` (the closest)", pool.name)
+    } else {
+        format!("NodePool `{}`", pool.name)
+    };
+    let reason = issue
+        .reason
+        .replacen("the pool's nodes", &format!("the nodes of {name}"), 1)
+        .replacen("the pool's", &format!("{name}'s"), 1)
+        .replacen("the pool", &name, 1);
+    let value = pod
+        .base
+        .iter()
+        .find(|r| r.loc == issue.pod)
+        .and_then(|r| r.values.first().copied())
+        .unwrap_or("");
+    let shown = format!("`{}={value}`", issue.key);
+    let mut reason = reason;
+    let mut related_loc = issue.pool.unwrap_or_else(|| pool.loc(pool.anchor));
+    let mut related_msg = if issue.pool.is_some() && issue.key != "karpenter.sh/nodepool" {
+        format!("NodePool `{}` constrains `{}` here", pool.name, issue.key)
+    } else {
+        format!("closest NodePool `{}`", pool.name)
+    };
+    let help = if issue.key == "karpenter.sh/nodepool" {
+        let near = ix
+            .nodepools
+            .iter()
+            .map(|np| (edit_distance(value, np.name), np.name))
+            .filter(|(d, n)| *d <= (n.len().max(value.len()) / 3).max(2))
+            .min();
+        match ix.nodepools.iter().find(|np| np.name == value) {
+            Some(np) => {
+                reason = format!("NodePool `{value}` cannot provide the flavor's other labels");
+                related_loc = np.loc(np.anchor);
+                related_msg = format!("NodePool `{value}`");
+            }
+            None => reason = format!("there is no NodePool `{value}`"),
+        }
+        match near {
+            Some((_, n)) if n != value => format!("did you mean `karpenter.sh/nodepool: {n}`?"),
+            _ if ix.nodepools.iter().any(|np| np.name == value) => format!(
+                "make the flavor's other labels match NodePool `{value}`, or point the flavor at a NodePool that has them"
+            ),
+            _ => format!(
+                "name an existing NodePool: {}",
+                ix.nodepools
+                    .iter()
+                    .map(|np| format!("`{}`", np.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    } else if issue.reason.starts_with("none of the instance types")
+        || issue.reason.contains("rule out GPU instances")
+    {
+        related_msg = format!("NodePool `{}` limits its instance types here", pool.name);
+        format!(
+            "allow instance types with {shown} in a NodePool (its requirements), or change the flavor to an instance label a NodePool may launch"
+        )
+    } else {
+        let allowed = sched::allowed_values(pool, &issue.key);
+        match sched::similar_pool_label(pool, &issue.key, Some(value)) {
+            _ if !allowed.is_empty() => format!(
+                "use a `{}` value NodePool `{}` allows ({}), or allow `{value}` in its requirement on that key",
+                issue.key,
+                pool.name,
+                allowed
+                    .iter()
+                    .map(|v| format!("`{v}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Some((k, v)) if !v.is_empty() => format!(
+                "did you mean `{k}: {}`? NodePool `{}` sets that label on its nodes; otherwise add {shown} to its `spec.template.metadata.labels`",
+                sched::yaml_value(&v),
+                pool.name
+            ),
+            Some((k, _)) => format!(
+                "did you mean `{k}`? NodePool `{}` defines that label; otherwise add {shown} to its `spec.template.metadata.labels`",
+                pool.name
+            ),
+            None => format!(
+                "use a label NodePool `{}` sets (e.g. `karpenter.sh/nodepool: {}`), or add {shown} to its `spec.template.metadata.labels` or allow the value in its requirements",
+                pool.name, pool.name
+            ),
+        }
+    };
+    cx.at(
+        issue.pod,
+        format!(
+            "ResourceFlavor `{}` adds {shown} to the nodeSelector of every workload it admits, but no NodePool can launch a node with its labels: {reason}; admitted workloads hold their quota while their pods stay Pending",
+            f.name
+        ),
+    )
+    .object(Some(fobj.obj_ref()))
+    .related(related_loc, related_msg)
+    .help(help)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Settings;
+    use crate::source::SourceFile;
+
+    #[test]
+    fn silent_without_nodepools() {
+        let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: a}\nspec:\n  nodeLabels: {node-role: gpu}\n";
+        let files = vec![SourceFile::from_text("t.yaml".into(), text.into())];
+        let settings = Settings {
+            only: Some(vec![super::RULE.name.to_string()]),
+            ..Settings::default()
+        };
+        assert!(crate::lint(&files, &settings).diagnostics.is_empty());
+    }
+}

@@ -44,16 +44,31 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         continue;
                     }
                     let Some(text) = v.as_str() else {
-                        out.push(cx.on(owner, v, format!("`{res}` in `{field}` of container `{cname}` is not a quantity")).help("use a whole number, e.g. `1`"));
+                        out.push(
+                            cx.on(
+                                owner,
+                                v,
+                                format!(
+                                    "`{res}` in `{field}` of container `{cname}` is not a quantity"
+                                ),
+                            )
+                            .help("use a whole number, e.g. `1`"),
+                        );
                         continue;
                     };
                     if quantity::is_placeholder(text) {
                         continue;
                     }
                     let msg = match quantity::parse(text) {
-                        None => format!("`{res}: {text}` in `{field}` of container `{cname}` is not a valid quantity: the API server rejects the pod"),
-                        Some(m) if m.0 % 1000 != 0 => format!("`{res}: {text}` in `{field}` of container `{cname}` is not a whole number: devices are allocated whole and the API server rejects the pod"),
-                        Some(m) if m.0 < 0 => format!("`{res}: {text}` in `{field}` of container `{cname}` is negative: the API server rejects the pod"),
+                        None => format!(
+                            "`{res}: {text}` in `{field}` of container `{cname}` is not a valid quantity: the API server rejects the pod"
+                        ),
+                        Some(m) if m.0 % 1000 != 0 => format!(
+                            "`{res}: {text}` in `{field}` of container `{cname}` is not a whole number: devices are allocated whole and the API server rejects the pod"
+                        ),
+                        Some(m) if m.0 < 0 => format!(
+                            "`{res}: {text}` in `{field}` of container `{cname}` is negative: the API server rejects the pod"
+                        ),
                         Some(m) if m.0 == 0 => {
                             out.push(
                                 cx.on(owner, v, format!("container `{cname}` asks for zero `{res}`: it gets no device"))

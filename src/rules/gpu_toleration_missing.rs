@@ -1,13 +1,407 @@
 use super::Ctx;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Severity};
+use crate::index::Index;
+use crate::model::{NodePool, PodTemplate, Taint, is_gpu_resource};
+use crate::sched::{self, GpuCapability};
+use crate::yaml::Node;
 
 declare_rule! {
-    /// PLACEHOLDER
+    /// ## What it does
+    /// Flags a GPU pod template that the NodePools able to serve it would reject because it does
+    /// not tolerate their `NoSchedule` / `NoExecute` taints. The pools considered are those whose
+    /// labels and requirements fit the template's nodeSelector and required node affinity and that
+    /// can launch GPU instances. Tolerations Kueue injects from the ResourceFlavor the workload is
+    /// admitted to count; `PreferNoSchedule` taints and `startupTaints` do not. On EKS
+    /// (`cluster: {eks: true}`) a `NoSchedule` taint whose key is an extended resource the pod
+    /// requests is tolerated by the ExtendedResourceToleration admission plugin: that case is a
+    /// warning, because it silently breaks on any other cluster.
+    ///
+    /// ## Why is this bad?
+    /// Karpenter will not launch a node for a pod that does not tolerate the NodePool's taints, and
+    /// the scheduler will not place it on existing GPU nodes: the pods stay `Pending` forever and
+    /// the training run or inference service never starts, while any GPU nodes that do exist sit
+    /// idle and keep costing money.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: karpenter.sh/v1
+    /// kind: NodePool
+    /// metadata: {name: gpu}
+    /// spec:
+    ///   template:
+    ///     spec:
+    ///       taints:
+    ///         - {key: nvidia.com/gpu, value: "true", effect: NoSchedule}
+    /// ---
+    /// apiVersion: batch/v1
+    /// kind: Job
+    /// spec:
+    ///   template:
+    ///     spec:
+    ///       containers:
+    ///         - name: train
+    ///           resources:
+    ///             limits:
+    ///               nvidia.com/gpu: 8   # no toleration for nvidia.com/gpu
+    /// ```
+    ///
+    /// ## Fix
+    /// Add a toleration for the taint to the pod template (or to the `tolerations` of the
+    /// ResourceFlavor the workload's ClusterQueue admits it to):
+    /// ```yaml
+    /// tolerations:
+    ///   - key: nvidia.com/gpu
+    ///     operator: Exists
+    ///     effect: NoSchedule
+    /// ```
     name: "gpu-toleration-missing",
-    category: "placeholder",
-    severity: Warning,
-    summary: "placeholder",
+    category: "scheduling",
+    severity: Error,
+    summary: "a GPU pod template does not tolerate the taints of the NodePools that could serve it",
     check: check,
 }
 
-fn check(_cx: &Ctx, _out: &mut Vec<Diagnostic>) {}
+/// One untolerated taint of one template, gathered over its Kueue variants.
+struct Miss<'a> {
+    pool: usize,
+    taint: Taint<'a>,
+    /// Flavors under which it is missing (`None`: no Kueue flavor).
+    flavors: Vec<Option<usize>>,
+    /// Tolerated only by EKS's ExtendedResourceToleration plugin.
+    eks_only: bool,
+    /// How many GPU pools the template's selectors fit.
+    candidates: usize,
+}
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let ix = cx.ix;
+    if ix.nodepools.is_empty() {
+        return;
+    }
+    let gpu_pools: Vec<usize> = (0..ix.nodepools.len())
+        .filter(|&p| sched::gpu_capability(&ix.nodepools[p]) != GpuCapability::None)
+        .collect();
+    for (ti, t) in ix.templates.iter().enumerate() {
+        if !t.requests_gpu() || sched::targets_other_capacity(t) {
+            continue;
+        }
+        let mut misses: Vec<Miss> = Vec::new();
+        for v in sched::assignable_variants(ix, ti) {
+            let candidates: Vec<(usize, sched::Verdict)> = gpu_pools
+                .iter()
+                .map(|&p| {
+                    (
+                        p,
+                        sched::fit(&v.constraints, &ix.nodepools[p], ix.settings.eks),
+                    )
+                })
+                .filter(|(_, vd)| vd.labels.is_empty())
+                .collect();
+            if candidates.is_empty()
+                || candidates
+                    .iter()
+                    .any(|(_, vd)| vd.untolerated.is_empty() && vd.eks_only.is_empty())
+            {
+                continue;
+            }
+            // The closest pool: fewest untolerated taints, then fewest EKS-only ones.
+            let Some((p, vd)) = candidates
+                .iter()
+                .min_by_key(|(_, vd)| (vd.untolerated.len(), vd.eks_only.len()))
+            else {
+                continue;
+            };
+            let all = vd
+                .untolerated
+                .iter()
+                .map(|t| (t, false))
+                .chain(vd.eks_only.iter().map(|t| (t, true)));
+            for (taint, eks_only) in all {
+                let same = |m: &&mut Miss| {
+                    m.taint.key == taint.key
+                        && m.taint.value == taint.value
+                        && m.taint.effect == taint.effect
+                };
+                match misses.iter_mut().find(same) {
+                    Some(m) => {
+                        if !m.flavors.contains(&v.flavor) {
+                            m.flavors.push(v.flavor);
+                        }
+                        m.eks_only &= eks_only;
+                        m.candidates = m.candidates.max(candidates.len());
+                    }
+                    None => misses.push(Miss {
+                        pool: *p,
+                        taint: *taint,
+                        flavors: vec![v.flavor],
+                        eks_only,
+                        candidates: candidates.len(),
+                    }),
+                }
+            }
+        }
+        for m in misses {
+            out.push(finding(cx, t, &m));
+        }
+    }
+}
+
+fn finding(cx: &Ctx, t: &PodTemplate, m: &Miss) -> Diagnostic {
+    let ix = cx.ix;
+    let owner = ix.owner(t);
+    let pool: &NodePool = &ix.nodepools[m.pool];
+    let taint = m.taint.display();
+    let node = anchor(t);
+    let what = describe(ix, t);
+    let flavors: Vec<&str> = m
+        .flavors
+        .iter()
+        .filter_map(|f| f.and_then(|f| ix.flavors.get(f)).map(|f| f.name))
+        .collect();
+    let via = if flavors.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (once Kueue admits it to ResourceFlavor {})",
+            flavors
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        )
+    };
+    let toleration = toleration_yaml(&m.taint);
+    let flavor_hint = if flavors.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", or add it to the `spec.tolerations` of ResourceFlavor `{}` so Kueue injects it",
+            flavors[0]
+        )
+    };
+    let which = if m.candidates == 1 {
+        "the only GPU NodePool its selectors fit".to_string()
+    } else {
+        format!(
+            "the closest of the {} GPU NodePools its selectors fit (it tolerates none of them)",
+            m.candidates
+        )
+    };
+    let d = if m.eks_only {
+        cx.at(
+            t.loc(node),
+            format!(
+                "{what}{via} does not tolerate taint `{taint}` of NodePool `{}`; it only schedules because EKS's ExtendedResourceToleration admission plugin adds a toleration for the `{}` resource it requests, so on any other cluster (or with the plugin off) its pods stay Pending",
+                pool.name, m.taint.key
+            ),
+        )
+        .with_severity(Severity::Warning)
+    } else {
+        cx.at(
+            t.loc(node),
+            format!(
+                "{what}{via} does not tolerate taint `{taint}` of NodePool `{}`, {which}: Karpenter will not launch a node for it and its pods stay Pending",
+                pool.name
+            ),
+        )
+    };
+    d.object(Some(owner.obj_ref()))
+        .related(
+            pool.loc(m.taint.node),
+            format!("NodePool `{}` taint `{taint}`", pool.name),
+        )
+        .help(format!(
+            "add this toleration to the pod template's `spec.tolerations`{flavor_hint}:\n{toleration}"
+        ))
+}
+
+/// The template's `tolerations` key, else the GPU resource key in the GPU container's limits.
+fn anchor<'a>(t: &PodTemplate<'a>) -> &'a Node {
+    if let Some((k, _)) = t.spec.entry("tolerations") {
+        return k;
+    }
+    for c in t.gpu_containers() {
+        for m in [c.limits, c.requests].into_iter().flatten() {
+            if let Some((_, k, _)) = m.entries().find(|(n, _, _)| is_gpu_resource(n)) {
+                return k;
+            }
+        }
+    }
+    t.spec
+}
+
+/// `Job ml/train` for a single-template workload, else with the template path.
+fn describe(ix: &Index, t: &PodTemplate) -> String {
+    let owner = ix.owner(t);
+    match owner.kind {
+        "Pod" | "Job" | "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "CronJob" => {
+            owner.describe()
+        }
+        _ => format!("{} (`{}`)", owner.describe(), t.path),
+    }
+}
+
+fn toleration_yaml(t: &Taint) -> String {
+    if t.value.is_empty() {
+        format!(
+            "  - key: {}\n    operator: Exists\n    effect: {}",
+            t.key, t.effect
+        )
+    } else {
+        format!(
+            "  - key: {}\n    operator: Equal\n    value: \"{}\"\n    effect: {}",
+            t.key, t.value, t.effect
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Settings;
+    use crate::diag::Severity;
+    use crate::source::SourceFile;
+
+    const FILES: &str = r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
+      requirements:
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [p5]}
+      taints:
+        - {key: nvidia.com/gpu, value: "true", effect: NoSchedule}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          resources:
+            limits: {nvidia.com/gpu: 8}
+"#;
+
+    fn run(text: &str, eks: bool) -> Vec<crate::diag::Diagnostic> {
+        let files = vec![SourceFile::from_text("t.yaml".into(), text.into())];
+        let settings = Settings {
+            eks,
+            only: Some(vec![super::RULE.name.to_string()]),
+            ..Settings::default()
+        };
+        crate::lint(&files, &settings).diagnostics
+    }
+
+    #[test]
+    fn eks_extended_resource_toleration_is_a_warning() {
+        let d = run(FILES, true);
+        assert_eq!(d.len(), 1, "{d:#?}");
+        assert_eq!(d[0].severity, Severity::Warning);
+        assert!(d[0].message.contains("ExtendedResourceToleration"));
+    }
+
+    #[test]
+    fn without_eks_it_is_an_error() {
+        let d = run(FILES, false);
+        assert_eq!(d.len(), 1, "{d:#?}");
+        assert_eq!(d[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn eks_does_not_cover_other_keys_or_no_execute() {
+        let text = FILES.replace(
+            "        - {key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}",
+            "        - {key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}\n        - {key: gpu, effect: NoSchedule}\n        - {key: nvidia.com/gpu, effect: NoExecute}",
+        );
+        let d = run(&text, true);
+        let sev: Vec<_> = d.iter().map(|d| d.severity).collect();
+        assert_eq!(
+            sev.iter().filter(|s| **s == Severity::Error).count(),
+            2,
+            "{d:#?}"
+        );
+        assert_eq!(
+            sev.iter().filter(|s| **s == Severity::Warning).count(),
+            1,
+            "{d:#?}"
+        );
+    }
+
+    #[test]
+    fn malformed_input_does_not_panic() {
+        let text = r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: "${POOL}"}
+spec:
+  template:
+    metadata: {labels: [not, a, map]}
+    spec:
+      requirements: {key: oops}
+      taints: "nvidia.com/gpu:NoSchedule"
+  disruption: []
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: p2}
+spec:
+  template:
+    spec:
+      requirements:
+        - {key: karpenter.k8s.aws/instance-gpu-count, operator: Lt, values: [abc]}
+        - {operator: In}
+        - {key: k, operator: Gt, values: []}
+      taints: [{effect: NoSchedule}, {key: a}]
+  disruption: {consolidationPolicy: {x: 1}, budgets: {nodes: 0}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: f}
+spec: {nodeLabels: [a], tolerations: {key: x}, nodeTaints: [{key: t}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec: {resourceGroups: [{flavors: [{name: f}, {name: {}}]}, 3]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: ml}
+spec: {clusterQueue: [cq]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j, namespace: ml, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec:
+  template:
+    metadata: {annotations: [x]}
+    spec:
+      nodeSelector: [a, b]
+      tolerations: {key: x}
+      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: k, operator: Gt, values: [x]}, {values: [1]}]}, {}]}}}
+      containers:
+        - name: c
+          resources: {limits: {nvidia.com/gpu: "${GPUS}"}, requests: [1]}
+        - resources: {limits: {nvidia.com/gpu: 99999999999999999999}}
+"#;
+        let files = vec![SourceFile::from_text("t.yaml".into(), text.into())];
+        for eks in [false, true] {
+            let settings = Settings {
+                eks,
+                only: Some(vec![
+                    "gpu-toleration-missing".into(),
+                    "nodeselector-matches-no-nodepool".into(),
+                    "flavor-matches-no-nodepool".into(),
+                    "training-consolidation-underutilized".into(),
+                ]),
+                ..Settings::default()
+            };
+            let _ = crate::lint(&files, &settings);
+        }
+    }
+}

@@ -34,10 +34,22 @@ declare_rule! {
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for (fid, f) in cx.ix.files.iter().enumerate() {
         for p in &f.problems {
-            let mut d = cx.at(Loc { file: fid, span: p.span }, p.message.clone());
+            let mut d = cx.at(
+                Loc {
+                    file: fid,
+                    span: p.span,
+                },
+                p.message.clone(),
+            );
             if let Some(first) = p.first {
                 d = d
-                    .related(Loc { file: fid, span: first }, "first defined here")
+                    .related(
+                        Loc {
+                            file: fid,
+                            span: first,
+                        },
+                        "first defined here",
+                    )
                     .help("keep one of the two keys");
             } else if p.message.starts_with("YAML syntax error") {
                 d = d.help("fix the syntax here; nothing after it in this file is linted");

@@ -1,13 +1,174 @@
-use super::Ctx;
+use super::{Ctx, edit_distance};
 use crate::diag::Diagnostic;
+use crate::model::Object;
+use crate::quantity::is_placeholder;
+use crate::yaml::{Node, Span};
 
 declare_rule! {
-    /// PLACEHOLDER
+    /// ## What it does
+    /// Flags a `kueue.x-k8s.io/queue-name` label (on an object's `metadata.labels` or on a pod
+    /// template's labels) that names no LocalQueue in the object's namespace, in the linted files
+    /// or declared external in `.gpuops.yaml`. A missing namespace on either side matches any
+    /// namespace (Kustomize often sets it later). When a LocalQueue of that name exists in another
+    /// namespace, the finding points at it.
+    ///
+    /// ## Why is this bad?
+    /// Kueue suspends every Job that carries the label and creates a Workload for the named
+    /// LocalQueue. When that queue does not exist in the Job's namespace the Workload is
+    /// inadmissible: the Job stays suspended forever, no pod is created, and nothing fails loudly.
+    /// LocalQueues are namespaced, so a queue in `team-a` does not serve a Job in `team-b`.
+    /// A repo that labels Jobs for Kueue but defines no LocalQueue at all is exactly this mistake.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: batch/v1
+    /// kind: Job
+    /// metadata:
+    ///   name: finetune
+    ///   namespace: ml
+    ///   labels:
+    ///     kueue.x-k8s.io/queue-name: team-a   # no LocalQueue team-a in namespace ml
+    /// ```
+    ///
+    /// ## Fix
+    /// Create the LocalQueue in the Job's namespace, or fix the label. If the queue is created
+    /// outside the repo, declare it (`namespace/name`, or a bare name for any namespace):
+    /// ```yaml
+    /// # .gpuops.yaml
+    /// external:
+    ///   LocalQueue: [ml/team-a]
+    /// ```
     name: "localqueue-not-found",
-    category: "placeholder",
-    severity: Warning,
-    summary: "placeholder",
+    category: "references",
+    severity: Error,
+    summary: "a kueue.x-k8s.io/queue-name label names a LocalQueue that does not exist in the namespace",
     check: check,
 }
 
-fn check(_cx: &Ctx, _out: &mut Vec<Diagnostic>) {}
+const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    // Label value nodes already checked (a bare Pod's template metadata is its own metadata).
+    let mut seen: std::collections::HashSet<(usize, Span)> = std::collections::HashSet::new();
+    let mut labels: Vec<(&Object, &Node)> = Vec::new();
+    for o in &cx.ix.objects {
+        if let Some((_, v)) = o.label(QUEUE_LABEL) {
+            labels.push((o, v));
+        }
+    }
+    for t in &cx.ix.templates {
+        if let Some((_, v)) = t.label(QUEUE_LABEL) {
+            labels.push((cx.ix.owner(t), v));
+        }
+    }
+    for (owner, value) in labels {
+        if !seen.insert((owner.file, value.span)) {
+            continue;
+        }
+        let Some(name) = usable(value) else { continue };
+        let ns = owner.namespace;
+        if cx.ix.local_queue(ns, name).is_some() || cx.ix.exists("LocalQueue", ns, name) {
+            continue;
+        }
+        let where_ = ns.map_or(String::new(), |n| format!(" in namespace `{n}`"));
+        let elsewhere: Vec<&Object> = cx
+            .ix
+            .named("LocalQueue", name)
+            .into_iter()
+            .filter(|o| o.group == "kueue.x-k8s.io")
+            .collect();
+        let external = format!(
+            "if the LocalQueue is created outside this repo, declare it in .gpuops.yaml: `external: {{LocalQueue: [{}{name}]}}`",
+            ns.map_or(String::new(), |n| format!("{n}/"))
+        );
+        if let Some(other) = elsewhere.first() {
+            let other_ns = other.namespace.unwrap_or("<none>");
+            let mut d = cx.on(
+                owner,
+                value,
+                format!(
+                    "{} is labelled for LocalQueue `{name}`, which does not exist{where_} (it exists in namespace `{other_ns}`): LocalQueues are namespaced, so Kueue never admits the workload and it never starts",
+                    owner.describe()
+                ),
+            );
+            for o in &elsewhere {
+                d = d.related(
+                    o.loc(o.anchor()),
+                    format!(
+                        "LocalQueue `{name}` in namespace `{}`",
+                        o.namespace.unwrap_or("<none>")
+                    ),
+                );
+            }
+            out.push(d.help(format!(
+                "create a LocalQueue `{name}`{where_} (it may point at the same ClusterQueue), or move the workload to namespace `{other_ns}`; {external}"
+            )));
+            continue;
+        }
+        let mut d = cx.on(
+            owner,
+            value,
+            format!(
+                "{} is labelled for LocalQueue `{name}`, which does not exist{where_}: Kueue never admits the workload (a Job stays suspended), so it never starts",
+                owner.describe()
+            ),
+        );
+        let best = cx
+            .ix
+            .local_queues
+            .iter()
+            .filter(|q| ns.is_none() || q.namespace.is_none() || q.namespace == ns)
+            .map(|q| (edit_distance(name, q.name), q))
+            .filter(|(dist, _)| close_enough(name, *dist))
+            .min_by_key(|(dist, q)| (*dist, q.name));
+        let help = match best {
+            Some((_, q)) => {
+                let o = &cx.ix.objects[q.obj];
+                d = d.related(o.loc(o.anchor()), "the closest LocalQueue");
+                format!("did you mean `{}`? Otherwise, {external}", q.name)
+            }
+            None if cx.ix.local_queues.is_empty() => format!(
+                "the repo defines no LocalQueue at all: add one{where_} that points at a ClusterQueue; {external}"
+            ),
+            None => {
+                let declared: Vec<String> = cx
+                    .ix
+                    .settings
+                    .external
+                    .iter()
+                    .filter(|e| e.kind == "LocalQueue" && e.name == name)
+                    .filter_map(|e| e.namespace.as_ref().map(|n| format!("`{n}`")))
+                    .collect();
+                if declared.is_empty() {
+                    format!("fix the label or create the LocalQueue{where_}; {external}")
+                } else {
+                    format!(
+                        "`{name}` is declared external only in namespace {}: fix the label, create the LocalQueue{where_}, or {}",
+                        declared.join(", "),
+                        external.replacen(
+                            "if the LocalQueue is created outside this repo, ",
+                            "",
+                            1
+                        )
+                    )
+                }
+            }
+        };
+        out.push(d.help(help));
+    }
+}
+
+/// A reference value worth checking: a non-empty scalar that is not null or a placeholder.
+fn usable(n: &Node) -> Option<&str> {
+    if n.is_null() {
+        return None;
+    }
+    n.as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && !is_placeholder(s))
+}
+
+/// Whether an edit distance makes a likely typo of `name`.
+fn close_enough(name: &str, dist: usize) -> bool {
+    dist > 0 && dist <= 3 && dist * 3 <= name.chars().count().max(3)
+}

@@ -43,7 +43,7 @@ impl<'a> Ctx<'_, 'a> {
         Diagnostic::new(self.rule.name, self.rule.severity, loc, message)
     }
     /// A finding about an object, at one of its nodes.
-    pub fn on(&self, obj: &Object<'a>, node: &Node, message: impl Into<String>) -> Diagnostic {
+    pub fn on(&self, obj: &Object<'_>, node: &Node, message: impl Into<String>) -> Diagnostic {
         self.at(obj.loc(node), message).object(Some(obj.obj_ref()))
     }
 }
@@ -69,7 +69,6 @@ macro_rules! declare_rule {
         };
     };
 }
-
 
 mod ami_alias_unpinned;
 mod checkpoint_volume_missing;

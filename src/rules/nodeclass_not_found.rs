@@ -1,13 +1,169 @@
-use super::Ctx;
+use super::{Ctx, edit_distance};
 use crate::diag::Diagnostic;
+use crate::model::Object;
+use crate::quantity::is_placeholder;
+use crate::yaml::Node;
 
 declare_rule! {
-    /// PLACEHOLDER
+    /// ## What it does
+    /// Flags a Karpenter NodePool whose `spec.template.spec.nodeClassRef.name` (v1 and v1beta1),
+    /// or a v1alpha5 Provisioner whose `spec.providerRef.name`, names a node class that is neither
+    /// in the linted files nor declared external in `.gpuops.yaml`. The kind comes from the ref's
+    /// `kind` when written; otherwise it is `EC2NodeClass` for a `nodeClassRef` and
+    /// `AWSNodeTemplate` for a `providerRef`.
+    ///
+    /// ## Why is this bad?
+    /// Karpenter cannot launch a node without its node class: the NodePool never becomes Ready and
+    /// is skipped for scheduling, so every pod that only this pool can host (typically the GPU
+    /// training jobs) stays Pending with nothing in the pod's own events to say why. A typo in the
+    /// name is enough.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: karpenter.sh/v1
+    /// kind: NodePool
+    /// metadata:
+    ///   name: gpu
+    /// spec:
+    ///   template:
+    ///     spec:
+    ///       nodeClassRef:
+    ///         group: karpenter.k8s.aws
+    ///         kind: EC2NodeClass
+    ///         name: gpu-clas   # the EC2NodeClass is called `gpu-class`
+    /// ```
+    ///
+    /// ## Fix
+    /// Point the ref at an existing node class. If the class is created outside the repo
+    /// (Terraform, another GitOps repo), declare it so the linter knows:
+    /// ```yaml
+    /// # .gpuops.yaml
+    /// external:
+    ///   EC2NodeClass: [gpu-class]
+    /// ```
     name: "nodeclass-not-found",
-    category: "placeholder",
-    severity: Warning,
-    summary: "placeholder",
+    category: "references",
+    severity: Error,
+    summary: "a NodePool or Provisioner references a node class that does not exist",
     check: check,
 }
 
-fn check(_cx: &Ctx, _out: &mut Vec<Diagnostic>) {}
+/// Node class kinds of the AWS provider, new and old.
+const CLASS_KINDS: [&str; 2] = ["EC2NodeClass", "AWSNodeTemplate"];
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    for pool in &cx.ix.nodepools {
+        let Some(r) = pool.node_class_ref else {
+            continue;
+        };
+        let Some(name_node) = r.get("name") else {
+            continue;
+        };
+        let Some(name) = usable(name_node) else {
+            continue;
+        };
+        let field = if pool.legacy_provisioner {
+            "providerRef"
+        } else {
+            "nodeClassRef"
+        };
+        let kind = r
+            .get("kind")
+            .and_then(usable)
+            .unwrap_or(if pool.legacy_provisioner {
+                "AWSNodeTemplate"
+            } else {
+                "EC2NodeClass"
+            });
+        if cx.ix.exists(kind, None, name) {
+            continue;
+        }
+        let owner = &cx.ix.objects[pool.obj];
+        let mut d = cx.on(
+            owner,
+            name_node,
+            format!(
+                "{} `{}` references {kind} `{name}` in `{field}`, but no {kind} of that name exists: Karpenter cannot launch nodes for this pool, so pods that need it stay Pending",
+                owner.kind, pool.name
+            ),
+        );
+        // The same name under the other AWS class kind: the ref's kind is the mistake.
+        let other = CLASS_KINDS
+            .iter()
+            .filter(|k| CLASS_KINDS.contains(&kind) && **k != kind)
+            .find_map(|k| cx.ix.named(k, name).into_iter().next().map(|o| (*k, o)));
+        let help = if let Some((other_kind, o)) = other {
+            d = d.related(
+                o.loc(o.anchor()),
+                format!(
+                    "this is {} {other_kind}, not {} {kind}",
+                    an(other_kind),
+                    an(kind)
+                ),
+            );
+            let usual = if pool.legacy_provisioner {
+                "v1alpha5 Provisioners use AWSNodeTemplate"
+            } else {
+                "NodePools use EC2NodeClass"
+            };
+            format!(
+                "{} {other_kind} `{name}` exists but the ref asks for {} {kind}: make the kinds agree ({usual})",
+                capitalized(an(other_kind)),
+                an(kind)
+            )
+        } else {
+            let candidates = cx
+                .ix
+                .objects
+                .iter()
+                .filter(|o| o.kind == kind)
+                .filter_map(|o| o.name.map(|n| (n, o)));
+            match closest(name, candidates) {
+                Some((n, o)) => {
+                    d = d.related(o.loc(o.anchor()), format!("the closest {kind}"));
+                    format!(
+                        "did you mean `{n}`? If `{name}` is created outside this repo (Terraform, another repo), declare it in .gpuops.yaml: `external: {{{kind}: [{name}]}}`"
+                    )
+                }
+                None => format!(
+                    "fix the name, add the {kind} to the repo, or, if it is created outside this repo (Terraform, another repo), declare it in .gpuops.yaml: `external: {{{kind}: [{name}]}}`"
+                ),
+            }
+        };
+        out.push(d.help(help));
+    }
+}
+
+/// A reference value worth checking: a non-empty scalar that is not null or a placeholder.
+fn usable(n: &Node) -> Option<&str> {
+    if n.is_null() {
+        return None;
+    }
+    n.as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && !is_placeholder(s))
+}
+
+/// The candidate closest to `name`, when it is close enough to be a likely typo.
+fn closest<'o, 'a>(
+    name: &str,
+    candidates: impl Iterator<Item = (&'a str, &'o Object<'a>)>,
+) -> Option<(&'a str, &'o Object<'a>)> {
+    candidates
+        .map(|(n, o)| (edit_distance(name, n), n, o))
+        .filter(|(d, _, _)| *d > 0 && *d <= 3 && *d * 3 <= name.chars().count().max(3))
+        .min_by_key(|(d, n, _)| (*d, *n))
+        .map(|(_, n, o)| (n, o))
+}
+
+fn an(word: &str) -> &'static str {
+    if word.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+fn capitalized(article: &str) -> &'static str {
+    if article == "an" { "An" } else { "A" }
+}

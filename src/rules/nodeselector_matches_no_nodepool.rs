@@ -1,13 +1,398 @@
-use super::Ctx;
-use crate::diag::Diagnostic;
+use super::{Ctx, edit_distance};
+use crate::diag::{Diagnostic, Loc};
+use crate::index::Index;
+use crate::model::PodTemplate;
+use crate::sched::{self, FlavorReject, GpuCapability, LabelIssue, PodConstraints, Req};
+use crate::yaml::Node;
 
 declare_rule! {
-    /// PLACEHOLDER
+    /// ## What it does
+    /// Flags a GPU pod template whose `nodeSelector` / required node affinity no NodePool in the
+    /// repository can satisfy: it selects a label no GPU-capable NodePool puts on its nodes
+    /// (`node-role: gpu` where the pools label `role: gpu`), a value the pools do not allow, a
+    /// `karpenter.sh/nodepool` that does not exist, an instance label (GPU name, family) none of the
+    /// pool's instance types has, or more GPUs per pod than the largest instance the pool may launch.
+    /// It also flags a template that fits a NodePool on its own but not after Kueue adds the
+    /// `nodeLabels` of every ResourceFlavor its ClusterQueue may admit it to (or whose own selectors
+    /// rule out every such flavor). NodePools that cannot launch GPU instances are ignored; the rule
+    /// is silent when the repository has no GPU-capable NodePool.
+    ///
+    /// ## Why is this bad?
+    /// Karpenter only launches a node for a pod whose constraints intersect a NodePool's labels and
+    /// requirements; a custom label no pool defines is rejected with "label … does not have known
+    /// values". The pods stay `Pending` forever, the training job never starts, and nothing fails
+    /// loudly — the only trace is a scheduling event.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// # NodePool `gpu`: spec.template.metadata.labels: {role: gpu}
+    /// apiVersion: batch/v1
+    /// kind: Job
+    /// spec:
+    ///   template:
+    ///     spec:
+    ///       nodeSelector:
+    ///         node-role: gpu      # no NodePool sets `node-role`
+    ///       containers:
+    ///         - name: train
+    ///           resources:
+    ///             limits: {nvidia.com/gpu: 8}
+    /// ```
+    ///
+    /// ## Fix
+    /// Select a label the NodePool really sets (`role: gpu`, or `karpenter.sh/nodepool: gpu`), or
+    /// add the label to the NodePool's `spec.template.metadata.labels`; for GPU counts, allow a
+    /// large enough instance type or spread the GPUs over more pods.
     name: "nodeselector-matches-no-nodepool",
-    category: "placeholder",
-    severity: Warning,
-    summary: "placeholder",
+    category: "scheduling",
+    severity: Error,
+    summary: "a GPU pod template's nodeSelector or node affinity matches no NodePool",
     check: check,
 }
 
-fn check(_cx: &Ctx, _out: &mut Vec<Diagnostic>) {}
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let ix = cx.ix;
+    let gpu_pools: Vec<usize> = (0..ix.nodepools.len())
+        .filter(|&p| sched::gpu_capability(&ix.nodepools[p]) != GpuCapability::None)
+        .collect();
+    if gpu_pools.is_empty() {
+        return;
+    }
+    for (ti, t) in ix.templates.iter().enumerate() {
+        let owner = ix.owner(t);
+        // DaemonSet pods are not provisioned for: they land on nodes that already exist.
+        if !t.requests_gpu() || sched::targets_other_capacity(t) || owner.kind == "DaemonSet" {
+            continue;
+        }
+        let own = PodConstraints::from_template(t);
+        if let Some((p, issues)) = closest(ix, &gpu_pools, &own) {
+            for issue in &issues {
+                out.push(template_finding(cx, t, &own, p, issue));
+            }
+            continue;
+        }
+        kueue_check(cx, ti, t, &gpu_pools, out);
+    }
+}
+
+/// The GPU pool with the fewest label issues; `None` when some pool fits.
+fn closest(ix: &Index, pools: &[usize], pod: &PodConstraints) -> Option<(usize, Vec<LabelIssue>)> {
+    let mut best: Option<(usize, Vec<LabelIssue>)> = None;
+    for &p in pools {
+        let issues = sched::label_issues(pod, &ix.nodepools[p]);
+        if issues.is_empty() {
+            return None;
+        }
+        let better = best.as_ref().is_none_or(|(bp, b)| {
+            issues.len() < b.len()
+                || (issues.len() == b.len()
+                    && sched::gpu_capability(&ix.nodepools[p]) == GpuCapability::Explicit
+                    && sched::gpu_capability(&ix.nodepools[*bp]) != GpuCapability::Explicit)
+        });
+        if better {
+            best = Some((p, issues));
+        }
+    }
+    best
+}
+
+/// `Job ml/train` for a single-template workload, else with the template path.
+fn describe(ix: &Index, t: &PodTemplate) -> String {
+    let owner = ix.owner(t);
+    match owner.kind {
+        "Pod" | "Job" | "Deployment" | "StatefulSet" | "ReplicaSet" | "CronJob" => owner.describe(),
+        _ => format!("{} (`{}`)", owner.describe(), t.path),
+    }
+}
+
+/// A sched reason about "the pool", said about the named pool.
+fn about(reason: &str, pool: &str, closest: bool) -> String {
+    let name = if closest {
+        format!("NodePool `{pool}` (the closest)")
+    } else {
+        format!("NodePool `{pool}`")
+    };
+    reason
+        .replacen("the pool's nodes", &format!("the nodes of {name}"), 1)
+        .replacen("the pool's", &format!("{name}'s"), 1)
+        .replacen("the pool", &name, 1)
+}
+
+/// The pod requirement an issue is about (by where it is written).
+fn req_at<'c, 'a>(pod: &'c PodConstraints<'a>, loc: Loc) -> Option<&'c Req<'a>> {
+    pod.base
+        .iter()
+        .chain(pod.terms.iter().flatten())
+        .find(|r| r.loc == loc)
+}
+
+/// The `nvidia.com/gpu` count node of the first GPU container (limit, else request).
+fn gpu_count_node<'a>(t: &PodTemplate<'a>) -> Option<&'a Node> {
+    t.containers.iter().find_map(|c| {
+        c.limits
+            .and_then(|l| l.get("nvidia.com/gpu"))
+            .or_else(|| c.requests.and_then(|r| r.get("nvidia.com/gpu")))
+    })
+}
+
+fn template_finding(
+    cx: &Ctx,
+    t: &PodTemplate,
+    pod: &PodConstraints,
+    p: usize,
+    issue: &LabelIssue,
+) -> Diagnostic {
+    let ix = cx.ix;
+    let owner = ix.owner(t);
+    let pool = &ix.nodepools[p];
+    let what = describe(ix, t);
+    let several = ix
+        .nodepools
+        .iter()
+        .filter(|np| sched::gpu_capability(np) != GpuCapability::None)
+        .count()
+        > 1;
+    let mut related_loc = issue.pool.unwrap_or_else(|| pool.loc(pool.anchor));
+    if issue.key == "nvidia.com/gpu" {
+        let loc = gpu_count_node(t).map_or(issue.pod, |n| t.loc(n));
+        return cx
+            .at(
+                loc,
+                format!(
+                    "{what} fits no GPU NodePool: {}; Karpenter launches no node for it and its pods stay Pending",
+                    about(&issue.reason, pool.name, several)
+                ),
+            )
+            .object(Some(owner.obj_ref()))
+            .related(related_loc, format!("NodePool `{}` limits its instance types here", pool.name))
+            .help(format!(
+                "spread the GPUs over more pods (more replicas or workers), or allow an instance type with enough GPUs in NodePool `{}`",
+                pool.name
+            ));
+    }
+    let req = req_at(pod, issue.pod);
+    let shown = req.map_or_else(
+        || format!("`{}`", issue.key),
+        |r| format!("`{}`", r.describe()),
+    );
+    let value = req
+        .filter(|r| r.op == "In")
+        .and_then(|r| r.values.first().copied());
+    let mut reason = about(&issue.reason, pool.name, several);
+    let mut help = None;
+    let mut related_msg = if issue.pool.is_some() && issue.key != "karpenter.sh/nodepool" {
+        format!("NodePool `{}` constrains `{}` here", pool.name, issue.key)
+    } else if several {
+        format!("closest NodePool `{}`", pool.name)
+    } else {
+        format!("NodePool `{}`", pool.name)
+    };
+    if issue.key == "karpenter.sh/nodepool"
+        && let Some(v) = value
+    {
+        match ix.nodepools.iter().find(|np| np.name == v) {
+            Some(np) => {
+                reason = format!("NodePool `{v}` cannot launch GPU instances");
+                let excluding = np.requirements.iter().find(|r| {
+                    r.key.starts_with("karpenter.k8s.aws/instance-")
+                        || r.key == "node.kubernetes.io/instance-type"
+                });
+                related_loc = excluding.map_or_else(|| np.loc(np.anchor), |r| np.loc(r.node));
+                related_msg = format!("NodePool `{v}` rules out GPU instances");
+            }
+            None => reason = format!("there is no NodePool `{v}`"),
+        }
+        let gpu_names: Vec<&str> = ix
+            .nodepools
+            .iter()
+            .filter(|np| sched::gpu_capability(np) != GpuCapability::None)
+            .map(|np| np.name)
+            .collect();
+        let near = gpu_names
+            .iter()
+            .map(|n| (edit_distance(v, n), *n))
+            .filter(|(d, n)| *d <= (n.len().max(v.len()) / 3).max(2))
+            .min();
+        let exists = ix.nodepools.iter().any(|np| np.name == v);
+        help = Some(match near {
+            Some((_, n)) if !exists => format!("did you mean `karpenter.sh/nodepool: {n}`?"),
+            _ => format!(
+                "select a GPU NodePool: {}",
+                gpu_names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+    if issue.reason.starts_with("none of the instance types") {
+        related_msg = format!("NodePool `{}` limits its instance types here", pool.name);
+        let mut offered: Vec<String> = sched::bounded_instances(pool)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|i| i.label(&issue.key))
+            .collect();
+        offered.sort();
+        offered.dedup();
+        if !offered.is_empty() {
+            help = Some(format!(
+                "NodePool `{}` only launches instances whose `{}` is {}; select one of those, or allow instances with {shown} in a GPU NodePool",
+                pool.name,
+                issue.key,
+                offered
+                    .iter()
+                    .map(|v| format!("`{v}`"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ));
+        }
+    }
+    if help.is_none() {
+        let allowed = sched::allowed_values(pool, &issue.key);
+        help = Some(match sched::similar_pool_label(pool, &issue.key, value) {
+            _ if !allowed.is_empty() && value.is_some() => format!(
+                "select a `{}` value NodePool `{}` allows ({}), or allow that value in the pool",
+                issue.key,
+                pool.name,
+                allowed
+                    .iter()
+                    .map(|v| format!("`{v}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Some((k, v)) if !v.is_empty() => format!(
+                "did you mean `{k}: {}`? NodePool `{}` sets that label on its nodes; otherwise add the label to its `spec.template.metadata.labels`",
+                sched::yaml_value(&v),
+                pool.name
+            ),
+            Some((k, _)) => format!(
+                "did you mean `{k}`? NodePool `{}` defines that label; otherwise add `{}` to its `spec.template.metadata.labels`",
+                pool.name, issue.key
+            ),
+            None => format!(
+                "select a label NodePool `{}` sets (its `spec.template.metadata.labels`, its requirements, or `karpenter.sh/nodepool: {}`), or add the label to the pool",
+                pool.name, pool.name
+            ),
+        });
+    }
+    let mut d = cx
+        .at(
+            issue.pod,
+            format!(
+                "{what} requires {shown}, which no GPU NodePool can satisfy: {reason}; Karpenter launches no node for it and its pods stay Pending"
+            ),
+        )
+        .object(Some(owner.obj_ref()))
+        .related(related_loc, related_msg);
+    if let Some(h) = help {
+        d = d.help(h);
+    }
+    d
+}
+
+/// The template fits a pool on its own: does it still after Kueue injects its flavor's labels?
+fn kueue_check(
+    cx: &Ctx,
+    ti: usize,
+    t: &PodTemplate,
+    gpu_pools: &[usize],
+    out: &mut Vec<Diagnostic>,
+) {
+    let ix = cx.ix;
+    if !ix.variants[ti].iter().any(|v| v.flavor.is_some()) {
+        return;
+    }
+    let Some(q) = ix.queues[ti] else { return };
+    let owner = ix.owner(t);
+    let what = describe(ix, t);
+    let at = q
+        .label
+        .map_or_else(|| owner.loc(owner.anchor()), |n| owner.loc(n));
+    let cq_name = q
+        .cluster_queue
+        .and_then(|c| ix.cluster_queues.get(c))
+        .map_or("?", |c| c.name);
+    let assignable = sched::assignable_variants(ix, ti);
+    if assignable.is_empty() {
+        // Kueue rules out every flavor; report it when the template's own selectors are the reason.
+        let conflict = ix.variants[ti]
+            .iter()
+            .filter_map(|v| v.flavor)
+            .find_map(|fi| match sched::flavor_reject(ix, ti, fi) {
+                Some(FlavorReject::Labels { key, pod, flavor }) => Some((fi, key, pod, flavor)),
+                _ => None,
+            });
+        let Some((fi, key, pod, flavor)) = conflict else {
+            return;
+        };
+        let f = &ix.flavors[fi];
+        let fobj = &ix.objects[f.obj];
+        out.push(
+            cx.at(
+                at,
+                format!(
+                    "{what} selects nodes no ResourceFlavor of ClusterQueue `{cq_name}` offers (e.g. flavor `{}` disagrees on `{key}`): Kueue never admits it, so it waits in the queue forever",
+                    f.name
+                ),
+            )
+            .object(Some(owner.obj_ref()))
+            .related(flavor.unwrap_or_else(|| fobj.loc(fobj.anchor())), format!("ResourceFlavor `{}` nodeLabels", f.name))
+            .related(pod, "the template's selector")
+            .help(format!(
+                "make the template's nodeSelector/affinity agree with a flavor's nodeLabels (or drop the `{key}` selector and let Kueue inject it), or add a matching ResourceFlavor to ClusterQueue `{cq_name}`"
+            )),
+        );
+        return;
+    }
+    let mut worst: Option<(usize, usize, Vec<LabelIssue>)> = None;
+    for v in &assignable {
+        let Some(fi) = v.flavor else { return };
+        match closest(ix, gpu_pools, &v.constraints) {
+            None => return,
+            Some((p, issues)) => {
+                if worst
+                    .as_ref()
+                    .is_none_or(|(_, _, w)| issues.len() < w.len())
+                {
+                    worst = Some((fi, p, issues));
+                }
+            }
+        }
+    }
+    let Some((fi, p, issues)) = worst else { return };
+    let f = &ix.flavors[fi];
+    let fobj = &ix.objects[f.obj];
+    let pool = &ix.nodepools[p];
+    let Some(issue) = issues.first() else { return };
+    let flavor_names = assignable
+        .iter()
+        .filter_map(|v| v.flavor)
+        .map(|fi| format!("`{}`", ix.flavors[fi].name))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let injected = issue.pod.file == fobj.file
+        && f.node_labels
+            .iter()
+            .any(|(_, _, v)| fobj.loc(v) == issue.pod);
+    let flavor_loc = if injected {
+        issue.pod
+    } else {
+        fobj.loc(fobj.anchor())
+    };
+    out.push(
+        cx.at(
+            at,
+            format!(
+                "{what} fits a GPU NodePool on its own, but not with the node labels Kueue injects from the ResourceFlavors ClusterQueue `{cq_name}` may admit it to ({flavor_names}): with flavor `{}`, {}; its pods stay Pending after admission",
+                f.name, about(&issue.reason, pool.name, gpu_pools.len() > 1)
+            ),
+        )
+        .object(Some(owner.obj_ref()))
+        .related(flavor_loc, format!("ResourceFlavor `{}` injects this label", f.name))
+        .help(format!(
+            "make ResourceFlavor `{}`'s nodeLabels match labels NodePool `{}` sets (e.g. `karpenter.sh/nodepool: {}`), or send the workload to a queue whose flavors do",
+            f.name, pool.name, pool.name
+        )),
+    );
+}

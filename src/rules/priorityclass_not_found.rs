@@ -1,13 +1,169 @@
-use super::Ctx;
+use super::{Ctx, edit_distance};
 use crate::diag::Diagnostic;
+use crate::model::Object;
+use crate::quantity::is_placeholder;
+use crate::yaml::Node;
 
 declare_rule! {
-    /// PLACEHOLDER
+    /// ## What it does
+    /// Flags a pod template's `priorityClassName` that names no PriorityClass
+    /// (`scheduling.k8s.io`), and a `kueue.x-k8s.io/priority-class` label on an object that names
+    /// no WorkloadPriorityClass (`kueue.x-k8s.io`), when the class is neither in the linted files
+    /// nor declared external in `.gpuops.yaml`. The built-in `system-node-critical` and
+    /// `system-cluster-critical` classes (and any reserved `system-` name) are never flagged.
+    ///
+    /// ## Why is this bad?
+    /// The Priority admission plugin rejects every pod that names a PriorityClass that does not
+    /// exist, so the Job or Deployment never gets a single pod; the error shows only in the
+    /// controller's events. Kueue resolves both kinds of class when it creates a Workload: with a
+    /// missing class it cannot create one, and the Job stays suspended and never starts.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: batch/v1
+    /// kind: Job
+    /// metadata:
+    ///   name: finetune
+    ///   labels:
+    ///     kueue.x-k8s.io/priority-class: prod-hihg   # WorkloadPriorityClass `prod-high`
+    /// spec:
+    ///   template:
+    ///     spec:
+    ///       priorityClassName: gpu-training           # no such PriorityClass
+    /// ```
+    ///
+    /// ## Fix
+    /// Name an existing class, or add it. If it is created outside the repo (a platform chart,
+    /// Terraform), declare it:
+    /// ```yaml
+    /// # .gpuops.yaml
+    /// external:
+    ///   PriorityClass: [gpu-training]
+    ///   WorkloadPriorityClass: [prod-high]
+    /// ```
     name: "priorityclass-not-found",
-    category: "placeholder",
-    severity: Warning,
-    summary: "placeholder",
+    category: "references",
+    severity: Error,
+    summary: "a priorityClassName or kueue.x-k8s.io/priority-class names a class that does not exist",
     check: check,
 }
 
-fn check(_cx: &Ctx, _out: &mut Vec<Diagnostic>) {}
+const WPC_LABEL: &str = "kueue.x-k8s.io/priority-class";
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    for t in &cx.ix.templates {
+        let Some(node) = t.priority_class() else {
+            continue;
+        };
+        let Some(name) = usable(node) else { continue };
+        // Built-in classes (`system-node-critical`, `system-cluster-critical`); the prefix is
+        // reserved, so any other `system-` name is the API server's business, not a lookup.
+        if name.starts_with("system-") {
+            continue;
+        }
+        if cx.ix.exists("PriorityClass", None, name) {
+            continue;
+        }
+        let owner = cx.ix.owner(t);
+        let d = cx.on(
+            owner,
+            node,
+            format!(
+                "`{}` of {} uses priorityClassName `{name}`, but no PriorityClass of that name exists: the API server rejects every pod that names a missing class, so the workload never gets a pod",
+                t.path,
+                owner.describe()
+            ),
+        );
+        out.push(suggest(cx, d, "PriorityClass", "scheduling.k8s.io", name));
+    }
+    for o in &cx.ix.objects {
+        let Some((_, node)) = o.label(WPC_LABEL) else {
+            continue;
+        };
+        let Some(name) = usable(node) else { continue };
+        if cx.ix.exists("WorkloadPriorityClass", None, name) {
+            continue;
+        }
+        let d = cx.on(
+            o,
+            node,
+            format!(
+                "{} is labelled with WorkloadPriorityClass `{name}`, which does not exist: Kueue cannot create its Workload, so the workload stays suspended and never starts",
+                o.describe()
+            ),
+        );
+        out.push(suggest(
+            cx,
+            d,
+            "WorkloadPriorityClass",
+            "kueue.x-k8s.io",
+            name,
+        ));
+    }
+}
+
+/// Adds the closest existing class (as help and a related place), or how to declare it.
+fn suggest(cx: &Ctx, mut d: Diagnostic, kind: &str, group: &str, name: &str) -> Diagnostic {
+    let external = format!(
+        "if it is created outside this repo, declare it in .gpuops.yaml: `external: {{{kind}: [{name}]}}`"
+    );
+    // The name exists as the other kind of class: the two are separate objects.
+    let (other_kind, other_group, hint) = if kind == "PriorityClass" {
+        (
+            "WorkloadPriorityClass",
+            "kueue.x-k8s.io",
+            "`priorityClassName` needs a PriorityClass (a WorkloadPriorityClass is named by the `kueue.x-k8s.io/priority-class` label)",
+        )
+    } else {
+        (
+            "PriorityClass",
+            "scheduling.k8s.io",
+            "the `kueue.x-k8s.io/priority-class` label needs a WorkloadPriorityClass (a PriorityClass is named by the pod template's `priorityClassName`)",
+        )
+    };
+    if let Some(o) = cx
+        .ix
+        .named(other_kind, name)
+        .into_iter()
+        .find(|o| o.group == other_group)
+    {
+        d = d.related(
+            o.loc(o.anchor()),
+            format!("this is a {other_kind}, not a {kind}"),
+        );
+        return d.help(format!(
+            "`{name}` is a {other_kind}, not a {kind}: {hint}; create a {kind} `{name}` or move the name to the matching field"
+        ));
+    }
+    let best: Option<(usize, &str, &Object)> = cx
+        .ix
+        .objects
+        .iter()
+        .filter(|o| o.is(group, kind))
+        .filter_map(|o| o.name.map(|n| (edit_distance(name, n), n, o)))
+        .filter(|(dist, _, _)| close_enough(name, *dist))
+        .min_by_key(|(dist, n, _)| (*dist, *n));
+    let help = match best {
+        Some((_, n, o)) => {
+            d = d.related(o.loc(o.anchor()), format!("the closest {kind}"));
+            format!("did you mean `{n}`? Otherwise, {external}")
+        }
+        None => format!("name an existing {kind} or add one named `{name}`; {external}"),
+    };
+    d.help(help)
+}
+
+/// A reference value worth checking: a non-empty scalar that is not null or a placeholder.
+fn usable(n: &Node) -> Option<&str> {
+    if n.is_null() {
+        return None;
+    }
+    n.as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && !is_placeholder(s))
+}
+
+/// Whether an edit distance makes a likely typo of `name`.
+fn close_enough(name: &str, dist: usize) -> bool {
+    dist > 0 && dist <= 3 && dist * 3 <= name.chars().count().max(3)
+}

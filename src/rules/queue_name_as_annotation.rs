@@ -1,13 +1,221 @@
 use super::Ctx;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Severity};
+use crate::model::Object;
+use crate::yaml::Node;
 
 declare_rule! {
-    /// PLACEHOLDER
+    /// ## What it does
+    /// Flags `kueue.x-k8s.io/queue-name` written as an annotation, on any object's metadata or
+    /// on a pod or Job template inside it. It also flags the label when it sits only on a pod
+    /// template (or a JobSet's Job template) of a batch Job, JobSet, Kubeflow training job,
+    /// RayJob or RayCluster whose own metadata lacks it. Bare Pods (whose metadata is the pod's)
+    /// and Deployments, StatefulSets and LeaderWorkerSets (whose pod-group integrations read the
+    /// template) are left alone.
+    ///
+    /// ## Why is this bad?
+    /// Kueue finds a workload's LocalQueue only through the label on the workload object itself;
+    /// the annotation form was removed in v0.15. With the queue name in the wrong place the Job is
+    /// not suspended and queued: it starts at once, outside the ClusterQueue's quota and fair
+    /// sharing, and competes with admitted workloads for the same GPUs (or, where Kueue manages
+    /// jobs without a queue name, it waits forever).
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: batch/v1
+    /// kind: Job
+    /// metadata:
+    ///   name: finetune
+    ///   annotations:
+    ///     kueue.x-k8s.io/queue-name: team-a   # ignored by Kueue
+    /// ```
+    ///
+    /// ## Fix
+    /// Make it a label on the Job's (or JobSet's, PyTorchJob's…) own metadata, not on the pod
+    /// template:
+    /// ```yaml
+    /// metadata:
+    ///   name: finetune
+    ///   labels:
+    ///     kueue.x-k8s.io/queue-name: team-a
+    /// ```
     name: "queue-name-as-annotation",
-    category: "placeholder",
-    severity: Warning,
-    summary: "placeholder",
+    category: "kueue",
+    severity: Error,
+    summary: "`kueue.x-k8s.io/queue-name` as an annotation, or as a label only on the pod template",
     check: check,
 }
 
-fn check(_cx: &Ctx, _out: &mut Vec<Diagnostic>) {}
+const KEY: &str = "kueue.x-k8s.io/queue-name";
+
+/// Owners whose queue label Kueue reads from the object itself, never from its templates.
+fn is_job_like(obj: &Object) -> bool {
+    match (obj.group, obj.kind) {
+        ("batch", "Job") | ("jobset.x-k8s.io", "JobSet") | ("ray.io", "RayJob" | "RayCluster") => {
+            true
+        }
+        ("kubeflow.org", k) => k.ends_with("Job"),
+        _ => false,
+    }
+}
+
+/// Where the label belongs for this object.
+fn label_home(obj: &Object) -> String {
+    match (obj.group, obj.kind) {
+        ("batch", "CronJob") => "`spec.jobTemplate.metadata.labels` of the CronJob".to_string(),
+        (_, kind) => format!("`metadata.labels` of the {kind}"),
+    }
+}
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    for (oi, obj) in cx.ix.objects.iter().enumerate() {
+        let own_meta = obj.metadata();
+        let has_label = obj.label(KEY).is_some()
+            || (obj.is("batch", "CronJob")
+                && obj
+                    .spec()
+                    .and_then(|s| s.at(&["jobTemplate", "metadata", "labels"]))
+                    .and_then(|l| l.entry(KEY))
+                    .is_some());
+        // Every metadata block of the object: its own, Job templates, pod templates.
+        let mut metas: Vec<(String, &Node)> = Vec::new();
+        if let Some(m) = own_meta {
+            metas.push((format!("the {}'s metadata", obj.kind), m));
+        }
+        for (path, m) in job_template_metadata(obj) {
+            metas.push((format!("the Job template `{path}`"), m));
+        }
+        let templates: Vec<_> = cx.ix.templates_of(oi).iter().collect();
+        for t in &templates {
+            if let Some(m) = t.metadata
+                && !own_meta.is_some_and(|o| std::ptr::eq(o, m))
+            {
+                metas.push((format!("the pod template `{}`", t.path), m));
+            }
+        }
+        let home = label_home(obj);
+        for (place, meta) in &metas {
+            let Some((key, value)) = meta.get("annotations").and_then(|a| a.entry(KEY)) else {
+                continue;
+            };
+            let queue = value.as_str().unwrap_or_default();
+            let shown = if queue.is_empty() {
+                KEY.to_string()
+            } else {
+                format!("{KEY}: {queue}")
+            };
+            let d = if has_label {
+                cx.on(
+                    obj,
+                    key,
+                    format!(
+                        "`{KEY}` is also given as an annotation on {place}: Kueue ignores the annotation (removed in v0.15) and uses the label"
+                    ),
+                )
+                .help("remove the annotation; the label already selects the queue")
+                .with_severity(Severity::Warning)
+            } else {
+                cx.on(
+                    obj,
+                    key,
+                    format!(
+                        "`{shown}` is an annotation on {place}: Kueue reads only the label (the annotation was removed in v0.15), {}",
+                        consequence(cx, obj, queue)
+                    ),
+                )
+                .help(if templates.is_empty() || obj.is("", "Pod") {
+                    format!("make it a label: move it to {home}")
+                } else {
+                    format!("make it a label: move it to {home} (not the pod template)")
+                })
+            };
+            out.push(d);
+        }
+        if !is_job_like(obj) || has_label {
+            continue;
+        }
+        // The label only on a template: Kueue reads the Job-like object's own labels.
+        let mut inner: Vec<(String, &Node)> = job_template_metadata(obj)
+            .into_iter()
+            .map(|(p, m)| (format!("Job template `{p}`"), m))
+            .collect();
+        for t in &templates {
+            if let Some(m) = t.metadata
+                && !own_meta.is_some_and(|o| std::ptr::eq(o, m))
+            {
+                inner.push((format!("pod template `{}`", t.path), m));
+            }
+        }
+        for (place, meta) in inner {
+            let Some((key, value)) = meta.get("labels").and_then(|l| l.entry(KEY)) else {
+                continue;
+            };
+            let queue = value.as_str().unwrap_or_default();
+            let shown = if queue.is_empty() {
+                KEY.to_string()
+            } else {
+                format!("{KEY}: {queue}")
+            };
+            out.push(
+                cx.on(
+                    obj,
+                    key,
+                    format!(
+                        "`{shown}` is set only on the {place}: Kueue reads the queue from the {}'s own labels, {}",
+                        obj.kind,
+                        consequence(cx, obj, queue)
+                    ),
+                )
+                .help(format!("move the label to {home} (it may stay on the template too)")),
+            );
+        }
+    }
+}
+
+/// What happens to a workload whose queue name Kueue does not see.
+fn consequence(cx: &Ctx, obj: &Object, queue: &str) -> String {
+    let defaulted = obj.namespace.is_some()
+        && queue != "default"
+        && cx.ix.local_queue(obj.namespace, "default").is_some();
+    if defaulted {
+        format!(
+            "so Kueue puts the {} in the namespace's `default` LocalQueue instead of `{queue}`",
+            obj.kind
+        )
+    } else {
+        format!(
+            "so the {} is never queued and runs outside the ClusterQueue's quota",
+            obj.kind
+        )
+    }
+}
+
+/// Metadata of Job templates nested in the object (JobSet replicated jobs, CronJob).
+fn job_template_metadata<'a>(obj: &Object<'a>) -> Vec<(String, &'a Node)> {
+    let mut out = Vec::new();
+    let Some(spec) = obj.spec() else { return out };
+    match (obj.group, obj.kind) {
+        ("jobset.x-k8s.io", "JobSet") => {
+            for (i, rj) in spec
+                .get("replicatedJobs")
+                .into_iter()
+                .flat_map(|n| n.items())
+                .enumerate()
+            {
+                if let Some(m) = rj.at(&["template", "metadata"]) {
+                    let name = rj
+                        .get("name")
+                        .and_then(|n| n.as_str())
+                        .map_or(i.to_string(), str::to_string);
+                    out.push((format!("spec.replicatedJobs[{name}].template"), m));
+                }
+            }
+        }
+        ("batch", "CronJob") => {
+            if let Some(m) = spec.at(&["jobTemplate", "metadata"]) {
+                out.push(("spec.jobTemplate".to_string(), m));
+            }
+        }
+        _ => {}
+    }
+    out
+}

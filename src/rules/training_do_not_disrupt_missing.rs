@@ -1,13 +1,310 @@
 use super::Ctx;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Severity};
+use crate::index::Class;
+use crate::model::{Object, PodTemplate, is_gpu_resource};
+use crate::quantity;
+use crate::yaml::{Node, Yaml11};
 
 declare_rule! {
-    /// PLACEHOLDER
+    /// ## What it does
+    /// Flags a GPU training pod template (Job, PyTorchJob and other Kubeflow jobs, JobSet, RayJob…)
+    /// whose pods do not carry `karpenter.sh/do-not-disrupt: "true"`, in a cluster that runs
+    /// Karpenter. It also flags the annotation when it sits on the workload's own metadata (where
+    /// it never reaches the pods), when its value is an unquoted `true` (a boolean, which the API
+    /// server rejects), when it is a duration such as `"30m"` (protection that runs out), and when
+    /// it is any other value (`"false"`, `"yes"`), which protects nothing. A workload with several
+    /// pod templates (PyTorchJob Master and Worker, JobSet replicated jobs, Ray worker groups) gets
+    /// one finding per template.
+    ///
+    /// ## Why is this bad?
+    /// Karpenter consolidates nodes it considers underutilized or empty and drains them gracefully.
+    /// A training pod is one rank of a gang: evicting it kills the whole step, and everything since
+    /// the last checkpoint is lost, often hours of GPU time. Karpenter only holds back from a node
+    /// whose pods carry `karpenter.sh/do-not-disrupt: "true"`; it reads the annotation from the
+    /// pods, so on the Job or PyTorchJob object itself it does nothing. A duration value only
+    /// protects the pod for that long after it starts.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: kubeflow.org/v1
+    /// kind: PyTorchJob
+    /// metadata:
+    ///   name: llama-ft
+    ///   annotations:
+    ///     karpenter.sh/do-not-disrupt: "true"   # on the PyTorchJob: never reaches the pods
+    /// spec:
+    ///   pytorchReplicaSpecs:
+    ///     Worker:
+    ///       template:
+    ///         spec:
+    ///           containers:
+    ///             - name: pytorch
+    ///               resources:
+    ///                 limits:
+    ///                   nvidia.com/gpu: 8
+    /// ```
+    ///
+    /// ## Fix
+    /// Put the annotation, with the quoted string `"true"`, on every pod template:
+    /// ```yaml
+    ///       template:
+    ///         metadata:
+    ///           annotations:
+    ///             karpenter.sh/do-not-disrupt: "true"
+    /// ```
+    /// It does not stop expiration (`expireAfter`), spot interruption or node repair, so long runs
+    /// still need checkpoints on durable storage.
     name: "training-do-not-disrupt-missing",
-    category: "placeholder",
+    category: "disruption",
     severity: Warning,
-    summary: "placeholder",
+    summary: "a training pod template without `karpenter.sh/do-not-disrupt: \"true\"` where Karpenter runs",
     check: check,
 }
 
-fn check(_cx: &Ctx, _out: &mut Vec<Diagnostic>) {}
+const KEY: &str = "karpenter.sh/do-not-disrupt";
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    if !cx.ix.uses_karpenter() {
+        return;
+    }
+    for (ti, t) in cx.ix.templates.iter().enumerate() {
+        if cx.ix.classes.get(ti) != Some(&Class::Training) {
+            continue;
+        }
+        let owner = cx.ix.owner(t);
+        let help = format!(
+            "add `{KEY}: \"true\"` under `{}.metadata.annotations`",
+            t.path
+        );
+        match t.annotation(KEY) {
+            Some((_, value)) => check_value(cx, owner, t, value, out),
+            None => match misplaced(owner, t) {
+                Some((where_, key)) => out.push(
+                    cx.on(
+                        owner,
+                        key,
+                        format!(
+                            "`{KEY}` is on the {where_}, which never reaches the pods of `{}`: Karpenter reads it from pods only, so it may consolidate their nodes and kill the training run",
+                            t.path
+                        ),
+                    )
+                    .help(format!("move it: {help}")),
+                ),
+                None => {
+                    let Some(at) = template_anchor(owner, t) else { continue };
+                    out.push(
+                        cx.on(
+                            owner,
+                            at,
+                            format!(
+                                "training pods of `{}` lack `{KEY}: \"true\"`: Karpenter may consolidate or drain their GPU nodes mid-run, killing the job and losing the work since the last checkpoint",
+                                t.path
+                            ),
+                        )
+                        .help(help),
+                    );
+                }
+            },
+        }
+    }
+}
+
+/// Judges the annotation's value on the pod template.
+fn check_value(cx: &Ctx, owner: &Object, t: &PodTemplate, value: &Node, out: &mut Vec<Diagnostic>) {
+    let Some(text) = value.as_str() else {
+        out.push(
+            cx.on(
+                owner,
+                value,
+                format!("`{KEY}` in `{}` is not a string: annotation values must be strings, so the API server rejects the {}", t.path, owner.kind),
+            )
+            .help(format!("use the quoted string: `{KEY}: \"true\"`"))
+            .with_severity(Severity::Error),
+        );
+        return;
+    };
+    if quantity::is_placeholder(text) || text.contains("$(") {
+        return;
+    }
+    if let Some(kind @ (Yaml11::Bool | Yaml11::Int | Yaml11::Float)) = value.yaml11() {
+        out.push(
+            cx.on(
+                owner,
+                value,
+                format!(
+                    "`{KEY}: {text}` in `{}` is an unquoted {}: annotation values are strings, so the API server rejects the {}",
+                    t.path,
+                    if kind == Yaml11::Bool { "boolean" } else { "number" },
+                    owner.kind
+                ),
+            )
+            .help(format!("quote it: `{KEY}: \"true\"`"))
+            .with_severity(Severity::Error),
+        );
+        return;
+    }
+    if text == "true" {
+        return;
+    }
+    if is_go_duration(text) {
+        out.push(
+            cx.on(
+                owner,
+                value,
+                format!(
+                    "`{KEY}: \"{text}\"` in `{}` protects the pods only for {text} after they start: after that Karpenter may consolidate their nodes while training still runs",
+                    t.path
+                ),
+            )
+            .help(format!(
+                "use `{KEY}: \"true\"` to protect the pods for their whole run"
+            )),
+        );
+        return;
+    }
+    let shown = if text.is_empty() {
+        "an empty value".to_string()
+    } else {
+        format!("`\"{text}\"`")
+    };
+    out.push(
+        cx.on(
+            owner,
+            value,
+            format!(
+                "`{KEY}` in `{}` is {shown}: Karpenter honours only `\"true\"` or a duration, so the training pods are not protected from consolidation",
+                t.path
+            ),
+        )
+        .help("set the value to the quoted string `\"true\"`"),
+    );
+}
+
+/// Go `time.ParseDuration` syntax (what Karpenter accepts besides `"true"`): `30m`, `1h30m`, `1.5h`.
+fn is_go_duration(s: &str) -> bool {
+    let mut rest = s;
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let num_len = rest
+            .bytes()
+            .take_while(|b| b.is_ascii_digit() || *b == b'.')
+            .count();
+        if num_len == 0 || !rest[..num_len].bytes().any(|b| b.is_ascii_digit()) {
+            return false;
+        }
+        rest = &rest[num_len..];
+        let unit = ["ns", "us", "µs", "ms", "s", "m", "h"]
+            .iter()
+            .filter(|u| rest.starts_with(**u))
+            .max_by_key(|u| u.len());
+        match unit {
+            Some(u) => rest = &rest[u.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The annotation on metadata that does not reach the template's pods: the owner's own metadata,
+/// a JobSet replicated job's Job template, or a CronJob's job template.
+fn misplaced<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<(String, &'a Node)> {
+    let own = owner.metadata();
+    let same = |m: Option<&Node>| match (m, t.metadata) {
+        (Some(a), Some(b)) => std::ptr::eq(a, b),
+        _ => false,
+    };
+    if !same(own)
+        && let Some((k, _)) = owner.annotation(KEY)
+    {
+        return Some((format!("{}'s own metadata", owner.kind), k));
+    }
+    for (path, meta) in job_template_metadata(owner, t) {
+        if let Some((k, _)) = meta.get("annotations").and_then(|a| a.entry(KEY)) {
+            return Some((format!("Job template `{path}`"), k));
+        }
+    }
+    None
+}
+
+/// Metadata of the Job template between the owner and this pod template (JobSet, CronJob).
+fn job_template_metadata<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Vec<(String, &'a Node)> {
+    let mut out = Vec::new();
+    let Some(spec) = owner.spec() else { return out };
+    match (owner.group, owner.kind) {
+        ("jobset.x-k8s.io", "JobSet") => {
+            for (i, rj) in spec
+                .get("replicatedJobs")
+                .into_iter()
+                .flat_map(|n| n.items())
+                .enumerate()
+            {
+                let pod_spec = rj.at(&["template", "spec", "template", "spec"]);
+                if pod_spec.is_some_and(|s| std::ptr::eq(s, t.spec))
+                    && let Some(m) = rj.at(&["template", "metadata"])
+                {
+                    let name = rj
+                        .get("name")
+                        .and_then(|n| n.as_str())
+                        .map_or(i.to_string(), str::to_string);
+                    out.push((format!("spec.replicatedJobs[{name}].template"), m));
+                }
+            }
+        }
+        ("batch", "CronJob") => {
+            if let Some(m) = spec.at(&["jobTemplate", "metadata"]) {
+                out.push(("spec.jobTemplate".to_string(), m));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Where to point when the annotation is missing: the template's `metadata` key, else the GPU
+/// resource key of its first GPU container.
+fn template_anchor<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<&'a Node> {
+    if let Some(m) = t.metadata
+        && let Some(k) = key_of(owner.root, m)
+    {
+        return Some(k);
+    }
+    t.gpu_containers()
+        .filter(|c| !c.init)
+        .chain(t.gpu_containers())
+        .flat_map(|c| c.accelerators())
+        .find(|(name, _)| is_gpu_resource(name))
+        .map(|(_, k)| k)
+        .or(Some(owner.anchor()))
+}
+
+/// The key node whose value is `target` (searched by identity under `root`).
+fn key_of<'a>(root: &'a Node, target: &Node) -> Option<&'a Node> {
+    if let Some(map) = root.as_map() {
+        for (k, v) in map {
+            if std::ptr::eq(v, target) {
+                return Some(k);
+            }
+            if let Some(found) = key_of(v, target) {
+                return Some(found);
+            }
+        }
+    }
+    root.items().find_map(|item| key_of(item, target))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_go_duration;
+
+    #[test]
+    fn durations() {
+        for ok in ["30m", "1h30m", "1.5h", "90s", "10ms"] {
+            assert!(is_go_duration(ok), "{ok}");
+        }
+        for bad in ["", "true", "yes", "30", "m", "1d", "h1", ".h"] {
+            assert!(!is_go_duration(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,425 @@
+//! From a validated [`Platform`] to the objects to render: kind, place, template and the data the
+//! template sees. All derived facts (names, quotas, requirements) are computed here, so templates
+//! stay plain YAML with holes.
+
+use super::platform::{AmiFamily, ClassSpec, Platform, tier_name, tier_value};
+use super::profile::Tier;
+use serde_json::{Value, json};
+
+/// Label the pools set on their nodes and the flavors and jobs select.
+pub const CLASS_LABEL: &str = "gpuops.dev/class";
+pub const TEAM_LABEL: &str = "gpuops.dev/team";
+pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+
+/// A kind of object render produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ObjKind {
+    PriorityClass,
+    WorkloadPriorityClass,
+    EC2NodeClass,
+    NodePool,
+    ResourceFlavor,
+    ClusterQueue,
+    Namespace,
+    ResourceQuota,
+    LimitRange,
+    LocalQueue,
+    Service,
+    Job,
+}
+
+impl ObjKind {
+    pub const ALL: [ObjKind; 12] = [
+        ObjKind::PriorityClass,
+        ObjKind::WorkloadPriorityClass,
+        ObjKind::EC2NodeClass,
+        ObjKind::NodePool,
+        ObjKind::ResourceFlavor,
+        ObjKind::ClusterQueue,
+        ObjKind::Namespace,
+        ObjKind::ResourceQuota,
+        ObjKind::LimitRange,
+        ObjKind::LocalQueue,
+        ObjKind::Service,
+        ObjKind::Job,
+    ];
+    pub fn kind(self) -> &'static str {
+        match self {
+            ObjKind::PriorityClass => "PriorityClass",
+            ObjKind::WorkloadPriorityClass => "WorkloadPriorityClass",
+            ObjKind::EC2NodeClass => "EC2NodeClass",
+            ObjKind::NodePool => "NodePool",
+            ObjKind::ResourceFlavor => "ResourceFlavor",
+            ObjKind::ClusterQueue => "ClusterQueue",
+            ObjKind::Namespace => "Namespace",
+            ObjKind::ResourceQuota => "ResourceQuota",
+            ObjKind::LimitRange => "LimitRange",
+            ObjKind::LocalQueue => "LocalQueue",
+            ObjKind::Service => "Service",
+            ObjKind::Job => "Job",
+        }
+    }
+    pub fn api_version(self) -> &'static str {
+        match self {
+            ObjKind::PriorityClass => "scheduling.k8s.io/v1",
+            ObjKind::WorkloadPriorityClass
+            | ObjKind::ResourceFlavor
+            | ObjKind::ClusterQueue
+            | ObjKind::LocalQueue => "kueue.x-k8s.io/v1beta2",
+            ObjKind::EC2NodeClass => "karpenter.k8s.aws/v1",
+            ObjKind::NodePool => "karpenter.sh/v1",
+            ObjKind::Namespace
+            | ObjKind::ResourceQuota
+            | ObjKind::LimitRange
+            | ObjKind::Service => "v1",
+            ObjKind::Job => "batch/v1",
+        }
+    }
+    /// Directory in the output: the kind's plural, lower case.
+    pub fn plural(self) -> &'static str {
+        match self {
+            ObjKind::PriorityClass => "priorityclasses",
+            ObjKind::WorkloadPriorityClass => "workloadpriorityclasses",
+            ObjKind::EC2NodeClass => "ec2nodeclasses",
+            ObjKind::NodePool => "nodepools",
+            ObjKind::ResourceFlavor => "resourceflavors",
+            ObjKind::ClusterQueue => "clusterqueues",
+            ObjKind::Namespace => "namespaces",
+            ObjKind::ResourceQuota => "resourcequotas",
+            ObjKind::LimitRange => "limitranges",
+            ObjKind::LocalQueue => "localqueues",
+            ObjKind::Service => "services",
+            ObjKind::Job => "jobs",
+        }
+    }
+    /// The template file that renders this kind.
+    pub fn template(self) -> &'static str {
+        match self {
+            ObjKind::PriorityClass => "priorityclass.yaml.j2",
+            ObjKind::WorkloadPriorityClass => "workloadpriorityclass.yaml.j2",
+            ObjKind::EC2NodeClass => "ec2nodeclass.yaml.j2",
+            ObjKind::NodePool => "nodepool.yaml.j2",
+            ObjKind::ResourceFlavor => "resourceflavor.yaml.j2",
+            ObjKind::ClusterQueue => "clusterqueue.yaml.j2",
+            ObjKind::Namespace => "namespace.yaml.j2",
+            ObjKind::ResourceQuota => "resourcequota.yaml.j2",
+            ObjKind::LimitRange => "limitrange.yaml.j2",
+            ObjKind::LocalQueue => "localqueue.yaml.j2",
+            ObjKind::Service => "service.yaml.j2",
+            ObjKind::Job => "job.yaml.j2",
+        }
+    }
+}
+
+/// One object to render.
+#[derive(Clone, Debug)]
+pub struct Object {
+    pub kind: ObjKind,
+    pub namespace: Option<String>,
+    pub name: String,
+    /// What the template sees.
+    pub ctx: Value,
+}
+
+impl Object {
+    /// `deploy/<kind-plural>/<name>.yaml`, or `<kind-plural>/<namespace>.<name>.yaml` for
+    /// namespaced objects (names are DNS labels, so the dot cannot be ambiguous).
+    pub fn path(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{}/{ns}.{}.yaml", self.kind.plural(), self.name),
+            None => format!("{}/{}.yaml", self.kind.plural(), self.name),
+        }
+    }
+}
+
+fn common_labels() -> Value {
+    json!({ "app.kubernetes.io/managed-by": "gpuops" })
+}
+
+fn with_labels(extra: &[(&str, &str)]) -> Value {
+    let mut l = common_labels();
+    if let Some(m) = l.as_object_mut() {
+        for (k, v) in extra {
+            m.insert((*k).to_string(), json!(v));
+        }
+    }
+    l
+}
+
+/// NoSchedule taint on every GPU pool, and the toleration that matches it.
+fn gpu_taint() -> Value {
+    json!({ "key": GPU_RESOURCE, "effect": "NoSchedule" })
+}
+fn gpu_toleration() -> Value {
+    json!({ "key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule" })
+}
+
+fn pool_name(class: &str, capacity: &str) -> String {
+    format!("{class}-{capacity}")
+}
+
+pub fn cluster_queue_name(team: &str, class: &str) -> String {
+    format!("{team}-{class}")
+}
+
+/// Everything the platform renders to, in a stable order.
+pub fn objects(p: &Platform) -> Vec<Object> {
+    let mut out = Vec::new();
+    let cluster = &p.cluster;
+    for t in Tier::ALL {
+        let base = json!({
+            "name": tier_name(t),
+            "tier": t.as_str(),
+            "value": tier_value(t),
+            "description": tier_description(t),
+            "preemption_policy": if t == Tier::BestEffort { "Never" } else { "PreemptLowerPriority" },
+            "labels": common_labels(),
+        });
+        for kind in [ObjKind::PriorityClass, ObjKind::WorkloadPriorityClass] {
+            out.push(Object {
+                kind,
+                namespace: None,
+                name: tier_name(t),
+                ctx: json!({ "priority": base }),
+            });
+        }
+    }
+    for c in &p.classes {
+        let labels = with_labels(&[(CLASS_LABEL, &c.name)]);
+        let mut devices = vec![json!({
+            "device": "/dev/xvda", "size": c.root_volume, "root": true,
+        })];
+        devices.push(json!({ "device": "/dev/xvdb", "size": c.data_volume, "root": false }));
+        out.push(Object {
+            kind: ObjKind::EC2NodeClass,
+            namespace: None,
+            name: c.name.clone(),
+            ctx: json!({
+                "labels": labels,
+                "nodeclass": {
+                    "name": c.name,
+                    "class": c.name,
+                    "ami_alias": cluster.ami_alias,
+                    "ami_family": match cluster.ami_family { AmiFamily::Al2023 => "al2023", AmiFamily::Bottlerocket => "bottlerocket" },
+                    "role": cluster.node_role,
+                    "discovery_tag": cluster.discovery_tag,
+                    "cluster": cluster.name,
+                    "block_devices": devices,
+                    "tags": { CLASS_LABEL: c.name, "gpuops.dev/cluster": cluster.name },
+                },
+            }),
+        });
+        for (capacity, weight) in c.tiers() {
+            let name = pool_name(&c.name, capacity);
+            out.push(Object {
+                kind: ObjKind::NodePool,
+                namespace: None,
+                name: name.clone(),
+                ctx: json!({
+                    "labels": labels,
+                    "pool": pool_ctx(c, &name, capacity, weight, &cluster.zones),
+                }),
+            });
+        }
+        out.push(Object {
+            kind: ObjKind::ResourceFlavor,
+            namespace: None,
+            name: c.name.clone(),
+            ctx: json!({
+                "labels": labels,
+                "flavor": {
+                    "name": c.name,
+                    "node_labels": { CLASS_LABEL: c.name },
+                    "node_taints": [gpu_taint()],
+                    "tolerations": [gpu_toleration()],
+                },
+            }),
+        });
+    }
+    for t in &p.teams {
+        let team_labels = with_labels(&[(TEAM_LABEL, &t.name)]);
+        let classes: Vec<&ClassSpec> = t
+            .quotas
+            .iter()
+            .filter_map(|(cn, _)| p.classes.iter().find(|c| &c.name == cn))
+            .collect();
+        for (cn, q) in &t.quotas {
+            let Some(c) = p.classes.iter().find(|c| &c.name == cn) else {
+                continue;
+            };
+            let cq = cluster_queue_name(&t.name, cn);
+            let labels = with_labels(&[(TEAM_LABEL, &t.name), (CLASS_LABEL, cn)]);
+            out.push(Object {
+                kind: ObjKind::ClusterQueue,
+                namespace: None,
+                name: cq.clone(),
+                ctx: json!({
+                    "labels": labels,
+                    "queue": {
+                        "name": cq,
+                        "cohort": cn,
+                        "namespace": t.namespace,
+                        "flavor": cn,
+                        "gpus": q,
+                        "cpu": u64::from(*q) * u64::from(c.cpu_per_gpu()),
+                        "memory": format!("{}Gi", u64::from(*q) * c.memory_gib_per_gpu()),
+                        "within_cluster_queue": "LowerPriority",
+                        "reclaim_within_cohort": "Any",
+                    },
+                }),
+            });
+            out.push(Object {
+                kind: ObjKind::LocalQueue,
+                namespace: Some(t.namespace.clone()),
+                name: cn.clone(),
+                ctx: json!({
+                    "labels": labels,
+                    "queue": { "name": cn, "namespace": t.namespace, "cluster_queue": cq },
+                }),
+            });
+        }
+        if t.create_namespace {
+            out.push(Object {
+                kind: ObjKind::Namespace,
+                namespace: None,
+                name: t.namespace.clone(),
+                ctx: json!({ "labels": team_labels, "namespace": { "name": t.namespace, "team": t.name } }),
+            });
+        }
+        // Kueue admits at most the class ceiling per class (own quota plus borrowing), so the
+        // backstop quota for pods that bypass Kueue is the sum of those ceilings.
+        let gpu_cap: u64 = classes.iter().map(|c| u64::from(c.max_gpus)).sum();
+        let per_container = classes
+            .iter()
+            .map(|c| c.max_gpus_per_node())
+            .max()
+            .unwrap_or(0);
+        out.push(Object {
+            kind: ObjKind::ResourceQuota,
+            namespace: Some(t.namespace.clone()),
+            name: "gpuops-gpu".into(),
+            ctx: json!({
+                "labels": team_labels,
+                "quota": { "name": "gpuops-gpu", "namespace": t.namespace, "gpus": gpu_cap },
+            }),
+        });
+        out.push(Object {
+            kind: ObjKind::LimitRange,
+            namespace: Some(t.namespace.clone()),
+            name: "gpuops-gpu".into(),
+            ctx: json!({
+                "labels": team_labels,
+                "limits": { "name": "gpuops-gpu", "namespace": t.namespace, "max_gpus": per_container },
+            }),
+        });
+    }
+    for j in &p.jobs {
+        let Some(c) = p.classes.iter().find(|c| c.name == j.class) else {
+            continue;
+        };
+        let labels = with_labels(&[(TEAM_LABEL, &j.team), (CLASS_LABEL, &j.class)]);
+        let multi = j.workers > 1;
+        let mut env: Vec<Value> = Vec::new();
+        if multi {
+            let generated = [
+                ("MASTER_ADDR", format!("{}-0.{}", j.name, j.name)),
+                ("MASTER_PORT", "29500".to_string()),
+                ("NNODES", j.workers.to_string()),
+                ("NPROC_PER_NODE", j.gpus_per_worker.to_string()),
+            ];
+            for (k, v) in generated {
+                if !j.env.iter().any(|(ek, _)| ek == k) {
+                    env.push(json!({ "name": k, "value": v }));
+                }
+            }
+        }
+        for (k, v) in &j.env {
+            env.push(json!({ "name": k, "value": v }));
+        }
+        out.push(Object {
+            kind: ObjKind::Job,
+            namespace: Some(j.namespace.clone()),
+            name: j.name.clone(),
+            ctx: json!({
+                "labels": labels,
+                "job": {
+                    "name": j.name,
+                    "namespace": j.namespace,
+                    "team": j.team,
+                    "class": j.class,
+                    "queue": j.class,
+                    "workload_priority_class": tier_name(c.tier),
+                    "priority_class": tier_name(c.tier),
+                    "image": j.image,
+                    "command": j.command,
+                    "args": j.args,
+                    "env": env,
+                    "gpus": j.gpus_per_worker,
+                    "workers": j.workers,
+                    "indexed": multi,
+                    "node_rank_env": multi && !j.env.iter().any(|(k, _)| k == "NODE_RANK"),
+                    "service": if multi { Value::from(j.name.clone()) } else { Value::Null },
+                    "checkpoint_claim": j.checkpoint_claim,
+                    "checkpoint_path": j.checkpoint_path,
+                    "termination_grace_period_seconds": j.termination_grace_period_seconds,
+                    "backoff_limit": j.backoff_limit,
+                    "node_selector": { CLASS_LABEL: j.class },
+                    "tolerations": [gpu_toleration()],
+                },
+            }),
+        });
+        if multi {
+            out.push(Object {
+                kind: ObjKind::Service,
+                namespace: Some(j.namespace.clone()),
+                name: j.name.clone(),
+                ctx: json!({
+                    "labels": labels,
+                    "service": { "name": j.name, "namespace": j.namespace, "job": j.name, "port": 29500 },
+                }),
+            });
+        }
+    }
+    out.sort_by_key(Object::path);
+    out
+}
+
+fn tier_description(t: Tier) -> &'static str {
+    match t {
+        Tier::Production => "Production inference: preempts every other GPU tier.",
+        Tier::Training => "Training jobs: preempt development and best-effort work.",
+        Tier::Development => "Notebooks and interactive development.",
+        Tier::BestEffort => "Best-effort batch work: runs on spare GPUs and never preempts.",
+    }
+}
+
+fn pool_ctx(
+    c: &ClassSpec,
+    name: &str,
+    capacity: &str,
+    weight: Option<u32>,
+    zones: &[String],
+) -> Value {
+    let requirements = vec![
+        json!({ "key": c.selector.key(), "operator": "In", "values": c.selector.values() }),
+        json!({ "key": "karpenter.sh/capacity-type", "operator": "In", "values": [capacity] }),
+        json!({ "key": "topology.kubernetes.io/zone", "operator": "In", "values": zones }),
+    ];
+    json!({
+        "name": name,
+        "class": c.name,
+        "class_type": c.class_type.as_str(),
+        "capacity_type": capacity,
+        "weight": weight,
+        "node_class": c.name,
+        "node_labels": { CLASS_LABEL: c.name },
+        "taints": [gpu_taint()],
+        "requirements": requirements,
+        "expire_after": c.expire_after,
+        "termination_grace_period": c.termination_grace_period,
+        "gpu_limit": c.max_gpus,
+        "consolidation_policy": c.consolidation_policy(),
+        "consolidate_after": c.consolidate_after,
+        "budget_nodes": c.disruption_budget,
+    })
+}

@@ -1,0 +1,1449 @@
+//! `gpuops render`, `init` and `schema`: snapshots of the example profiles, the self-check (no
+//! finding in rendered output), upstream CRD schemas, `--check`, located profile errors, template
+//! overrides, no-clobber writes and stale-file removal. Tests that run the binary use temp dirs.
+
+use assert_cmd::Command;
+use gpuops::render::{self, RenderedFile};
+use gpuops::yaml::{self, Budget, Node, Value as YValue, Yaml11};
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn gpuops(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("gpuops").expect("the gpuops binary is built");
+    c.current_dir(dir).env("NO_COLOR", "1");
+    c
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(dir: &Path, args: &[&str]) -> Run {
+    let out = gpuops(dir).args(args).output().expect("gpuops runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `examples/profiles/*.yaml`, relative to the crate root, sorted.
+fn examples() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(root().join("examples/profiles"))
+        .expect("examples/profiles exists")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yaml"))
+        .map(|n| format!("examples/profiles/{n}"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 2, "expected the example profiles, found {v:?}");
+    v
+}
+
+/// Every profile that must render cleanly: the examples and `gpuops init`'s output.
+fn clean_profiles() -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = examples()
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(root().join(&p)).expect("readable example");
+            (p, text)
+        })
+        .collect();
+    v.push(("platform.yaml".into(), render::INIT_PROFILE.to_string()));
+    v
+}
+
+fn render_text(path: &str, text: &str) -> Vec<RenderedFile> {
+    let platform = match render::parse_profile(path, text) {
+        Ok(p) => p,
+        Err(e) => panic!("{path} does not validate:\n{}", e.report(false)),
+    };
+    render::Renderer::new(None)
+        .expect("embedded templates compile")
+        .render(&platform, path)
+        .expect("renders")
+}
+
+fn write_profile(dir: &Path, text: &str) {
+    std::fs::write(dir.join("platform.yaml"), text).expect("write profile");
+}
+
+fn example_text() -> String {
+    std::fs::read_to_string(root().join("examples/profiles/platform.yaml")).expect("example")
+}
+
+/// Every file under `dir`, relative, with contents.
+fn tree(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(dir)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((rel, std::fs::read_to_string(&p).unwrap_or_default()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output of the example profiles
+
+#[test]
+fn example_profiles_render_to_the_snapshotted_stream() {
+    for p in examples() {
+        let r = run(&root(), &["render", &p]);
+        assert_eq!(r.code, 0, "{p}: {}", r.stderr);
+        let stem = Path::new(&p)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("profile")
+            .to_string();
+        insta::assert_snapshot!(format!("stream-{stem}"), r.stdout);
+    }
+}
+
+#[test]
+fn rendered_output_lints_clean_with_every_rule() {
+    for (path, text) in clean_profiles() {
+        let files = render_text(&path, &text);
+        let (sources, findings) = render::self_check(&files, "deploy/");
+        assert!(
+            findings.is_empty(),
+            "{path}: render produced lint findings:\n{}",
+            gpuops::report::human(
+                &findings,
+                &sources,
+                gpuops::report::HumanOptions {
+                    color: false,
+                    width: 100
+                }
+            )
+        );
+    }
+}
+
+#[test]
+fn rendering_is_deterministic() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("platform.yaml"), example_text()).expect("write");
+    let a = run(tmp.path(), &["render", "platform.yaml"]);
+    let b = run(tmp.path(), &["render", "platform.yaml"]);
+    assert_eq!(a.code, 0, "{}", a.stderr);
+    assert_eq!(a.stdout, b.stdout);
+    let first = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let before = tree(&tmp.path().join("deploy"));
+    let again = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stdout.contains(" 0 written"), "{}", again.stdout);
+    assert_eq!(before, tree(&tmp.path().join("deploy")));
+    // Every file carries the header naming the profile; the stream is the files joined.
+    for (path, text) in &before {
+        assert!(
+            text.starts_with("# Generated by gpuops from platform.yaml."),
+            "{path}"
+        );
+    }
+    let joined: String = before.iter().map(|(_, t)| format!("---\n{t}")).collect();
+    assert_eq!(joined, a.stdout);
+}
+
+#[test]
+fn layout_is_kind_plural_and_namespace_dot_name() {
+    let files = render_text("platform.yaml", &example_text());
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    for expected in [
+        "nodepools/training-spot.yaml",
+        "nodepools/training-on-demand.yaml",
+        "nodepools/inference-on-demand.yaml",
+        "ec2nodeclasses/training.yaml",
+        "resourceflavors/training.yaml",
+        "clusterqueues/research-training.yaml",
+        "localqueues/ml-research.training.yaml",
+        "workloadpriorityclasses/gpuops-training.yaml",
+        "priorityclasses/gpuops-best-effort.yaml",
+        "namespaces/ml-research.yaml",
+        "resourcequotas/ml-research.gpuops-gpu.yaml",
+        "limitranges/ml-research.gpuops-gpu.yaml",
+        "jobs/ml-research.llama-finetune.yaml",
+        "services/ml-research.llama-finetune.yaml",
+        "jobs/ml-applied.embeddings-backfill.yaml",
+    ] {
+        assert!(
+            paths.contains(&expected),
+            "{expected} missing from {paths:#?}"
+        );
+    }
+    let mut sorted = paths.clone();
+    sorted.sort();
+    assert_eq!(paths, sorted, "files come out in path order");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendered objects against the real API
+
+/// A YAML node as Kubernetes' YAML 1.1 reader types it.
+fn to_json(n: &Node) -> Value {
+    match &n.value {
+        YValue::Map(m) => {
+            let mut o = Map::new();
+            for (k, v) in m {
+                o.insert(k.as_str().unwrap_or_default().to_string(), to_json(v));
+            }
+            Value::Object(o)
+        }
+        YValue::Seq(s) => Value::Array(s.iter().map(to_json).collect()),
+        YValue::Scalar { text, .. } => match n.yaml11() {
+            Some(Yaml11::Null) => Value::Null,
+            Some(Yaml11::Bool) => Value::Bool(matches!(
+                text.as_str(),
+                "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON"
+            )),
+            Some(Yaml11::Int) => {
+                let t = text.replace('_', "");
+                let v = match t.strip_prefix("0x") {
+                    Some(h) => i64::from_str_radix(h, 16).ok(),
+                    None => t.parse::<i64>().ok(),
+                };
+                v.map_or_else(|| Value::String(text.clone()), |i| json!(i))
+            }
+            Some(Yaml11::Float) => text
+                .parse::<f64>()
+                .map_or_else(|_| Value::String(text.clone()), |f| json!(f)),
+            _ => Value::String(text.clone()),
+        },
+    }
+}
+
+fn parse_one(path: &str, text: &str) -> (Node, Value) {
+    let parsed = yaml::parse(text, Budget::default());
+    assert!(parsed.problems.is_empty(), "{path}: {:?}", parsed.problems);
+    assert_eq!(parsed.docs.len(), 1, "{path}: one document per file");
+    let node = parsed
+        .docs
+        .into_iter()
+        .next()
+        .map(|d| d.root)
+        .expect("a document");
+    let json = to_json(&node);
+    (node, json)
+}
+
+/// Kubernetes OpenAPI v3 → plain JSON schema: drop `x-kubernetes-*` (CEL rules cannot be run
+/// here), `nullable` → also null, int-or-string → integer or string, and — like
+/// `kubectl apply --validate=strict` — unknown fields are errors where the schema lists properties.
+fn normalize(schema: &mut Value) {
+    let Value::Object(m) = schema else { return };
+    let int_or_string = m.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true))
+        || m.get("format").and_then(Value::as_str) == Some("int-or-string");
+    let preserve = m.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+    let nullable = m.remove("nullable") == Some(Value::Bool(true));
+    m.retain(|k, _| !k.starts_with("x-kubernetes-"));
+    if int_or_string {
+        m.remove("type");
+        m.remove("format");
+        m.entry("anyOf")
+            .or_insert_with(|| json!([{ "type": "integer" }, { "type": "string" }]));
+    }
+    if nullable && let Some(Value::String(t)) = m.get("type").cloned() {
+        m.insert("type".into(), json!([t, "null"]));
+    }
+    if m.contains_key("properties") && !m.contains_key("additionalProperties") && !preserve {
+        m.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    if let Some(Value::Object(props)) = m.get_mut("properties") {
+        for v in props.values_mut() {
+            normalize(v);
+        }
+    }
+    for key in ["items", "additionalProperties", "not"] {
+        if let Some(v) = m.get_mut(key)
+            && v.is_object()
+        {
+            normalize(v);
+        }
+    }
+    for key in ["anyOf", "allOf", "oneOf"] {
+        if let Some(Value::Array(alts)) = m.get_mut(key) {
+            for a in alts {
+                normalize(a);
+            }
+        }
+    }
+}
+
+fn crd_file(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "NodePool" => "karpenter.sh_nodepools.yaml",
+        "EC2NodeClass" => "karpenter.k8s.aws_ec2nodeclasses.yaml",
+        "ResourceFlavor" => "kueue.x-k8s.io_resourceflavors.yaml",
+        "ClusterQueue" => "kueue.x-k8s.io_clusterqueues.yaml",
+        "LocalQueue" => "kueue.x-k8s.io_localqueues.yaml",
+        "WorkloadPriorityClass" => "kueue.x-k8s.io_workloadpriorityclasses.yaml",
+        _ => return None,
+    })
+}
+
+fn crd_validator(dir: &Path, kind: &str, version: &str) -> jsonschema::Validator {
+    let file = crd_file(kind).unwrap_or_default();
+    let text = std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let (_, crd) = parse_one(file, &text);
+    let versions = crd["spec"]["versions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let v = versions
+        .iter()
+        .find(|v| v["name"] == version)
+        .unwrap_or_else(|| panic!("{file} does not serve {version}"));
+    assert_eq!(
+        v["served"],
+        Value::Bool(true),
+        "{file} {version} is not served"
+    );
+    let mut schema = v["schema"]["openAPIV3Schema"].clone();
+    normalize(&mut schema);
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .with_pattern_options(jsonschema::PatternOptions::regex())
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("{file}: schema does not compile: {e}"))
+}
+
+fn s<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
+    path.iter().fold(v, |acc, k| &acc[*k])
+}
+
+/// Focused checks for the core kinds (no CRD to validate against).
+fn check_core(path: &str, kind: &str, o: &Value) {
+    let name = s(o, &["metadata", "name"]).as_str().unwrap_or_default();
+    assert!(
+        !name.is_empty() && name.len() <= 63,
+        "{path}: metadata.name"
+    );
+    match kind {
+        "Job" => {
+            assert_eq!(o["apiVersion"], "batch/v1", "{path}");
+            let labels = s(o, &["metadata", "labels"]);
+            assert!(
+                labels["kueue.x-k8s.io/queue-name"].is_string(),
+                "{path}: queue-name label on the Job"
+            );
+            assert!(
+                labels["kueue.x-k8s.io/priority-class"].is_string(),
+                "{path}: priority-class label on the Job"
+            );
+            assert!(
+                s(o, &["metadata", "annotations"]).is_null(),
+                "{path}: Kueue reads labels, not annotations"
+            );
+            assert!(
+                o["spec"]["suspend"].is_null(),
+                "{path}: suspend is Kueue's to set"
+            );
+            let spec = &o["spec"];
+            let workers = spec["completions"].as_i64().expect("completions");
+            assert_eq!(
+                spec["parallelism"].as_i64(),
+                Some(workers),
+                "{path}: completions = parallelism"
+            );
+            if workers > 1 {
+                assert_eq!(spec["completionMode"], "Indexed", "{path}");
+            }
+            let tmpl = &spec["template"];
+            assert_eq!(
+                s(
+                    tmpl,
+                    &["metadata", "annotations", "karpenter.sh/do-not-disrupt"]
+                ),
+                "true",
+                "{path}: a string on the pod template"
+            );
+            let pod = &tmpl["spec"];
+            assert!(
+                matches!(pod["restartPolicy"].as_str(), Some("Never" | "OnFailure")),
+                "{path}"
+            );
+            let grace = pod["terminationGracePeriodSeconds"]
+                .as_i64()
+                .expect("grace period");
+            assert!(
+                (1..=120).contains(&grace),
+                "{path}: {grace}s does not fit a spot notice"
+            );
+            assert!(pod["priorityClassName"].is_string(), "{path}");
+            let tolerates = pod["tolerations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|t| {
+                    t["key"] == "nvidia.com/gpu"
+                        && t["operator"] == "Exists"
+                        && t["effect"] == "NoSchedule"
+                });
+            assert!(tolerates, "{path}: GPU toleration");
+            assert!(
+                pod["nodeSelector"]["gpuops.dev/class"].is_string(),
+                "{path}: node selector"
+            );
+            let containers = pod["containers"].as_array().expect("containers");
+            for c in containers {
+                let req = &c["resources"]["requests"]["nvidia.com/gpu"];
+                let lim = &c["resources"]["limits"]["nvidia.com/gpu"];
+                assert!(
+                    req.is_i64() && req.as_i64() > Some(0),
+                    "{path}: integer GPU request"
+                );
+                assert_eq!(req, lim, "{path}: requests = limits");
+                let mounts: Vec<&str> = c["volumeMounts"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|m| m["mountPath"].as_str())
+                    .collect();
+                let words: Vec<&str> = c["command"]
+                    .as_array()
+                    .into_iter()
+                    .chain(c["args"].as_array())
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                let ckpt = mounts.iter().find(|m| {
+                    m.contains("checkpoint")
+                        || words.iter().any(|w| w.contains(*m) && **m != "/dev/shm")
+                });
+                let ckpt =
+                    ckpt.unwrap_or_else(|| panic!("{path}: no checkpoint mount among {mounts:?}"));
+                assert!(
+                    words.iter().any(|w| w.contains(ckpt)),
+                    "{path}: args point at {ckpt}"
+                );
+            }
+            let volumes = pod["volumes"].as_array().expect("volumes");
+            assert!(
+                volumes
+                    .iter()
+                    .any(|v| v["persistentVolumeClaim"]["claimName"].is_string()),
+                "{path}: checkpoint claim"
+            );
+        }
+        "PriorityClass" => {
+            assert_eq!(o["apiVersion"], "scheduling.k8s.io/v1");
+            let v = o["value"].as_i64().expect("value");
+            assert!((-2_147_483_648..=1_000_000_000).contains(&v), "{path}");
+            assert!(!name.starts_with("system-"), "{path}");
+            let policy = o["preemptionPolicy"].as_str().unwrap_or_default();
+            assert!(matches!(policy, "Never" | "PreemptLowerPriority"), "{path}");
+            if name.ends_with("best-effort") {
+                assert_eq!(policy, "Never", "{path}");
+            }
+            assert_eq!(o["globalDefault"], Value::Bool(false), "{path}");
+        }
+        "ResourceQuota" => {
+            let hard = o["spec"]["hard"].as_object().expect("hard");
+            for (k, v) in hard {
+                assert!(
+                    k.starts_with("requests."),
+                    "{path}: extended resources are quota'd as requests.*"
+                );
+                assert!(
+                    v.as_str().is_some_and(|q| q.parse::<u64>().is_ok()),
+                    "{path}: {k}"
+                );
+            }
+        }
+        "LimitRange" => {
+            for l in o["spec"]["limits"].as_array().expect("limits") {
+                assert_eq!(l["type"], "Container", "{path}");
+                let max = l["max"]["nvidia.com/gpu"]
+                    .as_str()
+                    .and_then(|q| q.parse::<u64>().ok());
+                assert!(max.is_some_and(|m| m > 0), "{path}: max GPUs");
+                // Without a default, the max would reject every container that asks for no GPU.
+                assert_eq!(l["default"]["nvidia.com/gpu"], "0", "{path}");
+            }
+        }
+        "Namespace" => assert_eq!(o["apiVersion"], "v1"),
+        "Service" => {
+            assert_eq!(o["spec"]["clusterIP"], "None", "{path}: headless");
+            assert!(
+                o["spec"]["selector"]["batch.kubernetes.io/job-name"].is_string(),
+                "{path}"
+            );
+        }
+        other => panic!("{path}: no check for kind {other}"),
+    }
+}
+
+/// The CEL and webhook rules of the CRDs that matter for rendered objects (the JSON schema check
+/// cannot run CEL), from api-facts.md §1.2, §3, §7.
+fn check_cel_equivalents(path: &str, kind: &str, o: &Value) {
+    match kind {
+        "NodePool" => {
+            let tspec = &o["spec"]["template"]["spec"];
+            for r in tspec["requirements"].as_array().expect("requirements") {
+                let values = r["values"].as_array().map_or(0, Vec::len);
+                match r["operator"].as_str() {
+                    Some("In") => assert!(values > 0, "{path}: In needs values"),
+                    Some("Gt" | "Lt" | "Gte" | "Lte") => assert_eq!(values, 1, "{path}"),
+                    _ => {}
+                }
+                let key = r["key"].as_str().unwrap_or_default();
+                assert!(
+                    key != "karpenter.sh/nodepool" && key != "kubernetes.io/hostname",
+                    "{path}: {key}"
+                );
+            }
+            let labels = o["spec"]["template"]["metadata"]["labels"]
+                .as_object()
+                .expect("labels");
+            for k in labels.keys() {
+                let domain = k.split_once('/').map_or("", |(d, _)| d);
+                assert!(
+                    !domain.ends_with("karpenter.sh") && domain != "karpenter.k8s.aws",
+                    "{path}: reserved label {k}"
+                );
+            }
+            for b in o["spec"]["disruption"]["budgets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                assert_eq!(
+                    b["schedule"].is_null(),
+                    b["duration"].is_null(),
+                    "{path}: schedule and duration go together"
+                );
+            }
+            let taints = tspec["taints"].as_array().expect("taints");
+            assert!(
+                taints
+                    .iter()
+                    .any(|t| t["key"] == "nvidia.com/gpu" && t["effect"] == "NoSchedule"),
+                "{path}"
+            );
+            assert!(
+                o["spec"]["limits"]["nvidia.com/gpu"].is_i64(),
+                "{path}: GPU limit"
+            );
+        }
+        "EC2NodeClass" => {
+            let spec = &o["spec"];
+            let terms = spec["amiSelectorTerms"]
+                .as_array()
+                .expect("amiSelectorTerms");
+            assert_eq!(terms.len(), 1, "{path}: an alias term stands alone");
+            let alias = terms[0]["alias"].as_str().expect("alias");
+            assert!(
+                !alias.ends_with("@latest") && alias.len() <= 30,
+                "{path}: pinned alias"
+            );
+            assert!(
+                spec["role"].is_string() != spec["instanceProfile"].is_string(),
+                "{path}: role xor instanceProfile"
+            );
+            let devices = spec["blockDeviceMappings"].as_array().expect("devices");
+            assert_eq!(
+                devices
+                    .iter()
+                    .filter(|d| d["rootVolume"] == Value::Bool(true))
+                    .count(),
+                1,
+                "{path}"
+            );
+            assert!(
+                devices
+                    .iter()
+                    .all(|d| d["ebs"]["encrypted"] == Value::Bool(true)),
+                "{path}: encrypted"
+            );
+            assert_eq!(spec["metadataOptions"]["httpTokens"], "required", "{path}");
+        }
+        "ClusterQueue" => {
+            for g in o["spec"]["resourceGroups"].as_array().expect("groups") {
+                let covered: Vec<&Value> = g["coveredResources"]
+                    .as_array()
+                    .expect("covered")
+                    .iter()
+                    .collect();
+                for f in g["flavors"].as_array().expect("flavors") {
+                    let names: Vec<&Value> = f["resources"]
+                        .as_array()
+                        .expect("resources")
+                        .iter()
+                        .map(|r| &r["name"])
+                        .collect();
+                    assert_eq!(
+                        names, covered,
+                        "{path}: flavor resources in coveredResources order"
+                    );
+                }
+                assert!(covered.iter().any(|c| *c == "nvidia.com/gpu"), "{path}");
+            }
+            assert!(
+                o["spec"]["namespaceSelector"].is_object(),
+                "{path}: nil selector admits no namespace"
+            );
+        }
+        "ResourceFlavor" => {
+            for t in o["spec"]["tolerations"].as_array().into_iter().flatten() {
+                if t["key"].as_str().is_none_or(str::is_empty) {
+                    assert_eq!(t["operator"], "Exists", "{path}");
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn rendered_objects_are_accepted_by_the_upstream_schemas() {
+    let crds = root().join("../shared/reference/crds");
+    let have_crds = crds.is_dir();
+    if !have_crds {
+        eprintln!(
+            "note: {} is absent; CRD schema validation skipped (core kinds still checked)",
+            crds.display()
+        );
+    }
+    let mut validators: Vec<(String, jsonschema::Validator)> = Vec::new();
+    let mut checked = 0;
+    for (profile, text) in clean_profiles() {
+        for f in render_text(&profile, &text) {
+            let (_, obj) = parse_one(&f.path, &f.text);
+            let kind = obj["kind"].as_str().unwrap_or_default().to_string();
+            let api = obj["apiVersion"].as_str().unwrap_or_default().to_string();
+            if crd_file(&kind).is_none() {
+                check_core(&f.path, &kind, &obj);
+                continue;
+            }
+            check_cel_equivalents(&f.path, &kind, &obj);
+            if !have_crds {
+                continue;
+            }
+            let version = api.rsplit('/').next().unwrap_or_default();
+            let key = format!("{kind}/{version}");
+            if !validators.iter().any(|(k, _)| *k == key) {
+                validators.push((key.clone(), crd_validator(&crds, &kind, version)));
+            }
+            let Some((_, validator)) = validators.iter().find(|(k, _)| *k == key) else {
+                continue;
+            };
+            let errors: Vec<String> = validator
+                .iter_errors(&obj)
+                .map(|e| format!("  at {}: {e}", e.instance_path()))
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "{profile} → {} is rejected by the {key} CRD schema:\n{}",
+                f.path,
+                errors.join("\n")
+            );
+            checked += 1;
+        }
+    }
+    if have_crds {
+        assert!(checked > 20, "only {checked} CRD objects checked");
+    }
+}
+
+#[test]
+fn the_crd_check_would_catch_a_bad_object() {
+    let crds = root().join("../shared/reference/crds");
+    if !crds.is_dir() {
+        eprintln!("note: {} is absent; skipped", crds.display());
+        return;
+    }
+    let files = render_text("platform.yaml", &example_text());
+    let pool = files
+        .iter()
+        .find(|f| f.path == "nodepools/training-spot.yaml")
+        .expect("pool");
+    let validator = crd_validator(&crds, "NodePool", "v1");
+    let (_, good) = parse_one(&pool.path, &pool.text);
+    assert!(validator.is_valid(&good));
+    for (bad_text, what) in [
+        (
+            pool.text.replace(
+                "consolidationPolicy: WhenEmpty",
+                "consolidationPolicy: WhenUnderutilized",
+            ),
+            "old policy",
+        ),
+        (
+            pool.text.replace("expireAfter: 720h", "expireAfter: 30d"),
+            "day units",
+        ),
+        (
+            pool.text.replace("  weight: 100", "  weight: 0"),
+            "zero weight",
+        ),
+        (
+            pool.text.replace("consolidateAfter", "consolidateafter"),
+            "unknown field",
+        ),
+    ] {
+        let (_, bad) = parse_one(&pool.path, &bad_text);
+        assert!(!validator.is_valid(&bad), "{what} passed");
+    }
+}
+
+#[test]
+fn yaml_1_1_lookalike_names_come_out_quoted() {
+    let profile = r#"apiVersion: gpuops.dev/v1alpha1
+kind: Platform
+cluster:
+  name: ml
+  region: us-east-1
+  zones: [us-east-1a]
+  nodeRole: "1_000"
+  discoveryTag: "null"
+  amiAlias: al2023@v20250715
+classes:
+  - name: "no"
+    type: training
+    gpus: [a100]
+    capacity: spot
+    maxGpus: 16
+teams:
+  - name: "on"
+    namespace: "yes"
+    gpuQuota: {"no": 8}
+jobs:
+  - name: "0755"
+    team: "on"
+    class: "no"
+    image: example/trainer:1
+    args: ["--checkpoint-dir=/checkpoints"]
+    gpusPerWorker: 8
+    workers: 2
+    env: {FLAG: "off", COUNT: "1e3"}
+    checkpoint: {claim: "y", path: /checkpoints}
+"#;
+    let files = render_text("platform.yaml", profile);
+    let risky = [
+        "no", "on", "yes", "0755", "null", "1_000", "off", "1e3", "y",
+    ];
+    fn walk(n: &Node, path: &str, risky: &[&str], found: &mut Vec<String>) {
+        match &n.value {
+            YValue::Map(m) => {
+                for (k, v) in m {
+                    walk(k, path, risky, found);
+                    walk(v, path, risky, found);
+                }
+            }
+            YValue::Seq(s) => s.iter().for_each(|i| walk(i, path, risky, found)),
+            YValue::Scalar { text, .. } => {
+                if risky.contains(&text.as_str()) && n.yaml11() != Some(Yaml11::Str) {
+                    found.push(format!(
+                        "{path}:{}: `{text}` reads as {:?}",
+                        n.span.start.line,
+                        n.yaml11()
+                    ));
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    let mut seen = 0;
+    for f in &files {
+        let (node, _) = parse_one(&f.path, &f.text);
+        walk(&node, &f.path, &risky, &mut found);
+        seen += risky
+            .iter()
+            .filter(|r| f.text.contains(&format!("\"{r}\"")))
+            .count();
+    }
+    assert!(
+        found.is_empty(),
+        "unquoted YAML 1.1 lookalikes:\n{}",
+        found.join("\n")
+    );
+    assert!(
+        seen > 20,
+        "the lookalikes should appear (quoted) in the output"
+    );
+    let (_, findings) = render::self_check(&files, "");
+    assert!(findings.is_empty(), "{findings:#?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// CLI: init, schema, --check, errors, overrides, writes
+
+#[test]
+fn init_prints_a_profile_that_renders_and_checks_clean() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let init = run(tmp.path(), &["init"]);
+    assert_eq!(init.code, 0);
+    assert_eq!(init.stdout, render::INIT_PROFILE);
+    assert!(
+        init.stdout
+            .lines()
+            .filter(|l| l.trim_start().starts_with('#'))
+            .count()
+            > 10,
+        "commented"
+    );
+    write_profile(tmp.path(), &init.stdout);
+    let r = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy/"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let c = run(
+        tmp.path(),
+        &["render", "platform.yaml", "-o", "deploy/", "--check"],
+    );
+    assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
+    assert!(c.stdout.contains("up to date"), "{}", c.stdout);
+    // The files lint clean through the ordinary CLI too.
+    let l = run(tmp.path(), &["lint", "deploy"]);
+    assert_eq!(l.code, 0, "{}", l.stdout);
+}
+
+#[test]
+fn schema_describes_the_profiles() {
+    let r = run(&root(), &["schema", "profile"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let schema: Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert_eq!(schema["title"], "gpuops Platform profile");
+    for key in ["apiVersion", "kind", "cluster", "classes", "teams", "jobs"] {
+        assert!(schema["properties"][key].is_object(), "{key}");
+    }
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    for (path, text) in clean_profiles() {
+        let (_, obj) = parse_one(&path, &text);
+        let errors: Vec<String> = validator
+            .iter_errors(&obj)
+            .map(|e| format!("{}: {e}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{path}: {errors:#?}");
+    }
+    let (_, mut bad) = parse_one("x", &example_text());
+    bad["classes"][0]["capacity"] = json!("cheap");
+    assert!(!validator.is_valid(&bad));
+}
+
+#[test]
+fn check_is_clean_then_reports_drift_missing_and_stale_files() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    write_profile(dir, &example_text());
+    assert_eq!(
+        run(dir, &["render", "platform.yaml", "-o", "deploy"]).code,
+        0
+    );
+    let clean = run(dir, &["render", "platform.yaml", "-o", "deploy", "--check"]);
+    assert_eq!(clean.code, 0, "{}{}", clean.stdout, clean.stderr);
+
+    // A hand edit.
+    let pool = dir.join("deploy/nodepools/training-spot.yaml");
+    let original = std::fs::read_to_string(&pool).expect("pool");
+    std::fs::write(
+        &pool,
+        original.replace("nvidia.com/gpu: 64", "nvidia.com/gpu: 128"),
+    )
+    .expect("edit");
+    let before = tree(&dir.join("deploy"));
+    let drift = run(dir, &["render", "platform.yaml", "-o", "deploy", "--check"]);
+    assert_eq!(drift.code, 1, "{}", drift.stderr);
+    assert!(
+        drift
+            .stdout
+            .contains("--- deploy/nodepools/training-spot.yaml (on disk)"),
+        "{}",
+        drift.stdout
+    );
+    assert!(
+        drift
+            .stdout
+            .contains("+++ deploy/nodepools/training-spot.yaml (rendered)"),
+        "{}",
+        drift.stdout
+    );
+    assert!(
+        drift
+            .stdout
+            .contains("-    nvidia.com/gpu: 128\n+    nvidia.com/gpu: 64"),
+        "{}",
+        drift.stdout
+    );
+    assert!(
+        drift.stderr.contains("1 changed, 0 missing, 0 stale"),
+        "{}",
+        drift.stderr
+    );
+    assert_eq!(before, tree(&dir.join("deploy")), "--check writes nothing");
+    std::fs::write(&pool, &original).expect("restore");
+
+    // A missing file.
+    let lq = dir.join("deploy/localqueues/ml-research.training.yaml");
+    std::fs::remove_file(&lq).expect("remove");
+    let missing = run(dir, &["render", "platform.yaml", "-o", "deploy", "--check"]);
+    assert_eq!(missing.code, 1);
+    assert!(
+        missing
+            .stdout
+            .contains("+++ deploy/localqueues/ml-research.training.yaml (rendered)"),
+        "{}",
+        missing.stdout
+    );
+    assert!(!lq.exists(), "--check writes nothing");
+    assert_eq!(
+        run(dir, &["render", "platform.yaml", "-o", "deploy"]).code,
+        0
+    );
+
+    // A stale generated file (the profile no longer produces it).
+    std::fs::write(dir.join("deploy/nodepools/old-pool.yaml"), &original).expect("stale");
+    let stale = run(dir, &["render", "platform.yaml", "-o", "deploy", "--check"]);
+    assert_eq!(stale.code, 1);
+    assert!(
+        stale
+            .stdout
+            .contains("deploy/nodepools/old-pool.yaml (on disk, no longer rendered)"),
+        "{}",
+        stale.stdout
+    );
+    assert!(
+        stale.stderr.contains("0 changed, 0 missing, 1 stale"),
+        "{}",
+        stale.stderr
+    );
+
+    // Hand-written files that render does not produce are not its business.
+    std::fs::remove_file(dir.join("deploy/nodepools/old-pool.yaml")).expect("rm");
+    std::fs::write(dir.join("deploy/README.yaml"), "# notes\nkind: Notes\n").expect("notes");
+    assert_eq!(
+        run(dir, &["render", "platform.yaml", "-o", "deploy", "--check"]).code,
+        0
+    );
+}
+
+fn profile_with(replacements: &[(&str, &str)]) -> String {
+    let mut t = example_text();
+    for (from, to) in replacements {
+        assert!(t.contains(from), "the example has `{from}`");
+        t = t.replacen(from, to, 1);
+    }
+    t
+}
+
+/// `line:column` of `token` on the `nth` (1-based) line containing `line_needle`.
+fn at(text: &str, line_needle: &str, nth: usize, token: &str) -> String {
+    let (i, line) = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(line_needle))
+        .nth(nth - 1)
+        .unwrap_or_else(|| panic!("`{line_needle}` ×{nth} not in the profile"));
+    let c = line
+        .find(token)
+        .unwrap_or_else(|| panic!("`{token}` not on line `{line}`"));
+    format!("{}:{}", i + 1, line[..c].chars().count() + 1)
+}
+
+#[test]
+fn semantic_profile_errors_are_all_reported_with_their_places() {
+    let text = profile_with(&[
+        ("gpus: [a100, h100]", "gpus: [a100, h1000]"),
+        (
+            "      development: 4\n      batch: 8\n\n  - name: applied",
+            "      developmnt: 4\n      batch: 8\n\n  - name: applied",
+        ),
+        ("      inference: 16", "      inference: 24"),
+        ("  - name: batch\n", "  - name: inference\n"),
+    ]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write_profile(tmp.path(), &text);
+    let r = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(!tmp.path().join("deploy").exists(), "nothing is written");
+    let err = &r.stderr;
+    assert!(
+        err.contains("error: invalid profile platform.yaml:"),
+        "{err}"
+    );
+    let expect = [
+        (at(&text, "h1000", 1, "h1000"), "unknown GPU name `h1000`"),
+        (at(&text, "h1000", 1, "h1000"), "did you mean `h100`?"),
+        (
+            at(&text, "developmnt", 1, "developmnt"),
+            "uses class `developmnt`, which is not defined",
+        ),
+        (
+            at(&text, "inference: 24", 1, "24"),
+            "quota of 24 GPUs for class `inference` is above the class ceiling of 16",
+        ),
+        (
+            at(&text, "name: inference", 2, "inference"),
+            "class `inference` is defined twice",
+        ),
+    ];
+    for (place, message) in expect {
+        assert!(err.contains(message), "missing `{message}` in:\n{err}");
+        let place = format!("platform.yaml:{place}");
+        assert!(
+            err.contains(&place),
+            "missing location {place} for `{message}` in:\n{err}"
+        );
+    }
+    // The allowed values are part of the report.
+    assert!(
+        err.contains("defined classes: training, inference, development"),
+        "{err}"
+    );
+    assert!(err.contains("GPU names: a100, a10g"), "{err}");
+}
+
+#[test]
+fn structural_profile_errors_are_all_reported_with_their_places() {
+    let text = profile_with(&[
+        ("gpusPerWorker: 8", "gpusPerWorker: 1.5"),
+        (
+            "maxGpus: 16\n    consolidateAfter: 15m",
+            "maxGpus: \"16\"\n    consolidateAfter: 15m",
+        ),
+        ("capacity: on-demand", "capacity: ondemand"),
+        ("  discoveryTag: ml-prod", "  discoverytag: ml-prod"),
+        (
+            "  - name: research\n",
+            "  - name: research\n    name: research2\n",
+        ),
+    ]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write_profile(tmp.path(), &text);
+    let r = run(tmp.path(), &["render", "platform.yaml"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "nothing rendered");
+    let err = &r.stderr;
+    let expect = [
+        (
+            at(&text, "1.5", 1, "1.5"),
+            "`gpusPerWorker` must be a whole number, found `1.5`",
+        ),
+        (
+            at(&text, "\"16\"", 1, "\""),
+            "`maxGpus` must be a whole number, found `16`",
+        ),
+        (
+            at(&text, "ondemand", 1, "ondemand"),
+            "`capacity` must be one of: spot, on-demand, spot-first; found `ondemand`",
+        ),
+        (
+            at(&text, "discoverytag", 1, "discoverytag"),
+            "unknown key `discoverytag` in `cluster`",
+        ),
+        (
+            at(&text, "name: research2", 1, "name"),
+            "duplicate key `name`",
+        ),
+    ];
+    for (place, message) in expect {
+        assert!(err.contains(message), "missing `{message}` in:\n{err}");
+        let place = format!("platform.yaml:{place}");
+        assert!(
+            err.contains(&place),
+            "missing location {place} for `{message}` in:\n{err}"
+        );
+    }
+    assert!(err.contains("did you mean `discoveryTag`?"), "{err}");
+    assert!(err.contains("5 errors"), "{err}");
+}
+
+#[test]
+fn job_and_name_errors_are_located() {
+    let text = profile_with(&[
+        (
+            "    team: applied\n    class: batch",
+            "    team: applied\n    class: training\n",
+        ),
+        (
+            "--checkpoint-dir=/checkpoints/llama-8b",
+            "--checkpoint-dir=/tmp/ckpt",
+        ),
+        (
+            "terminationGracePeriodSeconds: 90",
+            "terminationGracePeriodSeconds: 300",
+        ),
+        ("  - name: applied", "  - name: Applied_Team"),
+    ]);
+    let err = match render::parse_profile("platform.yaml", &text) {
+        Ok(_) => panic!("the profile should not validate"),
+        Err(e) => e,
+    };
+    let messages: Vec<&str> = err.problems.iter().map(|p| p.message.as_str()).collect();
+    let has = |m: &str| messages.iter().any(|x| x.contains(m));
+    assert!(
+        has("`--checkpoint-dir` points at `/tmp/ckpt`, outside the checkpoint volume"),
+        "{messages:#?}"
+    );
+    assert!(
+        has("team `Applied_Team` is not a valid name"),
+        "{messages:#?}"
+    );
+    assert!(
+        has("job `embeddings-backfill` names team `applied`, which is not defined"),
+        "{messages:#?}"
+    );
+    let report = err.report(false);
+    assert!(
+        report.contains(&format!(
+            "platform.yaml:{}",
+            at(&text, "--checkpoint-dir=/tmp", 1, "--")
+        )),
+        "{report}"
+    );
+}
+
+#[test]
+fn spot_grace_and_checkpoint_path_are_enforced() {
+    let text = profile_with(&[
+        (
+            "terminationGracePeriodSeconds: 90",
+            "terminationGracePeriodSeconds: 300",
+        ),
+        ("      - --checkpoint-dir=/checkpoints/llama-8b\n", ""),
+    ]);
+    let err = match render::parse_profile("platform.yaml", &text) {
+        Ok(_) => panic!("the profile should not validate"),
+        Err(e) => e,
+    };
+    let messages: Vec<&str> = err.problems.iter().map(|p| p.message.as_str()).collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("300 seconds is longer than the 2-minute notice")),
+        "{messages:#?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("never mention the checkpoint path `/checkpoints`")),
+        "{messages:#?}"
+    );
+}
+
+#[test]
+fn a_template_override_changes_only_its_output() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    write_profile(dir, &example_text());
+    assert_eq!(
+        run(dir, &["render", "platform.yaml", "-o", "plain"]).code,
+        0
+    );
+    let templates = dir.join("templates");
+    std::fs::create_dir(&templates).expect("mkdir");
+    let original = render::templates::EMBEDDED
+        .iter()
+        .find(|(n, _)| *n == "namespace.yaml.j2")
+        .map(|(_, s)| *s)
+        .expect("namespace template");
+    let changed = original.replace(
+        "  labels:\n",
+        "  annotations:\n    example.com/owner: {{ namespace.team | toyaml }}\n  labels:\n",
+    );
+    assert_ne!(original, changed);
+    std::fs::write(templates.join("namespace.yaml.j2"), changed).expect("write");
+    let r = run(
+        dir,
+        &[
+            "render",
+            "platform.yaml",
+            "-o",
+            "custom",
+            "--templates",
+            "templates",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let plain = tree(&dir.join("plain"));
+    let custom = tree(&dir.join("custom"));
+    assert_eq!(plain.len(), custom.len());
+    for ((pa, ta), (pb, tb)) in plain.iter().zip(&custom) {
+        assert_eq!(pa, pb);
+        if pa.starts_with("namespaces/") {
+            assert_ne!(ta, tb, "{pa} should change");
+            assert!(
+                tb.contains("example.com/owner: research")
+                    || tb.contains("example.com/owner: applied"),
+                "{tb}"
+            );
+        } else {
+            assert_eq!(ta, tb, "{pa} should not change");
+        }
+    }
+    // A file that replaces no template is a mistake worth stopping for.
+    std::fs::write(templates.join("nodepol.yaml.j2"), "x").expect("write");
+    let bad = run(
+        dir,
+        &["render", "platform.yaml", "--templates", "templates"],
+    );
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr
+            .contains("`nodepol.yaml.j2` replaces no template"),
+        "{}",
+        bad.stderr
+    );
+    std::fs::remove_file(templates.join("nodepol.yaml.j2")).expect("rm");
+    // An override that renders the wrong object is caught before anything is written.
+    std::fs::write(
+        templates.join("namespace.yaml.j2"),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: other\n",
+    )
+    .expect("write");
+    let wrong = run(
+        dir,
+        &[
+            "render",
+            "platform.yaml",
+            "-o",
+            "wrong",
+            "--templates",
+            "templates",
+        ],
+    );
+    assert_eq!(wrong.code, 2);
+    assert!(
+        wrong
+            .stderr
+            .contains("template `namespace.yaml.j2` rendered v1 Namespace other"),
+        "{}",
+        wrong.stderr
+    );
+    assert!(!dir.join("wrong").exists());
+    // Undefined values are errors, not empty strings.
+    std::fs::write(
+        templates.join("namespace.yaml.j2"),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {{ namespace.nmae }}\n",
+    )
+    .expect("write");
+    let undefined = run(
+        dir,
+        &["render", "platform.yaml", "--templates", "templates"],
+    );
+    assert_eq!(undefined.code, 2);
+    assert!(
+        undefined.stderr.contains("undefined"),
+        "{}",
+        undefined.stderr
+    );
+}
+
+#[test]
+fn a_template_that_breaks_a_rule_fails_the_self_check() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    write_profile(dir, &example_text());
+    std::fs::create_dir(dir.join("templates")).expect("mkdir");
+    let job = render::templates::EMBEDDED
+        .iter()
+        .find(|(n, _)| *n == "job.yaml.j2")
+        .map(|(_, s)| *s)
+        .expect("job template");
+    let broken = job.replace("        karpenter.sh/do-not-disrupt: \"true\"\n", "");
+    assert_ne!(job, broken);
+    std::fs::write(dir.join("templates/job.yaml.j2"), broken).expect("write");
+    let r = run(
+        dir,
+        &[
+            "render",
+            "platform.yaml",
+            "-o",
+            "deploy",
+            "--templates",
+            "templates",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("the rendered manifests fail lint"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("training-do-not-disrupt-missing"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("deploy/jobs/ml-research.llama-finetune.yaml"),
+        "{}",
+        r.stderr
+    );
+    assert!(!dir.join("deploy").exists(), "nothing is written");
+}
+
+#[test]
+fn a_hand_written_file_is_not_overwritten_without_force() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    write_profile(dir, &example_text());
+    let mine = dir.join("deploy/nodepools/training-spot.yaml");
+    std::fs::create_dir_all(mine.parent().expect("parent")).expect("mkdir");
+    std::fs::write(
+        &mine,
+        "# my own pool\napiVersion: karpenter.sh/v1\nkind: NodePool\n",
+    )
+    .expect("write");
+    let r = run(dir, &["render", "platform.yaml", "-o", "deploy"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("refusing to overwrite 1 file not generated by gpuops"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("deploy/nodepools/training-spot.yaml"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    assert_eq!(
+        tree(&dir.join("deploy")).len(),
+        1,
+        "nothing else was written"
+    );
+    assert!(
+        std::fs::read_to_string(&mine)
+            .expect("read")
+            .starts_with("# my own pool")
+    );
+    let forced = run(dir, &["render", "platform.yaml", "-o", "deploy", "--force"]);
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    assert!(render::is_generated(
+        &std::fs::read_to_string(&mine).expect("read")
+    ));
+    // No temporary files are left behind.
+    assert!(
+        tree(&dir.join("deploy")).iter().all(|(p, _)| !p
+            .rsplit('/')
+            .next()
+            .unwrap_or(p)
+            .starts_with(".gpuops-"))
+    );
+}
+
+#[test]
+fn files_the_profile_no_longer_produces_are_removed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    write_profile(dir, &example_text());
+    assert_eq!(
+        run(dir, &["render", "platform.yaml", "-o", "deploy"]).code,
+        0
+    );
+    std::fs::write(dir.join("deploy/kustomization.yaml"), "resources: []\n").expect("hand-written");
+    // Drop the multi-worker job: its Job and Service go; the rest stays.
+    let text = example_text();
+    let start = text.find("  - name: llama-finetune").expect("job");
+    let end = text
+        .find("  - name: embeddings-backfill")
+        .expect("next job");
+    let smaller = format!("{}{}", &text[..start], &text[end..]);
+    write_profile(dir, &smaller);
+    let r = run(dir, &["render", "platform.yaml", "-o", "deploy"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("removed deploy/jobs/ml-research.llama-finetune.yaml"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("removed deploy/services/ml-research.llama-finetune.yaml"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        !dir.join("deploy/jobs/ml-research.llama-finetune.yaml")
+            .exists()
+    );
+    assert!(
+        !dir.join("deploy/services").exists(),
+        "emptied directories go too"
+    );
+    assert!(
+        dir.join("deploy/jobs/ml-applied.embeddings-backfill.yaml")
+            .exists()
+    );
+    assert!(
+        dir.join("deploy/kustomization.yaml").exists(),
+        "other files are left alone"
+    );
+    assert_eq!(
+        run(dir, &["render", "platform.yaml", "-o", "deploy", "--check"]).code,
+        0
+    );
+}
+
+#[test]
+fn names_that_could_escape_the_output_directory_are_refused() {
+    let text = profile_with(&[("  - name: llama-finetune", "  - name: ../../etc")]);
+    let err = match render::parse_profile("platform.yaml", &text) {
+        Ok(_) => panic!("`../../etc` must not validate"),
+        Err(e) => e,
+    };
+    assert!(
+        err.problems
+            .iter()
+            .any(|p| p.message.contains("job `../../etc` is not a valid name")),
+        "{:#?}",
+        err.problems
+    );
+    let files = vec![RenderedFile {
+        path: "../outside.yaml".into(),
+        text: render::header("p.yaml"),
+    }];
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = render::output::write(&tmp.path().join("deploy"), &files, true);
+    assert!(
+        matches!(out, Err(render::output::OutputError::Escape { .. })),
+        "{out:?}"
+    );
+    assert!(!tmp.path().join("outside.yaml").exists());
+}
+
+#[test]
+fn check_needs_an_output_directory_and_lint_still_works() {
+    let r = run(
+        &root(),
+        &["render", "examples/profiles/minimal.yaml", "--check"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let rules = run(&root(), &["rules"]);
+    assert_eq!(rules.code, 0);
+    assert!(rules.stdout.contains("gpu-limit-missing"));
+    let missing = run(&root(), &["render", "no/such/profile.yaml"]);
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing
+            .stderr
+            .contains("cannot read profile no/such/profile.yaml"),
+        "{}",
+        missing.stderr
+    );
+}
