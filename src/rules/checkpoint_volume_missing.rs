@@ -13,7 +13,7 @@ declare_rule! {
     /// (`--checkpoint_dir`, `--ckpt_path`, `--output_dir`, `--save_dir`, `CHECKPOINT_DIR`,
     /// `OUTPUT_DIR`…, also inside `sh -c "…"` scripts) points outside every durable mount: into
     /// an `emptyDir` or `hostPath` volume, a relative path, or the container's own filesystem.
-    /// Durable means a PersistentVolumeClaim, a generic ephemeral volume, CSI (EFS, FSx), NFS, EBS
+    /// Durable means a PersistentVolumeClaim, CSI (EFS, FSx), NFS, EBS
     /// and other network volumes, or a remote URI such as `s3://…`. It runs where Karpenter manages
     /// nodes or a preempting Kueue ClusterQueue admits the workload, and says why the loss is
     /// likely: spot capacity (a NodePool, the pod's node selector or a Kueue flavor) or Kueue
@@ -63,8 +63,10 @@ declare_rule! {
 const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
 
 /// Volume sources that do not outlive the pod or its node, or cannot be written to.
-const NOT_DURABLE: [&str; 8] = [
+const NOT_DURABLE: [&str; 9] = [
     "emptyDir",
+    // A generic ephemeral volume's claim is owned by the pod and deleted with it.
+    "ephemeral",
     "hostPath",
     "configMap",
     "secret",
@@ -458,6 +460,11 @@ fn describe(p: &Problem) -> (String, String, String) {
             "emptyDir" => (
                 format!("on emptyDir volume `{}`", v.name),
                 "an emptyDir is deleted with the pod, so the checkpoints are lost when the pod goes away".to_string(),
+                durable_help,
+            ),
+            "ephemeral" => (
+                format!("on generic ephemeral volume `{}`", v.name),
+                "its PersistentVolumeClaim belongs to the pod and is deleted with it, so the checkpoints are lost when the pod goes away".to_string(),
                 durable_help,
             ),
             "hostPath" => (
