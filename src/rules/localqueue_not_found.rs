@@ -1,7 +1,6 @@
-use super::{Ctx, edit_distance};
+use super::{Ctx, close_enough, edit_distance, usable};
 use crate::diag::Diagnostic;
 use crate::model::Object;
-use crate::quantity::is_placeholder;
 use crate::yaml::{Node, Span};
 
 declare_rule! {
@@ -156,19 +155,4 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         };
         out.push(d.help(help));
     }
-}
-
-/// A reference value worth checking: a non-empty scalar that is not null or a placeholder.
-fn usable(n: &Node) -> Option<&str> {
-    if n.is_null() {
-        return None;
-    }
-    n.as_str()
-        .map(str::trim)
-        .filter(|s| !s.is_empty() && !is_placeholder(s))
-}
-
-/// Whether an edit distance makes a likely typo of `name`.
-fn close_enough(name: &str, dist: usize) -> bool {
-    dist > 0 && dist <= 3 && dist * 3 <= name.chars().count().max(3)
 }

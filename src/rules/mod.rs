@@ -48,6 +48,21 @@ impl<'a> Ctx<'_, 'a> {
     }
 }
 
+/// A reference value worth checking: a non-empty scalar that is not null or a placeholder.
+pub(crate) fn usable(n: &Node) -> Option<&str> {
+    if n.is_null() {
+        return None;
+    }
+    n.as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && !crate::quantity::is_placeholder(s))
+}
+
+/// Whether an edit distance makes a likely typo of `name`.
+pub(crate) fn close_enough(name: &str, dist: usize) -> bool {
+    dist > 0 && dist <= 3 && dist * 3 <= name.chars().count().max(3)
+}
+
 /// Declares a rule's static from its doc comment and metadata.
 macro_rules! declare_rule {
     (

@@ -1,8 +1,6 @@
-use super::{Ctx, edit_distance};
+use super::{Ctx, edit_distance, usable};
 use crate::diag::Diagnostic;
 use crate::model::Object;
-use crate::quantity::is_placeholder;
-use crate::yaml::Node;
 
 declare_rule! {
     /// ## What it does
@@ -132,16 +130,6 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         };
         out.push(d.help(help));
     }
-}
-
-/// A reference value worth checking: a non-empty scalar that is not null or a placeholder.
-fn usable(n: &Node) -> Option<&str> {
-    if n.is_null() {
-        return None;
-    }
-    n.as_str()
-        .map(str::trim)
-        .filter(|s| !s.is_empty() && !is_placeholder(s))
 }
 
 /// The candidate closest to `name`, when it is close enough to be a likely typo.
