@@ -516,6 +516,54 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
     out
 }
 
+/// A Job template nested between a workload and its pod template (JobSet replicated jobs,
+/// CronJob): its path, its metadata, and the pod spec it holds.
+pub struct JobTemplateMeta<'a> {
+    pub path: String,
+    pub metadata: &'a Node,
+    pub pod_spec: Option<&'a Node>,
+}
+
+/// Metadata of the Job templates nested in an object (JobSet replicated jobs, CronJob): labels and
+/// annotations there reach the Jobs, never the pods.
+pub fn job_template_metadata<'a>(obj: &Object<'a>) -> Vec<JobTemplateMeta<'a>> {
+    let mut out = Vec::new();
+    let Some(spec) = obj.spec() else { return out };
+    match (obj.group, obj.kind) {
+        ("jobset.x-k8s.io", "JobSet") => {
+            for (i, rj) in spec
+                .get("replicatedJobs")
+                .into_iter()
+                .flat_map(|n| n.items())
+                .enumerate()
+            {
+                if let Some(m) = rj.at(&["template", "metadata"]) {
+                    let name = rj
+                        .get("name")
+                        .and_then(|n| n.as_str())
+                        .map_or(i.to_string(), str::to_string);
+                    out.push(JobTemplateMeta {
+                        path: format!("spec.replicatedJobs[{name}].template"),
+                        metadata: m,
+                        pod_spec: rj.at(&["template", "spec", "template", "spec"]),
+                    });
+                }
+            }
+        }
+        ("batch", "CronJob") => {
+            if let Some(m) = spec.at(&["jobTemplate", "metadata"]) {
+                out.push(JobTemplateMeta {
+                    path: "spec.jobTemplate".to_string(),
+                    metadata: m,
+                    pod_spec: spec.at(&["jobTemplate", "spec", "template", "spec"]),
+                });
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
 /// Karpenter NodePool (v1/v1beta1) or the older Provisioner (v1alpha5), in one shape.
 #[derive(Debug)]
 pub struct NodePool<'a> {

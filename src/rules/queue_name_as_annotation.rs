@@ -81,7 +81,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if let Some(m) = own_meta {
             metas.push((format!("the {}'s metadata", obj.kind), m));
         }
-        for (path, m) in job_template_metadata(obj) {
+        for jt in crate::model::job_template_metadata(obj) {
+            let (path, m) = (jt.path, jt.metadata);
             metas.push((format!("the Job template `{path}`"), m));
         }
         let templates: Vec<_> = cx.ix.templates_of(oi).iter().collect();
@@ -134,9 +135,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             continue;
         }
         // The label only on a template: Kueue reads the Job-like object's own labels.
-        let mut inner: Vec<(String, &Node)> = job_template_metadata(obj)
+        let mut inner: Vec<(String, &Node)> = crate::model::job_template_metadata(obj)
             .into_iter()
-            .map(|(p, m)| (format!("Job template `{p}`"), m))
+            .map(|jt| (format!("Job template `{}`", jt.path), jt.metadata))
             .collect();
         for t in &templates {
             if let Some(m) = t.metadata
@@ -187,35 +188,4 @@ fn consequence(cx: &Ctx, obj: &Object, queue: &str) -> String {
             obj.kind
         )
     }
-}
-
-/// Metadata of Job templates nested in the object (JobSet replicated jobs, CronJob).
-fn job_template_metadata<'a>(obj: &Object<'a>) -> Vec<(String, &'a Node)> {
-    let mut out = Vec::new();
-    let Some(spec) = obj.spec() else { return out };
-    match (obj.group, obj.kind) {
-        ("jobset.x-k8s.io", "JobSet") => {
-            for (i, rj) in spec
-                .get("replicatedJobs")
-                .into_iter()
-                .flat_map(|n| n.items())
-                .enumerate()
-            {
-                if let Some(m) = rj.at(&["template", "metadata"]) {
-                    let name = rj
-                        .get("name")
-                        .and_then(|n| n.as_str())
-                        .map_or(i.to_string(), str::to_string);
-                    out.push((format!("spec.replicatedJobs[{name}].template"), m));
-                }
-            }
-        }
-        ("batch", "CronJob") => {
-            if let Some(m) = spec.at(&["jobTemplate", "metadata"]) {
-                out.push(("spec.jobTemplate".to_string(), m));
-            }
-        }
-        _ => {}
-    }
-    out
 }

@@ -230,36 +230,13 @@ fn misplaced<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<(String, &'a
 
 /// Metadata of the Job template between the owner and this pod template (JobSet, CronJob).
 fn job_template_metadata<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Vec<(String, &'a Node)> {
-    let mut out = Vec::new();
-    let Some(spec) = owner.spec() else { return out };
-    match (owner.group, owner.kind) {
-        ("jobset.x-k8s.io", "JobSet") => {
-            for (i, rj) in spec
-                .get("replicatedJobs")
-                .into_iter()
-                .flat_map(|n| n.items())
-                .enumerate()
-            {
-                let pod_spec = rj.at(&["template", "spec", "template", "spec"]);
-                if pod_spec.is_some_and(|s| std::ptr::eq(s, t.spec))
-                    && let Some(m) = rj.at(&["template", "metadata"])
-                {
-                    let name = rj
-                        .get("name")
-                        .and_then(|n| n.as_str())
-                        .map_or(i.to_string(), str::to_string);
-                    out.push((format!("spec.replicatedJobs[{name}].template"), m));
-                }
-            }
-        }
-        ("batch", "CronJob") => {
-            if let Some(m) = spec.at(&["jobTemplate", "metadata"]) {
-                out.push(("spec.jobTemplate".to_string(), m));
-            }
-        }
-        _ => {}
-    }
-    out
+    crate::model::job_template_metadata(owner)
+        .into_iter()
+        .filter(|jt| {
+            owner.kind == "CronJob" || jt.pod_spec.is_some_and(|s| std::ptr::eq(s, t.spec))
+        })
+        .map(|jt| (jt.path, jt.metadata))
+        .collect()
 }
 
 /// Where to point when the annotation is missing: the template's `metadata` key, else the GPU
