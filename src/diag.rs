@@ -103,3 +103,12 @@ impl Diagnostic {
         self
     }
 }
+
+/// `a`, `b` in backticks, joined with `sep`: how lists of names appear in messages.
+pub fn backticked(values: &[impl AsRef<str>], sep: &str) -> String {
+    values
+        .iter()
+        .map(|v| format!("`{}`", v.as_ref()))
+        .collect::<Vec<_>>()
+        .join(sep)
+}

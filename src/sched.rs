@@ -1001,6 +1001,36 @@ pub fn yaml_value(v: &str) -> String {
 }
 
 /// For a pod value the pool's own constraint on the same key rejects: the values it allows.
+/// How to make a label requirement (`shown`, e.g. `` `role=gpu` ``) meet a pool: the values the
+/// pool allows for that key, or a similar label it sets. `None` when the pool offers neither.
+pub fn label_hint(
+    pool: &NodePool<'_>,
+    key: &str,
+    value: Option<&str>,
+    shown: &str,
+) -> Option<String> {
+    let allowed = allowed_values(pool, key);
+    if !allowed.is_empty() && value.is_some() {
+        return Some(format!(
+            "use a `{key}` value NodePool `{}` allows ({}), or allow {shown} in its requirement on that key",
+            pool.name,
+            crate::diag::backticked(&allowed, ", ")
+        ));
+    }
+    let labels = "its `spec.template.metadata.labels`";
+    Some(match similar_pool_label(pool, key, value)? {
+        (k, v) if !v.is_empty() => format!(
+            "did you mean `{k}: {}`? NodePool `{}` sets that label on its nodes; otherwise add {shown} to {labels}",
+            yaml_value(&v),
+            pool.name
+        ),
+        (k, _) => format!(
+            "did you mean `{k}`? NodePool `{}` defines that label; otherwise add {shown} to {labels}",
+            pool.name
+        ),
+    })
+}
+
 pub fn allowed_values<'a>(pool: &NodePool<'a>, key: &str) -> Vec<&'a str> {
     let mut out: Vec<&'a str> = Vec::new();
     for (k, _, v) in &pool.labels {

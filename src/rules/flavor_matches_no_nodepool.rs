@@ -159,27 +159,8 @@ fn finding(cx: &Ctx, f: &Flavor, pod: &PodConstraints, p: usize, issue: &LabelIs
             "allow instance types with {shown} in a NodePool (its requirements), or change the flavor to an instance label a NodePool may launch"
         )
     } else {
-        let allowed = sched::allowed_values(pool, &issue.key);
-        match sched::similar_pool_label(pool, &issue.key, Some(value)) {
-            _ if !allowed.is_empty() => format!(
-                "use a `{}` value NodePool `{}` allows ({}), or allow `{value}` in its requirement on that key",
-                issue.key,
-                pool.name,
-                allowed
-                    .iter()
-                    .map(|v| format!("`{v}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Some((k, v)) if !v.is_empty() => format!(
-                "did you mean `{k}: {}`? NodePool `{}` sets that label on its nodes; otherwise add {shown} to its `spec.template.metadata.labels`",
-                sched::yaml_value(&v),
-                pool.name
-            ),
-            Some((k, _)) => format!(
-                "did you mean `{k}`? NodePool `{}` defines that label; otherwise add {shown} to its `spec.template.metadata.labels`",
-                pool.name
-            ),
+        match sched::label_hint(pool, &issue.key, Some(value), &shown) {
+            Some(hint) => hint,
             None => format!(
                 "use a label NodePool `{}` sets (e.g. `karpenter.sh/nodepool: {}`), or add {shown} to its `spec.template.metadata.labels` or allow the value in its requirements",
                 pool.name, pool.name

@@ -94,11 +94,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 k,
                 format!(
                     "its limits ({}) sit directly under `spec.limits`, and a Provisioner reads only `spec.limits.resources`",
-                    misplaced
-                        .iter()
-                        .map(|s| format!("`{s}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    crate::diag::backticked(&misplaced, ", ")
                 ),
             ),
             Some(k) => match empty {

@@ -163,11 +163,7 @@ fn finding(cx: &Ctx, t: &PodTemplate, m: &Miss) -> Diagnostic {
     } else {
         format!(
             " (once Kueue admits it to ResourceFlavor {})",
-            flavors
-                .iter()
-                .map(|f| format!("`{f}`"))
-                .collect::<Vec<_>>()
-                .join(" or ")
+            crate::diag::backticked(&flavors, " or ")
         )
     };
     let toleration = toleration_yaml(&m.taint);

@@ -218,11 +218,7 @@ fn template_finding(
             Some((_, n)) if !exists => format!("did you mean `karpenter.sh/nodepool: {n}`?"),
             _ => format!(
                 "select a GPU NodePool: {}",
-                gpu_names
-                    .iter()
-                    .map(|n| format!("`{n}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                crate::diag::backticked(&gpu_names, ", ")
             ),
         });
     }
@@ -240,36 +236,13 @@ fn template_finding(
                 "NodePool `{}` only launches instances whose `{}` is {}; select one of those, or allow instances with {shown} in a GPU NodePool",
                 pool.name,
                 issue.key,
-                offered
-                    .iter()
-                    .map(|v| format!("`{v}`"))
-                    .collect::<Vec<_>>()
-                    .join(" or ")
+                crate::diag::backticked(&offered, " or ")
             ));
         }
     }
     if help.is_none() {
-        let allowed = sched::allowed_values(pool, &issue.key);
-        help = Some(match sched::similar_pool_label(pool, &issue.key, value) {
-            _ if !allowed.is_empty() && value.is_some() => format!(
-                "select a `{}` value NodePool `{}` allows ({}), or allow that value in the pool",
-                issue.key,
-                pool.name,
-                allowed
-                    .iter()
-                    .map(|v| format!("`{v}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Some((k, v)) if !v.is_empty() => format!(
-                "did you mean `{k}: {}`? NodePool `{}` sets that label on its nodes; otherwise add the label to its `spec.template.metadata.labels`",
-                sched::yaml_value(&v),
-                pool.name
-            ),
-            Some((k, _)) => format!(
-                "did you mean `{k}`? NodePool `{}` defines that label; otherwise add `{}` to its `spec.template.metadata.labels`",
-                pool.name, issue.key
-            ),
+        help = Some(match sched::label_hint(pool, &issue.key, value, &shown) {
+            Some(hint) => hint,
             None => format!(
                 "select a label NodePool `{}` sets (its `spec.template.metadata.labels`, its requirements, or `karpenter.sh/nodepool: {}`), or add the label to the pool",
                 pool.name, pool.name

@@ -76,34 +76,33 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     .and_then(|s| s.at(&["jobTemplate", "metadata", "labels"]))
                     .and_then(|l| l.entry(KEY))
                     .is_some());
-        // Every metadata block of the object: its own, Job templates, pod templates.
-        let mut metas: Vec<(String, &Node)> = Vec::new();
-        if let Some(m) = own_meta {
-            metas.push((format!("the {}'s metadata", obj.kind), m));
-        }
-        for jt in crate::model::job_template_metadata(obj) {
-            let (path, m) = (jt.path, jt.metadata);
-            metas.push((format!("the Job template `{path}`"), m));
-        }
-        let templates: Vec<_> = cx.ix.templates_of(oi).iter().collect();
-        for t in &templates {
+        // Metadata nested in the object: Job templates, then pod templates (a bare Pod's template
+        // metadata is its own).
+        let templates = cx.ix.templates_of(oi);
+        let mut inner: Vec<(String, &Node)> = crate::model::job_template_metadata(obj)
+            .into_iter()
+            .map(|jt| (format!("Job template `{}`", jt.path), jt.metadata))
+            .collect();
+        for t in templates {
             if let Some(m) = t.metadata
                 && !own_meta.is_some_and(|o| std::ptr::eq(o, m))
             {
-                metas.push((format!("the pod template `{}`", t.path), m));
+                inner.push((format!("pod template `{}`", t.path), m));
             }
         }
+        // Every metadata block of the object: its own, then the nested ones.
+        let metas: Vec<(String, &Node)> = own_meta
+            .map(|m| (format!("the {}'s metadata", obj.kind), m))
+            .into_iter()
+            .chain(inner.iter().map(|(p, m)| (format!("the {p}"), *m)))
+            .collect();
         let home = label_home(obj);
         for (place, meta) in &metas {
             let Some((key, value)) = meta.get("annotations").and_then(|a| a.entry(KEY)) else {
                 continue;
             };
             let queue = value.as_str().unwrap_or_default();
-            let shown = if queue.is_empty() {
-                KEY.to_string()
-            } else {
-                format!("{KEY}: {queue}")
-            };
+            let shown = shown(value);
             let d = if has_label {
                 cx.on(
                     obj,
@@ -135,27 +134,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             continue;
         }
         // The label only on a template: Kueue reads the Job-like object's own labels.
-        let mut inner: Vec<(String, &Node)> = crate::model::job_template_metadata(obj)
-            .into_iter()
-            .map(|jt| (format!("Job template `{}`", jt.path), jt.metadata))
-            .collect();
-        for t in &templates {
-            if let Some(m) = t.metadata
-                && !own_meta.is_some_and(|o| std::ptr::eq(o, m))
-            {
-                inner.push((format!("pod template `{}`", t.path), m));
-            }
-        }
         for (place, meta) in inner {
             let Some((key, value)) = meta.get("labels").and_then(|l| l.entry(KEY)) else {
                 continue;
             };
             let queue = value.as_str().unwrap_or_default();
-            let shown = if queue.is_empty() {
-                KEY.to_string()
-            } else {
-                format!("{KEY}: {queue}")
-            };
+            let shown = shown(value);
             out.push(
                 cx.on(
                     obj,
@@ -187,5 +171,13 @@ fn consequence(cx: &Ctx, obj: &Object, queue: &str) -> String {
             "so the {} is never queued and runs outside the ClusterQueue's quota",
             obj.kind
         )
+    }
+}
+
+/// `kueue.x-k8s.io/queue-name: <value>` as written, for messages.
+fn shown(value: &Node) -> String {
+    match value.as_str().unwrap_or_default() {
+        "" => KEY.to_string(),
+        queue => format!("{KEY}: {queue}"),
     }
 }
