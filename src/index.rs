@@ -5,10 +5,10 @@ use crate::diag::Loc;
 use crate::model::{
     ClusterQueue, Flavor, LocalQueue, NodePool, Object, PodTemplate, Toleration, pod_templates,
 };
-use crate::sched::{PodConstraints, Req};
+use crate::sched::{Placement, PodConstraints, PoolIndex, Req};
 use crate::source::SourceFile;
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What a GPU workload is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +24,15 @@ pub struct Variant<'a> {
     /// Index into `Index::flavors` of the injected flavor.
     pub flavor: Option<usize>,
     pub constraints: PodConstraints<'a>,
+}
+
+/// Where one assignable variant of a GPU template may land.
+#[derive(Debug, Clone, Copy)]
+pub struct Landing {
+    /// Index into `Index::variants[template]`.
+    pub variant: usize,
+    /// Index into `Index::placements` (shared by every variant with the same label signature).
+    pub placement: usize,
 }
 
 /// How a workload reaches Kueue: the queue label and what it resolves to.
@@ -50,7 +59,25 @@ pub struct Index<'a> {
     pub queues: Vec<Option<QueueRef<'a>>>,
     /// Per template: the ways it may run (one per flavor it may be admitted to; one if no Kueue).
     pub variants: Vec<Vec<Variant<'a>>>,
+    /// Per template: indices into its `variants` Kueue may really assign (see
+    /// [`crate::sched::assignable_variants`]).
+    pub assignable: Vec<Vec<usize>>,
+    /// NodePools by what selects them, their GPU capability and taint classes.
+    pub pools: PoolIndex<'a>,
+    /// Distinct placements of GPU templates' assignable variants.
+    pub placements: Vec<Placement>,
+    /// Per template: where each assignable variant lands (GPU templates only; else empty).
+    pub landings: Vec<Vec<Landing>>,
+    /// Per template: the placement of its own constraints, before Kueue adds anything (GPU
+    /// templates only).
+    pub own_placement: Vec<Option<usize>>,
     by_name: HashMap<(&'a str, &'a str), Vec<usize>>,
+    kinds: HashSet<(&'a str, &'a str)>,
+    local_queue_names: HashMap<&'a str, Vec<usize>>,
+    cluster_queue_names: HashMap<&'a str, usize>,
+    flavor_names: HashMap<&'a str, usize>,
+    pool_names: HashMap<&'a str, usize>,
+    pools_by_class: HashMap<&'a str, Vec<usize>>,
     /// Per object: the range of its templates in `templates` (they are stored in object order).
     template_ranges: Vec<std::ops::Range<usize>>,
     pub documents: usize,
@@ -123,9 +150,35 @@ impl<'a> Index<'a> {
             cluster_queues.extend(ClusterQueue::from_object(i, o));
             local_queues.extend(LocalQueue::from_object(i, o));
         }
+        let first_by_name = |names: &mut dyn Iterator<Item = &'a str>| {
+            let mut m: HashMap<&'a str, usize> = HashMap::new();
+            for (i, n) in names.enumerate() {
+                m.entry(n).or_insert(i);
+            }
+            m
+        };
+        let mut local_queue_names: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, q) in local_queues.iter().enumerate() {
+            local_queue_names.entry(q.name).or_default().push(i);
+        }
+        let mut pools_by_class: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, p) in nodepools.iter().enumerate() {
+            if let Some(n) = p
+                .node_class_ref
+                .and_then(|r| r.get("name"))
+                .and_then(|n| n.as_str())
+            {
+                pools_by_class.entry(n).or_default().push(i);
+            }
+        }
         let mut ix = Index {
             files,
             settings,
+            kinds: objects.iter().map(|o| (o.group, o.kind)).collect(),
+            cluster_queue_names: first_by_name(&mut cluster_queues.iter().map(|q| q.name)),
+            flavor_names: first_by_name(&mut flavors.iter().map(|f| f.name)),
+            pool_names: first_by_name(&mut nodepools.iter().map(|p| p.name)),
+            pools: PoolIndex::build(&nodepools),
             objects,
             templates,
             nodepools,
@@ -135,7 +188,13 @@ impl<'a> Index<'a> {
             classes: Vec::new(),
             queues: Vec::new(),
             variants: Vec::new(),
+            assignable: Vec::new(),
+            placements: Vec::new(),
+            landings: Vec::new(),
+            own_placement: Vec::new(),
             by_name,
+            local_queue_names,
+            pools_by_class,
             template_ranges,
             documents,
         };
@@ -145,7 +204,105 @@ impl<'a> Index<'a> {
             .into_par_iter()
             .map(|i| ix.compute_variants(i))
             .collect();
+        ix.assignable = (0..ix.templates.len())
+            .into_par_iter()
+            .map(|i| crate::sched::compute_assignable(&ix, i))
+            .collect();
+        ix.place();
         ix
+    }
+
+    /// Computes where GPU templates land: one placement per distinct label signature, each found
+    /// through the candidate index, shared by every template variant with that signature.
+    fn place(&mut self) {
+        // Per GPU template: the signature of its own constraints, then of each assignable variant.
+        type Sigs = Option<(String, Vec<(usize, String)>)>;
+        /// Who first had each signature: (template, variant; `None` for its own constraints).
+        type Firsts = Vec<(usize, Option<usize>)>;
+        fn ids_of<'s>(sigs: &'s [Sigs]) -> (Vec<Option<usize>>, Vec<Vec<Landing>>, Firsts) {
+            let mut ids: HashMap<&'s str, usize> = HashMap::new();
+            let mut firsts: Firsts = Vec::new();
+            let mut own = vec![None; sigs.len()];
+            let mut landings = vec![Vec::new(); sigs.len()];
+            for (ti, entry) in sigs.iter().enumerate() {
+                let Some((own_sig, vs)) = entry else { continue };
+                let mut id = |sig: &'s str, v: Option<usize>| {
+                    let next = firsts.len();
+                    *ids.entry(sig).or_insert_with(|| {
+                        firsts.push((ti, v));
+                        next
+                    })
+                };
+                own[ti] = Some(id(own_sig, None));
+                landings[ti] = vs
+                    .iter()
+                    .map(|(v, sig)| Landing {
+                        variant: *v,
+                        placement: id(sig, Some(*v)),
+                    })
+                    .collect();
+            }
+            (own, landings, firsts)
+        }
+        let n = self.templates.len();
+        self.landings = vec![Vec::new(); n];
+        self.own_placement = vec![None; n];
+        if self.nodepools.is_empty() {
+            return;
+        }
+        let sigs: Vec<Sigs> = (0..n)
+            .into_par_iter()
+            .map(|ti| {
+                let t = &self.templates[ti];
+                if !t.requests_gpu() {
+                    return None;
+                }
+                let own = crate::sched::label_signature(&PodConstraints::from_template(t));
+                let vs = self.assignable[ti]
+                    .iter()
+                    .map(|&v| {
+                        let sig = crate::sched::label_signature(&self.variants[ti][v].constraints);
+                        (v, sig)
+                    })
+                    .collect();
+                Some((own, vs))
+            })
+            .collect();
+        let (own, landings, firsts) = ids_of(&sigs);
+        self.own_placement = own;
+        self.landings = landings;
+        let placements: Vec<Placement> = firsts
+            .par_iter()
+            .map(|&(ti, v)| {
+                let pod = match v {
+                    Some(v) => std::borrow::Cow::Borrowed(&self.variants[ti][v].constraints),
+                    None => {
+                        std::borrow::Cow::Owned(PodConstraints::from_template(&self.templates[ti]))
+                    }
+                };
+                self.pools.placement(&pod, &self.nodepools)
+            })
+            .collect();
+        self.placements = placements;
+    }
+
+    /// Where each assignable variant of template `ti` lands: (variant, placement).
+    pub fn landings_of(&self, ti: usize) -> impl Iterator<Item = (&Variant<'a>, &Placement)> {
+        self.landings
+            .get(ti)
+            .into_iter()
+            .flatten()
+            .map(move |l| (&self.variants[ti][l.variant], &self.placements[l.placement]))
+    }
+
+    /// The NodePool of this name.
+    pub fn nodepool(&self, name: &str) -> Option<usize> {
+        self.pool_names.get(name).copied()
+    }
+
+    /// The NodePools whose `nodeClassRef` names this class.
+    pub fn pools_using_class(&self, name: &str) -> &[usize] {
+        self.pools_by_class.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// The pod templates of object `oi`.
@@ -183,7 +340,7 @@ impl<'a> Index<'a> {
     }
 
     pub fn has_kind(&self, group: &str, kind: &str) -> bool {
-        self.objects.iter().any(|o| o.is(group, kind))
+        self.kinds.contains(&(group, kind))
     }
 
     /// Whether the cluster runs Karpenter (pools in the files, or the config says so).
@@ -226,18 +383,22 @@ impl<'a> Index<'a> {
 
     /// The LocalQueue a namespace-qualified name resolves to.
     pub fn local_queue(&self, namespace: Option<&str>, name: &str) -> Option<usize> {
-        self.local_queues.iter().position(|q| {
-            q.name == name
-                && (namespace.is_none() || q.namespace.is_none() || q.namespace == namespace)
-        })
+        self.local_queue_names
+            .get(name)?
+            .iter()
+            .copied()
+            .find(|&i| {
+                let q = &self.local_queues[i];
+                namespace.is_none() || q.namespace.is_none() || q.namespace == namespace
+            })
     }
 
     pub fn cluster_queue(&self, name: &str) -> Option<usize> {
-        self.cluster_queues.iter().position(|q| q.name == name)
+        self.cluster_queue_names.get(name).copied()
     }
 
     pub fn flavor(&self, name: &str) -> Option<usize> {
-        self.flavors.iter().position(|f| f.name == name)
+        self.flavor_names.get(name).copied()
     }
 
     fn queue_of(&self, t: &PodTemplate<'a>) -> Option<QueueRef<'a>> {

@@ -4,6 +4,7 @@
 //! (alias bombs stop with a located error), nesting depth is bounded, duplicate keys are kept as
 //! problems (first value wins), and merge keys (`<<`) are applied the way go-yaml does.
 
+use compact_str::CompactString;
 use saphyr_parser::{Event, Parser, ScalarStyle};
 use std::collections::HashMap;
 
@@ -40,11 +41,13 @@ pub enum Style {
     Folded,
 }
 
+/// Children are exact-size boxed slices and short scalars live inline (no heap allocation up to
+/// 24 bytes): a 50,000-object repository is millions of nodes, so their size is the memory bill.
 #[derive(Clone, Debug)]
 pub enum Value {
-    Scalar { text: String, style: Style },
-    Seq(Vec<Node>),
-    Map(Vec<(Node, Node)>),
+    Scalar { text: CompactString, style: Style },
+    Seq(Box<[Node]>),
+    Map(Box<[(Node, Node)]>),
 }
 
 #[derive(Clone, Debug)]
@@ -322,7 +325,7 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                     Node {
                         span,
                         value: Value::Scalar {
-                            text: text.into_owned(),
+                            text: CompactString::from(text),
                             style,
                         },
                     },
@@ -397,7 +400,7 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                                 start: start.start,
                                 end: end.max(start.end),
                             },
-                            value: Value::Seq(items),
+                            value: Value::Seq(items.into_boxed_slice()),
                         },
                         anchor,
                     ))
@@ -416,7 +419,7 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                                 start: start.start,
                                 end: end.max(start.end),
                             },
-                            value: Value::Map(entries),
+                            value: Value::Map(entries.into_boxed_slice()),
                         },
                         anchor,
                     ))
@@ -474,12 +477,12 @@ fn apply_merge_keys(entries: Vec<(Node, Node)>, _problems: &mut [Problem]) -> Ve
         if k.as_str() == Some("<<") && k.style() == Some(Style::Plain) {
             let sources: Vec<Node> = match v.value {
                 Value::Map(_) => vec![v],
-                Value::Seq(items) => items,
+                Value::Seq(items) => items.into_vec(),
                 Value::Scalar { .. } => vec![],
             };
             for src in sources {
                 if let Value::Map(m) = src.value {
-                    for (mk, mv) in m {
+                    for (mk, mv) in m.into_vec() {
                         let known = merged.iter().any(|(e, _)| e.as_str() == mk.as_str());
                         if !known {
                             merged.push((mk, mv));

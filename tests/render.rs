@@ -225,12 +225,12 @@ fn to_json(n: &Node) -> Value {
                     Some(h) => i64::from_str_radix(h, 16).ok(),
                     None => t.parse::<i64>().ok(),
                 };
-                v.map_or_else(|| Value::String(text.clone()), |i| json!(i))
+                v.map_or_else(|| Value::String(text.to_string()), |i| json!(i))
             }
             Some(Yaml11::Float) => text
                 .parse::<f64>()
-                .map_or_else(|_| Value::String(text.clone()), |f| json!(f)),
-            _ => Value::String(text.clone()),
+                .map_or_else(|_| Value::String(text.to_string()), |f| json!(f)),
+            _ => Value::String(text.to_string()),
         },
     }
 }

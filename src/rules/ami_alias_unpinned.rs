@@ -67,15 +67,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 f => format!("`{f}@vYYYYMMDD` (e.g. `{f}@v20250505`)"),
             };
             // GPU pools using this class: their nodes are the expensive ones to churn.
-            let gpu_pools: Vec<_> = cx
-                .ix
-                .nodepools
+            let gpu_pools: Vec<_> = o
+                .name
+                .map_or(&[][..], |n| cx.ix.pools_using_class(n))
                 .iter()
+                .map(|&p| &cx.ix.nodepools[p])
                 .filter(|p| !p.legacy_provisioner && gpu_capability(p) == GpuCapability::Explicit)
-                .filter_map(|p| {
-                    let n = p.node_class_ref?.get("name")?;
-                    (n.as_str() == o.name).then_some((p, n))
-                })
+                .filter_map(|p| Some((p, p.node_class_ref?.get("name")?)))
                 .collect();
             let whose = match gpu_pools.as_slice() {
                 [] => String::new(),

@@ -71,21 +71,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             base,
             ..PodConstraints::default()
         };
-        let mut best: Option<(usize, Vec<LabelIssue>)> = None;
-        let mut fits = false;
-        for (p, pool) in ix.nodepools.iter().enumerate() {
-            let issues = sched::label_issues(&pod, pool);
-            if issues.is_empty() {
-                fits = true;
-                break;
-            }
-            if best.as_ref().is_none_or(|(_, b)| issues.len() < b.len()) {
-                best = Some((p, issues));
-            }
-        }
-        if fits {
-            continue;
-        }
+        let best = ix.pools.closest(&pod, &ix.nodepools, |_| true, false);
         let Some((p, issues)) = best else { continue };
         for issue in &issues {
             out.push(finding(cx, f, &pod, p, issue));

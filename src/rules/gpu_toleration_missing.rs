@@ -2,7 +2,7 @@ use super::Ctx;
 use crate::diag::{Diagnostic, Severity};
 use crate::index::Index;
 use crate::model::{NodePool, PodTemplate, Taint, is_gpu_resource};
-use crate::sched::{self, GpuCapability};
+use crate::sched;
 use crate::yaml::Node;
 
 declare_rule! {
@@ -78,36 +78,36 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     if ix.nodepools.is_empty() {
         return;
     }
-    let gpu_pools: Vec<usize> = (0..ix.nodepools.len())
-        .filter(|&p| sched::gpu_capability(&ix.nodepools[p]) != GpuCapability::None)
-        .collect();
     for (ti, t) in ix.templates.iter().enumerate() {
         if !t.requests_gpu() || sched::targets_other_capacity(t) {
             continue;
         }
         let mut misses: Vec<Miss> = Vec::new();
-        for v in sched::assignable_variants(ix, ti) {
-            let candidates: Vec<(usize, sched::Verdict)> = gpu_pools
+        for (v, placement) in ix.landings_of(ti) {
+            let candidates = placement.gpu_pools();
+            // One verdict per taint class, on its first pool: the others have the same taints.
+            let verdicts: Vec<(usize, sched::Verdict)> = placement
+                .gpu_classes
                 .iter()
-                .map(|&p| {
+                .map(|c| {
+                    let p = c.pools[0] as usize;
                     (
                         p,
-                        sched::fit(&v.constraints, &ix.nodepools[p], ix.settings.eks),
+                        sched::taints(&v.constraints, &ix.nodepools[p], ix.settings.eks),
                     )
                 })
-                .filter(|(_, vd)| vd.labels.is_empty())
                 .collect();
-            if candidates.is_empty()
-                || candidates
+            if verdicts.is_empty()
+                || verdicts
                     .iter()
                     .any(|(_, vd)| vd.untolerated.is_empty() && vd.eks_only.is_empty())
             {
                 continue;
             }
-            // The closest pool: fewest untolerated taints, then fewest EKS-only ones.
-            let Some((p, vd)) = candidates
+            // The closest pool: fewest untolerated taints, then fewest EKS-only ones, then first.
+            let Some((p, vd)) = verdicts
                 .iter()
-                .min_by_key(|(_, vd)| (vd.untolerated.len(), vd.eks_only.len()))
+                .min_by_key(|(p, vd)| (vd.untolerated.len(), vd.eks_only.len(), *p))
             else {
                 continue;
             };
@@ -128,14 +128,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                             m.flavors.push(v.flavor);
                         }
                         m.eks_only &= eks_only;
-                        m.candidates = m.candidates.max(candidates.len());
+                        m.candidates = m.candidates.max(candidates);
                     }
                     None => misses.push(Miss {
                         pool: *p,
                         taint: *taint,
                         flavors: vec![v.flavor],
                         eks_only,
-                        candidates: candidates.len(),
+                        candidates,
                     }),
                 }
             }

@@ -52,10 +52,12 @@ declare_rule! {
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
-    let gpu_pools: Vec<usize> = (0..ix.nodepools.len())
-        .filter(|&p| sched::gpu_capability(&ix.nodepools[p]) != GpuCapability::None)
-        .collect();
-    if gpu_pools.is_empty() {
+    if !ix
+        .pools
+        .capability
+        .iter()
+        .any(|c| *c != GpuCapability::None)
+    {
         return;
     }
     for (ti, t) in ix.templates.iter().enumerate() {
@@ -64,36 +66,38 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if !t.requests_gpu() || sched::targets_other_capacity(t) || owner.kind == "DaemonSet" {
             continue;
         }
-        let own = PodConstraints::from_template(t);
-        if let Some((p, issues)) = closest(ix, &gpu_pools, &own) {
-            for issue in &issues {
-                out.push(template_finding(cx, t, &own, p, issue));
+        let fits = ix.own_placement[ti].is_some_and(|p| ix.placements[p].gpu_pools() > 0);
+        if !fits {
+            let own = PodConstraints::from_template(t);
+            if let Some((p, issues)) = closest(ix, &own) {
+                for issue in &issues {
+                    out.push(template_finding(cx, t, &own, p, issue));
+                }
+                continue;
             }
-            continue;
         }
-        kueue_check(cx, ti, t, &gpu_pools, out);
+        kueue_check(cx, ti, t, out);
     }
 }
 
-/// The GPU pool with the fewest label issues; `None` when some pool fits.
-fn closest(ix: &Index, pools: &[usize], pod: &PodConstraints) -> Option<(usize, Vec<LabelIssue>)> {
-    let mut best: Option<(usize, Vec<LabelIssue>)> = None;
-    for &p in pools {
-        let issues = sched::label_issues(pod, &ix.nodepools[p]);
-        if issues.is_empty() {
-            return None;
-        }
-        let better = best.as_ref().is_none_or(|(bp, b)| {
-            issues.len() < b.len()
-                || (issues.len() == b.len()
-                    && sched::gpu_capability(&ix.nodepools[p]) == GpuCapability::Explicit
-                    && sched::gpu_capability(&ix.nodepools[*bp]) != GpuCapability::Explicit)
-        });
-        if better {
-            best = Some((p, issues));
-        }
-    }
-    best
+/// The GPU pool with the fewest label issues (an explicit GPU pool wins a tie); `None` when
+/// some pool fits.
+fn closest(ix: &Index, pod: &PodConstraints) -> Option<(usize, Vec<LabelIssue>)> {
+    ix.pools.closest(
+        pod,
+        &ix.nodepools,
+        |p| ix.pools.capability[p] != GpuCapability::None,
+        true,
+    )
+}
+
+fn several_gpu_pools(ix: &Index) -> bool {
+    ix.pools
+        .capability
+        .iter()
+        .filter(|c| **c != GpuCapability::None)
+        .nth(1)
+        .is_some()
 }
 
 /// `Job ml/train` for a single-template workload, else with the template path.
@@ -146,12 +150,7 @@ fn template_finding(
     let owner = ix.owner(t);
     let pool = &ix.nodepools[p];
     let what = describe(ix, t);
-    let several = ix
-        .nodepools
-        .iter()
-        .filter(|np| sched::gpu_capability(np) != GpuCapability::None)
-        .count()
-        > 1;
+    let several = several_gpu_pools(ix);
     let mut related_loc = issue.pool.unwrap_or_else(|| pool.loc(pool.anchor));
     if issue.key == "nvidia.com/gpu" {
         let loc = gpu_count_node(t).map_or(issue.pod, |n| t.loc(n));
@@ -190,7 +189,7 @@ fn template_finding(
     if issue.key == "karpenter.sh/nodepool"
         && let Some(v) = value
     {
-        match ix.nodepools.iter().find(|np| np.name == v) {
+        match ix.nodepool(v).map(|p| &ix.nodepools[p]) {
             Some(np) => {
                 reason = format!("NodePool `{v}` cannot launch GPU instances");
                 let excluding = np.requirements.iter().find(|r| {
@@ -213,7 +212,7 @@ fn template_finding(
             .map(|n| (edit_distance(v, n), *n))
             .filter(|(d, n)| *d <= (n.len().max(v.len()) / 3).max(2))
             .min();
-        let exists = ix.nodepools.iter().any(|np| np.name == v);
+        let exists = ix.nodepool(v).is_some();
         help = Some(match near {
             Some((_, n)) if !exists => format!("did you mean `karpenter.sh/nodepool: {n}`?"),
             _ => format!(
@@ -265,13 +264,7 @@ fn template_finding(
 }
 
 /// The template fits a pool on its own: does it still after Kueue injects its flavor's labels?
-fn kueue_check(
-    cx: &Ctx,
-    ti: usize,
-    t: &PodTemplate,
-    gpu_pools: &[usize],
-    out: &mut Vec<Diagnostic>,
-) {
+fn kueue_check(cx: &Ctx, ti: usize, t: &PodTemplate, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
     if !ix.variants[ti].iter().any(|v| v.flavor.is_some()) {
         return;
@@ -319,9 +312,12 @@ fn kueue_check(
         return;
     }
     let mut worst: Option<(usize, usize, Vec<LabelIssue>)> = None;
-    for v in &assignable {
+    for (v, placement) in ix.landings_of(ti) {
         let Some(fi) = v.flavor else { return };
-        match closest(ix, gpu_pools, &v.constraints) {
+        if placement.gpu_pools() > 0 {
+            return;
+        }
+        match closest(ix, &v.constraints) {
             None => return,
             Some((p, issues)) => {
                 if worst
@@ -358,7 +354,7 @@ fn kueue_check(
             at,
             format!(
                 "{what} fits a GPU NodePool on its own, but not with the node labels Kueue injects from the ResourceFlavors ClusterQueue `{cq_name}` may admit it to ({flavor_names}): with flavor `{}`, {}; its pods stay Pending after admission",
-                f.name, about(&issue.reason, pool.name, gpu_pools.len() > 1)
+                f.name, about(&issue.reason, pool.name, several_gpu_pools(ix))
             ),
         )
         .object(Some(owner.obj_ref()))

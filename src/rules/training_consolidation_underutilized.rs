@@ -1,9 +1,11 @@
 use super::Ctx;
 use crate::diag::Diagnostic;
 use crate::index::Class;
+use crate::index::Index;
 use crate::model::{NodePool, PodTemplate};
 use crate::sched::{self, GpuCapability};
 use crate::yaml::Node;
+use std::collections::HashMap;
 
 declare_rule! {
     /// ## What it does
@@ -54,43 +56,38 @@ declare_rule! {
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
-    for pool in &ix.nodepools {
-        if sched::gpu_capability(pool) == GpuCapability::None {
-            continue;
-        }
-        let version = ix.objects.get(pool.obj).map_or("v1", |o| o.version);
-        let Some(policy) = Policy::of(pool, version) else {
+    let policies: Vec<Option<Policy>> = ix
+        .nodepools
+        .iter()
+        .enumerate()
+        .map(|(p, pool)| {
+            if ix.pools.capability[p] == GpuCapability::None {
+                return None;
+            }
+            let version = ix.objects.get(pool.obj).map_or("v1", |o| o.version);
+            Policy::of(pool, version)
+        })
+        .collect();
+    if policies.iter().all(Option::is_none) {
+        return;
+    }
+    let owners = training_owners_by_pool(ix, &policies);
+    for (pi, pool) in ix.nodepools.iter().enumerate() {
+        let Some(policy) = &policies[pi] else {
             continue;
         };
-        // Training workloads (by owner) that can land here, unprotected.
-        let mut owners: Vec<usize> = Vec::new();
-        for (ti, t) in ix.templates.iter().enumerate() {
-            if ix.classes.get(ti) != Some(&Class::Training)
-                || owners.contains(&t.owner)
-                || protected(t)
-            {
-                continue;
-            }
-            let lands = sched::assignable_variants(ix, ti)
-                .iter()
-                .any(|v| sched::fit(&v.constraints, pool, ix.settings.eks).fits());
-            if lands {
-                owners.push(t.owner);
-            }
-        }
-        let Some(&first) = owners.first() else {
+        let Some(&(first, count)) = owners.get(&pi) else {
             continue;
         };
         let first = &ix.objects[first];
         let pool_obj = &ix.objects[pool.obj];
-        let count = if owners.len() == 1 {
+        let count = if count == 1 {
             format!("a training workload ({}) can land on it", first.describe())
         } else {
             format!(
-                "{} training workloads can land on it ({} and {} more)",
-                owners.len(),
+                "{count} training workloads can land on it ({} and {} more)",
                 first.describe(),
-                owners.len() - 1
+                count - 1
             )
         };
         let how = if policy.by_default {
@@ -119,6 +116,95 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .help(help),
         );
     }
+}
+
+/// Per flagged pool: the first training workload (object index) that can land on it unprotected,
+/// and how many distinct ones can. Templates with the same placement and tolerations form one
+/// group whose pools are found once, so the cost follows groups × pools, not templates × pools.
+fn training_owners_by_pool(
+    ix: &Index,
+    flagged: &[Option<Policy>],
+) -> HashMap<usize, (usize, usize)> {
+    let mut groups: HashMap<(usize, String), Group> = HashMap::new();
+    for (ti, t) in ix.templates.iter().enumerate() {
+        if ix.classes.get(ti) != Some(&Class::Training) || protected(t) {
+            continue;
+        }
+        for l in ix.landings.get(ti).into_iter().flatten() {
+            let v = &ix.variants[ti][l.variant];
+            let key = (l.placement, tolerations_key(&v.constraints));
+            let g = groups.entry(key).or_insert(Group {
+                member: (ti, l.variant),
+                owners: Vec::new(),
+            });
+            if g.owners.last() != Some(&t.owner) {
+                g.owners.push(t.owner);
+            }
+        }
+    }
+    let mut pool_groups: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut groups: Vec<((usize, String), Group)> = groups.into_iter().collect();
+    groups.sort_unstable_by_key(|(_, g)| g.member);
+    for (gi, ((placement, _), g)) in groups.iter().enumerate() {
+        let (ti, vi) = g.member;
+        let constraints = &ix.variants[ti][vi].constraints;
+        for class in &ix.placements[*placement].gpu_classes {
+            let rep = &ix.nodepools[class.pools[0] as usize];
+            if !sched::taints(constraints, rep, ix.settings.eks)
+                .untolerated
+                .is_empty()
+            {
+                continue;
+            }
+            for &p in &class.pools {
+                if flagged[p as usize].is_some() {
+                    pool_groups.entry(p as usize).or_default().push(gi);
+                }
+            }
+        }
+    }
+    let mut merged: HashMap<Vec<usize>, (usize, usize)> = HashMap::new();
+    pool_groups
+        .into_iter()
+        .map(|(p, mut gs)| {
+            gs.sort_unstable();
+            gs.dedup();
+            let summary = *merged.entry(gs).or_insert_with_key(|gs| {
+                let mut all: Vec<usize> = gs
+                    .iter()
+                    .flat_map(|&g| groups[g].1.owners.iter().copied())
+                    .collect();
+                all.sort_unstable();
+                all.dedup();
+                (all[0], all.len())
+            });
+            (p, summary)
+        })
+        .collect()
+}
+
+/// Unprotected training templates with one placement and one set of tolerations.
+struct Group {
+    /// A member: (template, variant).
+    member: (usize, usize),
+    /// Owning objects, ascending.
+    owners: Vec<usize>,
+}
+
+/// Tolerations and extended resources: what decides the taint side of a fit.
+fn tolerations_key(c: &sched::PodConstraints) -> String {
+    let mut s = String::new();
+    for t in &c.tolerations {
+        s.push_str(&format!(
+            "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1e}",
+            t.key, t.operator, t.value, t.effect
+        ));
+    }
+    for e in &c.extended {
+        s.push_str(e);
+        s.push('\u{1d}');
+    }
+    s
 }
 
 /// The underutilized-consolidation policy in force, and where to point at it.

@@ -1,0 +1,443 @@
+//! Candidate lookup: which NodePools a pod's constraints can possibly meet, without checking
+//! every pool.
+//!
+//! Pools are indexed once by what selects them: per label key, the values an `In`-only key takes
+//! (postings), the pools that constrain the key some other way (always candidates), and the pools
+//! that do not mention it (candidates only for well-known keys, which every node carries). A pod
+//! requirement `key In [v…]` then costs a few posting lookups, and a template's candidates are the
+//! intersection over its requirements. The lookup is a superset: every candidate is still checked
+//! in full ([`label_issues`]), so the verdicts are exactly those of checking all pools.
+//!
+//! Templates with the same label constraints share one [`Placement`] (see [`label_signature`]);
+//! pools with the same hard taints share one taint class, so tolerations are checked once per
+//! class, not once per pool.
+
+use super::constraints::{PodConstraints, Req};
+use super::instances::{GpuCapability, gpu_capability};
+use super::is_placeholder;
+use super::requirements::{LabelIssue, PoolReqs, is_well_known, label_issues, normalize_key};
+use crate::model::NodePool;
+use fixedbitset::FixedBitSet;
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// One label key across all pools.
+struct KeyIndex<'a> {
+    /// Pools that constrain the key at all.
+    defined: FixedBitSet,
+    /// Pools whose constraints on the key are not plain `In` lists.
+    complex: FixedBitSet,
+    /// Value → pools whose `In` lists on the key contain it.
+    postings: HashMap<&'a str, Vec<u32>>,
+}
+
+/// The pools of one index, looked up by what selects them.
+pub struct PoolIndex<'a> {
+    len: usize,
+    keys: HashMap<&'a str, KeyIndex<'a>>,
+    /// Per pool: whether it can launch GPU instances.
+    pub capability: Vec<GpuCapability>,
+    /// Per pool: its hard-taint class; pools whose hard taints are the same (in order) share one.
+    pub taint_class: Vec<u32>,
+}
+
+impl<'a> PoolIndex<'a> {
+    pub fn build(pools: &[NodePool<'a>]) -> Self {
+        let len = pools.len();
+        let mut keys: HashMap<&'a str, KeyIndex<'a>> = HashMap::new();
+        let mut classes: HashMap<Vec<(&str, &str, &str)>, u32> = HashMap::new();
+        let mut taint_class = Vec::with_capacity(len);
+        for (p, pool) in pools.iter().enumerate() {
+            for (key, values) in PoolReqs::of(pool).shapes() {
+                let k = keys.entry(key).or_insert_with(|| KeyIndex {
+                    defined: FixedBitSet::with_capacity(len),
+                    complex: FixedBitSet::with_capacity(len),
+                    postings: HashMap::new(),
+                });
+                k.defined.insert(p);
+                match values {
+                    Some(vs) => {
+                        for v in vs {
+                            let list = k.postings.entry(v).or_default();
+                            if list.last() != Some(&(p as u32)) {
+                                list.push(p as u32);
+                            }
+                        }
+                    }
+                    None => k.complex.insert(p),
+                }
+            }
+            let hard: Vec<(&str, &str, &str)> = pool
+                .taints
+                .iter()
+                .filter(|t| t.is_hard())
+                .map(|t| (t.key, t.value, t.effect))
+                .collect();
+            let next = classes.len() as u32;
+            taint_class.push(*classes.entry(hard).or_insert(next));
+        }
+        PoolIndex {
+            len,
+            keys,
+            capability: pools.iter().map(gpu_capability).collect(),
+            taint_class,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn all(&self) -> FixedBitSet {
+        let mut s = FixedBitSet::with_capacity(self.len);
+        s.insert_range(..);
+        s
+    }
+
+    /// Pools that may satisfy one pod requirement; `None`: no cheap filter applies.
+    fn req_candidates(&self, r: &Req<'_>) -> Option<FixedBitSet> {
+        if r.op != "In" || r.values.iter().any(|v| is_placeholder(v)) {
+            return None;
+        }
+        let key = normalize_key(r.key);
+        let Some(k) = self.keys.get(key) else {
+            // No pool constrains the key: well-known keys are on every node, custom ones on none.
+            return Some(if is_well_known(key) {
+                self.all()
+            } else {
+                FixedBitSet::with_capacity(self.len)
+            });
+        };
+        let mut set = k.complex.clone();
+        if is_well_known(key) {
+            let mut open = k.defined.clone();
+            open.toggle_range(..);
+            set.union_with(&open);
+        }
+        for v in &r.values {
+            for &p in k.postings.get(v).into_iter().flatten() {
+                set.insert(p as usize);
+            }
+        }
+        Some(set)
+    }
+
+    /// A superset of the pools whose labels fit the constraints.
+    pub fn candidates(&self, pod: &PodConstraints<'_>) -> FixedBitSet {
+        let intersect = |reqs: &mut dyn Iterator<Item = &Req<'_>>| {
+            let mut acc: Option<FixedBitSet> = None;
+            for r in reqs {
+                if let Some(c) = self.req_candidates(r) {
+                    match &mut acc {
+                        Some(a) => a.intersect_with(&c),
+                        None => acc = Some(c),
+                    }
+                }
+            }
+            acc.unwrap_or_else(|| self.all())
+        };
+        if pod.terms.is_empty() {
+            return intersect(&mut pod.base.iter());
+        }
+        let mut out = FixedBitSet::with_capacity(self.len);
+        for term in &pod.terms {
+            out.union_with(&intersect(&mut pod.base.iter().chain(term.iter())));
+        }
+        out
+    }
+
+    /// The pools whose labels and requirements fit the constraints, checked in full.
+    pub fn label_fits(&self, pod: &PodConstraints<'_>, pools: &[NodePool<'_>]) -> Vec<u32> {
+        self.candidates(pod)
+            .ones()
+            .filter(|&p| label_issues(pod, &pools[p]).is_empty())
+            .map(|p| p as u32)
+            .collect()
+    }
+
+    /// Where the constraints land, for everything that shares their label signature.
+    pub fn placement(&self, pod: &PodConstraints<'_>, pools: &[NodePool<'_>]) -> Placement {
+        let fits = self.label_fits(pod, pools);
+        let mut gpu_classes: Vec<ClassPools> = Vec::new();
+        for &p in &fits {
+            if self.capability[p as usize] == GpuCapability::None {
+                continue;
+            }
+            let class = self.taint_class[p as usize];
+            match gpu_classes.iter_mut().find(|c| c.class == class) {
+                Some(c) => c.pools.push(p),
+                None => gpu_classes.push(ClassPools {
+                    class,
+                    pools: vec![p],
+                }),
+            }
+        }
+        Placement { fits, gpu_classes }
+    }
+
+    /// The pool among those `keep` accepts with the fewest label issues (first by index on ties;
+    /// with `prefer_explicit`, an explicit GPU pool wins a tie). `None` when one of them fits.
+    ///
+    /// Pools are tried best-first by how many of the pod's plain `In` requirements they may meet;
+    /// each unmet one is an issue, so the search stops once no remaining pool can beat the best.
+    pub fn closest(
+        &self,
+        pod: &PodConstraints<'_>,
+        pools: &[NodePool<'_>],
+        keep: impl Fn(usize) -> bool,
+        prefer_explicit: bool,
+    ) -> Option<(usize, Vec<LabelIssue>)> {
+        // Most constraints fit some pool: the candidates say so without ranking every pool.
+        let fits = self
+            .candidates(pod)
+            .ones()
+            .any(|p| keep(p) && label_issues(pod, &pools[p]).is_empty());
+        if fits {
+            return None;
+        }
+        let sets: Vec<FixedBitSet> = pod
+            .base
+            .iter()
+            .filter_map(|r| self.req_candidates(r))
+            .collect();
+        let mut order: Vec<(usize, usize)> = (0..self.len)
+            .filter(|&p| keep(p))
+            .map(|p| {
+                (
+                    sets.len() - sets.iter().filter(|s| s.contains(p)).count(),
+                    p,
+                )
+            })
+            .collect();
+        order.sort_unstable();
+        let rank = |p: usize, n: usize| {
+            let explicit = prefer_explicit && self.capability[p] == GpuCapability::Explicit;
+            (n, !explicit, p)
+        };
+        let mut best: Option<(usize, Vec<LabelIssue>)> = None;
+        for (bound, p) in order {
+            if best.as_ref().is_some_and(|(_, b)| bound > b.len()) {
+                break;
+            }
+            let issues = label_issues(pod, &pools[p]);
+            if issues.is_empty() {
+                return None;
+            }
+            let better = best
+                .as_ref()
+                .is_none_or(|(bp, b)| rank(p, issues.len()) < rank(*bp, b.len()));
+            if better {
+                best = Some((p, issues));
+            }
+        }
+        best
+    }
+}
+
+/// Where constraints with one label signature may land.
+#[derive(Debug, Default)]
+pub struct Placement {
+    /// Pools whose labels and requirements fit, ascending.
+    pub fits: Vec<u32>,
+    /// The GPU-capable ones among them, grouped by taint class in order of their first pool.
+    pub gpu_classes: Vec<ClassPools>,
+}
+
+/// GPU pools of one taint class that a placement fits.
+#[derive(Debug)]
+pub struct ClassPools {
+    pub class: u32,
+    /// Ascending; the first is the class's representative.
+    pub pools: Vec<u32>,
+}
+
+impl Placement {
+    /// How many GPU-capable pools the labels fit.
+    pub fn gpu_pools(&self) -> usize {
+        self.gpu_classes.iter().map(|c| c.pools.len()).sum()
+    }
+}
+
+/// What decides label placement, as a key: requirements (without locations), affinity terms and
+/// GPUs per pod. Templates with equal signatures land on the same pools.
+pub fn label_signature(pod: &PodConstraints<'_>) -> String {
+    let mut s = String::new();
+    let req = |s: &mut String, r: &Req<'_>| {
+        let _ = write!(s, "{}\u{1f}{}", r.key, r.op);
+        for v in &r.values {
+            let _ = write!(s, "\u{1f}{v}");
+        }
+        s.push('\u{1e}');
+    };
+    for r in &pod.base {
+        req(&mut s, r);
+    }
+    for term in &pod.terms {
+        s.push('\u{1d}');
+        for r in term {
+            req(&mut s, r);
+        }
+    }
+    let _ = write!(s, "\u{1c}{}", pod.nvidia_gpus);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Object, pod_templates};
+    use crate::yaml::{Budget, parse};
+
+    const POOLS: &str = r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: a}
+spec:
+  template:
+    metadata: {labels: {team: a, role: gpu}}
+    spec:
+      requirements:
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [p4d, p5]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [spot]}
+      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: b}
+spec:
+  template:
+    metadata: {labels: {team: b}}
+    spec:
+      requirements:
+        - {key: role, operator: NotIn, values: [cpu]}
+        - {key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [l4]}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: c}
+spec:
+  template:
+    spec:
+      requirements:
+        - {key: team, operator: In, values: ["${TEAM}"]}
+        - {key: zone-class, operator: Exists}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: d}
+spec:
+  template:
+    metadata: {labels: {team: d, karpenter.sh/capacity-type: on-demand}}
+    spec:
+      requirements:
+        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m]}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: e}
+spec:
+  template:
+    metadata: {labels: {team: a}}
+    spec:
+      requirements:
+        - {key: karpenter.k8s.aws/instance-gpu-count, operator: Lt, values: ["2"]}
+        - {key: beta.kubernetes.io/arch, operator: In, values: [arm64]}
+"#;
+
+    const SELECTORS: &[&str] = &[
+        "",
+        "nodeSelector: {team: a}",
+        "nodeSelector: {team: b, role: gpu}",
+        "nodeSelector: {team: c}",
+        "nodeSelector: {team: zz}",
+        "nodeSelector: {node-role: gpu}",
+        "nodeSelector: {karpenter.sh/nodepool: d}",
+        "nodeSelector: {karpenter.sh/capacity-type: on-demand}",
+        "nodeSelector: {karpenter.sh/capacity-type: spot, team: a}",
+        "nodeSelector: {kubernetes.io/arch: arm64}",
+        "nodeSelector: {karpenter.k8s.aws/instance-gpu-name: l4}",
+        "nodeSelector: {team: \"${T}\"}",
+        "nodeSelector: {zone-class: x}",
+        "affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: team, operator: In, values: [b, d]}]}, {matchExpressions: [{key: role, operator: Exists}]}]}}}",
+        "affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: team, operator: NotIn, values: [a]}]}]}}}",
+        "nodeSelector: {team: a}\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [p5]}]}]}}}",
+    ];
+
+    /// The candidate index must give exactly what checking every pool gives.
+    #[test]
+    fn index_agrees_with_checking_every_pool() {
+        let p = parse(POOLS, Budget::default());
+        let objs: Vec<Object> = p
+            .docs
+            .iter()
+            .filter_map(|d| Object::from_node(0, &d.root))
+            .collect();
+        let pools: Vec<NodePool> = objs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| NodePool::from_object(i, o))
+            .collect();
+        let ix = PoolIndex::build(&pools);
+        for sel in SELECTORS {
+            for gpus in [1, 8] {
+                let y = format!(
+                    "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  {sel}\n  containers:\n    - name: c\n      resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}\n"
+                );
+                let q = parse(&y, Budget::default());
+                let o = Object::from_node(1, &q.docs[0].root).expect("pod");
+                let t = pod_templates(0, &o).pop().expect("template");
+                let pod = PodConstraints::from_template(&t);
+                let brute: Vec<u32> = (0..pools.len())
+                    .filter(|&p| label_issues(&pod, &pools[p]).is_empty())
+                    .map(|p| p as u32)
+                    .collect();
+                assert_eq!(ix.label_fits(&pod, &pools), brute, "{sel} ({gpus} GPUs)");
+                for prefer in [false, true] {
+                    let mut best: Option<(usize, usize)> = None;
+                    for (p, pool) in pools.iter().enumerate() {
+                        let n = label_issues(&pod, pool).len();
+                        let explicit = prefer && ix.capability[p] == GpuCapability::Explicit;
+                        let better = best.is_none_or(|(bp, bn)| {
+                            n < bn
+                                || (n == bn
+                                    && explicit
+                                    && !(prefer && ix.capability[bp] == GpuCapability::Explicit))
+                        });
+                        if better {
+                            best = Some((p, n));
+                        }
+                    }
+                    let want = if brute.is_empty() {
+                        best.map(|(p, _)| p)
+                    } else {
+                        None
+                    };
+                    let got = ix.closest(&pod, &pools, |_| true, prefer).map(|(p, _)| p);
+                    assert_eq!(got, want, "closest for {sel} ({gpus} GPUs)");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pools_with_the_same_taints_share_a_class() {
+        let p = parse(POOLS, Budget::default());
+        let objs: Vec<Object> = p
+            .docs
+            .iter()
+            .filter_map(|d| Object::from_node(0, &d.root))
+            .collect();
+        let pools: Vec<NodePool> = objs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| NodePool::from_object(i, o))
+            .collect();
+        let ix = PoolIndex::build(&pools);
+        assert_ne!(ix.taint_class[0], ix.taint_class[1]);
+        assert_eq!(ix.taint_class[1], ix.taint_class[2]);
+    }
+}

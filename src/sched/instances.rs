@@ -1,0 +1,190 @@
+//! What a pool may launch: catalog-bounded instance sets, GPUs per node, GPU capability.
+
+use super::requirements::numeric;
+use crate::catalog;
+use crate::diag::Loc;
+use crate::model::NodePool;
+
+/// GPU instance types from the catalog a pool is limited to, when its requirements name only
+/// known families, types or GPU names (`None`: the pool's instance set is open or unknown).
+pub fn bounded_instances(pool: &NodePool<'_>) -> Option<Vec<&'static catalog::Instance>> {
+    bounded_cached(pool).map(<[_]>::to_vec)
+}
+
+/// [`bounded_instances`], computed once per pool.
+pub(super) fn bounded_cached<'p>(
+    pool: &'p NodePool<'_>,
+) -> Option<&'p [&'static catalog::Instance]> {
+    pool.bounded
+        .get_or_init(|| compute_bounded(pool))
+        .as_deref()
+}
+
+fn compute_bounded(pool: &NodePool<'_>) -> Option<Vec<&'static catalog::Instance>> {
+    let bounding = pool.requirements.iter().any(|r| {
+        r.op == "In"
+            && !r.values.is_empty()
+            && match r.key {
+                "node.kubernetes.io/instance-type" => r
+                    .values
+                    .iter()
+                    .all(|v| catalog::instances().iter().any(|i| i.instance_type == *v)),
+                "karpenter.k8s.aws/instance-family" => r
+                    .values
+                    .iter()
+                    .all(|v| catalog::instances().iter().any(|i| i.family == *v)),
+                "karpenter.k8s.aws/instance-gpu-name" => {
+                    r.values.iter().all(|v| catalog::gpu_names().contains(v))
+                }
+                _ => false,
+            }
+    });
+    if !bounding {
+        return None;
+    }
+    Some(
+        catalog::instances()
+            .iter()
+            .filter(|i| {
+                pool.requirements.iter().all(|r| match i.label(r.key) {
+                    Some(v) => expr_holds(r.op, &r.values, &v),
+                    None => true,
+                })
+            })
+            .collect(),
+    )
+}
+
+pub(super) fn expr_holds(op: &str, values: &[&str], v: &str) -> bool {
+    match op {
+        "In" => values.contains(&v),
+        "NotIn" => !values.contains(&v),
+        "Exists" => true,
+        "DoesNotExist" => false,
+        _ => numeric(op, v, values),
+    }
+}
+
+/// The most GPUs per node the pool's `instance-gpu-count` requirements allow (`In`, `Lt`, `Lte`),
+/// with where that bound is written.
+pub(super) fn gpu_count_cap(pool: &NodePool<'_>) -> Option<(u64, Option<Loc>)> {
+    let mut cap: Option<(u64, Option<Loc>)> = None;
+    for r in &pool.requirements {
+        if r.key != "karpenter.k8s.aws/instance-gpu-count" {
+            continue;
+        }
+        let nums: Option<Vec<i64>> = r.values.iter().map(|v| v.parse::<i64>().ok()).collect();
+        let Some(nums) = nums.filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let bound = match r.op {
+            "In" => nums.iter().copied().max(),
+            "Lt" => nums.first().map(|b| b - 1),
+            "Lte" => nums.first().copied(),
+            _ => None,
+        };
+        if let Some(b) = bound {
+            let b = b.max(0) as u64;
+            if cap.is_none_or(|(c, _)| b < c) {
+                cap = Some((b, Some(pool.loc(r.node))));
+            }
+        }
+    }
+    cap
+}
+
+/// Whether the pool could launch an instance with GPUs at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuCapability {
+    /// Its requirements ask for GPU instances (gpu labels, GPU families/categories/types).
+    Explicit,
+    /// Its requirements leave the instance type open: a GPU pod can make it launch one.
+    Possible,
+    /// Its requirements rule GPU instances out.
+    None,
+}
+
+fn family_of_type(t: &str) -> &str {
+    t.split_once('.').map_or(t, |(f, _)| f)
+}
+
+pub fn gpu_capability(pool: &NodePool<'_>) -> GpuCapability {
+    let mut explicit = false;
+    for r in &pool.requirements {
+        let vals = &r.values;
+        match (r.key, r.op) {
+            (
+                "karpenter.k8s.aws/instance-gpu-count"
+                | "karpenter.k8s.aws/instance-gpu-name"
+                | "karpenter.k8s.aws/instance-gpu-manufacturer"
+                | "karpenter.k8s.aws/instance-gpu-memory"
+                | "karpenter.k8s.aws/instance-accelerator-name"
+                | "karpenter.k8s.aws/instance-accelerator-count",
+                "DoesNotExist",
+            ) => return GpuCapability::None,
+            ("karpenter.k8s.aws/instance-gpu-count", "In") => {
+                if vals.iter().all(|v| v.parse::<u64>().is_ok_and(|n| n == 0)) {
+                    return GpuCapability::None;
+                }
+                explicit = true;
+            }
+            ("karpenter.k8s.aws/instance-gpu-count", "Lt" | "Lte") => {
+                let b = vals
+                    .first()
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .unwrap_or(1);
+                if (r.op == "Lt" && b <= 1) || (r.op == "Lte" && b < 1) {
+                    return GpuCapability::None;
+                }
+            }
+            (k, "In" | "Exists" | "Gt" | "Gte")
+                if k.starts_with("karpenter.k8s.aws/instance-gpu-")
+                    || k.starts_with("karpenter.k8s.aws/instance-accelerator-") =>
+            {
+                explicit = true
+            }
+            ("karpenter.k8s.aws/instance-category", "In") => {
+                if vals.iter().any(|v| catalog::is_accelerator_category(v)) {
+                    explicit = true;
+                } else {
+                    return GpuCapability::None;
+                }
+            }
+            ("karpenter.k8s.aws/instance-family", "In") => {
+                if vals.iter().any(|v| catalog::is_accelerator_family(v)) {
+                    explicit = true;
+                } else {
+                    return GpuCapability::None;
+                }
+            }
+            ("node.kubernetes.io/instance-type", "In") => {
+                if vals
+                    .iter()
+                    .any(|v| catalog::is_accelerator_family(family_of_type(v)))
+                {
+                    explicit = true;
+                } else {
+                    return GpuCapability::None;
+                }
+            }
+            _ => {}
+        }
+    }
+    if explicit {
+        return GpuCapability::Explicit;
+    }
+    // A pool that labels or taints itself for GPUs, or budgets GPUs, is a GPU pool too.
+    let mentions = pool
+        .taints
+        .iter()
+        .any(|t| crate::model::is_gpu_resource(t.key))
+        || pool.limits.is_some_and(|l| {
+            l.entries()
+                .any(|(k, _, _)| crate::model::is_gpu_resource(k))
+        });
+    if mentions {
+        GpuCapability::Explicit
+    } else {
+        GpuCapability::Possible
+    }
+}

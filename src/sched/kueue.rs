@@ -1,0 +1,181 @@
+//! Kueue's flavor assigner: which ResourceFlavors a template may really be admitted to.
+
+use super::constraints::{PodConstraints, Req};
+use super::is_placeholder;
+use super::requirements::numeric;
+use crate::diag::Loc;
+use crate::index::{Index, Variant};
+use crate::model::{Taint, Toleration};
+
+/// Why Kueue would never assign a ResourceFlavor to a pod template.
+#[derive(Debug, Clone)]
+pub enum FlavorReject {
+    /// The template's own nodeSelector / required affinity disagrees with the flavor's nodeLabels.
+    Labels {
+        key: String,
+        /// The template's selector entry or affinity expression.
+        pod: Loc,
+        /// The flavor's nodeLabels entry on that key (absent when the flavor lacks the key).
+        flavor: Option<Loc>,
+    },
+    /// A NoSchedule/NoExecute `nodeTaints` entry neither the template nor the flavor tolerates.
+    Taint { taint: String, flavor: Loc },
+}
+
+/// Whether a node carrying exactly `labels` satisfies one pod requirement.
+fn holds_on(labels: &[(&str, &str)], r: &Req<'_>) -> bool {
+    if r.values.iter().any(|v| is_placeholder(v)) {
+        return true;
+    }
+    let v = labels.iter().find(|(k, _)| *k == r.key).map(|(_, v)| *v);
+    if v.is_some_and(is_placeholder) {
+        return true;
+    }
+    match r.op {
+        "In" => v.is_some_and(|v| r.values.contains(&v)),
+        "NotIn" => !v.is_some_and(|v| r.values.contains(&v)),
+        "Exists" => v.is_some(),
+        "DoesNotExist" => v.is_none(),
+        "Gt" | "Lt" => v.is_some_and(|v| numeric(r.op, v, &r.values)),
+        _ => true,
+    }
+}
+
+/// Kueue's flavor check for template `ti` and flavor `fi` (`None`: Kueue may assign it).
+pub fn flavor_reject(ix: &Index<'_>, ti: usize, fi: usize) -> Option<FlavorReject> {
+    let t = ix.templates.get(ti)?;
+    let f = ix.flavors.get(fi)?;
+    let fobj = ix.objects.get(f.obj)?;
+    // Hard nodeTaints gate admission; the flavor's own tolerations count.
+    let tolerations: Vec<Toleration> = t
+        .tolerations()
+        .into_iter()
+        .chain(f.tolerations.iter().copied())
+        .collect();
+    for taint in fobj
+        .spec()
+        .and_then(|s| s.get("nodeTaints"))
+        .into_iter()
+        .flat_map(|n| n.items())
+        .filter_map(Taint::from_node)
+        .filter(Taint::is_hard)
+    {
+        if !tolerations.iter().any(|x| x.tolerates(&taint)) {
+            return Some(FlavorReject::Taint {
+                taint: taint.display(),
+                flavor: fobj.loc(taint.node),
+            });
+        }
+    }
+    // Only keys some flavor of the same resource group sets are compared.
+    let cq = ix
+        .queues
+        .get(ti)
+        .copied()
+        .flatten()
+        .and_then(|q| q.cluster_queue);
+    let mut allowed: Vec<&str> = f.node_labels.iter().map(|(k, _, _)| *k).collect();
+    if let Some(cq) = cq.and_then(|c| ix.cluster_queues.get(c))
+        && let Some((_, _, covered)) = cq.flavors.iter().find(|(n, _, _)| *n == f.name)
+    {
+        for (name, _, cov) in &cq.flavors {
+            if cov != covered {
+                continue;
+            }
+            if let Some(other) = ix.flavor(name).and_then(|i| ix.flavors.get(i)) {
+                allowed.extend(other.node_labels.iter().map(|(k, _, _)| *k));
+            }
+        }
+    }
+    let labels: Vec<(&str, &str)> = f
+        .node_labels
+        .iter()
+        .filter_map(|(k, _, v)| Some((*k, v.as_str()?)))
+        .collect();
+    let label_loc = |key: &str| {
+        f.node_labels
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, _, v)| fobj.loc(v))
+    };
+    let reject = |r: &Req<'_>| FlavorReject::Labels {
+        key: r.key.to_string(),
+        pod: r.loc,
+        flavor: label_loc(r.key),
+    };
+    let pod = PodConstraints::from_template(t);
+    let relevant = |r: &&Req<'_>| allowed.contains(&r.key);
+    if let Some(r) = pod
+        .base
+        .iter()
+        .filter(relevant)
+        .find(|r| !holds_on(&labels, r))
+    {
+        return Some(reject(r));
+    }
+    if pod.terms.is_empty() {
+        return None;
+    }
+    let mut first_failure = None;
+    for term in &pod.terms {
+        match term.iter().filter(relevant).find(|r| !holds_on(&labels, r)) {
+            None => return None,
+            Some(r) => {
+                first_failure.get_or_insert(r);
+            }
+        }
+    }
+    first_failure.map(reject)
+}
+
+/// The ways template `ti` may really run: `Index::variants` minus flavors Kueue would never assign
+/// to it ([`flavor_reject`]), keeping only the flavors of the resource group that covers one of its
+/// GPU resources when there is such a group (a CPU-only group's flavor is assigned alongside the GPU
+/// flavor, never instead of it). Empty when the template goes through Kueue but no flavor fits.
+/// Computed once per template when the index is built.
+pub fn assignable_variants<'i, 'a>(ix: &'i Index<'a>, ti: usize) -> Vec<&'i Variant<'a>> {
+    let (Some(vs), Some(ok)) = (ix.variants.get(ti), ix.assignable.get(ti)) else {
+        return Vec::new();
+    };
+    ok.iter().filter_map(|&v| vs.get(v)).collect()
+}
+
+/// Indices into `ix.variants[ti]` of the variants [`assignable_variants`] returns.
+pub(crate) fn compute_assignable(ix: &Index<'_>, ti: usize) -> Vec<usize> {
+    let Some(vs) = ix.variants.get(ti) else {
+        return Vec::new();
+    };
+    if vs.iter().all(|v| v.flavor.is_none()) {
+        return (0..vs.len()).collect();
+    }
+    let ok: Vec<usize> = (0..vs.len())
+        .filter(|&v| {
+            vs[v]
+                .flavor
+                .is_none_or(|fi| flavor_reject(ix, ti, fi).is_none())
+        })
+        .collect();
+    let gpu_resources: Vec<&str> = ix.templates[ti]
+        .gpu_containers()
+        .flat_map(|c| c.accelerators())
+        .map(|(n, _)| n)
+        .filter(|n| crate::model::is_gpu_resource(n))
+        .collect();
+    let cq = ix.queues[ti]
+        .and_then(|q| q.cluster_queue)
+        .and_then(|c| ix.cluster_queues.get(c));
+    let in_gpu_group = |fi: usize| {
+        let name = ix.flavors[fi].name;
+        cq.is_some_and(|cq| {
+            cq.flavors
+                .iter()
+                .any(|(n, _, cov)| *n == name && cov.iter().any(|r| gpu_resources.contains(r)))
+        })
+    };
+    let preferred: Vec<usize> = ok
+        .iter()
+        .copied()
+        .filter(|&v| vs[v].flavor.is_some_and(in_gpu_group))
+        .collect();
+    if preferred.is_empty() { ok } else { preferred }
+}

@@ -1,0 +1,426 @@
+//! Static scheduling model: can a pod template land on a NodePool?
+//!
+//! Follows Karpenter's semantics: a pool's requirement set is its `requirements` plus every
+//! template label (as `In [value]`) plus `karpenter.sh/nodepool` and `karpenter.k8s.aws/ec2nodeclass`;
+//! the pod's nodeSelector and one required-affinity term at a time must intersect it; well-known
+//! labels the pool does not mention are unconstrained, custom ones are unknown and do not match.
+//! All hard (NoSchedule/NoExecute) taints must be tolerated; startup taints do not count.
+//!
+//! The Kueue side ([`flavor_reject`], [`assignable_variants`]) follows Kueue's flavor assigner: a
+//! flavor is only assigned when the template's own nodeSelector / required affinity, restricted to
+//! the label keys of that resource group's flavors, matches the flavor's `nodeLabels`, and the
+//! template (plus the flavor's tolerations) tolerates the flavor's hard `nodeTaints`.
+//!
+//! Placeholders (`${VAR}`, `$VAR`, `{{ .Values.x }}`) on either side match anything: the linter
+//! cannot know what they become.
+
+mod candidates;
+mod constraints;
+mod hints;
+mod instances;
+mod kueue;
+mod requirements;
+
+pub use candidates::*;
+pub use constraints::*;
+pub use hints::*;
+pub use instances::*;
+pub use kueue::*;
+pub use requirements::*;
+
+use crate::model::{NodePool, Taint};
+
+/// A value an envsubst / Helm / Kustomize pipeline fills in later.
+pub fn is_placeholder(v: &str) -> bool {
+    v.contains("${") || v.contains("{{") || (v.starts_with('$') && v.len() > 1)
+}
+
+/// One `key=value` the pod requires (nodeSelector entry or a Kueue-injected flavor label).
+
+#[derive(Debug, Clone, Default)]
+pub struct Verdict<'a> {
+    /// Label mismatches of the closest affinity term (empty: the labels fit).
+    pub labels: Vec<LabelIssue>,
+    /// Hard taints no toleration matches.
+    pub untolerated: Vec<Taint<'a>>,
+    /// Hard taints tolerated only by EKS's ExtendedResourceToleration admission plugin.
+    pub eks_only: Vec<Taint<'a>>,
+}
+
+impl Verdict<'_> {
+    pub fn fits(&self) -> bool {
+        self.labels.is_empty() && self.untolerated.is_empty()
+    }
+}
+
+/// Full verdict: labels and taints.
+pub fn fit<'a>(pod: &PodConstraints<'_>, pool: &NodePool<'a>, eks: bool) -> Verdict<'a> {
+    Verdict {
+        labels: label_issues(pod, pool),
+        ..taints(pod, pool, eks)
+    }
+}
+
+/// Taint side of the fit (the verdict's `labels` stay empty).
+pub fn taints<'a>(pod: &PodConstraints<'_>, pool: &NodePool<'a>, eks: bool) -> Verdict<'a> {
+    let mut v = Verdict::default();
+    for taint in pool.taints.iter().filter(|t| t.is_hard()) {
+        if pod.tolerations.iter().any(|t| t.tolerates(taint)) {
+            continue;
+        }
+        if eks && taint.effect == "NoSchedule" && pod.extended.contains(&taint.key) {
+            v.eks_only.push(*taint);
+        } else {
+            v.untolerated.push(*taint);
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{NodePool, Object, PodTemplate};
+    use crate::yaml::{Budget, parse};
+
+    fn pool_and_pod(pool_yaml: &str, pod_yaml: &str, f: impl FnOnce(&NodePool, &PodTemplate)) {
+        let p = parse(pool_yaml, Budget::default());
+        let q = parse(pod_yaml, Budget::default());
+        let po = Object::from_node(0, &p.docs[0].root).unwrap();
+        let pool = NodePool::from_object(0, &po).unwrap();
+        let qo = Object::from_node(1, &q.docs[0].root).unwrap();
+        let tpl = crate::model::pod_templates(1, &qo).pop().unwrap();
+        f(&pool, &tpl);
+    }
+
+    const POOL: &str = r#"
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    metadata:
+      labels: {role: gpu}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
+      requirements:
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [p4d, p5]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}
+      taints:
+        - {key: nvidia.com/gpu, value: "true", effect: NoSchedule}
+"#;
+
+    fn pod(extra: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n{extra}\n  containers:\n    - name: c\n      resources: {{limits: {{nvidia.com/gpu: 8}}}}\n"
+        )
+    }
+
+    #[test]
+    fn tolerations_follow_kubernetes_semantics() {
+        for (tol, ok) in [
+            (
+                "  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]",
+                true,
+            ),
+            (
+                "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]",
+                true,
+            ),
+            ("  tolerations: [{operator: Exists}]", true),
+            (
+                "  tolerations: [{key: nvidia.com/gpu, value: \"true\"}]",
+                true,
+            ),
+            (
+                "  tolerations: [{key: nvidia.com/gpu, value: \"false\"}]",
+                false,
+            ),
+            (
+                "  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoExecute}]",
+                false,
+            ),
+            ("  tolerations: [{key: other, operator: Exists}]", false),
+            ("  tolerations: []", false),
+        ] {
+            pool_and_pod(POOL, &pod(tol), |pool, t| {
+                let v = fit(&PodConstraints::from_template(t), pool, false);
+                assert_eq!(v.untolerated.is_empty(), ok, "{tol}");
+            });
+        }
+    }
+
+    #[test]
+    fn eks_extended_resource_toleration() {
+        pool_and_pod(POOL, &pod("  tolerations: []"), |pool, t| {
+            let v = fit(&PodConstraints::from_template(t), pool, true);
+            assert!(v.untolerated.is_empty());
+            assert_eq!(v.eks_only.len(), 1);
+        });
+    }
+
+    #[test]
+    fn selectors_against_labels_and_requirements() {
+        for (sel, ok) in [
+            ("  nodeSelector: {role: gpu}", true),
+            ("  nodeSelector: {node-role: gpu}", false),
+            ("  nodeSelector: {role: cpu}", false),
+            ("  nodeSelector: {karpenter.sh/capacity-type: spot}", true),
+            ("  nodeSelector: {karpenter.sh/nodepool: gpu}", true),
+            ("  nodeSelector: {karpenter.sh/nodepool: other}", false),
+            (
+                "  nodeSelector: {topology.kubernetes.io/zone: us-east-1a}",
+                true,
+            ),
+            (
+                "  nodeSelector: {karpenter.k8s.aws/instance-gpu-name: h100}",
+                true,
+            ),
+            (
+                "  nodeSelector: {karpenter.k8s.aws/instance-gpu-name: l4}",
+                false,
+            ),
+            (
+                "  nodeSelector: {karpenter.k8s.aws/instance-family: g5}",
+                false,
+            ),
+            (
+                "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: role, operator: In, values: [cpu]}]}, {matchExpressions: [{key: role, operator: Exists}]}]}}}",
+                true,
+            ),
+            (
+                "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: team, operator: NotIn, values: [a]}]}]}}}",
+                true,
+            ),
+            (
+                "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: karpenter.sh/capacity-type, operator: NotIn, values: [spot, on-demand]}]}]}}}",
+                false,
+            ),
+        ] {
+            pool_and_pod(POOL, &pod(sel), |pool, t| {
+                let v = label_issues(&PodConstraints::from_template(t), pool);
+                assert_eq!(v.is_empty(), ok, "{sel}: {v:?}");
+            });
+        }
+    }
+
+    #[test]
+    fn gpu_count_above_largest_instance() {
+        let p = pod("").replace("nvidia.com/gpu: 8", "nvidia.com/gpu: 16");
+        pool_and_pod(POOL, &p, |pool, t| {
+            let v = label_issues(&PodConstraints::from_template(t), pool);
+            assert_eq!(v.len(), 1);
+            assert!(v[0].reason.contains("largest instance"));
+        });
+    }
+
+    #[test]
+    fn gpu_capability_of_pools() {
+        let cases = [
+            (
+                "- {key: karpenter.k8s.aws/instance-category, operator: In, values: [g, p]}",
+                GpuCapability::Explicit,
+            ),
+            (
+                "- {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}",
+                GpuCapability::None,
+            ),
+            (
+                "- {key: karpenter.k8s.aws/instance-gpu-count, operator: Gt, values: [\"0\"]}",
+                GpuCapability::Explicit,
+            ),
+            (
+                "- {key: karpenter.k8s.aws/instance-gpu-count, operator: DoesNotExist}",
+                GpuCapability::None,
+            ),
+            (
+                "- {key: node.kubernetes.io/instance-type, operator: In, values: [g5.xlarge]}",
+                GpuCapability::Explicit,
+            ),
+            (
+                "- {key: kubernetes.io/arch, operator: In, values: [amd64]}",
+                GpuCapability::Possible,
+            ),
+        ];
+        for (req, want) in cases {
+            let y = format!(
+                "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: x}}\nspec:\n  template:\n    spec:\n      requirements:\n        {req}\n"
+            );
+            let p = parse(&y, Budget::default());
+            let o = Object::from_node(0, &p.docs[0].root).unwrap();
+            let pool = NodePool::from_object(0, &o).unwrap();
+            assert_eq!(gpu_capability(&pool), want, "{req}");
+        }
+    }
+
+    fn pool_with(reqs: &str, labels: &str) -> String {
+        format!(
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: x}}\nspec:\n  template:\n    metadata:\n      labels: {{{labels}}}\n    spec:\n      requirements:\n{reqs}\n"
+        )
+    }
+
+    #[test]
+    fn placeholders_match_anything() {
+        let pool = pool_with(
+            "        - {key: team, operator: In, values: [\"${TEAM}\"]}",
+            "role: gpu",
+        );
+        for sel in [
+            "  nodeSelector: {role: \"${ROLE}\"}",
+            "  nodeSelector: {team: ml}",
+            "  nodeSelector: {karpenter.sh/nodepool: \"{{ .Values.pool }}\"}",
+        ] {
+            pool_and_pod(&pool, &pod(sel), |pool, t| {
+                let v = label_issues(&PodConstraints::from_template(t), pool);
+                assert!(v.is_empty(), "{sel}: {v:?}");
+            });
+        }
+    }
+
+    #[test]
+    fn gpu_count_requirement_bounds_gpus_per_pod() {
+        let pool = pool_with(
+            "        - {key: karpenter.k8s.aws/instance-gpu-count, operator: Lt, values: [\"2\"]}",
+            "",
+        );
+        pool_and_pod(&pool, &pod(""), |pool, t| {
+            let v = label_issues(&PodConstraints::from_template(t), pool);
+            assert_eq!(v.len(), 1, "{v:?}");
+            assert!(v[0].reason.contains("has 1"), "{v:?}");
+        });
+        let p1 = pod("").replace("nvidia.com/gpu: 8", "nvidia.com/gpu: 1");
+        pool_and_pod(&pool, &p1, |pool, t| {
+            assert!(label_issues(&PodConstraints::from_template(t), pool).is_empty());
+        });
+    }
+
+    #[test]
+    fn gpu_labels_never_on_pools_without_gpus() {
+        let cpu = pool_with(
+            "        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m]}",
+            "",
+        );
+        pool_and_pod(
+            &cpu,
+            &pod("  nodeSelector: {karpenter.k8s.aws/instance-gpu-name: a100}"),
+            |pool, t| {
+                assert_eq!(
+                    label_issues(&PodConstraints::from_template(t), pool).len(),
+                    1
+                );
+            },
+        );
+        pool_and_pod(
+            &cpu,
+            &pod("  nodeSelector: {kubernetes.io/arch: amd64}"),
+            |pool, t| {
+                assert!(label_issues(&PodConstraints::from_template(t), pool).is_empty());
+            },
+        );
+        // An open pool does not constrain the GPU model; EKS Auto Mode labels are well-known.
+        let open = pool_with(
+            "        - {key: kubernetes.io/arch, operator: In, values: [amd64]}",
+            "",
+        );
+        for sel in [
+            "  nodeSelector: {karpenter.k8s.aws/instance-gpu-name: a100}",
+            "  nodeSelector: {eks.amazonaws.com/instance-gpu-name: l4}",
+        ] {
+            pool_and_pod(&open, &pod(sel), |pool, t| {
+                assert!(
+                    label_issues(&PodConstraints::from_template(t), pool).is_empty(),
+                    "{sel}"
+                );
+            });
+        }
+    }
+
+    const KUEUE: &str = r#"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: a100-spot}
+spec:
+  nodeLabels: {gpu-type: a100, karpenter.sh/capacity-type: spot}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: a100}
+spec:
+  nodeLabels: {gpu-type: a100, karpenter.sh/capacity-type: on-demand}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: zone-only}
+spec:
+  nodeLabels: {topology.kubernetes.io/zone: us-east-1a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: tainted}
+spec:
+  nodeLabels: {gpu-type: a100}
+  nodeTaints: [{key: reserved, value: "yes", effect: NoSchedule}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  resourceGroups:
+    - coveredResources: [cpu, memory]
+      flavors: [{name: default}]
+    - coveredResources: [nvidia.com/gpu]
+      flavors: [{name: a100-spot}, {name: a100}, {name: zone-only}, {name: tainted}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: ml}
+spec: {clusterQueue: cq}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j, namespace: ml, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec:
+  template:
+    spec:
+      nodeSelector: {gpu-type: a100, karpenter.sh/capacity-type: on-demand}
+      containers:
+        - name: c
+          resources: {limits: {nvidia.com/gpu: 1, cpu: 1}}
+"#;
+
+    #[test]
+    fn kueue_flavor_assignment() {
+        let files = vec![crate::source::SourceFile::from_text(
+            "k.yaml".into(),
+            KUEUE.into(),
+        )];
+        let settings = crate::config::Settings::default();
+        let ix = crate::index::Index::build(&files, &settings);
+        let reject = |name: &str| flavor_reject(&ix, 0, ix.flavor(name).unwrap());
+        // Same key, other value: rejected.
+        assert!(
+            matches!(reject("a100-spot"), Some(FlavorReject::Labels { ref key, .. }) if key == "karpenter.sh/capacity-type")
+        );
+        assert!(reject("a100").is_none());
+        // The group's flavors set `gpu-type`; this one does not, so the pod's selector rejects it.
+        assert!(
+            matches!(reject("zone-only"), Some(FlavorReject::Labels { ref key, .. }) if key == "gpu-type")
+        );
+        assert!(matches!(
+            reject("tainted"),
+            Some(FlavorReject::Taint { .. })
+        ));
+        // The CPU group's flavor sets no keys the pod selects: assignable, but not the GPU variant.
+        assert!(reject("default").is_none());
+        let names: Vec<&str> = assignable_variants(&ix, 0)
+            .iter()
+            .filter_map(|v| v.flavor)
+            .map(|f| ix.flavors[f].name)
+            .collect();
+        assert_eq!(names, vec!["a100"]);
+    }
+}
