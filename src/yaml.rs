@@ -11,7 +11,9 @@ use std::collections::HashMap;
 /// A position in a file: byte offset plus 1-based line and 1-based column (in characters).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Pos {
-    pub byte: usize,
+    /// Files over 4 GiB are never parsed (see `source::MAX_FILE_BYTES`), so 32 bits suffice and
+    /// keep every node small.
+    pub byte: u32,
     pub line: u32,
     pub col: u32,
 }
@@ -25,7 +27,11 @@ pub struct Span {
 
 impl Span {
     pub fn len(&self) -> usize {
-        self.end.byte.saturating_sub(self.start.byte)
+        self.end.byte.saturating_sub(self.start.byte) as usize
+    }
+    /// The byte range, for slicing the file's text.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start.byte as usize..self.end.byte as usize
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -229,7 +235,7 @@ impl<'a> Offsets<'a> {
                 .unwrap_or(self.text.len())
         };
         Pos {
-            byte,
+            byte: byte as u32,
             line: m.line() as u32,
             col: m.col() as u32 + 1,
         }
@@ -242,18 +248,13 @@ impl<'a> Offsets<'a> {
     }
 }
 
-enum Frame {
-    Seq {
-        start: Span,
-        anchor: usize,
-        items: Vec<Node>,
-    },
-    Map {
-        start: Span,
-        anchor: usize,
-        entries: Vec<(Node, Node)>,
-        pending_key: Option<Node>,
-    },
+/// An open collection. Its children sit on the parser's shared child stack from `base` on (a
+/// map's as key, value, key, value…), so each collection is allocated once, at its exact size.
+struct Frame {
+    start: Span,
+    anchor: usize,
+    base: usize,
+    map: bool,
 }
 
 /// The result of parsing one file.
@@ -282,6 +283,7 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
     let offsets = Offsets::new(text);
     let mut out = Parsed::default();
     let mut stack: Vec<Frame> = Vec::new();
+    let mut children: Vec<Node> = Vec::new();
     let mut anchors: HashMap<usize, Node> = HashMap::new();
     let mut alias_nodes = 0usize;
     let mut root: Option<Node> = None;
@@ -371,57 +373,40 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                     });
                     return out;
                 }
-                stack.push(if matches!(event, Event::SequenceStart(..)) {
-                    Frame::Seq {
-                        start: span,
-                        anchor,
-                        items: Vec::new(),
-                    }
-                } else {
-                    Frame::Map {
-                        start: span,
-                        anchor,
-                        entries: Vec::new(),
-                        pending_key: None,
-                    }
+                stack.push(Frame {
+                    start: span,
+                    anchor,
+                    base: children.len(),
+                    map: matches!(event, Event::MappingStart(..)),
                 });
                 None
             }
             Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Seq {
-                    start,
-                    anchor,
-                    items,
-                }) => {
-                    let end = items.last().map_or(span.end, |n| n.span.end);
+                Some(f) => {
+                    let end = children[f.base..]
+                        .last()
+                        .map_or(span.end, |n| n.span.end)
+                        .max(f.start.end);
+                    let value = if f.map {
+                        let mut entries = Vec::with_capacity((children.len() - f.base) / 2);
+                        let mut it = children.drain(f.base..);
+                        while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                            entries.push((k, v));
+                        }
+                        drop(it);
+                        Value::Map(apply_merge_keys(entries).into_boxed_slice())
+                    } else {
+                        Value::Seq(children.drain(f.base..).collect())
+                    };
                     Some((
                         Node {
                             span: Span {
-                                start: start.start,
-                                end: end.max(start.end),
+                                start: f.start.start,
+                                end,
                             },
-                            value: Value::Seq(items.into_boxed_slice()),
+                            value,
                         },
-                        anchor,
-                    ))
-                }
-                Some(Frame::Map {
-                    start,
-                    anchor,
-                    entries,
-                    ..
-                }) => {
-                    let end = entries.last().map_or(span.end, |(_, v)| v.span.end);
-                    let entries = apply_merge_keys(entries, &mut out.problems);
-                    Some((
-                        Node {
-                            span: Span {
-                                start: start.start,
-                                end: end.max(start.end),
-                            },
-                            value: Value::Map(entries.into_boxed_slice()),
-                        },
-                        anchor,
+                        f.anchor,
                     ))
                 }
                 None => None,
@@ -431,35 +416,34 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
             if anchor != 0 {
                 anchors.insert(anchor, node.clone());
             }
-            match stack.last_mut() {
+            match stack.last() {
                 None => root = Some(node),
-                Some(Frame::Seq { items, .. }) => items.push(node),
-                Some(Frame::Map {
-                    entries,
-                    pending_key,
-                    ..
-                }) => match pending_key.take() {
-                    None => *pending_key = Some(node),
-                    Some(key) => {
-                        let dup = key.as_str().and_then(|k| {
-                            entries
-                                .iter()
-                                .find(|(ek, _)| ek.as_str() == Some(k) && k != "<<")
-                                .map(|(ek, _)| ek.span)
-                        });
-                        match dup {
-                            Some(first) => out.problems.push(Problem {
+                Some(f) if f.map && (children.len() - f.base) % 2 == 1 => {
+                    // `node` is a value; its key is on top. A repeated key is dropped with it.
+                    let key = &children[children.len() - 1];
+                    let dup = key.as_str().filter(|k| *k != "<<").and_then(|k| {
+                        children[f.base..children.len() - 1]
+                            .iter()
+                            .step_by(2)
+                            .find(|ek| ek.as_str() == Some(k))
+                            .map(|ek| ek.span)
+                    });
+                    match dup {
+                        Some(first) => {
+                            out.problems.push(Problem {
                                 span: key.span,
                                 message: format!(
                                     "duplicate key `{}`: Kubernetes rejects the object (the first value is the one linted)",
                                     key.as_str().unwrap_or_default()
                                 ),
                                 first: Some(first),
-                            }),
-                            None => entries.push((key, node)),
+                            });
+                            children.pop();
                         }
+                        None => children.push(node),
                     }
-                },
+                }
+                Some(_) => children.push(node),
             }
         }
     }
@@ -467,7 +451,7 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
 }
 
 /// `<<: *base` / `<<: [*a, *b]`: keys of the merged maps that the map does not set itself.
-fn apply_merge_keys(entries: Vec<(Node, Node)>, _problems: &mut [Problem]) -> Vec<(Node, Node)> {
+fn apply_merge_keys(entries: Vec<(Node, Node)>) -> Vec<(Node, Node)> {
     if !entries.iter().any(|(k, _)| k.as_str() == Some("<<")) {
         return entries;
     }
@@ -515,9 +499,9 @@ mod tests {
         let d = root.at(&["b", "d"]).unwrap();
         assert_eq!(d.as_str(), Some("x"));
         assert_eq!((d.span.start.line, d.span.start.col), (4, 6));
-        assert_eq!(&src[d.span.start.byte..d.span.end.byte], "x");
+        assert_eq!(&src[d.span.range()], "x");
         let c = root.at(&["b", "c"]).unwrap();
-        assert_eq!(&src[c.span.start.byte..c.span.end.byte], "\"é\"");
+        assert_eq!(&src[c.span.range()], "\"é\"");
     }
 
     #[test]

@@ -141,11 +141,11 @@ pub struct RenderedFile {
 
 /// Clips a span to its first line (miette labels read better on one line).
 pub(crate) fn first_line(text: &str, span: Span) -> Span {
-    let mut start = span.start.byte.min(text.len());
+    let mut start = (span.start.byte as usize).min(text.len());
     while !text.is_char_boundary(start) {
         start -= 1;
     }
-    let mut end = span.end.byte.clamp(start, text.len());
+    let mut end = (span.end.byte as usize).clamp(start, text.len());
     while !text.is_char_boundary(end) {
         end -= 1;
     }
@@ -161,7 +161,7 @@ pub(crate) fn first_line(text: &str, span: Span) -> Span {
     Span {
         start: span.start,
         end: Pos {
-            byte: end,
+            byte: end as u32,
             line: span.start.line,
             col: span.start.col + text[start..end].chars().count() as u32,
         },
@@ -175,7 +175,7 @@ pub(crate) fn span_of<T>(text: &str, s: &serde_saphyr::Spanned<T>) -> Span {
     let byte = sp.byte_offset().map_or(0, |b| b as usize).min(text.len());
     let len = sp.byte_len().map_or(0, |l| l as usize);
     let start = Pos {
-        byte,
+        byte: byte as u32,
         line: u32::try_from(loc.line()).unwrap_or(u32::MAX),
         col: u32::try_from(loc.column()).unwrap_or(u32::MAX),
     };
@@ -184,7 +184,7 @@ pub(crate) fn span_of<T>(text: &str, s: &serde_saphyr::Spanned<T>) -> Span {
         Span {
             start,
             end: Pos {
-                byte: (byte + len).min(text.len()),
+                byte: (byte + len).min(text.len()) as u32,
                 ..start
             },
         },
@@ -283,7 +283,7 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
                 })
                 .unwrap_or((1, 1, 0));
             let p = Pos {
-                byte: byte.min(text.len()),
+                byte: byte.min(text.len()) as u32,
                 line,
                 col,
             };

@@ -42,7 +42,7 @@ impl SourceCode for Src<'_> {
 }
 
 fn source_span(loc: Loc) -> SourceSpan {
-    SourceSpan::new(loc.span.start.byte.into(), loc.span.len())
+    SourceSpan::new((loc.span.start.byte as usize).into(), loc.span.len())
 }
 
 /// One finding (or one related place in another file) as miette sees it.

@@ -643,7 +643,7 @@ fn value_loc(cx: &Ctx, t: &PodTemplate, tg: &Target) -> Loc {
         return whole;
     };
     let span = tg.node.span;
-    let Some(src) = file.text.get(span.start.byte..span.end.byte) else {
+    let Some(src) = file.text.get(span.range()) else {
         return whole;
     };
     let from = tg
@@ -666,12 +666,12 @@ fn value_loc(cx: &Ctx, t: &PodTemplate, tg: &Target) -> Loc {
         let before = &src[..off];
         match before.rfind('\n') {
             Some(nl) => Pos {
-                byte: span.start.byte + off,
+                byte: span.start.byte + off as u32,
                 line: span.start.line + before.matches('\n').count() as u32,
                 col: before[nl + 1..].chars().count() as u32 + 1,
             },
             None => Pos {
-                byte: span.start.byte + off,
+                byte: span.start.byte + off as u32,
                 line: span.start.line,
                 col: span.start.col + before.chars().count() as u32,
             },
