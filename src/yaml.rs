@@ -327,7 +327,8 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                     Node {
                         span,
                         value: Value::Scalar {
-                            text: CompactString::from(text),
+                            // Copied, not adopted: the scanner's buffers carry slack capacity.
+                            text: CompactString::new(&text),
                             style,
                         },
                     },
