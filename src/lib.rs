@@ -12,6 +12,7 @@ pub mod rules;
 pub mod sched;
 pub mod source;
 pub mod yaml;
+pub mod yaml_compat;
 
 use config::{Level, Settings};
 use diag::Diagnostic;

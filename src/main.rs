@@ -213,6 +213,7 @@ fn config_error(e: &config::ConfigError) {
             text: e.text.clone(),
             docs: Vec::new(),
             problems: Vec::new(),
+            skipped: None,
         }];
         let s = report::human(
             &[d],
@@ -355,6 +356,9 @@ fn lint(args: LintArgs) -> ExitCode {
         Format::Github => report::github(&outcome.diagnostics, &files),
     };
     print(&text);
+    if matches!(format, Format::Human) {
+        skipped_notes(&files);
+    }
     // Freeing millions of tree nodes one by one costs more than the process exit does.
     std::mem::forget(files);
     if fatal {
@@ -367,6 +371,22 @@ fn lint(args: LintArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// One stderr line per template that was not linted, with how to lint it.
+fn skipped_notes(files: &[SourceFile]) {
+    for f in files {
+        let Some(s) = &f.skipped else { continue };
+        let how = if s.reason.starts_with("Jinja") {
+            "render it and lint the output via stdin"
+        } else {
+            "render it (helm template …) and lint the output via stdin"
+        };
+        eprintln!(
+            "note: skipped {} {}:{}:{} ({}); {how}",
+            s.reason, f.path, s.span.start.line, s.span.start.col, s.marker
+        );
     }
 }
 

@@ -68,9 +68,33 @@ pub fn whole(s: &str) -> Option<i128> {
     (m.0 % 1000 == 0).then_some(m.0 / 1000)
 }
 
-/// Whether a value is an unexpanded template placeholder (`${GPUS}`, `$GPUS`, `{{ .Values.x }}`).
+/// Whether a value is a slot that envsubst, Helm, Kustomize or a pipeline fills in later, so the
+/// linter cannot judge it: `${GPUS}`, `$GPUS`, `$(GPUS)`, `{{ .Values.gpus }}`, `<GPU_COUNT>`,
+/// `__GPUS__`, `PLACEHOLDER_NUM_GPUS`, and ALL_CAPS names with an underscore (`NUM_GPUS`).
+/// The one notion of placeholder for every rule and the scheduling model.
 pub fn is_placeholder(s: &str) -> bool {
-    s.contains("${") || s.contains("{{") || (s.starts_with('$') && s.len() > 1)
+    let s = s.trim();
+    if s.contains("${")
+        || s.contains("{{")
+        || s.contains("$(")
+        || (s.starts_with('$') && s.len() > 1)
+    {
+        return true;
+    }
+    let inner = |open: &str, close: &str| {
+        s.strip_prefix(open)
+            .and_then(|r| r.strip_suffix(close))
+            .is_some_and(|r| !r.is_empty() && !r.contains(char::is_whitespace))
+    };
+    if inner("<", ">") || inner("__", "__") || s.starts_with("PLACEHOLDER") {
+        return true;
+    }
+    // Conventional substitution names: no real quantity, label value or name is spelled so.
+    s.len() >= 2
+        && s.contains('_')
+        && s.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+        && s.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 #[cfg(test)]
@@ -96,8 +120,42 @@ mod tests {
 
     #[test]
     fn placeholders() {
-        assert!(is_placeholder("${GPUS}"));
-        assert!(is_placeholder("$GPUS"));
-        assert!(!is_placeholder("1"));
+        for p in [
+            "${GPUS}",
+            "$GPUS",
+            "$(GPUS)",
+            "{{ .Values.gpus }}",
+            "{{ x }}",
+            "<GPU_COUNT>",
+            "<gpus>",
+            "__GPUS__",
+            "PLACEHOLDER_NUM_GPUS",
+            "PLACEHOLDER",
+            "NUM_GPUS",
+            "GPU_COUNT_2",
+            "_X",
+        ] {
+            assert!(is_placeholder(p), "{p}");
+        }
+        for v in [
+            "1",
+            "1.5",
+            "-1",
+            "abc",
+            "ABC",
+            "A",
+            "_",
+            "500m",
+            "",
+            "<",
+            "<>",
+            "a_b",
+            "Gpu_Count",
+            "p4d.24xlarge",
+            "NoSchedule",
+            "1_000",
+        ] {
+            assert!(!is_placeholder(v), "{v}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Finding YAML files and parsing each one once, in parallel.
 
-use crate::yaml::{self, Budget, Document, Pos, Problem, Span};
+use crate::yaml::{Budget, Document, Pos, Problem, Span};
+use crate::yaml_compat;
 use globset::GlobSet;
 use rayon::prelude::*;
 use std::io::Read;
@@ -18,16 +19,46 @@ pub struct SourceFile {
     pub docs: Vec<Document>,
     /// Syntax errors, duplicate keys, unreadable content: each becomes an `invalid-yaml` finding.
     pub problems: Vec<Problem>,
+    /// Set when the file is a template (Go/Helm, Jinja) that is not YAML until rendered: it has
+    /// no documents and no problems, and the CLI lists it as skipped.
+    pub skipped: Option<Skipped>,
+}
+
+/// Why a file was not linted, and where the evidence stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// What the file is, e.g. `Go template`.
+    pub reason: String,
+    /// The first template marker as written, e.g. `{{- if .Values.gpu }}`.
+    pub marker: String,
+    pub span: Span,
 }
 
 impl SourceFile {
     pub fn from_text(path: String, text: String) -> Self {
-        let parsed = yaml::parse(&text, Budget::default());
+        let parsed = yaml_compat::parse(&text, Budget::default());
+        // A template that fails to parse is not broken YAML: it is not YAML until rendered.
+        let template =
+            yaml_compat::syntax_error(&parsed).and_then(|_| yaml_compat::template_markers(&text));
+        if let Some(t) = template {
+            return SourceFile {
+                path,
+                text,
+                docs: Vec::new(),
+                problems: Vec::new(),
+                skipped: Some(Skipped {
+                    reason: t.kind.to_string(),
+                    marker: t.marker,
+                    span: t.span,
+                }),
+            };
+        }
         SourceFile {
             path,
             text,
             docs: parsed.docs,
             problems: parsed.problems,
+            skipped: None,
         }
     }
 
@@ -46,6 +77,7 @@ impl SourceFile {
                 message,
                 first: None,
             }],
+            skipped: None,
         }
     }
 }
@@ -231,6 +263,7 @@ pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
                     ),
                     first: None,
                 }],
+                skipped: None,
             }
         }
     }

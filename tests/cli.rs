@@ -390,3 +390,139 @@ fn bundled_examples() {
     );
     assert_eq!(code, 1);
 }
+
+const TEMPLATE: &str = "apiVersion: apps/v1
+kind: Deployment
+{{- if .Values.gpu }}
+metadata:
+  name: {{ include \"x.fullname\" . }}
+{{- end }}
+";
+
+#[test]
+fn templates_are_skipped_with_a_note_and_broken_yaml_is_reported() {
+    let d = tempfile::tempdir().unwrap();
+    // An operator's `manifests/` directory: templates without a Chart.yaml next to them.
+    write(d.path(), "manifests/deployment.yaml", TEMPLATE);
+    write(
+        d.path(),
+        "manifests/config.j2.yaml",
+        "{% if gpu %}\nkind: Pod\n{% endif %}\n",
+    );
+    write(
+        d.path(),
+        "broken.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: [\n",
+    );
+    write(d.path(), "good.yaml", GOOD_JOB);
+    // Valid YAML that only quotes template expressions: parsed and linted, not skipped.
+    write(
+        d.path(),
+        "quoted.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"{{ .Values.name }}\"\n",
+    );
+
+    let (code, out, err) = stdout_of(gpuops().current_dir(d.path()).arg("lint"));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("broken.yaml"), "{out}");
+    assert!(!out.contains("manifests/"), "{out}");
+    assert!(
+        err.contains(
+            "note: skipped Go template manifests/deployment.yaml:3:1 ({{- if .Values.gpu }}); \
+             render it (helm template …) and lint the output via stdin"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: skipped Jinja template manifests/config.j2.yaml:1:1 ({% if gpu %})"),
+        "{err}"
+    );
+    assert_eq!(err.matches("note: skipped").count(), 2, "{err}");
+
+    let (code, out, err) = stdout_of(
+        gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "json"]),
+    );
+    assert_eq!(code, 1);
+    assert!(!err.contains("note:"), "notes are for human output: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let found: Vec<(&str, &str)> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["path"].as_str().unwrap(), d["rule"].as_str().unwrap()))
+        .collect();
+    assert_eq!(found, vec![("broken.yaml", "invalid-yaml")]);
+    let skipped = v["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 2);
+    let s = skipped
+        .iter()
+        .find(|s| s["path"] == "manifests/deployment.yaml")
+        .unwrap();
+    assert_eq!(
+        (s["line"].as_u64(), s["column"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert_eq!(s["reason"], "Go template");
+    assert_eq!(s["marker"], "{{- if .Values.gpu }}");
+    assert_eq!(v["summary"]["files"], 5);
+}
+
+#[test]
+fn json_lists_no_skipped_files_as_an_empty_array() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "a.yaml", GOOD_JOB);
+    let (_, out, _) = stdout_of(
+        gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "json"]),
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["skipped"], serde_json::json!([]));
+}
+
+#[test]
+fn flow_collection_closed_at_key_indent_lints_clean() {
+    let d = tempfile::tempdir().unwrap();
+    let job = "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: ok
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: x
+          command: [
+            \"python\", \"train.py\"
+          ]
+          resources:
+            limits: {
+              \"nvidia.com/gpu\": 1
+            }
+";
+    write(d.path(), "jobs/ok.yaml", job);
+    let (code, out, _) = stdout_of(gpuops().current_dir(d.path()).arg("lint"));
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("no findings in 1 file"), "{out}");
+
+    // Findings after the quirk still point at the original line and column.
+    let bad = job.replace("limits: {", "requests: {");
+    write(d.path(), "jobs/ok.yaml", &bad);
+    let (code, out, _) = stdout_of(
+        gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "json"]),
+    );
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let d0 = &v["diagnostics"][0];
+    assert_eq!(d0["rule"], "gpu-limit-missing");
+    assert_eq!(
+        (d0["line"].as_u64(), d0["column"].as_u64()),
+        (Some(17), Some(15))
+    );
+}

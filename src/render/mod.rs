@@ -98,6 +98,7 @@ impl ProfileError {
             text: self.text.clone(),
             docs: Vec::new(),
             problems: Vec::new(),
+            skipped: None,
         }];
         report::human(
             &self.diagnostics(),

@@ -34,9 +34,24 @@ pub fn json(
             })
         })
         .collect();
+    // Templates that were not linted (not YAML until rendered), with their first marker.
+    let skipped: Vec<Value> = files
+        .iter()
+        .filter_map(|f| {
+            let s = f.skipped.as_ref()?;
+            Some(json!({
+                "path": f.path,
+                "line": s.span.start.line,
+                "column": s.span.start.col,
+                "reason": s.reason,
+                "marker": s.marker,
+            }))
+        })
+        .collect();
     let doc = json!({
         "version": 1,
         "diagnostics": items,
+        "skipped": skipped,
         "summary": {
             "files": files.len(),
             "documents": documents,

@@ -8,7 +8,8 @@ declare_rule! {
     /// Flags an accelerator or device quantity (`nvidia.com/gpu`, `amd.com/gpu`,
     /// `aws.amazon.com/neuron*`, `vpc.amazonaws.com/efa`, …) in requests or limits that is not a
     /// positive whole number: `0.5`, `1.5`, `500m`, `-1`, `abc`. Zero is a warning. Template
-    /// placeholders such as `${GPUS}` are left alone.
+    /// placeholders (`${GPUS}`, `{{ .Values.gpus }}`, `<GPU_COUNT>`, `PLACEHOLDER_NUM_GPUS`,
+    /// `NUM_GPUS`) and empty values (`nvidia.com/gpu: ""`, a slot a template fills) are left alone.
     ///
     /// ## Why is this bad?
     /// Devices are handed out whole. The API server rejects fractional or negative counts
@@ -43,6 +44,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     if !is_accelerator_resource(res) {
                         continue;
                     }
+                    if is_template_slot(cx, owner.file, v) {
+                        continue;
+                    }
                     let Some(text) = v.as_str() else {
                         out.push(
                             cx.on(
@@ -56,9 +60,6 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         );
                         continue;
                     };
-                    if quantity::is_placeholder(text) {
-                        continue;
-                    }
                     let msg = match quantity::parse(text) {
                         None => format!(
                             "`{res}: {text}` in `{field}` of container `{cname}` is not a valid quantity: the API server rejects the pod"
@@ -85,5 +86,22 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 }
             }
         }
+    }
+}
+
+/// A value that something fills in before the API server sees it: a placeholder, an empty
+/// value, or an unquoted `{{ … }}` that YAML read as a flow mapping.
+fn is_template_slot(cx: &Ctx, file: crate::diag::FileId, v: &crate::yaml::Node) -> bool {
+    if v.is_null() {
+        return true;
+    }
+    match v.as_str() {
+        Some(text) => text.trim().is_empty() || quantity::is_placeholder(text),
+        None => cx
+            .ix
+            .files
+            .get(file)
+            .and_then(|f| f.text.get(v.span.start.byte as usize..))
+            .is_some_and(|t| t.starts_with("{{")),
     }
 }

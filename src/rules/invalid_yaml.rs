@@ -5,7 +5,10 @@ declare_rule! {
     /// ## What it does
     /// Flags a file that does not parse as YAML, a mapping with the same key twice, and content
     /// that cannot be read as YAML text at all (binary, not UTF-8, too large, alias bombs, nesting
-    /// too deep). The finding points at the place the parser stopped.
+    /// too deep). The finding points at the place the parser stopped. YAML that go-yaml (kubectl,
+    /// ArgoCD) reads is accepted, e.g. a flow list closed at its key's indentation. A Go/Helm or
+    /// Jinja template (`{{- if .Values.x }}`, `{% if %}`) that does not parse is not reported: it
+    /// is not YAML until rendered, and `gpuops lint` lists it as skipped.
     ///
     /// ## Why is this bad?
     /// ArgoCD cannot apply a file that does not parse, so every object in it is silently missing
@@ -51,7 +54,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         "first defined here",
                     )
                     .help("keep one of the two keys");
-            } else if p.message.starts_with("YAML syntax error") {
+            } else if crate::yaml_compat::is_syntax_error(p) {
                 d = d.help("fix the syntax here; nothing after it in this file is linted");
             }
             out.push(d);

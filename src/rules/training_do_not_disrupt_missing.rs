@@ -123,7 +123,7 @@ fn check_value(cx: &Ctx, owner: &Object, t: &PodTemplate, value: &Node, out: &mu
         );
         return;
     };
-    if quantity::is_placeholder(text) || text.contains("$(") {
+    if quantity::is_placeholder(text) {
         return;
     }
     if let Some(kind @ (Yaml11::Bool | Yaml11::Int | Yaml11::Float)) = value.yaml11() {

@@ -11,8 +11,8 @@
 //! the label keys of that resource group's flavors, matches the flavor's `nodeLabels`, and the
 //! template (plus the flavor's tolerations) tolerates the flavor's hard `nodeTaints`.
 //!
-//! Placeholders (`${VAR}`, `$VAR`, `{{ .Values.x }}`) on either side match anything: the linter
-//! cannot know what they become.
+//! Placeholders ([`is_placeholder`]: `${VAR}`, `{{ .Values.x }}`, `<VAR>`, `NUM_GPUS`, …) on either
+//! side match anything: the linter cannot know what they become.
 
 mod candidates;
 mod constraints;
@@ -30,10 +30,8 @@ pub use requirements::*;
 
 use crate::model::{NodePool, Taint};
 
-/// A value an envsubst / Helm / Kustomize pipeline fills in later.
-pub fn is_placeholder(v: &str) -> bool {
-    v.contains("${") || v.contains("{{") || (v.starts_with('$') && v.len() > 1)
-}
+/// A value an envsubst / Helm / Kustomize pipeline fills in later (one notion for all rules).
+pub use crate::quantity::is_placeholder;
 
 /// One `key=value` the pod requires (nodeSelector entry or a Kueue-injected flavor label).
 
