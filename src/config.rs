@@ -25,6 +25,19 @@ pub struct External {
     pub name: String,
 }
 
+/// One cluster of a repository that deploys to several (`clusters:` in the config).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterDef {
+    pub name: String,
+    /// Globs (relative to the config file's directory) of the files deployed to it.
+    pub paths: Vec<String>,
+    /// Cluster facts that override the top-level `cluster:` ones.
+    pub eks: Option<bool>,
+    pub karpenter: Option<bool>,
+    /// Context files or directories that describe only this cluster.
+    pub context: Vec<String>,
+}
+
 /// Resolved settings the pipeline runs with.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -43,6 +56,11 @@ pub struct Settings {
     pub training_labels: Vec<(String, String)>,
     /// Directory the config file was found in (exclude globs are relative to it).
     pub root: Option<PathBuf>,
+    /// Files or directories describing objects that exist in the cluster but not in the linted
+    /// files (a `kubectl get … -o yaml` dump, Terraform exports), relative to `root`.
+    pub context: Vec<String>,
+    /// Named clusters; empty means the repository is one cluster.
+    pub clusters: Vec<ClusterDef>,
 }
 
 impl Default for Settings {
@@ -57,6 +75,8 @@ impl Default for Settings {
             karpenter: false,
             training_labels: vec![("workload-type".into(), "training".into())],
             root: None,
+            context: Vec::new(),
+            clusters: Vec::new(),
         }
     }
 }
@@ -130,6 +150,96 @@ pub fn load(path: &Path) -> Result<Settings, ConfigError> {
 }
 
 pub const RULE_LEVELS: &str = "off, warning, error";
+
+/// A list of path strings (`context:`), each problem located.
+fn path_list(v: &Node, what: &str, bad: &mut dyn FnMut(&Node, String)) -> Vec<String> {
+    if v.is_null() {
+        return Vec::new();
+    }
+    if v.as_seq().is_none() {
+        bad(v, format!("`{what}` is a list of files or directories"));
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for item in v.items() {
+        match item
+            .as_str()
+            .filter(|t| !t.is_empty() && item.as_seq().is_none())
+        {
+            Some(t) if item.as_map().is_none() => out.push(t.to_string()),
+            _ => bad(item, format!("a `{what}` entry is a path")),
+        }
+    }
+    out
+}
+
+/// `clusters: {name: {paths: [globs], eks, karpenter, context: [paths]}}`.
+fn clusters(v: &Node, bad: &mut dyn FnMut(&Node, String)) -> Vec<ClusterDef> {
+    if v.as_map().is_none() {
+        if !v.is_null() {
+            bad(
+                v,
+                "`clusters` maps cluster names to their paths and facts".into(),
+            );
+        }
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (name, name_node, def) in v.entries() {
+        let mut c = ClusterDef {
+            name: name.to_string(),
+            paths: Vec::new(),
+            eks: None,
+            karpenter: None,
+            context: Vec::new(),
+        };
+        if def.as_map().is_none() {
+            bad(
+                def,
+                format!("cluster `{name}` is a mapping (paths, eks, karpenter, context)"),
+            );
+            continue;
+        }
+        for (k, kn, val) in def.entries() {
+            let flag = |b: &Node| match b.as_str() {
+                Some("true") if b.style() == Some(yaml::Style::Plain) => Some(true),
+                Some("false") if b.style() == Some(yaml::Style::Plain) => Some(false),
+                _ => None,
+            };
+            match k {
+                "paths" => {
+                    for g in path_list(val, "paths", bad) {
+                        match globset::Glob::new(&g) {
+                            Ok(_) => c.paths.push(g),
+                            Err(e) => bad(val, format!("invalid glob `{g}`: {}", e.kind())),
+                        }
+                    }
+                }
+                "context" => c.context = path_list(val, "context", bad),
+                "eks" | "karpenter" => match flag(val) {
+                    Some(f) if k == "eks" => c.eks = Some(f),
+                    Some(f) => c.karpenter = Some(f),
+                    None => bad(val, format!("`clusters.{name}.{k}` is true or false")),
+                },
+                _ => bad(
+                    kn,
+                    format!(
+                        "unknown key `{k}` in cluster `{name}` (known: paths, eks, karpenter, context)"
+                    ),
+                ),
+            }
+        }
+        if c.paths.is_empty() {
+            bad(
+                name_node,
+                format!("cluster `{name}` needs `paths`: globs of the files deployed to it"),
+            );
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
 
 /// Validates config text; all problems at once.
 pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
@@ -284,10 +394,12 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                     }
                 }
             }
+            "context" => s.context = path_list(v, "context", &mut bad),
+            "clusters" => s.clusters = clusters(v, &mut bad),
             _ => bad(
                 kn,
                 format!(
-                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training)"
+                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, context, clusters)"
                 ),
             ),
         }

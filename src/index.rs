@@ -1,7 +1,7 @@
 //! Every object once, with the lookups and derived views rules need. Built once per run.
 
 use crate::config::Settings;
-use crate::diag::Loc;
+use crate::diag::{FileId, Loc};
 use crate::model::{
     ClusterQueue, Flavor, LocalQueue, NodePool, Object, PodTemplate, Toleration, pod_templates,
 };
@@ -45,7 +45,10 @@ pub struct QueueRef<'a> {
 }
 
 pub struct Index<'a> {
+    /// Every loaded file (locations index into it).
     pub files: &'a [SourceFile],
+    /// The files this index covers.
+    pub file_ids: Vec<FileId>,
     pub settings: &'a Settings,
     pub objects: Vec<Object<'a>>,
     pub templates: Vec<PodTemplate<'a>>,
@@ -107,9 +110,16 @@ pub fn is_inference_kind(obj: &Object) -> bool {
 
 impl<'a> Index<'a> {
     pub fn build(files: &'a [SourceFile], settings: &'a Settings) -> Self {
+        let all: Vec<FileId> = (0..files.len()).collect();
+        Self::build_for(files, all, settings)
+    }
+
+    /// The index of one cluster: the files `ids` of `files` (locations keep their file ids).
+    pub fn build_for(files: &'a [SourceFile], ids: Vec<FileId>, settings: &'a Settings) -> Self {
         let mut objects = Vec::new();
         let mut documents = 0;
-        for (fid, f) in files.iter().enumerate() {
+        for &fid in &ids {
+            let Some(f) = files.get(fid) else { continue };
             for d in &f.docs {
                 documents += 1;
                 if let Some(o) = Object::from_node(fid, &d.root) {
@@ -173,6 +183,7 @@ impl<'a> Index<'a> {
         }
         let mut ix = Index {
             files,
+            file_ids: ids,
             settings,
             kinds: objects.iter().map(|o| (o.group, o.kind)).collect(),
             cluster_queue_names: first_by_name(&mut cluster_queues.iter().map(|q| q.name)),

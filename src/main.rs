@@ -214,6 +214,7 @@ fn config_error(e: &config::ConfigError) {
             docs: Vec::new(),
             problems: Vec::new(),
             skipped: None,
+            role: Default::default(),
         }];
         let s = report::human(
             &[d],

@@ -22,6 +22,27 @@ pub struct SourceFile {
     /// Set when the file is a template (Go/Helm, Jinja) that is not YAML until rendered: it has
     /// no documents and no problems, and the CLI lists it as skipped.
     pub skipped: Option<Skipped>,
+    pub role: Role,
+}
+
+/// What a file is to the run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    /// Linted: findings are reported in it.
+    #[default]
+    Linted,
+    /// Cluster context (`context:`, `--context`): objects that exist in the cluster but are not
+    /// deployed from the linted files. Indexed for every cross-object rule, never reported on.
+    Context {
+        /// The one cluster it describes; `None`: every cluster.
+        cluster: Option<String>,
+    },
+}
+
+impl SourceFile {
+    pub fn is_context(&self) -> bool {
+        matches!(self.role, Role::Context { .. })
+    }
 }
 
 /// Why a file was not linted, and where the evidence stands.
@@ -51,6 +72,7 @@ impl SourceFile {
                     marker: t.marker,
                     span: t.span,
                 }),
+                role: Role::Linted,
             };
         }
         SourceFile {
@@ -59,6 +81,7 @@ impl SourceFile {
             docs: parsed.docs,
             problems: parsed.problems,
             skipped: None,
+            role: Role::Linted,
         }
     }
 
@@ -78,6 +101,7 @@ impl SourceFile {
                 first: None,
             }],
             skipped: None,
+            role: Role::Linted,
         }
     }
 }
@@ -264,6 +288,7 @@ pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
                     first: None,
                 }],
                 skipped: None,
+                role: Role::Linted,
             }
         }
     }

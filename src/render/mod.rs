@@ -99,6 +99,7 @@ impl ProfileError {
             docs: Vec::new(),
             problems: Vec::new(),
             skipped: None,
+            role: Default::default(),
         }];
         report::human(
             &self.diagnostics(),

@@ -35,7 +35,10 @@ declare_rule! {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for (fid, f) in cx.ix.files.iter().enumerate() {
+    for &fid in &cx.ix.file_ids {
+        let Some(f) = cx.ix.files.get(fid) else {
+            continue;
+        };
         for p in &f.problems {
             let mut d = cx.at(
                 Loc {
