@@ -43,6 +43,8 @@ pub struct Settings {
     pub training_labels: Vec<(String, String)>,
     /// Directory the config file was found in (exclude globs are relative to it).
     pub root: Option<PathBuf>,
+    /// Honour in-source suppressions (`--no-suppressions` turns this off).
+    pub suppressions: bool,
 }
 
 impl Default for Settings {
@@ -57,6 +59,7 @@ impl Default for Settings {
             karpenter: false,
             training_labels: vec![("workload-type".into(), "training".into())],
             root: None,
+            suppressions: true,
         }
     }
 }

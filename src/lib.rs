@@ -11,6 +11,7 @@ pub mod report;
 pub mod rules;
 pub mod sched;
 pub mod source;
+pub mod suppress;
 pub mod yaml;
 
 use config::{Level, Settings};
@@ -51,6 +52,7 @@ pub fn lint(files: &[SourceFile], settings: &Settings) -> Outcome {
             out
         })
         .collect();
+    suppress::apply(files, settings, &mut diagnostics);
     for d in &mut diagnostics {
         match settings.level(d.rule) {
             Some(Level::Warning) => d.severity = diag::Severity::Warning,
