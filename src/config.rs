@@ -61,6 +61,8 @@ pub struct Settings {
     pub context: Vec<String>,
     /// Named clusters; empty means the repository is one cluster.
     pub clusters: Vec<ClusterDef>,
+    /// Honour in-source suppressions (`--no-suppressions` turns this off).
+    pub suppressions: bool,
 }
 
 impl Default for Settings {
@@ -77,6 +79,7 @@ impl Default for Settings {
             root: None,
             context: Vec::new(),
             clusters: Vec::new(),
+            suppressions: true,
         }
     }
 }

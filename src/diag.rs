@@ -61,6 +61,40 @@ pub struct Diagnostic {
     pub loc: Loc,
     pub object: Option<ObjectRef>,
     pub related: Vec<Related>,
+    /// Set when an in-source suppression covers the finding: it is still reported (JSON, SARIF)
+    /// but does not count, fail the run or show in human and GitHub output.
+    pub suppressed: Option<Suppression>,
+}
+
+/// Where a suppression was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SuppressionKind {
+    /// `ignore.gpuops.dev/<rule>` on an object or a pod template.
+    Annotation,
+    /// `# gpuops:ignore[<rule>]` on the line or the line above.
+    Comment,
+    /// `# gpuops:ignore-file[<rule>]` in the file's leading comments.
+    File,
+}
+
+impl SuppressionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SuppressionKind::Annotation => "annotation",
+            SuppressionKind::Comment => "comment",
+            SuppressionKind::File => "file",
+        }
+    }
+}
+
+/// The suppression that covers a finding, with its justification.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suppression {
+    pub kind: SuppressionKind,
+    pub reason: String,
+    /// The annotation key or the comment.
+    pub loc: Loc,
 }
 
 impl Diagnostic {
@@ -78,6 +112,7 @@ impl Diagnostic {
             loc,
             object: None,
             related: Vec::new(),
+            suppressed: None,
         }
     }
     pub fn help(mut self, help: impl Into<String>) -> Self {

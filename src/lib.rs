@@ -11,6 +11,7 @@ pub mod report;
 pub mod rules;
 pub mod sched;
 pub mod source;
+pub mod suppress;
 pub mod yaml;
 pub mod yaml_compat;
 
@@ -178,6 +179,9 @@ pub fn lint(files: &[SourceFile], settings: &Settings) -> Outcome {
         );
     }
     let mut diagnostics = merge_clusters(found, &membership);
+    suppress::apply(files, settings, &mut diagnostics);
+    // Context describes the cluster; only its unreadable files are worth a word.
+    diagnostics.retain(|d| d.rule == "invalid-yaml" || !files[d.loc.file].is_context());
     for d in &mut diagnostics {
         match settings.level(d.rule) {
             Some(Level::Warning) => d.severity = diag::Severity::Warning,

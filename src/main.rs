@@ -113,6 +113,10 @@ struct LintArgs {
     /// The cluster is EKS (its ExtendedResourceToleration plugin adds GPU tolerations).
     #[arg(long)]
     eks: bool,
+    /// Report findings that `ignore.gpuops.dev/` annotations and `gpuops:ignore` comments
+    /// suppress, as if they were not there (no unused-suppression findings either).
+    #[arg(long)]
+    no_suppressions: bool,
     /// Color in human output.
     #[arg(long, value_enum, default_value = "auto")]
     color: Color,
@@ -275,6 +279,9 @@ fn lint(args: LintArgs) -> ExitCode {
     if args.eks {
         settings.eks = true;
     }
+    if args.no_suppressions {
+        settings.suppressions = false;
+    }
     if !args.rules.is_empty() {
         for r in &args.rules {
             if gpuops::rules::find(r).is_none() {
@@ -365,9 +372,12 @@ fn lint(args: LintArgs) -> ExitCode {
     if fatal {
         return ExitCode::from(2);
     }
-    let failing = settings
-        .fail_on
-        .is_some_and(|min| outcome.diagnostics.iter().any(|d| d.severity >= min));
+    let failing = settings.fail_on.is_some_and(|min| {
+        outcome
+            .diagnostics
+            .iter()
+            .any(|d| d.severity >= min && d.suppressed.is_none())
+    });
     if failing {
         ExitCode::from(1)
     } else {

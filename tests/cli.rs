@@ -114,10 +114,18 @@ fn json_shape_is_complete() {
         "end_column",
         "object",
         "related",
+        "suppressed",
     ] {
         assert!(d0.contains_key(k), "missing {k}");
     }
-    for k in ["files", "documents", "objects", "errors", "warnings"] {
+    for k in [
+        "files",
+        "documents",
+        "objects",
+        "errors",
+        "warnings",
+        "suppressed",
+    ] {
         assert!(v["summary"].get(k).is_some(), "missing summary.{k}");
     }
 }
@@ -376,6 +384,11 @@ fn rules_and_rule_explain() {
     let (code, _, err) = stdout_of(gpuops().args(["rule", "gpu-limit-mising"]));
     assert_eq!(code, 2);
     assert!(err.contains("did you mean"));
+    for name in ["suppression-invalid", "unused-suppression"] {
+        let (code, out, _) = stdout_of(gpuops().args(["rule", name]));
+        assert_eq!(code, 0);
+        assert!(out.contains("## Fix"), "{out}");
+    }
 }
 
 #[test]
@@ -525,4 +538,247 @@ spec:
         (d0["line"].as_u64(), d0["column"].as_u64()),
         (Some(17), Some(15))
     );
+}
+
+/// BAD_JOB with a suppression of its `gpu-limit-missing` finding (line 14 of BAD_JOB).
+fn suppressed_job(form: &str) -> String {
+    match form {
+        "annotation" => BAD_JOB.replace(
+            "  name: bad\n",
+            "  name: bad\n  annotations:\n    ignore.gpuops.dev/gpu-limit-missing: \"the admission webhook adds limits\"\n",
+        ),
+        "template-annotation" => BAD_JOB.replace(
+            "  template:\n",
+            "  template:\n    metadata:\n      annotations:\n        ignore.gpuops.dev/gpu-limit-missing: \"the admission webhook adds limits\"\n",
+        ),
+        "end-of-line" => BAD_JOB.replace(
+            "nvidia.com/gpu: 1\n",
+            "nvidia.com/gpu: 1 # gpuops:ignore[gpu-limit-missing] the admission webhook adds limits\n",
+        ),
+        "line-above" => BAD_JOB.replace(
+            "              nvidia.com/gpu: 1\n",
+            "              # gpuops:ignore[gpu-limit-missing] the admission webhook adds limits\n              nvidia.com/gpu: 1\n",
+        ),
+        "file" => format!(
+            "# gpuops:ignore-file[gpu-limit-missing] the admission webhook adds limits\n{BAD_JOB}"
+        ),
+        _ => unreachable!("unknown form {form}"),
+    }
+}
+
+fn json_of(dir: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
+    let (code, out, err) = stdout_of(
+        gpuops()
+            .current_dir(dir)
+            .args(["lint", "--no-config", "--format", "json"])
+            .args(extra),
+    );
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    (code, v)
+}
+
+fn rules_in(v: &serde_json::Value) -> Vec<(String, Option<String>)> {
+    v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["rule"].as_str().unwrap().to_string(),
+                d["suppressed"]["kind"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn each_suppression_form_hides_its_finding_and_the_run_passes() {
+    for (form, kind) in [
+        ("annotation", "annotation"),
+        ("template-annotation", "annotation"),
+        ("end-of-line", "comment"),
+        ("line-above", "comment"),
+        ("file", "file"),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "a.yaml", &suppressed_job(form));
+        let (code, out, _) =
+            stdout_of(gpuops().current_dir(d.path()).args(["lint", "--no-config"]));
+        assert_eq!(code, 0, "{form}: the only error is suppressed: {out}");
+        assert!(
+            out.ends_with(
+                "no findings in 1 file\n1 finding suppressed (--no-suppressions to show)\n"
+            ),
+            "{form}: {out}"
+        );
+        let (_, v) = json_of(d.path(), &[]);
+        assert_eq!(
+            rules_in(&v),
+            vec![("gpu-limit-missing".to_string(), Some(kind.to_string()))],
+            "{form}"
+        );
+        let (_, out, _) = stdout_of(gpuops().current_dir(d.path()).args([
+            "lint",
+            "--no-config",
+            "--format",
+            "github",
+        ]));
+        assert_eq!(out, "", "{form}: suppressed findings are no annotations");
+    }
+}
+
+#[test]
+fn suppression_without_a_reason_is_invalid_and_suppresses_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "a.yaml",
+        &BAD_JOB.replace(
+            "nvidia.com/gpu: 1\n",
+            "nvidia.com/gpu: 1 # gpuops:ignore[gpu-limit-missing]\n",
+        ),
+    );
+    let (code, v) = json_of(d.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        rules_in(&v),
+        vec![
+            ("gpu-limit-missing".to_string(), None),
+            ("suppression-invalid".to_string(), None),
+        ]
+    );
+    let inv = &v["diagnostics"][1];
+    assert_eq!(
+        (inv["line"].as_u64(), inv["column"].as_u64()),
+        (Some(14), Some(33))
+    );
+    assert_eq!(inv["severity"], "warning");
+    assert!(inv["message"].as_str().unwrap().contains("no reason"));
+}
+
+#[test]
+fn suppression_of_an_unknown_rule_suggests_the_closest_name() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "a.yaml",
+        &BAD_JOB.replace(
+            "  name: bad\n",
+            "  name: bad\n  annotations:\n    ignore.gpuops.dev/gpu-limit-mising: \"webhook\"\n",
+        ),
+    );
+    let (code, v) = json_of(d.path(), &[]);
+    assert_eq!(code, 1);
+    let inv = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "suppression-invalid")
+        .expect("a suppression-invalid finding");
+    assert_eq!(inv["line"], 6);
+    assert!(
+        inv["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `gpu-limit-missing`"),
+        "{inv}"
+    );
+}
+
+#[test]
+fn unused_suppression_only_for_rules_that_ran() {
+    let d = tempfile::tempdir().unwrap();
+    let text = format!(
+        "# gpuops:ignore-file[gpu-nodepool-unbounded] the account quota caps GPU spend\n{GOOD_JOB}"
+    );
+    write(d.path(), "a.yaml", &text);
+    let (code, v) = json_of(d.path(), &[]);
+    assert_eq!(code, 0, "a warning does not fail the run");
+    assert_eq!(rules_in(&v), vec![("unused-suppression".to_string(), None)]);
+    assert_eq!(
+        (
+            v["diagnostics"][0]["line"].as_u64(),
+            v["diagnostics"][0]["column"].as_u64()
+        ),
+        (Some(1), Some(22))
+    );
+    // Left out by --rule or turned off in the config: its suppressions are not stale.
+    let (_, v) = json_of(d.path(), &["--rule", "gpu-limit-missing"]);
+    assert_eq!(rules_in(&v), vec![]);
+    write(
+        d.path(),
+        ".gpuops.yaml",
+        "rules:\n  gpu-nodepool-unbounded: off\n",
+    );
+    let (code, out, _) = stdout_of(
+        gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "json"]),
+    );
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(rules_in(&v), vec![]);
+}
+
+#[test]
+fn no_suppressions_shows_everything() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "a.yaml", &suppressed_job("annotation"));
+    write(
+        d.path(),
+        "b.yaml",
+        &format!("# gpuops:ignore-file[deprecated-api] old cluster\n{GOOD_JOB}"),
+    );
+    let (code, v) = json_of(d.path(), &[]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        rules_in(&v),
+        vec![
+            (
+                "gpu-limit-missing".to_string(),
+                Some("annotation".to_string())
+            ),
+            ("unused-suppression".to_string(), None),
+        ]
+    );
+    let (code, v) = json_of(d.path(), &["--no-suppressions"]);
+    assert_eq!(code, 1);
+    assert_eq!(rules_in(&v), vec![("gpu-limit-missing".to_string(), None)]);
+    let (code, out, _) = stdout_of(gpuops().current_dir(d.path()).args([
+        "lint",
+        "--no-config",
+        "--no-suppressions",
+    ]));
+    assert_eq!(code, 1);
+    assert!(out.contains("gpu-limit-missing"), "{out}");
+    assert!(!out.contains("suppressed"), "{out}");
+}
+
+#[test]
+fn json_and_sarif_keep_suppressed_findings_with_their_reason() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "a.yaml", &suppressed_job("end-of-line"));
+    let (_, v) = json_of(d.path(), &[]);
+    let s = &v["diagnostics"][0]["suppressed"];
+    assert_eq!(s["kind"], "comment");
+    assert_eq!(s["reason"], "the admission webhook adds limits");
+    assert_eq!(s["line"], 14);
+    assert_eq!(v["summary"]["errors"], 0);
+    assert_eq!(v["summary"]["suppressed"], 1);
+
+    write(d.path(), "b.yaml", BAD_JOB);
+    let (code, out, _) = stdout_of(gpuops().current_dir(d.path()).args([
+        "lint",
+        "--no-config",
+        "--format",
+        "sarif",
+    ]));
+    assert_eq!(code, 1, "b.yaml is not suppressed");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    let sup = &results[0]["suppressions"];
+    assert_eq!(sup[0]["kind"], "inSource");
+    assert_eq!(sup[0]["justification"], "the admission webhook adds limits");
+    assert!(results[1].get("suppressions").is_none());
 }

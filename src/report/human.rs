@@ -157,7 +157,8 @@ fn build<'a>(d: &'a Diagnostic, files: &'a [SourceFile]) -> Report<'a> {
     }
 }
 
-/// The human report: every finding with its source excerpt, then a summary line.
+/// The human report: every finding with its source excerpt, then a summary line; suppressed
+/// findings only count in a line of their own.
 pub fn human(diags: &[Diagnostic], files: &[SourceFile], opts: HumanOptions) -> String {
     let theme = if opts.color {
         GraphicalTheme::unicode()
@@ -169,7 +170,8 @@ pub fn human(diags: &[Diagnostic], files: &[SourceFile], opts: HumanOptions) -> 
         .with_links(false)
         .with_context_lines(1);
     let mut out = String::new();
-    for d in diags {
+    let shown: Vec<&Diagnostic> = diags.iter().filter(|d| d.suppressed.is_none()).collect();
+    for &d in &shown {
         let r = build(d, files);
         let mut s = String::new();
         if handler.render_report(&mut s, &r).is_err() {
@@ -180,7 +182,7 @@ pub fn human(diags: &[Diagnostic], files: &[SourceFile], opts: HumanOptions) -> 
     }
     let (errors, warnings) = super::counts(diags);
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
-    if diags.is_empty() {
+    if shown.is_empty() {
         out.push_str(&format!("no findings in {}\n", plural(files.len(), "file")));
     } else {
         out.push_str(&format!(
@@ -188,6 +190,13 @@ pub fn human(diags: &[Diagnostic], files: &[SourceFile], opts: HumanOptions) -> 
             plural(errors, "error"),
             plural(warnings, "warning"),
             plural(files.len(), "file")
+        ));
+    }
+    let suppressed = super::suppressed(diags);
+    if suppressed > 0 {
+        out.push_str(&format!(
+            "{} suppressed (--no-suppressions to show)\n",
+            plural(suppressed, "finding")
         ));
     }
     out

@@ -25,6 +25,12 @@ pub fn json(
                 "end_line": s.end.line,
                 "end_column": s.end.col,
                 "object": d.object,
+                "suppressed": d.suppressed.as_ref().map(|s| json!({
+                    "kind": s.kind,
+                    "reason": s.reason,
+                    "path": files[s.loc.file].path,
+                    "line": s.loc.span.start.line,
+                })),
                 "related": d.related.iter().map(|r| json!({
                     "path": files[r.loc.file].path,
                     "line": r.loc.span.start.line,
@@ -58,6 +64,7 @@ pub fn json(
             "objects": objects,
             "errors": errors,
             "warnings": warnings,
+            "suppressed": super::suppressed(diags),
         }
     });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();

@@ -20,16 +20,23 @@ pub enum Format {
     Github,
 }
 
-/// Counts by severity.
+/// Counts by severity of the findings that are not suppressed.
 pub fn counts(diags: &[Diagnostic]) -> (usize, usize) {
-    let errors = diags
+    diags
         .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count();
-    (errors, diags.len() - errors)
+        .filter(|d| d.suppressed.is_none())
+        .fold((0, 0), |(e, w), d| match d.severity {
+            Severity::Error => (e + 1, w),
+            Severity::Warning => (e, w + 1),
+        })
 }
 
-/// GitHub Actions workflow commands: one annotation per finding.
+/// How many findings a suppression covers.
+pub fn suppressed(diags: &[Diagnostic]) -> usize {
+    diags.iter().filter(|d| d.suppressed.is_some()).count()
+}
+
+/// GitHub Actions workflow commands: one annotation per finding that is not suppressed.
 pub fn github(diags: &[Diagnostic], files: &[SourceFile]) -> String {
     let esc = |s: &str| {
         s.replace('%', "%25")
@@ -38,7 +45,7 @@ pub fn github(diags: &[Diagnostic], files: &[SourceFile]) -> String {
     };
     let esc_prop = |s: &str| esc(s).replace(':', "%3A").replace(',', "%2C");
     let mut out = String::new();
-    for d in diags {
+    for d in diags.iter().filter(|d| d.suppressed.is_none()) {
         let level = match d.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",

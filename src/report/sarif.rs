@@ -36,7 +36,7 @@ pub fn sarif(diags: &[Diagnostic], files: &[SourceFile]) -> String {
                 text.push_str("\nhelp: ");
                 text.push_str(h);
             }
-            json!({
+            let mut result = json!({
                 "ruleId": d.rule,
                 "ruleIndex": rules::all().iter().position(|r| r.name == d.rule),
                 "level": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
@@ -53,7 +53,19 @@ pub fn sarif(diags: &[Diagnostic], files: &[SourceFile]) -> String {
                         "region": region(r.loc.span),
                     }
                 })).collect::<Vec<_>>(),
-            })
+            });
+            // SARIF 2.1.0 §3.35: a finding suppressed in the source stays in the log, marked.
+            if let Some(s) = &d.suppressed {
+                result["suppressions"] = json!([{
+                    "kind": "inSource",
+                    "justification": s.reason,
+                    "location": {"physicalLocation": {
+                        "artifactLocation": {"uri": files[s.loc.file].path},
+                        "region": region(s.loc.span),
+                    }},
+                }]);
+            }
+            result
         })
         .collect();
     let doc = json!({

@@ -104,8 +104,10 @@ mod nodeselector_matches_no_nodepool;
 mod priorityclass_not_found;
 mod queue_name_as_annotation;
 mod resourceflavor_not_found;
+pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
+pub(crate) mod unused_suppression;
 
 static ALL: &[&Rule] = &[
     &invalid_yaml::RULE,
@@ -129,6 +131,8 @@ static ALL: &[&Rule] = &[
     &ebs_unencrypted::RULE,
     &imds_tokens_optional::RULE,
     &deprecated_api::RULE,
+    &suppression_invalid::RULE,
+    &unused_suppression::RULE,
 ];
 
 /// Every registered rule, in catalog order.

@@ -1,0 +1,947 @@
+//! In-source suppressions, applied once after every rule ran:
+//!
+//! - `ignore.gpuops.dev/<rule>: "<reason>"` in an object's (or a pod template's) annotations,
+//! - `# gpuops:ignore[<rule>,…] <reason>` at the end of a line or alone on the line above,
+//! - `# gpuops:ignore-file[<rule>,…] <reason>` in the comments that open a file.
+//!
+//! A suppressed finding is kept and marked, so JSON and SARIF can show what was hidden and why.
+//! Suppressions that cannot work are `suppression-invalid` findings; those that matched nothing in
+//! a rule that ran are `unused-suppression` findings.
+
+use crate::config::Settings;
+use crate::diag::{Diagnostic, FileId, Loc, ObjectRef, Suppression, SuppressionKind};
+use crate::model::{self, Object};
+use crate::rules::{self, Rule, suppression_invalid, unused_suppression};
+use crate::source::SourceFile;
+use crate::yaml::{Node, Pos, Span, Style, Value};
+use rayon::prelude::*;
+
+/// The rules whose findings come from this pass: they judge other rules' findings, so they only
+/// mean something when those rules run too.
+pub static RULES: [&Rule; 2] = [&suppression_invalid::RULE, &unused_suppression::RULE];
+
+const COMMENT_MARK: &str = "gpuops:ignore";
+const ANNOTATION_PREFIX: &str = "ignore.gpuops.dev/";
+
+/// What a suppression covers, most specific first (the order decides which one a finding shows
+/// when several cover it).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Scope {
+    /// Findings that start on this 1-based line.
+    Line(u32),
+    /// Findings inside a pod template (byte range).
+    Template { start: usize, end: usize },
+    /// Findings inside an object's document, or about that object in the same file.
+    Object {
+        start: usize,
+        end: usize,
+        object: ObjectRef,
+    },
+    /// Every finding in the file.
+    File,
+}
+
+impl Scope {
+    fn covers(&self, d: &Diagnostic) -> bool {
+        let at = d.loc.span.start;
+        match self {
+            Scope::Line(line) => at.line == *line,
+            Scope::Template { start, end } => (*start..*end).contains(&(at.byte as usize)),
+            Scope::Object { start, end, object } => {
+                (*start..*end).contains(&(at.byte as usize)) || d.object.as_ref() == Some(object)
+            }
+            Scope::File => true,
+        }
+    }
+}
+
+/// One rule suppressed at one place.
+#[derive(Debug)]
+struct Entry {
+    rule: &'static str,
+    kind: SuppressionKind,
+    reason: String,
+    /// The annotation key, or the rule's name inside the comment.
+    loc: Loc,
+    scope: Scope,
+    /// What the user wrote, for messages: `# gpuops:ignore[x]`, annotation `ignore.gpuops.dev/x`.
+    written: String,
+    used: bool,
+}
+
+/// A suppression that cannot take effect.
+#[derive(Debug)]
+struct Invalid {
+    loc: Loc,
+    message: String,
+    help: String,
+}
+
+/// The suppressions of one file.
+#[derive(Debug, Default)]
+struct Found {
+    entries: Vec<Entry>,
+    invalid: Vec<Invalid>,
+}
+
+/// Marks the findings that a suppression covers, then adds `suppression-invalid` and
+/// `unused-suppression` findings. With `settings.suppressions` off nothing is suppressed and
+/// nothing is unused, but malformed suppressions are still reported.
+///
+/// Unused suppressions are only reported for rules that ran (`crate::rule_enabled`): turning a
+/// rule off or selecting others with `--rule` must not make its suppressions look stale.
+pub fn apply(files: &[SourceFile], settings: &Settings, diagnostics: &mut Vec<Diagnostic>) {
+    let mut found: Vec<Found> = files
+        .par_iter()
+        .enumerate()
+        .map(|(fid, f)| scan(fid, f))
+        .collect();
+    if found
+        .iter()
+        .all(|f| f.entries.is_empty() && f.invalid.is_empty())
+    {
+        return;
+    }
+
+    if settings.suppressions {
+        for d in diagnostics.iter_mut() {
+            if d.suppressed.is_some() || RULES.iter().any(|r| r.name == d.rule) {
+                continue;
+            }
+            let Some(file) = found.get_mut(d.loc.file) else {
+                continue;
+            };
+            let mut best: Option<usize> = None;
+            for i in 0..file.entries.len() {
+                let e = &mut file.entries[i];
+                if e.rule != d.rule || !e.scope.covers(d) {
+                    continue;
+                }
+                // Every covering suppression counts as used, so none of them is called stale;
+                // the finding shows the most specific one.
+                e.used = true;
+                if best.is_none_or(|b| file.entries[i].scope < file.entries[b].scope) {
+                    best = Some(i);
+                }
+            }
+            if let Some(b) = best {
+                let e = &file.entries[b];
+                d.suppressed = Some(Suppression {
+                    kind: e.kind,
+                    reason: e.reason.clone(),
+                    loc: e.loc,
+                });
+            }
+        }
+    }
+
+    if crate::rule_enabled(settings, suppression_invalid::RULE.name) {
+        for f in &mut found {
+            for inv in f.invalid.drain(..) {
+                diagnostics.push(
+                    Diagnostic::new(
+                        suppression_invalid::RULE.name,
+                        suppression_invalid::RULE.severity,
+                        inv.loc,
+                        inv.message,
+                    )
+                    .help(inv.help),
+                );
+            }
+        }
+    }
+
+    if settings.suppressions && crate::rule_enabled(settings, unused_suppression::RULE.name) {
+        for e in found.iter().flat_map(|f| &f.entries) {
+            if e.used || !crate::rule_enabled(settings, e.rule) {
+                continue;
+            }
+            let place = match &e.scope {
+                Scope::Line(line) => format!("on line {line}"),
+                Scope::Template { .. } => "in this pod template".to_string(),
+                Scope::Object { object, .. } => format!("about {}", describe(object)),
+                Scope::File => "in this file".to_string(),
+            };
+            diagnostics.push(
+                Diagnostic::new(
+                    unused_suppression::RULE.name,
+                    unused_suppression::RULE.severity,
+                    e.loc,
+                    format!(
+                        "{} suppresses nothing: `{}` reports no finding {place}",
+                        e.written, e.rule
+                    ),
+                )
+                .help(
+                    "remove it: the finding it was written for is fixed or has moved, and a stale suppression would hide the next one",
+                ),
+            );
+        }
+    }
+}
+
+fn describe(o: &ObjectRef) -> String {
+    let name = o.name.as_deref().unwrap_or("<unnamed>");
+    match &o.namespace {
+        Some(ns) => format!("{} {ns}/{name}", o.kind),
+        None => format!("{} {name}", o.kind),
+    }
+}
+
+/// The suppressions written in one file. Both forms spell `gpuops` literally, so the text of most
+/// files is searched once and nothing else is done.
+fn scan(fid: FileId, f: &SourceFile) -> Found {
+    let mut found = Found::default();
+    if !f.text.contains("gpuops") {
+        return found;
+    }
+    if f.text.contains(ANNOTATION_PREFIX) {
+        scan_annotations(fid, f, &mut found);
+    }
+    if f.text.contains(COMMENT_MARK) {
+        let mut spans = Vec::new();
+        for d in &f.docs {
+            scalar_spans(&f.text, &d.root, &mut spans);
+        }
+        scan_comments(fid, &f.text, &disjoint(spans), &mut found);
+    }
+    found
+}
+
+// ---------------------------------------------------------------------------------------------
+// Annotations
+
+fn scan_annotations(fid: FileId, f: &SourceFile, found: &mut Found) {
+    for d in &f.docs {
+        let Some(o) = Object::from_node(fid, &d.root) else {
+            continue;
+        };
+        // `kind: List` (kubectl output): its items are the objects, as in the index.
+        if o.kind.ends_with("List") && o.group.is_empty() {
+            for item in o.root.get("items").into_iter().flat_map(|n| n.items()) {
+                if let Some(io) = Object::from_node(fid, item) {
+                    object_annotations(&io, found);
+                }
+            }
+        } else {
+            object_annotations(&o, found);
+        }
+    }
+}
+
+fn object_annotations(o: &Object<'_>, found: &mut Found) {
+    let obj_meta = o.metadata();
+    if let Some(ann) = o.annotations() {
+        let scope = Scope::Object {
+            start: o.root.span.start.byte as usize,
+            end: o.root.span.end.byte as usize,
+            object: o.obj_ref(),
+        };
+        annotation_entries(o.file, ann, &scope, found);
+    }
+    for t in model::pod_templates(0, o) {
+        let Some(meta) = t.metadata else { continue };
+        // A bare Pod is its own template: its annotations were read above.
+        if obj_meta.is_some_and(|m| std::ptr::eq(m, meta)) {
+            continue;
+        }
+        let Some(ann) = meta.get("annotations") else {
+            continue;
+        };
+        let scope = Scope::Template {
+            start: meta.span.start.byte.min(t.spec.span.start.byte) as usize,
+            end: meta.span.end.byte.max(t.spec.span.end.byte) as usize,
+        };
+        annotation_entries(o.file, ann, &scope, found);
+    }
+}
+
+fn annotation_entries(fid: FileId, ann: &Node, scope: &Scope, found: &mut Found) {
+    for (key, key_node, value) in ann.entries() {
+        let Some(name) = key.strip_prefix(ANNOTATION_PREFIX) else {
+            continue;
+        };
+        let loc = Loc {
+            file: fid,
+            span: key_node.span,
+        };
+        let written = format!("annotation `{key}`");
+        let Some(rule) = resolve(name, loc, &written, found) else {
+            continue;
+        };
+        let reason = value
+            .as_str()
+            .filter(|_| !value.is_null())
+            .map(str::trim)
+            .unwrap_or_default();
+        if reason.is_empty() {
+            found.invalid.push(Invalid {
+                loc,
+                message: format!(
+                    "{written} gives no reason, so it suppresses nothing: a suppression says why the finding does not apply"
+                ),
+                help: format!("put the reason in the value: `{key}: \"<why this is safe>\"`"),
+            });
+            continue;
+        }
+        found.entries.push(Entry {
+            rule,
+            kind: SuppressionKind::Annotation,
+            reason: reason.to_string(),
+            loc,
+            scope: scope.clone(),
+            written,
+            used: false,
+        });
+    }
+}
+
+/// The registered rule a suppression names; anything else is recorded as invalid.
+fn resolve(name: &str, loc: Loc, written: &str, found: &mut Found) -> Option<&'static str> {
+    match rules::find(name) {
+        Some(r) if RULES.iter().any(|m| m.name == r.name) => {
+            found.invalid.push(Invalid {
+                loc,
+                message: format!(
+                    "{written}: `{name}` is about suppressions themselves and cannot be suppressed in the source"
+                ),
+                help: format!("turn it off in .gpuops.yaml instead (`rules: {{{name}: off}}`)"),
+            });
+            None
+        }
+        Some(r) => Some(r.name),
+        None => {
+            let hint = rules::closest(name)
+                .map(|c| format!(" (did you mean `{c}`?)"))
+                .unwrap_or_default();
+            found.invalid.push(Invalid {
+                loc,
+                message: format!(
+                    "{written} names unknown rule `{name}`{hint}, so it suppresses nothing"
+                ),
+                help: "`gpuops rules` lists the rule names".to_string(),
+            });
+            None
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comments
+
+/// Byte ranges of every scalar (keys included): a `#` inside one is text, not a comment. The
+/// parser already knows where quoted, block and plain scalars start and end, which a line scanner
+/// would have to re-learn (a `'` in `don't` opens nothing; a `#` in a `|` block is text).
+fn scalar_spans(text: &str, n: &Node, out: &mut Vec<(usize, usize)>) {
+    match &n.value {
+        Value::Scalar { style, .. } => {
+            let (start, end) = (n.span.start.byte as usize, n.span.end.byte as usize);
+            let end = match style {
+                Style::DoubleQuoted | Style::SingleQuoted => quoted_end(text, start, *style),
+                _ => None,
+            }
+            .unwrap_or(end);
+            if end > start {
+                out.push((start, end));
+            }
+        }
+        Value::Seq(items) => items.iter().for_each(|i| scalar_spans(text, i, out)),
+        Value::Map(entries) => {
+            for (k, v) in entries {
+                scalar_spans(text, k, out);
+                scalar_spans(text, v, out);
+            }
+        }
+    }
+}
+
+/// Where a quoted scalar starting at `start` really ends: the parser's span of a block-context
+/// quoted scalar runs on over a comment that follows it on the line.
+fn quoted_end(text: &str, start: usize, style: Style) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let quote = if style == Style::DoubleQuoted {
+        b'"'
+    } else {
+        b'\''
+    };
+    if bytes.get(start) != Some(&quote) {
+        return None;
+    }
+    let mut i = start + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            b if b == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Sorts the ranges and merges overlaps (an alias repeats its anchor's nodes), so a binary search
+/// finds the one range a byte could be in.
+fn disjoint(mut spans: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    spans.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+    for (s, e) in spans {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// Whether byte `at` lies inside one of the sorted, disjoint scalar ranges.
+fn in_scalar(spans: &[(usize, usize)], at: usize) -> bool {
+    let i = spans.partition_point(|&(s, _)| s <= at);
+    i > 0 && at < spans[i - 1].1
+}
+
+/// A line of the file: where it starts and its text without the line break (`\n` or `\r\n`).
+struct Line<'t> {
+    start: usize,
+    text: &'t str,
+}
+
+fn lines(text: &str) -> Vec<Line<'_>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for piece in text.split_inclusive('\n') {
+        let body = piece.strip_suffix('\n').unwrap_or(piece);
+        let body = body.strip_suffix('\r').unwrap_or(body);
+        out.push(Line { start, text: body });
+        start += piece.len();
+    }
+    out
+}
+
+/// Offset in the line of the `#` that opens a comment: at the line start or after a space or
+/// tab (YAML), and outside any scalar.
+fn comment_start(line: &Line<'_>, spans: &[(usize, usize)]) -> Option<usize> {
+    let bytes = line.text.as_bytes();
+    line.text.match_indices('#').map(|(i, _)| i).find(|&i| {
+        let separated = i == 0 || matches!(bytes[i - 1], b' ' | b'\t');
+        separated && !in_scalar(spans, line.start + i)
+    })
+}
+
+fn comment_only(line: &Line<'_>, spans: &[(usize, usize)]) -> bool {
+    comment_start(line, spans).is_some_and(|i| line.text[..i].trim().is_empty())
+}
+
+/// Offset in the comment of `gpuops:ignore` when it starts the comment or a `#`-separated part of
+/// it (`# keep: see ADR-12 # gpuops:ignore[…] …`); prose that mentions it further in is no
+/// directive.
+fn directive_start(comment: &str) -> Option<usize> {
+    let mut at = 0;
+    while let Some(rel) = comment[at..].find('#') {
+        let hash = at + rel;
+        let body = &comment[hash + 1..];
+        let lead = body.len() - body.trim_start().len();
+        if body[lead..].starts_with(COMMENT_MARK) {
+            return Some(hash + 1 + lead);
+        }
+        at = hash + 1;
+    }
+    None
+}
+
+/// A parsed `gpuops:ignore[…] reason` or `gpuops:ignore-file[…] reason`.
+#[derive(Debug, PartialEq, Eq)]
+struct Directive<'t> {
+    file: bool,
+    /// Rule names with their byte offset in the directive.
+    names: Vec<(usize, &'t str)>,
+    reason: &'t str,
+}
+
+/// `Err` holds the form the user attempted, for the message.
+fn parse_directive(d: &str) -> Result<Directive<'_>, &'static str> {
+    let rest = d.strip_prefix(COMMENT_MARK).unwrap_or(d);
+    let (file, rest) = match rest.strip_prefix("-file") {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    let form = if file {
+        "gpuops:ignore-file"
+    } else {
+        "gpuops:ignore"
+    };
+    let Some(list) = rest.strip_prefix('[') else {
+        return Err(form);
+    };
+    let Some(close) = list.find(']') else {
+        return Err(form);
+    };
+    let list_at = d.len() - list.len();
+    let mut names = Vec::new();
+    let mut offset = 0;
+    for part in list[..close].split(',') {
+        let lead = part.len() - part.trim_start().len();
+        let name = part.trim();
+        if name.is_empty() {
+            return Err(form);
+        }
+        names.push((list_at + offset + lead, name));
+        offset += part.len() + 1;
+    }
+    // A separator before the reason (`: `, `-- `, `— `) is not part of it.
+    let reason = list[close + 1..]
+        .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, ':' | '-' | '—'))
+        .trim_end();
+    Ok(Directive {
+        file,
+        names,
+        reason,
+    })
+}
+
+fn pos_in(line_no: u32, line: &Line<'_>, col_byte: usize) -> Pos {
+    Pos {
+        byte: (line.start + col_byte) as u32,
+        line: line_no,
+        col: line.text.get(..col_byte).map_or(0, |t| t.chars().count()) as u32 + 1,
+    }
+}
+
+fn scan_comments(fid: FileId, text: &str, spans: &[(usize, usize)], found: &mut Found) {
+    let lines = lines(text);
+    // The leading block ends at the first line with content; a `---` is content too, so
+    // `gpuops:ignore-file` means "this whole file", never "from this document on".
+    let leading_end = lines
+        .iter()
+        .position(|l| {
+            let t = l.text.trim_start();
+            !t.is_empty() && !t.starts_with('#')
+        })
+        .unwrap_or(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        if !line.text.contains(COMMENT_MARK) {
+            continue;
+        }
+        let Some(hash) = comment_start(line, spans) else {
+            continue;
+        };
+        let Some(rel) = directive_start(&line.text[hash..]) else {
+            continue;
+        };
+        let at = hash + rel;
+        let directive = &line.text[at..];
+        let line_no = i as u32 + 1;
+        let span_of = |from: usize, len: usize| Span {
+            start: pos_in(line_no, line, from),
+            end: pos_in(line_no, line, from + len),
+        };
+        let whole = Loc {
+            file: fid,
+            span: span_of(hash, line.text.trim_end().len() - hash),
+        };
+        let parsed = match parse_directive(directive) {
+            Ok(p) => p,
+            Err(form) => {
+                found.invalid.push(Invalid {
+                    loc: whole,
+                    message: format!(
+                        "`{form}` names no rule, so it suppresses nothing: write `# {form}[rule-name] <reason>`"
+                    ),
+                    help: "`gpuops rules` lists the rule names; several go in one list: `[rule-a,rule-b]`"
+                        .to_string(),
+                });
+                continue;
+            }
+        };
+        let own_line = line.text[..hash].trim().is_empty();
+        let (kind, scope, form) = if parsed.file {
+            if !own_line || i >= leading_end {
+                found.invalid.push(Invalid {
+                    loc: whole,
+                    message: "`gpuops:ignore-file` counts only in the comments at the top of the file, before any content; this one suppresses nothing".to_string(),
+                    help: "move it above the first line of YAML, or use `# gpuops:ignore[rule] <reason>` on the offending line".to_string(),
+                });
+                continue;
+            }
+            (SuppressionKind::File, Scope::File, "gpuops:ignore-file")
+        } else if own_line {
+            // Alone on its line: it covers the next line that is not itself a comment, so
+            // several directives (or a longer explanation) may stack above one line.
+            let mut j = i + 1;
+            while lines.get(j).is_some_and(|l| comment_only(l, spans)) {
+                j += 1;
+            }
+            (
+                SuppressionKind::Comment,
+                Scope::Line(j as u32 + 1),
+                "gpuops:ignore",
+            )
+        } else {
+            (
+                SuppressionKind::Comment,
+                Scope::Line(line_no),
+                "gpuops:ignore",
+            )
+        };
+        let reason = parsed.reason;
+        let mut rules = Vec::new();
+        for (off, name) in &parsed.names {
+            let loc = Loc {
+                file: fid,
+                span: span_of(at + off, name.len()),
+            };
+            let written = format!("`# {form}[{name}]`");
+            if let Some(rule) = resolve(name, loc, &written, found) {
+                rules.push((rule, loc, written));
+            }
+        }
+        if reason.is_empty() {
+            let names: Vec<&str> = parsed.names.iter().map(|(_, n)| *n).collect();
+            let list = names.join(",");
+            found.invalid.push(Invalid {
+                loc: whole,
+                message: format!(
+                    "`# {form}[{list}]` gives no reason, so it suppresses nothing: a suppression says why the finding does not apply"
+                ),
+                help: format!("add the reason after the brackets: `# {form}[{list}] <why this is safe>`"),
+            });
+            continue;
+        }
+        for (rule, loc, written) in rules {
+            found.entries.push(Entry {
+                rule,
+                kind,
+                reason: reason.to_string(),
+                loc,
+                scope: scope.clone(),
+                written,
+                used: false,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::Severity;
+
+    fn found(text: &str) -> Found {
+        scan(0, &SourceFile::from_text("t.yaml".into(), text.into()))
+    }
+
+    /// (rule, kind, scope line or 0, reason) of each entry.
+    fn entries(text: &str) -> Vec<(&'static str, SuppressionKind, u32, String)> {
+        found(text)
+            .entries
+            .into_iter()
+            .map(|e| {
+                let line = match e.scope {
+                    Scope::Line(l) => l,
+                    _ => 0,
+                };
+                (e.rule, e.kind, line, e.reason)
+            })
+            .collect()
+    }
+
+    fn invalid(text: &str) -> Vec<String> {
+        found(text).invalid.into_iter().map(|i| i.message).collect()
+    }
+
+    const GLM: &str = "gpu-limit-missing";
+
+    #[test]
+    fn end_of_line_and_line_above() {
+        let e = entries(
+            "a: 1 # gpuops:ignore[gpu-limit-missing] set by the webhook\n# gpuops:ignore[deprecated-api] old cluster\nb: 2\n",
+        );
+        assert_eq!(
+            e,
+            vec![
+                (
+                    GLM,
+                    SuppressionKind::Comment,
+                    1,
+                    "set by the webhook".into()
+                ),
+                (
+                    "deprecated-api",
+                    SuppressionKind::Comment,
+                    3,
+                    "old cluster".into()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn stacked_comments_cover_the_next_content_line_but_a_blank_line_ends_them() {
+        let e = entries(
+            "# gpuops:ignore[gpu-limit-missing] r1\n# why: see PLAT-1\n# gpuops:ignore[deprecated-api] r2\nb: 2\n# gpuops:ignore[ebs-unencrypted] r3\n\nc: 3\n",
+        );
+        let lines: Vec<u32> = e.iter().map(|x| x.2).collect();
+        assert_eq!(lines, vec![4, 4, 6]);
+    }
+
+    #[test]
+    fn several_rules_in_one_comment_point_at_each_name() {
+        let f = found("x: 1 # gpuops:ignore[gpu-limit-missing, deprecated-api] both reviewed\n");
+        let names: Vec<(&str, u32, u32)> = f
+            .entries
+            .iter()
+            .map(|e| (e.rule, e.loc.span.start.col, e.loc.span.end.col))
+            .collect();
+        assert_eq!(
+            names,
+            vec![("gpu-limit-missing", 22, 39), ("deprecated-api", 41, 55)]
+        );
+        assert!(f.entries.iter().all(|e| e.reason == "both reviewed"));
+    }
+
+    #[test]
+    fn hash_inside_quotes_or_plain_scalars_is_not_a_comment() {
+        for text in [
+            "a: \"x # gpuops:ignore[gpu-limit-missing] r\"\n",
+            "a: 'it''s # gpuops:ignore[gpu-limit-missing] r'\n",
+            "a: \"multi\n  line # gpuops:ignore[gpu-limit-missing] r\"\n",
+            "url: http://x#gpuops:ignore[gpu-limit-missing]\n",
+            "a: b#gpuops:ignore[gpu-limit-missing] r\n",
+            "\"k # gpuops:ignore[gpu-limit-missing] r\": 1\n",
+            "script: |\n  # gpuops:ignore[gpu-limit-missing] r\n  echo\n",
+            "script: >\n  x # gpuops:ignore[gpu-limit-missing] r\n",
+        ] {
+            let f = found(text);
+            assert!(
+                f.entries.is_empty() && f.invalid.is_empty(),
+                "{text:?}: {f:?}"
+            );
+        }
+        // After an apostrophe inside a plain scalar the comment is still a comment.
+        assert_eq!(
+            entries("a: don't # gpuops:ignore[gpu-limit-missing] r\n").len(),
+            1
+        );
+        // Quoted values followed by a real comment (escaped quotes do not end them).
+        for text in [
+            "a: \"x # y\" # gpuops:ignore[gpu-limit-missing] r\n",
+            "a: \"x \\\" # y\"   # gpuops:ignore[gpu-limit-missing] r\n",
+            "a: 'it''s # y' # gpuops:ignore[gpu-limit-missing] r\n",
+            "\"k # y\": 1 # gpuops:ignore[gpu-limit-missing] r\n",
+            "script: | # gpuops:ignore[gpu-limit-missing] r\n  echo\n",
+        ] {
+            assert_eq!(entries(text).len(), 1, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn only_a_comment_that_starts_with_the_directive_counts() {
+        assert!(entries("a: 1 # see gpuops:ignore[gpu-limit-missing] in the docs\n").is_empty());
+        assert_eq!(
+            entries("a: 1 # keep (ADR-12) # gpuops:ignore[gpu-limit-missing] see #12\n")[0].3,
+            "see #12"
+        );
+        assert_eq!(
+            entries("a: 1 #gpuops:ignore[gpu-limit-missing] r\n").len(),
+            1
+        );
+    }
+
+    #[test]
+    fn reason_separators_are_not_the_reason() {
+        for text in [
+            "a: 1 # gpuops:ignore[gpu-limit-missing]: ok\n",
+            "a: 1 # gpuops:ignore[gpu-limit-missing] -- ok\n",
+            "a: 1 # gpuops:ignore[gpu-limit-missing] — ok\n",
+        ] {
+            assert_eq!(entries(text)[0].3, "ok", "{text}");
+        }
+        assert!(invalid("a: 1 # gpuops:ignore[gpu-limit-missing] --\n")[0].contains("no reason"));
+    }
+
+    #[test]
+    fn crlf_lines() {
+        let text = "a: 1\r\n# gpuops:ignore[gpu-limit-missing] webhook\r\nb: 2 # gpuops:ignore[deprecated-api] old\r\n";
+        let f = found(text);
+        let got: Vec<(u32, &str)> = f
+            .entries
+            .iter()
+            .map(|e| match e.scope {
+                Scope::Line(l) => (l, e.reason.as_str()),
+                _ => (0, ""),
+            })
+            .collect();
+        assert_eq!(got, vec![(3, "webhook"), (3, "old")]);
+        let e = &f.entries[1];
+        assert_eq!(&text[e.loc.span.range()], "deprecated-api");
+    }
+
+    #[test]
+    fn file_comments_only_in_the_leading_block() {
+        let e = entries(
+            "# Generated by hand.\n\n# gpuops:ignore-file[gpu-nodepool-unbounded] quota caps it\napiVersion: v1\n",
+        );
+        assert_eq!(e[0].1, SuppressionKind::File);
+        for text in [
+            "---\n# gpuops:ignore-file[gpu-nodepool-unbounded] r\na: 1\n",
+            "a: 1\n---\n# gpuops:ignore-file[gpu-nodepool-unbounded] r\nb: 1\n",
+            "a: 1 # gpuops:ignore-file[gpu-nodepool-unbounded] r\n",
+        ] {
+            let f = found(text);
+            assert!(f.entries.is_empty(), "{text}");
+            assert!(f.invalid[0].message.contains("top of the file"), "{text}");
+        }
+    }
+
+    #[test]
+    fn malformed_unknown_and_reasonless_comments_are_invalid() {
+        assert!(invalid("a: 1 # gpuops:ignore reason\n")[0].contains("names no rule"));
+        assert!(
+            invalid("a: 1 # gpuops:ignore[gpu-limit-missing reason\n")[0].contains("names no rule")
+        );
+        assert!(
+            invalid("a: 1 # gpuops:ignore[gpu-limit-missing,] r\n")[0].contains("names no rule")
+        );
+        let m = invalid("a: 1 # gpuops:ignore[gpu-limit-mising] r\n");
+        assert!(m[0].contains("did you mean `gpu-limit-missing`"), "{m:?}");
+        let m = invalid("a: 1 # gpuops:ignore[gpu-limit-missing]\n");
+        assert!(m[0].contains("gives no reason"), "{m:?}");
+        let m = invalid("a: 1 # gpuops:ignore[unused-suppression] noisy\n");
+        assert!(m[0].contains("cannot be suppressed"), "{m:?}");
+        // The known rule of a mixed list still applies.
+        let f = found("a: 1 # gpuops:ignore[gpu-limit-missing,nope] r\n");
+        assert_eq!((f.entries.len(), f.invalid.len()), (1, 1));
+    }
+
+    const JOB: &str = "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ml
+ANNOTATIONS
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: x
+          resources:
+            requests:
+              nvidia.com/gpu: 1
+";
+
+    fn lint(text: &str, settings: &Settings) -> Vec<Diagnostic> {
+        let files = vec![SourceFile::from_text("t.yaml".into(), text.into())];
+        crate::lint(&files, settings).diagnostics
+    }
+
+    fn glm_only() -> Settings {
+        Settings {
+            only: Some(vec![
+                GLM.into(),
+                "suppression-invalid".into(),
+                "unused-suppression".into(),
+            ]),
+            ..Settings::default()
+        }
+    }
+
+    fn summary(ds: &[Diagnostic]) -> Vec<(&'static str, Option<SuppressionKind>)> {
+        ds.iter()
+            .map(|d| (d.rule, d.suppressed.as_ref().map(|s| s.kind)))
+            .collect()
+    }
+
+    #[test]
+    fn object_annotation_suppresses_and_is_kept_with_its_reason() {
+        let text = JOB.replace(
+            "ANNOTATIONS",
+            "  annotations:\n    ignore.gpuops.dev/gpu-limit-missing: \"limits come from the webhook\"",
+        );
+        let ds = lint(&text, &glm_only());
+        assert_eq!(summary(&ds), vec![(GLM, Some(SuppressionKind::Annotation))]);
+        let s = ds[0]
+            .suppressed
+            .as_ref()
+            .map(|s| (s.reason.as_str(), s.loc.span.start.line));
+        assert_eq!(s, Some(("limits come from the webhook", 7)));
+        assert_eq!(ds[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn template_annotation_covers_only_its_template() {
+        let text = "apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: ddp}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          containers:
+            - {name: m, image: x, resources: {requests: {nvidia.com/gpu: 1}}}
+    Worker:
+      template:
+        metadata:
+          annotations:
+            ignore.gpuops.dev/gpu-limit-missing: workers get limits from the webhook
+        spec:
+          containers:
+            - {name: w, image: x, resources: {requests: {nvidia.com/gpu: 1}}}
+";
+        let ds = lint(text, &glm_only());
+        assert_eq!(
+            summary(&ds),
+            vec![(GLM, None), (GLM, Some(SuppressionKind::Annotation))]
+        );
+        assert_eq!(ds[0].loc.span.start.line, 10);
+    }
+
+    #[test]
+    fn the_most_specific_suppression_is_shown_and_none_is_unused() {
+        let text = format!(
+            "# gpuops:ignore-file[gpu-limit-missing] lab cluster\n{}",
+            JOB.replace("ANNOTATIONS", "").replace(
+                "nvidia.com/gpu: 1",
+                "nvidia.com/gpu: 1 # gpuops:ignore[gpu-limit-missing] webhook"
+            )
+        );
+        let ds = lint(&text, &glm_only());
+        assert_eq!(summary(&ds), vec![(GLM, Some(SuppressionKind::Comment))]);
+    }
+
+    #[test]
+    fn unused_only_for_rules_that_ran() {
+        let text = "# gpuops:ignore-file[gpu-nodepool-unbounded] quota caps it\n# gpuops:ignore-file[deprecated-api] old cluster\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n";
+        let ds = lint(text, &glm_only());
+        assert!(ds.is_empty(), "{ds:?}");
+        let ds = lint(text, &Settings::default());
+        assert_eq!(summary(&ds), vec![("unused-suppression", None); 2]);
+        let mut off = Settings::default();
+        off.rules
+            .insert("deprecated-api".into(), crate::config::Level::Off);
+        assert_eq!(lint(text, &off).len(), 1);
+    }
+
+    #[test]
+    fn without_suppressions_everything_shows_and_nothing_is_unused() {
+        let text = format!(
+            "# gpuops:ignore-file[gpu-limit-missing] lab\n# gpuops:ignore-file[deprecated-api] old\n# gpuops:ignore-file[ebs-unencrypted]\n{}",
+            JOB.replace("ANNOTATIONS", "")
+        );
+        let settings = Settings {
+            suppressions: false,
+            ..Settings::default()
+        };
+        let rules: Vec<&str> = lint(&text, &settings).iter().map(|d| d.rule).collect();
+        // The reason-less one is still malformed.
+        assert_eq!(rules, vec!["suppression-invalid", GLM]);
+    }
+
+    #[test]
+    fn files_without_the_marker_are_not_parsed_for_comments() {
+        let f = found("# gpuops renders this\na: 1 # gpuops:ignore-nothing\n");
+        assert_eq!(f.invalid.len(), 1);
+        assert!(found("a: 1 # nothing here\n").invalid.is_empty());
+    }
+}
