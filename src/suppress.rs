@@ -337,7 +337,7 @@ fn scalar_spans(text: &str, n: &Node, out: &mut Vec<(usize, usize)>) {
         Value::Scalar { style, .. } => {
             let (start, end) = (n.span.start.byte as usize, n.span.end.byte as usize);
             let end = match style {
-                Style::DoubleQuoted | Style::SingleQuoted => quoted_end(text, start, *style),
+                Style::DoubleQuoted | Style::SingleQuoted => crate::yaml::quoted_end(text, start, *style),
                 _ => None,
             }
             .unwrap_or(end);
@@ -353,30 +353,6 @@ fn scalar_spans(text: &str, n: &Node, out: &mut Vec<(usize, usize)>) {
             }
         }
     }
-}
-
-/// Where a quoted scalar starting at `start` really ends: the parser's span of a block-context
-/// quoted scalar runs on over a comment that follows it on the line.
-fn quoted_end(text: &str, start: usize, style: Style) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let quote = if style == Style::DoubleQuoted {
-        b'"'
-    } else {
-        b'\''
-    };
-    if bytes.get(start) != Some(&quote) {
-        return None;
-    }
-    let mut i = start + 1;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' if quote == b'"' => i += 2,
-            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
-            b if b == quote => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-    None
 }
 
 /// Sorts the ranges and merges overlaps (an alias repeats its anchor's nodes), so a binary search

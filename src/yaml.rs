@@ -315,7 +315,7 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                 }
                 None
             }
-            Event::Scalar(text, style, anchor, _tag) => {
+            Event::Scalar(value, style, anchor, _tag) => {
                 let style = match style {
                     ScalarStyle::Plain => Style::Plain,
                     ScalarStyle::SingleQuoted => Style::SingleQuoted,
@@ -323,12 +323,16 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                     ScalarStyle::Literal => Style::Literal,
                     ScalarStyle::Folded => Style::Folded,
                 };
+                let span = match style {
+                    Style::SingleQuoted | Style::DoubleQuoted => clip_quoted(text, span, style),
+                    _ => span,
+                };
                 Some((
                     Node {
                         span,
                         value: Value::Scalar {
                             // Copied, not adopted: the scanner's buffers carry slack capacity.
-                            text: CompactString::new(&text),
+                            text: CompactString::new(&value),
                             style,
                         },
                     },
@@ -451,6 +455,57 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
     out
 }
 
+/// Where a quoted scalar starting at `start` really ends: saphyr's span of a block-context quoted
+/// scalar runs on over a comment that follows it on the line.
+pub(crate) fn quoted_end(text: &str, start: usize, style: Style) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let quote = if style == Style::DoubleQuoted {
+        b'"'
+    } else {
+        b'\''
+    };
+    if bytes.get(start) != Some(&quote) {
+        return None;
+    }
+    let mut i = start + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            b if b == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// A quoted scalar's span cut at its closing quote (see [`quoted_end`]).
+fn clip_quoted(text: &str, span: Span, style: Style) -> Span {
+    let start = span.start.byte as usize;
+    match quoted_end(text, start, style) {
+        Some(end) if end < span.end.byte as usize => {
+            let inner = &text[start..end];
+            let end_pos = match inner.rfind('\n') {
+                Some(nl) => Pos {
+                    byte: end as u32,
+                    line: span.start.line + inner.matches('\n').count() as u32,
+                    col: inner[nl + 1..].chars().count() as u32 + 1,
+                },
+                None => Pos {
+                    byte: end as u32,
+                    line: span.start.line,
+                    col: span.start.col + inner.chars().count() as u32,
+                },
+            };
+            Span {
+                start: span.start,
+                end: end_pos,
+            }
+        }
+        _ => span,
+    }
+}
+
 /// `<<: *base` / `<<: [*a, *b]`: keys of the merged maps that the map does not set itself.
 fn apply_merge_keys(entries: Vec<(Node, Node)>) -> Vec<(Node, Node)> {
     if !entries.iter().any(|(k, _)| k.as_str() == Some("<<")) {
@@ -568,6 +623,17 @@ mod tests {
         let m = p.docs[0].root.get("m").unwrap();
         assert_eq!(m.get("x").unwrap().as_str(), Some("1"));
         assert_eq!(m.get("y").unwrap().as_str(), Some("3"));
+    }
+
+    #[test]
+    fn quoted_scalar_span_stops_at_its_quote() {
+        let src = "a: \"x\" # note\nb: 'it''s' # c\n";
+        let p = parse(src, Budget::default());
+        let a = p.docs[0].root.get("a").unwrap();
+        assert_eq!(&src[a.span.range()], "\"x\"");
+        assert_eq!((a.span.end.line, a.span.end.col), (1, 7));
+        let b = p.docs[0].root.get("b").unwrap();
+        assert_eq!(&src[b.span.range()], "'it''s'");
     }
 
     #[test]
