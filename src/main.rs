@@ -117,6 +117,10 @@ struct LintArgs {
     /// suppress, as if they were not there (no unused-suppression findings either).
     #[arg(long)]
     no_suppressions: bool,
+    /// Cluster context: YAML of objects that exist in the cluster but not in the linted files
+    /// (a `kubectl get … -o yaml` dump, Terraform exports); repeatable. Indexed, never reported on.
+    #[arg(long = "context", value_name = "PATH")]
+    context: Vec<PathBuf>,
     /// Color in human output.
     #[arg(long, value_enum, default_value = "auto")]
     color: Color,
@@ -234,6 +238,59 @@ fn config_error(e: &config::ConfigError) {
     }
 }
 
+/// The context files of a run: the config's `context:` (every cluster), each cluster's own, and
+/// `--context` paths; with the role each file gets (keyed by its display path).
+fn context_files(
+    settings: &Settings,
+    cli: &[PathBuf],
+) -> (
+    Vec<PathBuf>,
+    std::collections::HashMap<String, source::Role>,
+    Vec<source::IoProblem>,
+) {
+    let root = settings.root.clone().unwrap_or_default();
+    let mut specs: Vec<(PathBuf, Option<String>)> = Vec::new();
+    specs.extend(settings.context.iter().map(|p| (root.join(p), None)));
+    for c in &settings.clusters {
+        specs.extend(
+            c.context
+                .iter()
+                .map(|p| (root.join(p), Some(c.name.clone()))),
+        );
+    }
+    specs.extend(cli.iter().map(|p| (p.clone(), None)));
+    let discovery = Discovery {
+        exclude: None,
+        exclude_root: None,
+    };
+    let mut paths = Vec::new();
+    let mut roles = std::collections::HashMap::new();
+    let mut problems = Vec::new();
+    for (spec, cluster) in specs {
+        if !spec.exists() {
+            problems.push(source::IoProblem {
+                path: source::display_path(&spec),
+                message: "context path not found".into(),
+            });
+            continue;
+        }
+        let (found, p) = discovery.walk(std::slice::from_ref(&spec));
+        problems.extend(p);
+        for f in found {
+            roles.insert(
+                source::display_path(&f),
+                source::Role::Context {
+                    cluster: cluster.clone(),
+                },
+            );
+            paths.push(f);
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    (paths, roles, problems)
+}
+
 fn lint(args: LintArgs) -> ExitCode {
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
@@ -306,8 +363,24 @@ fn lint(args: LintArgs) -> ExitCode {
         exclude: exclude.as_ref(),
         exclude_root: settings.root.as_deref(),
     };
-    let (found, walk_problems) = discovery.walk(&fs_paths);
-    let (mut files, load_problems) = source::load(&found);
+    let (context_paths, context_roles, context_problems) = context_files(&settings, &args.context);
+    let (mut found, walk_problems) = discovery.walk(&fs_paths);
+    // A context file under a linted directory is context, not a manifest to lint.
+    let context_abs: std::collections::HashSet<PathBuf> = context_paths
+        .iter()
+        .filter_map(|p| std::path::absolute(p).ok())
+        .collect();
+    found.retain(|p| std::path::absolute(p).is_ok_and(|a| !context_abs.contains(&a)));
+    let (mut files, mut load_problems) = source::load(&found);
+    let (mut context, problems) = source::load(&context_paths);
+    load_problems.extend(problems);
+    load_problems.extend(context_problems);
+    for f in &mut context {
+        if let Some(role) = context_roles.get(&f.path) {
+            f.role = role.clone();
+        }
+    }
+    files.extend(context);
     let mut fatal = false;
     for p in &walk_problems {
         let missing = !std::path::Path::new(&p.path).exists()

@@ -337,7 +337,9 @@ fn scalar_spans(text: &str, n: &Node, out: &mut Vec<(usize, usize)>) {
         Value::Scalar { style, .. } => {
             let (start, end) = (n.span.start.byte as usize, n.span.end.byte as usize);
             let end = match style {
-                Style::DoubleQuoted | Style::SingleQuoted => crate::yaml::quoted_end(text, start, *style),
+                Style::DoubleQuoted | Style::SingleQuoted => {
+                    crate::yaml::quoted_end(text, start, *style)
+                }
                 _ => None,
             }
             .unwrap_or(end);

@@ -782,3 +782,258 @@ fn json_and_sarif_keep_suppressed_findings_with_their_reason() {
     assert_eq!(sup[0]["justification"], "the admission webhook adds limits");
     assert!(results[1].get("suppressions").is_none());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Cluster context and clusters
+
+const CONTEXT_POOLS: &str = "# kubectl get nodepools -o yaml
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: {name: gpu}
+    spec:
+      template:
+        spec:
+          requirements:
+            - {key: karpenter.k8s.aws/instance-family, operator: In, values: [p5]}
+          taints:
+            - {key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}
+";
+
+const UNTOLERATING_JOB: &str = "apiVersion: batch/v1
+kind: Job
+metadata: {name: smoke, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+          resources:
+            limits: {nvidia.com/gpu: 1}
+";
+
+fn findings(v: &serde_json::Value) -> Vec<(String, String)> {
+    v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["rule"].as_str().unwrap().to_string(),
+                d["path"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn context_dump_supplies_pools_and_is_never_reported_on() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "apps/job.yaml", UNTOLERATING_JOB);
+    write(d.path(), "context/pools.yaml", CONTEXT_POOLS);
+    // Without context: no pool in view, nothing to say about taints.
+    let (code, out, _) = stdout_of(
+        gpuops()
+            .current_dir(d.path())
+            .args(["lint", "apps", "--format", "json"]),
+    );
+    assert_eq!(code, 0, "{out}");
+    // With the dump: the Job does not tolerate the pool's taint; the pool (no limits) is not
+    // reported, and the related location is the context file.
+    let (code, out, _) = stdout_of(gpuops().current_dir(d.path()).args([
+        "lint",
+        ".",
+        "--context",
+        "context/pools.yaml",
+        "--rule",
+        "gpu-toleration-missing",
+        "--rule",
+        "gpu-nodepool-unbounded",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        findings(&v),
+        vec![("gpu-toleration-missing".into(), "apps/job.yaml".into())],
+        "{out}"
+    );
+    assert_eq!(
+        v["diagnostics"][0]["related"][0]["path"], "context/pools.yaml",
+        "{out}"
+    );
+    assert_eq!(v["summary"]["files"], 1, "{out}");
+}
+
+#[test]
+fn config_context_paths_are_relative_to_the_config_and_must_exist() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "apps/job.yaml", UNTOLERATING_JOB);
+    write(d.path(), "context/pools.yaml", CONTEXT_POOLS);
+    write(d.path(), ".gpuops.yaml", "context: [context/pools.yaml]\n");
+    let (code, out, _) = stdout_of(gpuops().current_dir(d.path().join("apps")).args([
+        "lint",
+        ".",
+        "--rule",
+        "gpu-toleration-missing",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(code, 1, "{out}");
+    write(d.path(), ".gpuops.yaml", "context: [context/nope.yaml]\n");
+    let (code, _, err) = stdout_of(gpuops().current_dir(d.path()).args(["lint", "apps"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("context path not found"), "{err}");
+    write(d.path(), ".gpuops.yaml", "context: context/pools.yaml\n");
+    let (code, _, err) = stdout_of(gpuops().current_dir(d.path()).args(["lint", "apps"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("`context` is a list"), "{err}");
+}
+
+const POOL_LABELLED: &str = "apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: NAME}
+spec:
+  template:
+    metadata: {labels: {workload: LABEL}}
+    spec:
+      requirements:
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [p5]}
+      taints:
+        - {key: nvidia.com/gpu, effect: NoSchedule}
+  limits: {nvidia.com/gpu: \"8\"}
+";
+
+fn two_cluster_repo(d: &Path) {
+    let pool = |n: &str, l: &str| POOL_LABELLED.replace("NAME", n).replace("LABEL", l);
+    write(d, "clusters/prod/pools.yaml", &pool("train", "training"));
+    write(d, "clusters/staging/pools.yaml", &pool("dev", "dev"));
+    let job = UNTOLERATING_JOB.replace(
+        "      restartPolicy: Never\n",
+        "      restartPolicy: Never\n      nodeSelector: {workload: training}\n      tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n",
+    );
+    write(d, "clusters/staging/job.yaml", &job);
+    write(d, "base/smoke.yaml", UNTOLERATING_JOB);
+    write(
+        d,
+        ".gpuops.yaml",
+        "clusters:\n  prod:\n    paths: [\"clusters/prod/**\", \"base/**\"]\n  staging:\n    paths: [\"clusters/staging/**\", \"base/**\"]\n",
+    );
+}
+
+#[test]
+fn a_pod_that_fits_only_the_other_clusters_pool_is_reported() {
+    let d = tempfile::tempdir().unwrap();
+    two_cluster_repo(d.path());
+    let (code, out, _) = stdout_of(
+        gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "json"]),
+    );
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let f = findings(&v);
+    assert!(
+        f.contains(&(
+            "nodeselector-matches-no-nodepool".into(),
+            "clusters/staging/job.yaml".into()
+        )),
+        "{out}"
+    );
+    // As one cluster, prod's pool would serve the staging Job.
+    let (_, out, _) =
+        stdout_of(
+            gpuops()
+                .current_dir(d.path())
+                .args(["lint", "--no-config", "--format", "json"]),
+        );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        !findings(&v)
+            .iter()
+            .any(|(r, _)| r == "nodeselector-matches-no-nodepool"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_finding_in_a_shared_base_names_its_clusters_once() {
+    let d = tempfile::tempdir().unwrap();
+    two_cluster_repo(d.path());
+    write(
+        d.path(),
+        "base/no-limits.yaml",
+        &UNTOLERATING_JOB.replace(
+            "limits: {nvidia.com/gpu: 1}",
+            "requests: {nvidia.com/gpu: 1}",
+        ),
+    );
+    let messages = |rule: &str| -> Vec<String> {
+        let (_, out, _) = stdout_of(
+            gpuops()
+                .current_dir(d.path())
+                .args(["lint", "--rule", rule, "--format", "json"]),
+        );
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}: {}",
+                    d["path"].as_str().unwrap(),
+                    d["message"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    // The same finding in both clusters: one finding that names both.
+    let m = messages("gpu-limit-missing");
+    assert_eq!(m.len(), 1, "{m:#?}");
+    assert!(m[0].starts_with("base/no-limits.yaml: "), "{m:#?}");
+    assert!(m[0].ends_with("[clusters `prod`, `staging`]"), "{m:#?}");
+    // A different verdict per cluster (another pool each): one finding per cluster.
+    let m: Vec<String> = messages("gpu-toleration-missing")
+        .into_iter()
+        .filter(|m| m.starts_with("base/smoke.yaml"))
+        .collect();
+    assert_eq!(m.len(), 2, "{m:#?}");
+    assert!(
+        m.iter()
+            .any(|x| x.contains("NodePool `train`") && x.ends_with("[cluster `prod`]")),
+        "{m:#?}"
+    );
+    assert!(
+        m.iter()
+            .any(|x| x.contains("NodePool `dev`") && x.ends_with("[cluster `staging`]")),
+        "{m:#?}"
+    );
+}
+
+#[test]
+fn cluster_config_problems_are_located() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        ".gpuops.yaml",
+        "clusters:\n  prod:\n    eks: maybe\n  staging:\n    paths: [\"a/**\"]\n    region: x\n",
+    );
+    write(d.path(), "a/job.yaml", GOOD_JOB);
+    let (code, _, err) = stdout_of(gpuops().current_dir(d.path()).arg("lint"));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("`clusters.prod.eks` is true or false"),
+        "{err}"
+    );
+    assert!(err.contains("cluster `prod` needs `paths`"), "{err}");
+    assert!(
+        err.contains("unknown key `region` in cluster `staging`"),
+        "{err}"
+    );
+}

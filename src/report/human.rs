@@ -183,13 +183,16 @@ pub fn human(diags: &[Diagnostic], files: &[SourceFile], opts: HumanOptions) -> 
     let (errors, warnings) = super::counts(diags);
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     if shown.is_empty() {
-        out.push_str(&format!("no findings in {}\n", plural(files.len(), "file")));
+        out.push_str(&format!(
+            "no findings in {}\n",
+            plural(files.iter().filter(|f| !f.is_context()).count(), "file")
+        ));
     } else {
         out.push_str(&format!(
             "{}, {} in {}\n",
             plural(errors, "error"),
             plural(warnings, "warning"),
-            plural(files.len(), "file")
+            plural(files.iter().filter(|f| !f.is_context()).count(), "file")
         ));
     }
     let suppressed = super::suppressed(diags);

@@ -59,7 +59,7 @@ pub fn json(
         "diagnostics": items,
         "skipped": skipped,
         "summary": {
-            "files": files.len(),
+            "files": files.iter().filter(|f| !f.is_context()).count(),
             "documents": documents,
             "objects": objects,
             "errors": errors,

@@ -8,7 +8,9 @@ declare_rule! {
     /// or a v1alpha5 Provisioner whose `spec.providerRef.name`, names a node class that is neither
     /// in the linted files nor declared external in `.gpuops.yaml`. The kind comes from the ref's
     /// `kind` when written; otherwise it is `EC2NodeClass` for a `nodeClassRef` and
-    /// `AWSNodeTemplate` for a `providerRef`.
+    /// `AWSNodeTemplate` for a `providerRef`. EKS Auto Mode refs (`group: eks.amazonaws.com`,
+    /// `kind: NodeClass`) resolve to a NodeClass in the files or context, or to Auto Mode's
+    /// built-in `default`; refs to other providers' classes (KWOK, Azure…) are not checked.
     ///
     /// ## Why is this bad?
     /// Karpenter cannot launch a node without its node class: the NodePool never becomes Ready and
@@ -49,6 +51,10 @@ declare_rule! {
 /// Node class kinds of the AWS provider, new and old.
 const CLASS_KINDS: [&str; 2] = ["EC2NodeClass", "AWSNodeTemplate"];
 
+/// EKS Auto Mode's node classes, and the one every Auto Mode cluster has built in.
+const AUTO_MODE_GROUP: &str = "eks.amazonaws.com";
+const AUTO_MODE_BUILT_IN: &str = "default";
+
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for pool in &cx.ix.nodepools {
         let Some(r) = pool.node_class_ref else {
@@ -73,6 +79,21 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             } else {
                 "EC2NodeClass"
             });
+        // v1 writes `group`; v1beta1 and Provisioner refs may carry an `apiVersion`.
+        let group = r.get("group").and_then(usable).or_else(|| {
+            r.get("apiVersion")
+                .and_then(usable)
+                .map(|a| a.split_once('/').map_or(a, |(g, _)| g))
+        });
+        let auto_mode = group == Some(AUTO_MODE_GROUP);
+        let aws = matches!(group, None | Some("karpenter.k8s.aws")) && CLASS_KINDS.contains(&kind);
+        // Other providers' classes (KWOK, Azure, …) are not this rule's to resolve.
+        if !aws && !auto_mode {
+            continue;
+        }
+        if auto_mode && name == AUTO_MODE_BUILT_IN {
+            continue;
+        }
         if cx.ix.exists(kind, None, name) {
             continue;
         }
@@ -123,6 +144,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         "did you mean `{n}`? If `{name}` is created outside this repo (Terraform, another repo), declare it in .gpuops.yaml: `external: {{{kind}: [{name}]}}`"
                     )
                 }
+                None if auto_mode => format!(
+                    "EKS Auto Mode has one built-in NodeClass, `{AUTO_MODE_BUILT_IN}`; use it, add a NodeClass `{name}` to the repo, or, if it is created outside this repo, declare it in .gpuops.yaml: `external: {{{kind}: [{name}]}}`"
+                ),
                 None => format!(
                     "fix the name, add the {kind} to the repo, or, if it is created outside this repo (Terraform, another repo), declare it in .gpuops.yaml: `external: {{{kind}: [{name}]}}`"
                 ),
