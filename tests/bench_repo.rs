@@ -30,10 +30,12 @@ fn findings_match_the_planted_mistakes() {
         *found.entry(d.rule.to_string()).or_default() += 1;
     }
     assert_eq!(found, summary.expected);
-    // Every rule but invalid-yaml has a planted mistake even at this size.
+    // Every rule has a planted mistake even at this size, but those about broken input or
+    // suppressions, which a generated platform repo does not hold.
+    const NOT_PLANTED: [&str; 3] = ["invalid-yaml", "suppression-invalid", "unused-suppression"];
     for rule in gpuops::rules::all() {
         assert!(
-            rule.name == "invalid-yaml" || summary.expected.contains_key(rule.name),
+            NOT_PLANTED.contains(&rule.name) || summary.expected.contains_key(rule.name),
             "nothing planted for {}",
             rule.name
         );
