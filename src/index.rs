@@ -71,6 +71,8 @@ pub struct Index<'a> {
     pub placements: Vec<Placement>,
     /// Per template: where each assignable variant lands (GPU templates only; else empty).
     pub landings: Vec<Vec<Landing>>,
+    /// Per template: the placement of each of its variants, assignable or not (GPU templates only).
+    pub variant_placements: Vec<Vec<usize>>,
     /// Per template: the placement of its own constraints, before Kueue adds anything (GPU
     /// templates only).
     pub own_placement: Vec<Option<usize>>,
@@ -203,6 +205,7 @@ impl<'a> Index<'a> {
             placements: Vec::new(),
             landings: Vec::new(),
             own_placement: Vec::new(),
+            variant_placements: Vec::new(),
             by_name,
             local_queue_names,
             pools_by_class,
@@ -226,15 +229,15 @@ impl<'a> Index<'a> {
     /// Computes where GPU templates land: one placement per distinct label signature, each found
     /// through the candidate index, shared by every template variant with that signature.
     fn place(&mut self) {
-        // Per GPU template: the signature of its own constraints, then of each assignable variant.
+        // Per GPU template: the signature of its own constraints, then of each variant.
         type Sigs = Option<(String, Vec<(usize, String)>)>;
         /// Who first had each signature: (template, variant; `None` for its own constraints).
         type Firsts = Vec<(usize, Option<usize>)>;
-        fn ids_of<'s>(sigs: &'s [Sigs]) -> (Vec<Option<usize>>, Vec<Vec<Landing>>, Firsts) {
+        fn ids_of<'s>(sigs: &'s [Sigs]) -> (Vec<Option<usize>>, Vec<Vec<usize>>, Firsts) {
             let mut ids: HashMap<&'s str, usize> = HashMap::new();
             let mut firsts: Firsts = Vec::new();
             let mut own = vec![None; sigs.len()];
-            let mut landings = vec![Vec::new(); sigs.len()];
+            let mut per_variant = vec![Vec::new(); sigs.len()];
             for (ti, entry) in sigs.iter().enumerate() {
                 let Some((own_sig, vs)) = entry else { continue };
                 let mut id = |sig: &'s str, v: Option<usize>| {
@@ -245,19 +248,14 @@ impl<'a> Index<'a> {
                     })
                 };
                 own[ti] = Some(id(own_sig, None));
-                landings[ti] = vs
-                    .iter()
-                    .map(|(v, sig)| Landing {
-                        variant: *v,
-                        placement: id(sig, Some(*v)),
-                    })
-                    .collect();
+                per_variant[ti] = vs.iter().map(|(v, sig)| id(sig, Some(*v))).collect();
             }
-            (own, landings, firsts)
+            (own, per_variant, firsts)
         }
         let n = self.templates.len();
         self.landings = vec![Vec::new(); n];
         self.own_placement = vec![None; n];
+        self.variant_placements = vec![Vec::new(); n];
         if self.nodepools.is_empty() {
             return;
         }
@@ -269,19 +267,30 @@ impl<'a> Index<'a> {
                     return None;
                 }
                 let own = crate::sched::label_signature(&PodConstraints::from_template(t));
-                let vs = self.assignable[ti]
+                let vs = self.variants[ti]
                     .iter()
-                    .map(|&v| {
-                        let sig = crate::sched::label_signature(&self.variants[ti][v].constraints);
-                        (v, sig)
-                    })
+                    .enumerate()
+                    .map(|(v, variant)| (v, crate::sched::label_signature(&variant.constraints)))
                     .collect();
                 Some((own, vs))
             })
             .collect();
-        let (own, landings, firsts) = ids_of(&sigs);
+        let (own, per_variant, firsts) = ids_of(&sigs);
         self.own_placement = own;
-        self.landings = landings;
+        self.landings = (0..n)
+            .map(|ti| {
+                self.assignable[ti]
+                    .iter()
+                    .filter_map(|&v| {
+                        Some(Landing {
+                            variant: v,
+                            placement: *per_variant[ti].get(v)?,
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        self.variant_placements = per_variant;
         let placements: Vec<Placement> = firsts
             .par_iter()
             .map(|&(ti, v)| {
@@ -295,6 +304,38 @@ impl<'a> Index<'a> {
             })
             .collect();
         self.placements = placements;
+    }
+
+    /// The pools template `ti` may land on under any of its variants (labels and taints), in pool
+    /// order; tolerations are checked once per taint class.
+    pub fn landing_pools(&self, ti: usize) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for (v, &pl) in self
+            .variant_placements
+            .get(ti)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let constraints = &self.variants[ti][v].constraints;
+            let mut tolerated: HashMap<u32, bool> = HashMap::new();
+            for &p in &self.placements[pl].fits {
+                let p = p as usize;
+                let ok = *tolerated
+                    .entry(self.pools.taint_class[p])
+                    .or_insert_with(|| {
+                        crate::sched::taints(constraints, &self.nodepools[p], self.settings.eks)
+                            .untolerated
+                            .is_empty()
+                    });
+                if ok {
+                    out.push(p);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// Where each assignable variant of template `ti` lands: (variant, placement).

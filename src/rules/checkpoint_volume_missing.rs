@@ -3,7 +3,7 @@ use crate::diag::{Diagnostic, Loc};
 use crate::index::Class;
 use crate::model::{Container, PodTemplate};
 use crate::quantity;
-use crate::sched::{PodConstraints, Req, fit};
+use crate::sched::{PodConstraints, Req};
 use crate::yaml::{Node, Pos, Span};
 
 declare_rule! {
@@ -568,14 +568,7 @@ fn risk_of(cx: &Ctx, ti: usize, preempting: Option<usize>) -> Risk {
         ));
     } else if cx.ix.uses_karpenter() {
         // Pools the pod can land on; with none (or no fit information), every pool.
-        let eks = cx.ix.settings.eks;
-        let fitting: Vec<usize> = (0..cx.ix.nodepools.len())
-            .filter(|&pi| {
-                variants
-                    .iter()
-                    .any(|v| fit(&v.constraints, &cx.ix.nodepools[pi], eks).fits())
-            })
-            .collect();
+        let fitting = cx.ix.landing_pools(ti);
         let candidates: Vec<usize> = if fitting.is_empty() {
             (0..cx.ix.nodepools.len()).collect()
         } else {

@@ -60,6 +60,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .ix
             .cluster_queues
             .iter()
+            .filter(|q| super::may_be_typo(name, q.name))
             .map(|q| (edit_distance(name, q.name), q))
             .filter(|(dist, _)| close_enough(name, *dist))
             .min_by_key(|(dist, q)| (*dist, q.name));

@@ -154,15 +154,32 @@ pub fn closest(name: &str) -> Option<&'static str> {
 }
 
 pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+    // Names are ASCII almost always: compare bytes then, chars otherwise; one row, reused.
+    fn run<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.iter().enumerate() {
+            let mut diag = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let cost = usize::from(ca != cb);
+                let next = (diag + cost).min(row[j + 1] + 1).min(row[j] + 1);
+                diag = row[j + 1];
+                row[j + 1] = next;
+            }
         }
-        prev = cur;
+        row[b.len()]
     }
-    prev[b.len()]
+    if a.is_ascii() && b.is_ascii() {
+        run(a.as_bytes(), b.as_bytes())
+    } else {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        run(&a, &b)
+    }
+}
+
+/// Whether `b` may be a likely typo of `a` at all ([`close_enough`] allows 3 edits): a cheap
+/// length test that spares most edit-distance computations over thousands of names.
+pub(crate) fn may_be_typo(a: &str, b: &str) -> bool {
+    a.len().abs_diff(b.len()) <= 3
 }

@@ -138,7 +138,9 @@ fn suggest(cx: &Ctx, mut d: Diagnostic, kind: &str, group: &str, name: &str) -> 
         .objects
         .iter()
         .filter(|o| o.is(group, kind))
-        .filter_map(|o| o.name.map(|n| (edit_distance(name, n), n, o)))
+        .filter_map(|o| o.name.map(|n| (n, o)))
+        .filter(|(n, _)| super::may_be_typo(name, n))
+        .map(|(n, o)| (edit_distance(name, n), n, o))
         .filter(|(dist, _, _)| close_enough(name, *dist))
         .min_by_key(|(dist, n, _)| (*dist, *n));
     let help = match best {

@@ -76,6 +76,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     .ix
                     .flavors
                     .iter()
+                    .filter(|fl| super::may_be_typo(name, fl.name))
                     .map(|fl| (edit_distance(name, fl.name), fl))
                     .filter(|(dist, _)| close_enough(name, *dist))
                     .min_by_key(|(dist, fl)| (*dist, fl.name));
