@@ -164,7 +164,10 @@ impl<'a> Container<'a> {
         total
     }
     pub fn requests_gpu(&self) -> bool {
-        self.accelerators().iter().any(|(n, _)| is_gpu_resource(n))
+        [self.limits, self.requests]
+            .into_iter()
+            .flatten()
+            .any(|m| m.entries().any(|(k, _, _)| is_gpu_resource(k)))
     }
     pub fn volume_mounts(&self) -> impl Iterator<Item = &'a Node> {
         self.node

@@ -209,6 +209,7 @@ fn template_finding(
             .collect();
         let near = gpu_names
             .iter()
+            .filter(|n| n.len().abs_diff(v.len()) <= (n.len().max(v.len()) / 3).max(2))
             .map(|n| (edit_distance(v, n), *n))
             .filter(|(d, n)| *d <= (n.len().max(v.len()) / 3).max(2))
             .min();

@@ -28,7 +28,40 @@ struct KeyIndex<'a> {
     /// Pools whose constraints on the key are not plain `In` lists.
     complex: FixedBitSet,
     /// Value → pools whose `In` lists on the key contain it.
-    postings: HashMap<&'a str, Vec<u32>>,
+    postings: HashMap<&'a str, Postings>,
+}
+
+/// The pools of one value: a list while few, a bitset once a value is common (a capacity type
+/// or architecture thousands of pools share), so a lookup never walks thousands of entries.
+enum Postings {
+    Few(Vec<u32>),
+    Many(FixedBitSet),
+}
+
+impl Postings {
+    fn add(&mut self, p: usize, len: usize) {
+        match self {
+            Postings::Few(list) => {
+                if list.last() == Some(&(p as u32)) {
+                    return;
+                }
+                list.push(p as u32);
+                if list.len() > 64 {
+                    let mut set = FixedBitSet::with_capacity(len);
+                    set.extend(list.iter().map(|&q| q as usize));
+                    *self = Postings::Many(set);
+                }
+            }
+            Postings::Many(set) => set.insert(p),
+        }
+    }
+
+    fn union_into(&self, set: &mut FixedBitSet) {
+        match self {
+            Postings::Few(list) => list.iter().for_each(|&p| set.insert(p as usize)),
+            Postings::Many(s) => set.union_with(s),
+        }
+    }
 }
 
 /// The pools of one index, looked up by what selects them.
@@ -58,10 +91,10 @@ impl<'a> PoolIndex<'a> {
                 match values {
                     Some(vs) => {
                         for v in vs {
-                            let list = k.postings.entry(v).or_default();
-                            if list.last() != Some(&(p as u32)) {
-                                list.push(p as u32);
-                            }
+                            k.postings
+                                .entry(v)
+                                .or_insert_with(|| Postings::Few(Vec::new()))
+                                .add(p, len);
                         }
                     }
                     None => k.complex.insert(p),
@@ -119,8 +152,8 @@ impl<'a> PoolIndex<'a> {
             set.union_with(&open);
         }
         for v in &r.values {
-            for &p in k.postings.get(v).into_iter().flatten() {
-                set.insert(p as usize);
+            if let Some(ps) = k.postings.get(v) {
+                ps.union_into(&mut set);
             }
         }
         Some(set)
