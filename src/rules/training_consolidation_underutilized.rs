@@ -1,6 +1,6 @@
 use super::Ctx;
 use crate::diag::Diagnostic;
-use crate::index::Class;
+use crate::intent::Intent;
 use crate::model::{NodePool, PodTemplate};
 use crate::sched::{self, GpuCapability};
 use crate::yaml::Node;
@@ -65,7 +65,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         // Training workloads (by owner) that can land here, unprotected.
         let mut owners: Vec<usize> = Vec::new();
         for (ti, t) in ix.templates.iter().enumerate() {
-            if ix.classes.get(ti) != Some(&Class::Training)
+            if !ix.classes.get(ti).is_some_and(Intent::is_training)
                 || owners.contains(&t.owner)
                 || protected(t)
             {
@@ -122,16 +122,16 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 }
 
 /// The underutilized-consolidation policy in force, and where to point at it.
-struct Policy<'a> {
-    name: &'a str,
-    by_default: bool,
-    why: &'static str,
-    node: &'a Node,
+pub(super) struct Policy<'a> {
+    pub(super) name: &'a str,
+    pub(super) by_default: bool,
+    pub(super) why: &'static str,
+    pub(super) node: &'a Node,
 }
 
 impl<'a> Policy<'a> {
     /// `None` when the pool never consolidates underutilized nodes.
-    fn of(pool: &NodePool<'a>, version: &str) -> Option<Self> {
+    pub(super) fn of(pool: &NodePool<'a>, version: &str) -> Option<Self> {
         if pool.legacy_provisioner {
             // v1alpha5: `consolidation: {enabled: true}` is underutilized consolidation.
             let enabled = pool.disruption.and_then(|d| d.entry("enabled"))?;
@@ -215,7 +215,7 @@ fn budgets_block_underutilized(pool: &NodePool) -> bool {
 }
 
 /// Pods annotated `karpenter.sh/do-not-disrupt: "true"` block consolidation of their node.
-fn protected(t: &PodTemplate) -> bool {
+pub(super) fn protected(t: &PodTemplate) -> bool {
     t.annotation("karpenter.sh/do-not-disrupt")
         .and_then(|(_, v)| v.as_str())
         .is_some_and(|v| v.eq_ignore_ascii_case("true"))
