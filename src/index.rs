@@ -10,7 +10,7 @@ use crate::source::SourceFile;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 
-/// What a GPU workload is for.
+/// What a GPU workload is for, coarsely (`intent::IntentKind` has the detail and the evidence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
     Training,
@@ -56,8 +56,8 @@ pub struct Index<'a> {
     pub flavors: Vec<Flavor<'a>>,
     pub cluster_queues: Vec<ClusterQueue<'a>>,
     pub local_queues: Vec<LocalQueue<'a>>,
-    /// Per template: its class.
-    pub classes: Vec<Class>,
+    /// Per template: what it is for, and the evidence that decided it.
+    pub classes: Vec<crate::intent::Intent<'a>>,
     /// Per template: the Kueue queue it goes through, if any.
     pub queues: Vec<Option<QueueRef<'a>>>,
     /// Per template: the ways it may run (one per flavor it may be admitted to; one if no Kueue).
@@ -88,16 +88,19 @@ pub struct Index<'a> {
     pub documents: usize,
 }
 
-/// Kinds whose GPU pods are training by nature.
+/// Kinds made for training: Kubeflow `*Job`s, JobSet, RayJob, TrainJob. A batch/v1 Job is not
+/// among them: it runs anything, and counts as training only when nothing says otherwise.
 pub fn is_training_kind(obj: &Object) -> bool {
-    matches!(
-        (obj.group, obj.kind),
-        ("batch", "Job")
-            | ("kubeflow.org", _)
-            | ("jobset.x-k8s.io", "JobSet")
-            | ("ray.io", "RayJob")
-            | ("trainer.kubeflow.org", "TrainJob")
-    )
+    match (obj.group, obj.kind) {
+        // Not Notebook and the other non-job kinds of the group.
+        ("kubeflow.org", k) => k.ends_with("Job"),
+        (g, k) => matches!(
+            (g, k),
+            ("jobset.x-k8s.io", "JobSet")
+                | ("ray.io", "RayJob")
+                | ("trainer.kubeflow.org", "TrainJob")
+        ),
+    }
 }
 
 pub fn is_inference_kind(obj: &Object) -> bool {
@@ -400,37 +403,9 @@ impl<'a> Index<'a> {
         !self.nodepools.is_empty() || self.settings.karpenter
     }
 
-    fn classify(&self, t: &PodTemplate<'a>) -> Class {
-        if !t.requests_gpu() {
-            return Class::Other;
-        }
-        let owner = self.owner(t);
-        let mut marked_other = false;
-        for (k, v) in &self.settings.training_labels {
-            let val = t
-                .label(k)
-                .or_else(|| owner.label(k))
-                .and_then(|(_, n)| n.as_str());
-            match val {
-                Some(x) if x == v => return Class::Training,
-                Some(_) => marked_other = true,
-                None => {}
-            }
-        }
-        if marked_other {
-            return if is_inference_kind(owner) {
-                Class::Inference
-            } else {
-                Class::Other
-            };
-        }
-        if is_training_kind(owner) {
-            Class::Training
-        } else if is_inference_kind(owner) {
-            Class::Inference
-        } else {
-            Class::Other
-        }
+    /// What a template is for, from the evidence in its workload (see `intent`).
+    fn classify(&self, t: &PodTemplate<'a>) -> crate::intent::Intent<'a> {
+        crate::intent::classify(self.owner(t), t, self.settings)
     }
 
     /// The LocalQueue a namespace-qualified name resolves to.

@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod config;
 pub mod diag;
 pub mod index;
+pub mod intent;
 pub mod model;
 pub mod quantity;
 pub mod render;

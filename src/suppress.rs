@@ -911,7 +911,12 @@ spec:
             suppressions: false,
             ..Settings::default()
         };
-        let rules: Vec<&str> = lint(&text, &settings).iter().map(|d| d.rule).collect();
+        // (The Job is a GPU training Job without a checkpoint volume: that finding is not ours.)
+        let rules: Vec<&str> = lint(&text, &settings)
+            .iter()
+            .map(|d| d.rule)
+            .filter(|r| *r != "checkpoint-volume-missing")
+            .collect();
         // The reason-less one is still malformed.
         assert_eq!(rules, vec!["suppression-invalid", GLM]);
     }

@@ -16,6 +16,8 @@ fn write(dir: &Path, rel: &str, text: &str) {
     fs::write(p, text).unwrap();
 }
 
+// Checkpoints on a PVC: a GPU Job is training by default, and checkpoint-volume-missing runs on
+// every cluster.
 const GOOD_JOB: &str = "apiVersion: batch/v1
 kind: Job
 metadata:
@@ -30,6 +32,11 @@ spec:
           resources:
             limits:
               nvidia.com/gpu: 1
+          volumeMounts:
+            - {name: ckpt, mountPath: /ckpt}
+      volumes:
+        - name: ckpt
+          persistentVolumeClaim: {claimName: ckpt}
 ";
 
 const BAD_JOB: &str = "apiVersion: batch/v1
@@ -46,6 +53,11 @@ spec:
           resources:
             requests:
               nvidia.com/gpu: 1
+          volumeMounts:
+            - {name: ckpt, mountPath: /ckpt}
+      volumes:
+        - name: ckpt
+          persistentVolumeClaim: {claimName: ckpt}
 ";
 
 fn stdout_of(c: &mut Command) -> (i32, String, String) {
@@ -510,7 +522,7 @@ spec:
         - name: c
           image: x
           command: [
-            \"python\", \"train.py\"
+            \"nvidia-smi\", \"-L\"
           ]
           resources:
             limits: {

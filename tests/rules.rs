@@ -3,6 +3,10 @@
 //!
 //! The suppression rules judge other rules' findings, so their fixtures run with every rule; their
 //! snapshots still show only their own findings.
+//!
+//! Beside `fail.yaml` and `pass.yaml`, `fail.<case>.yaml` and `pass.<case>.yaml` are linted each
+//! as a repository of its own (e.g. one without the NodePools of `fail.yaml`); a rule's snapshot
+//! holds the output of all its failing fixtures, `fail.yaml` first.
 
 use gpuops::config::{self, Settings};
 use gpuops::report::{HumanOptions, human};
@@ -89,15 +93,38 @@ fn every_rule_is_documented() {
     }
 }
 
+/// `<sort>.yaml` (when present) then `<sort>.<case>.yaml` in name order.
+fn fixtures(dir: &Path, sort: &str) -> Vec<String> {
+    let main = format!("{sort}.yaml");
+    let prefix = format!("{sort}.");
+    let mut cases: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with(&prefix) && n.ends_with(".yaml") && *n != main)
+                .collect()
+        })
+        .unwrap_or_default();
+    cases.sort();
+    if dir.join(&main).exists() {
+        cases.insert(0, main);
+    }
+    cases
+}
+
 #[test]
 fn failing_fixtures_fire_and_match_snapshots() {
     for r in selected() {
         let dir = Path::new("testdata/rules").join(r.name);
-        if !dir.join("fail.yaml").exists() {
+        let mut texts = Vec::new();
+        for file in fixtures(&dir, "fail") {
+            let (text, own) = run(&dir, &file, r.name);
+            assert!(own > 0, "{}: {file} produced no finding", r.name);
+            texts.push(text);
+        }
+        if texts.is_empty() {
             continue;
         }
-        let (text, own) = run(&dir, "fail.yaml", r.name);
-        assert!(own > 0, "{}: fail.yaml produced no finding", r.name);
+        let text = texts.join("\n");
         insta::assert_snapshot!(r.name, text);
     }
 }
@@ -106,10 +133,9 @@ fn failing_fixtures_fire_and_match_snapshots() {
 fn passing_fixtures_are_clean() {
     for r in selected() {
         let dir = Path::new("testdata/rules").join(r.name);
-        if !dir.join("pass.yaml").exists() {
-            continue;
+        for file in fixtures(&dir, "pass") {
+            let (text, own) = run(&dir, &file, r.name);
+            assert_eq!(own, 0, "{}: {file} has findings:\n{text}", r.name);
         }
-        let (text, own) = run(&dir, "pass.yaml", r.name);
-        assert_eq!(own, 0, "{}: pass.yaml has findings:\n{text}", r.name);
     }
 }

@@ -1,10 +1,11 @@
 use super::Ctx;
-use crate::diag::{Diagnostic, Loc};
-use crate::index::Class;
-use crate::model::{Container, PodTemplate};
+use super::training_consolidation_underutilized::{Policy, protected};
+use crate::diag::{Diagnostic, Loc, Severity};
+use crate::intent::Intent;
+use crate::model::{Container, NodePool, PodTemplate};
 use crate::quantity;
-use crate::sched::{PodConstraints, Req};
-use crate::yaml::{Node, Pos, Span};
+use crate::sched::{GpuCapability, PodConstraints, Req};
+use crate::yaml::Node;
 
 declare_rule! {
     /// ## What it does
@@ -12,12 +13,29 @@ declare_rule! {
     /// that has no durable volume mounted, or whose checkpoint argument or environment variable
     /// (`--checkpoint_dir`, `--ckpt_path`, `--output_dir`, `--save_dir`, `CHECKPOINT_DIR`,
     /// `OUTPUT_DIR`…, also inside `sh -c "…"` scripts) points outside every durable mount: into
-    /// an `emptyDir` or `hostPath` volume, a relative path, or the container's own filesystem.
-    /// Durable means a PersistentVolumeClaim, CSI (EFS, FSx), NFS, EBS
-    /// and other network volumes, or a remote URI such as `s3://…`. It runs where Karpenter manages
-    /// nodes or a preempting Kueue ClusterQueue admits the workload, and says why the loss is
-    /// likely: spot capacity (a NodePool, the pod's node selector or a Kueue flavor) or Kueue
-    /// preemption. Values with placeholders (`$(VAR)`, `${VAR}`) are skipped.
+    /// an `emptyDir`, generic ephemeral or `hostPath` volume, a relative path, or the container's
+    /// own filesystem. Durable means a PersistentVolumeClaim, CSI (EFS, FSx), NFS, EBS
+    /// and other network volumes, or a remote URI such as `s3://…`. Values with placeholders
+    /// (`$(VAR)`, `${VAR}`) are skipped.
+    ///
+    /// It runs on every cluster, and says why the loss is likely here: spot capacity (a NodePool
+    /// that allows spot, the pod's node selector or a Kueue flavor), Karpenter disruption (a
+    /// NodePool that consolidates underutilized nodes or expires them), Kueue preemption (a
+    /// preempting ClusterQueue), or, with none of those in view, the node replacement and
+    /// maintenance every cluster goes through.
+    ///
+    /// Only training is flagged, decided per pod template from evidence, first that decides wins:
+    /// a configured training label (`training.labels`, default `workload-type: training`; another
+    /// value of that label means not training); the GPU containers' command and arguments
+    /// (`torchrun`, `python -m torch.distributed.run`, `accelerate launch`, `deepspeed`, trainer
+    /// scripts such as `train.py`, `--epochs`, `--max_steps`); their images; the workload's other
+    /// pod templates; its name, labels and container names; checkpoint and output arguments; and
+    /// last its kind (Kubeflow `*Job`, JobSet, RayJob, TrainJob, and by default a batch/v1 Job).
+    /// Benchmarks (nccl-tests such as `all_reduce_perf`, `gpu_burn`, `dcgmi diag`, `nvbandwidth`,
+    /// HPL), smoke tests (`nvidia-smi` and sleep, CUDA samples, a trainer run with
+    /// `--smoke-test`), compile jobs (`neuron_parallel_compile`, `trtllm-build`,
+    /// `--compile-only`), model servers and GPU pods that only sleep keep nothing worth a
+    /// checkpoint and are not flagged. Each finding says which evidence decided.
     ///
     /// ## Why is this bad?
     /// Training pods go away: spot instances are reclaimed with two minutes' notice, Karpenter
@@ -43,7 +61,10 @@ declare_rule! {
     ///
     /// ## Fix
     /// Write checkpoints to a PersistentVolumeClaim (EBS, EFS or FSx for Lustre through their CSI
-    /// drivers) mounted read-write in the training container, or straight to object storage:
+    /// drivers) mounted read-write in the training container, or straight to object storage.
+    /// If a workload is wrongly taken for training, label it (`workload-type: benchmark`) or set
+    /// `training.labels` in the config.
+    ///
     /// ```yaml
     ///     args: ["--checkpoint_dir", "/checkpoints/run-42"]
     ///     volumeMounts:
@@ -109,11 +130,10 @@ struct Risk {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    let karpenter = cx.ix.uses_karpenter();
     for (ti, t) in cx.ix.templates.iter().enumerate() {
-        if cx.ix.classes.get(ti) != Some(&Class::Training) {
+        let Some(intent) = cx.ix.classes.get(ti).filter(|i| i.is_training()) else {
             continue;
-        }
+        };
         let preempting = cx
             .ix
             .queues
@@ -122,9 +142,6 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .flatten()
             .and_then(|q| q.cluster_queue)
             .filter(|&c| cx.ix.cluster_queues[c].preempts());
-        if !karpenter && preempting.is_none() {
-            continue;
-        }
         let owner = cx.ix.owner(t);
         let volumes = volumes_of(t);
         let mut risk: Option<Risk> = None;
@@ -149,10 +166,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     .at(
                         node_loc,
                         format!(
-                            "training container `{cname}` writes checkpoints ({}) to `{}`, {where_}: {consequence}{}",
+                            "training container `{cname}` writes checkpoints ({}) to `{}`, {where_}: {consequence}{} ({})",
                             tg.what,
                             tg.value,
-                            likely(r, &problem)
+                            likely(r, &problem),
+                            intent.evidence
                         ),
                     )
                     .object(Some(owner.obj_ref()))
@@ -173,11 +191,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     );
                 }
                 if !matches!(problem, Problem::ReadOnly(_)) {
-                    for (loc, msg) in &r.related {
-                        d = d.related(*loc, msg.clone());
-                    }
+                    d = with_risk(d, r);
                 }
-                out.push(d);
+                out.push(with_evidence(cx, d, t, intent));
             }
             if has_target {
                 continue;
@@ -191,22 +207,40 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
             let r = risk.get_or_insert_with(|| risk_of(cx, ti, preempting));
             let at = c.get("name").unwrap_or(c.node);
-            let mut d = cx
+            let d = cx
                 .on(
                     owner,
                     at,
                     format!(
-                        "training container `{cname}` in `{}` has no durable volume mounted read-write: checkpoints it writes are lost when the pod goes away{}",
+                        "training container `{cname}` in `{}` has no durable volume mounted read-write: checkpoints it writes are lost when the pod goes away{} ({})",
                         t.path,
-                        likely_generic(r)
+                        likely_generic(r),
+                        intent.evidence
                     ),
                 )
                 .help("mount a PersistentVolumeClaim (EBS, EFS or FSx through their CSI drivers) and write checkpoints under its mountPath, or checkpoint to object storage such as `s3://…`");
-            for (loc, msg) in &r.related {
-                d = d.related(*loc, msg.clone());
-            }
-            out.push(d);
+            out.push(with_evidence(cx, with_risk(d, r), t, intent));
         }
+    }
+}
+
+/// Adds the places that make the loss likely; with none in view the finding stays a warning
+/// (every cluster replaces nodes, but nothing here says how often).
+fn with_risk(mut d: Diagnostic, r: &Risk) -> Diagnostic {
+    for (loc, msg) in &r.related {
+        d = d.related(*loc, msg.clone());
+    }
+    if r.reasons.is_empty() {
+        d = d.with_severity(Severity::Warning);
+    }
+    d
+}
+
+/// Points at what made the template training, when that is more than its kind.
+fn with_evidence(cx: &Ctx, d: Diagnostic, t: &PodTemplate, intent: &Intent) -> Diagnostic {
+    match cx.evidence_loc(t, intent) {
+        Some(loc) => d.related(loc, "classified as training from this"),
+        None => d,
     }
 }
 
@@ -505,7 +539,8 @@ fn likely(r: &Risk, p: &Problem) -> String {
 
 fn likely_generic(r: &Risk) -> String {
     if r.reasons.is_empty() {
-        ", e.g. when it is evicted or its node is consolidated or replaced".to_string()
+        ", as on every cluster when a node is drained for an upgrade or maintenance, or fails"
+            .to_string()
     } else {
         format!(", which is likely here: {}", r.reasons.join("; "))
     }
@@ -567,20 +602,30 @@ fn risk_of(cx: &Ctx, ti: usize, preempting: Option<usize>) -> Risk {
             format!("ResourceFlavor `{fname}` selects spot capacity"),
         ));
     } else if cx.ix.uses_karpenter() {
-        // Pools the pod can land on; with none (or no fit information), every pool.
-        let fitting = cx.ix.landing_pools(ti);
+        // Pools the pod can land on; with none (or no fit information), every pool. A pool
+        // without GPU instances is no place for these pods, whatever its labels and taints.
+        let fitting: Vec<usize> = cx
+            .ix
+            .landing_pools(ti)
+            .into_iter()
+            .filter(|&p| cx.ix.pools.capability[p] != GpuCapability::None)
+            .collect();
         let candidates: Vec<usize> = if fitting.is_empty() {
             (0..cx.ix.nodepools.len()).collect()
         } else {
             fitting
         };
         let spot: Vec<usize> = candidates
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|&pi| {
                 cx.ix.nodepools[pi].capacity_types().contains(&"spot")
                     && (variants.is_empty() || variants.iter().any(|v| allows_spot(&v.constraints)))
             })
             .collect();
+        if spot.is_empty() {
+            disruption_risk(cx, t, &candidates, &mut risk);
+        }
         if let Some(&first) = spot.first() {
             let pool = &cx.ix.nodepools[first];
             let names: Vec<String> = spot
@@ -629,54 +674,87 @@ fn risk_of(cx: &Ctx, ti: usize, preempting: Option<usize>) -> Risk {
     risk
 }
 
+/// Karpenter's own disruption of the pools the pod may land on: consolidation of underutilized
+/// nodes (unless the pods carry `karpenter.sh/do-not-disrupt: "true"`), else expiry, which that
+/// annotation does not hold back.
+fn disruption_risk(cx: &Ctx, t: &PodTemplate, candidates: &[usize], risk: &mut Risk) {
+    if cx.ix.nodepools.is_empty() {
+        risk.reasons.push(
+            "Karpenter manages the nodes (config `cluster.karpenter`) and consolidates, expires and replaces them"
+                .to_string(),
+        );
+        return;
+    }
+    let pools = || {
+        candidates
+            .iter()
+            .filter(|&&pi| cx.ix.pools.capability[pi] != GpuCapability::None)
+            .map(|&pi| &cx.ix.nodepools[pi])
+    };
+    if !protected(t) {
+        let consolidating = pools().find_map(|p| {
+            let version = cx.ix.objects.get(p.obj).map_or("v1", |o| o.version);
+            Policy::of(p, version).map(|policy| (p, policy))
+        });
+        if let Some((pool, policy)) = consolidating {
+            let default = if policy.by_default {
+                ", its default"
+            } else {
+                ""
+            };
+            risk.reasons.push(format!(
+                "NodePool `{}` consolidates underutilized nodes with `{}`{default}",
+                pool.name, policy.name
+            ));
+            risk.related.push((
+                pool.loc(policy.node),
+                format!("NodePool `{}` consolidates underutilized nodes", pool.name),
+            ));
+            return;
+        }
+    }
+    if let Some((pool, after, node)) = pools().find_map(|p| expiry(p).map(|(a, n)| (p, a, n))) {
+        let how = if node.is_some() {
+            format!("`expireAfter: {after}`")
+        } else {
+            format!("`expireAfter` defaults to {after}")
+        };
+        risk.reasons.push(format!(
+            "NodePool `{}` replaces its nodes on expiry ({how}), which `karpenter.sh/do-not-disrupt` does not prevent",
+            pool.name
+        ));
+        risk.related.push((
+            pool.loc(node.unwrap_or(pool.anchor)),
+            format!("NodePool `{}` expires its nodes after {after}", pool.name),
+        ));
+    }
+}
+
+/// How long a NodePool keeps a node (`None`: never), and where that is written (`None`: the
+/// default of 720h).
+fn expiry<'a>(pool: &NodePool<'a>) -> Option<(&'a str, Option<&'a Node>)> {
+    if pool.legacy_provisioner {
+        // v1alpha5 Provisioners expire nodes only when `ttlSecondsUntilExpired` is set.
+        return None;
+    }
+    let written = pool
+        .spec
+        .at(&["template", "spec", "expireAfter"])
+        .or_else(|| pool.disruption.and_then(|d| d.get("expireAfter")));
+    match written {
+        Some(n) => {
+            let v = n
+                .as_str()
+                .filter(|v| *v != "Never" && !has_placeholder(v))?;
+            Some((v, Some(n)))
+        }
+        None => Some(("720h", None)),
+    }
+}
+
 /// The value's place: inside its scalar when it can be found verbatim, else the whole scalar.
 fn value_loc(cx: &Ctx, t: &PodTemplate, tg: &Target) -> Loc {
-    let whole = t.loc(tg.node);
-    let Some(file) = cx.ix.files.get(t.file) else {
-        return whole;
-    };
-    let span = tg.node.span;
-    let Some(src) = file.text.get(span.range()) else {
-        return whole;
-    };
-    let from = tg
-        .after
-        .as_deref()
-        .and_then(|a| src.find(a).map(|i| i + a.len()))
-        .unwrap_or(0);
-    let Some(rel) = src
-        .get(from..)
-        .and_then(|rest| rest.find(tg.value.as_str()))
-    else {
-        return whole;
-    };
-    let start = from + rel;
-    let end = start + tg.value.len();
-    if start == 0 && end == src.len() {
-        return whole;
-    }
-    let pos = |off: usize| -> Pos {
-        let before = &src[..off];
-        match before.rfind('\n') {
-            Some(nl) => Pos {
-                byte: span.start.byte + off as u32,
-                line: span.start.line + before.matches('\n').count() as u32,
-                col: before[nl + 1..].chars().count() as u32 + 1,
-            },
-            None => Pos {
-                byte: span.start.byte + off as u32,
-                line: span.start.line,
-                col: span.start.col + before.chars().count() as u32,
-            },
-        }
-    };
-    Loc {
-        file: t.file,
-        span: Span {
-            start: pos(start),
-            end: pos(end),
-        },
-    }
+    cx.within(t.file, tg.node, &tg.value, tg.after.as_deref())
 }
 
 #[cfg(test)]

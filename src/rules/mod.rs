@@ -1,9 +1,10 @@
 //! The rule catalog: one file per rule, each a pure function of the index.
 
-use crate::diag::{Diagnostic, Loc, Severity};
+use crate::diag::{Diagnostic, FileId, Loc, Severity};
 use crate::index::Index;
-use crate::model::Object;
-use crate::yaml::Node;
+use crate::intent::Intent;
+use crate::model::{Object, PodTemplate};
+use crate::yaml::{Node, Pos, Span};
 
 /// A lint rule: its metadata, its explanation and its check.
 pub struct Rule {
@@ -45,6 +46,63 @@ impl<'a> Ctx<'_, 'a> {
     /// A finding about an object, at one of its nodes.
     pub fn on(&self, obj: &Object<'_>, node: &Node, message: impl Into<String>) -> Diagnostic {
         self.at(obj.loc(node), message).object(Some(obj.obj_ref()))
+    }
+
+    /// Where the evidence that classified a template stands, when it is more than the kind.
+    pub fn evidence_loc(&self, t: &PodTemplate, intent: &Intent) -> Option<Loc> {
+        let at = intent.at.filter(|_| intent.points_at_evidence())?;
+        Some(match intent.cue {
+            Some(cue) => self.within(t.file, at, cue, None),
+            None => t.loc(at),
+        })
+    }
+
+    /// The place of `needle` inside a scalar (after `after`, when given) when the source holds it
+    /// verbatim, else the whole scalar: a word in a `sh -c` script, not the script.
+    pub fn within(&self, file: FileId, node: &Node, needle: &str, after: Option<&str>) -> Loc {
+        let span = node.span;
+        let whole = Loc { file, span };
+        let Some(src) = self
+            .ix
+            .files
+            .get(file)
+            .and_then(|f| f.text.get(span.range()))
+        else {
+            return whole;
+        };
+        let from = after
+            .and_then(|a| src.find(a).map(|i| i + a.len()))
+            .unwrap_or(0);
+        let Some(rel) = src.get(from..).and_then(|rest| rest.find(needle)) else {
+            return whole;
+        };
+        let start = from + rel;
+        let end = start + needle.len();
+        if needle.is_empty() || (start == 0 && end == src.len()) {
+            return whole;
+        }
+        let pos = |off: usize| -> Pos {
+            let before = &src[..off];
+            match before.rfind('\n') {
+                Some(nl) => Pos {
+                    byte: span.start.byte + off as u32,
+                    line: span.start.line + before.matches('\n').count() as u32,
+                    col: before[nl + 1..].chars().count() as u32 + 1,
+                },
+                None => Pos {
+                    byte: span.start.byte + off as u32,
+                    line: span.start.line,
+                    col: span.start.col + before.chars().count() as u32,
+                },
+            }
+        };
+        Loc {
+            file,
+            span: Span {
+                start: pos(start),
+                end: pos(end),
+            },
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 use super::Ctx;
 use crate::diag::Diagnostic;
-use crate::index::Class;
 use crate::index::Index;
+use crate::intent::Intent;
 use crate::model::{NodePool, PodTemplate};
 use crate::sched::{self, GpuCapability};
 use crate::yaml::Node;
@@ -127,7 +127,7 @@ fn training_owners_by_pool(
 ) -> HashMap<usize, (usize, usize)> {
     let mut groups: HashMap<(usize, String), Group> = HashMap::new();
     for (ti, t) in ix.templates.iter().enumerate() {
-        if ix.classes.get(ti) != Some(&Class::Training) || protected(t) {
+        if !ix.classes.get(ti).is_some_and(Intent::is_training) || protected(t) {
             continue;
         }
         for l in ix.landings.get(ti).into_iter().flatten() {
@@ -208,16 +208,16 @@ fn tolerations_key(c: &sched::PodConstraints) -> String {
 }
 
 /// The underutilized-consolidation policy in force, and where to point at it.
-struct Policy<'a> {
-    name: &'a str,
-    by_default: bool,
-    why: &'static str,
-    node: &'a Node,
+pub(super) struct Policy<'a> {
+    pub(super) name: &'a str,
+    pub(super) by_default: bool,
+    pub(super) why: &'static str,
+    pub(super) node: &'a Node,
 }
 
 impl<'a> Policy<'a> {
     /// `None` when the pool never consolidates underutilized nodes.
-    fn of(pool: &NodePool<'a>, version: &str) -> Option<Self> {
+    pub(super) fn of(pool: &NodePool<'a>, version: &str) -> Option<Self> {
         if pool.legacy_provisioner {
             // v1alpha5: `consolidation: {enabled: true}` is underutilized consolidation.
             let enabled = pool.disruption.and_then(|d| d.entry("enabled"))?;
@@ -301,7 +301,7 @@ fn budgets_block_underutilized(pool: &NodePool) -> bool {
 }
 
 /// Pods annotated `karpenter.sh/do-not-disrupt: "true"` block consolidation of their node.
-fn protected(t: &PodTemplate) -> bool {
+pub(super) fn protected(t: &PodTemplate) -> bool {
     t.annotation("karpenter.sh/do-not-disrupt")
         .and_then(|(_, v)| v.as_str())
         .is_some_and(|v| v.eq_ignore_ascii_case("true"))

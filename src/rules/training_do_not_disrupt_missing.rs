@@ -1,20 +1,37 @@
 use super::Ctx;
 use crate::diag::{Diagnostic, Severity};
-use crate::index::Class;
+use crate::intent::Intent;
 use crate::model::{Object, PodTemplate, is_gpu_resource};
 use crate::quantity;
 use crate::yaml::{Node, Yaml11};
 
 declare_rule! {
     /// ## What it does
-    /// Flags a GPU training pod template (Job, PyTorchJob and other Kubeflow jobs, JobSet, RayJob…)
-    /// whose pods do not carry `karpenter.sh/do-not-disrupt: "true"`, in a cluster that runs
-    /// Karpenter. It also flags the annotation when it sits on the workload's own metadata (where
-    /// it never reaches the pods), when its value is an unquoted `true` (a boolean, which the API
-    /// server rejects), when it is a duration such as `"30m"` (protection that runs out), and when
-    /// it is any other value (`"false"`, `"yes"`), which protects nothing. A workload with several
-    /// pod templates (PyTorchJob Master and Worker, JobSet replicated jobs, Ray worker groups) gets
+    /// Flags a GPU training pod template whose pods do not carry
+    /// `karpenter.sh/do-not-disrupt: "true"`, in a cluster that runs Karpenter (a NodePool in the
+    /// files, or `cluster: {karpenter: true}` in the config). A workload with several pod
+    /// templates (PyTorchJob Master and Worker, JobSet replicated jobs, Ray worker groups) gets
     /// one finding per template.
+    ///
+    /// Whatever the workload is for and whether or not a NodePool is in view, it also flags the
+    /// annotation on the workload's own metadata or on a nested Job template (JobSet, CronJob),
+    /// where it never reaches the pods: writing it there shows the cluster runs Karpenter and the
+    /// pods were meant to be protected. And it flags an unquoted `true` (a boolean, which the API
+    /// server rejects) on any GPU pod template, and on training pods a duration such as `"30m"`
+    /// (protection that runs out) or any other value (`"false"`, `"yes"`), which protects nothing.
+    ///
+    /// Training is decided per pod template from evidence, first that decides wins: a configured
+    /// training label (`training.labels`, default `workload-type: training`; another value of
+    /// that label means not training); the GPU containers' command and arguments, `sh -c` scripts
+    /// included (`torchrun`, `python -m torch.distributed.run`, `accelerate launch`, `deepspeed`,
+    /// trainer scripts such as `train.py` or `finetune_*.py`, `--epochs`, `--max_steps`); their
+    /// images; the workload's other pod templates; its name, labels and container names; and
+    /// last its kind (Kubeflow `*Job`, JobSet, RayJob, TrainJob, and by default a batch/v1 Job).
+    /// Benchmarks (`all_reduce_perf` and other nccl-tests, `gpu_burn`, `dcgmi diag`,
+    /// `nvbandwidth`, HPL), smoke tests (`nvidia-smi` and sleep, CUDA samples such as
+    /// `vectorAdd`, a trainer run with `--smoke-test`), compile jobs (`neuron_parallel_compile`,
+    /// `trtllm-build`, `--compile-only`), model servers and GPU pods that only sleep are not
+    /// training. Each finding says which evidence decided.
     ///
     /// ## Why is this bad?
     /// Karpenter consolidates nodes it considers underutilized or empty and drains them gracefully.
@@ -39,6 +56,7 @@ declare_rule! {
     ///         spec:
     ///           containers:
     ///             - name: pytorch
+    ///               command: [torchrun, --nproc_per_node, "8", train.py]
     ///               resources:
     ///                 limits:
     ///                   nvidia.com/gpu: 8
@@ -53,7 +71,8 @@ declare_rule! {
     ///             karpenter.sh/do-not-disrupt: "true"
     /// ```
     /// It does not stop expiration (`expireAfter`), spot interruption or node repair, so long runs
-    /// still need checkpoints on durable storage.
+    /// still need checkpoints on durable storage. If a workload is wrongly taken for training,
+    /// label it (`workload-type: benchmark`) or set `training.labels` in the config.
     name: "training-do-not-disrupt-missing",
     category: "disruption",
     severity: Warning,
@@ -64,53 +83,99 @@ declare_rule! {
 const KEY: &str = "karpenter.sh/do-not-disrupt";
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    if !cx.ix.uses_karpenter() {
-        return;
-    }
+    // Only the "missing" finding needs Karpenter in view: the annotation, wherever it is
+    // written, already says Karpenter runs.
+    let karpenter = cx.ix.uses_karpenter();
     for (ti, t) in cx.ix.templates.iter().enumerate() {
-        if cx.ix.classes.get(ti) != Some(&Class::Training) {
+        if !t.requests_gpu() {
             continue;
         }
+        let Some(intent) = cx.ix.classes.get(ti) else {
+            continue;
+        };
+        let training = intent.is_training();
         let owner = cx.ix.owner(t);
         let help = format!(
             "add `{KEY}: \"true\"` under `{}.metadata.annotations`",
             t.path
         );
         match t.annotation(KEY) {
-            Some((_, value)) => check_value(cx, owner, t, value, out),
+            Some((_, value)) => check_value(cx, owner, t, value, intent, out),
             None => match misplaced(owner, t) {
-                Some((where_, key)) => out.push(
-                    cx.on(
-                        owner,
-                        key,
+                Some((where_, key)) => {
+                    let consequence = if training {
                         format!(
-                            "`{KEY}` is on the {where_}, which never reaches the pods of `{}`: Karpenter reads it from pods only, so it may consolidate their nodes and kill the training run",
-                            t.path
-                        ),
-                    )
-                    .help(format!("move it: {help}")),
-                ),
-                None => {
-                    let Some(at) = template_anchor(owner, t) else { continue };
-                    out.push(
+                            "so it may consolidate their nodes and kill the training run ({})",
+                            intent.evidence
+                        )
+                    } else {
+                        "so it may consolidate or drain their nodes while they run".to_string()
+                    };
+                    out.push(with_evidence(
+                        cx,
+                        t,
+                        intent,
+                        training,
+                        cx.on(
+                            owner,
+                            key,
+                            format!(
+                                "`{KEY}` is on the {where_}, which never reaches the pods of `{}`: Karpenter reads it from pods only, {consequence}",
+                                t.path
+                            ),
+                        )
+                        .help(format!("move it: {help}")),
+                    ));
+                }
+                None if training && karpenter => {
+                    let Some(at) = template_anchor(owner, t) else {
+                        continue;
+                    };
+                    out.push(with_evidence(
+                        cx,
+                        t,
+                        intent,
+                        true,
                         cx.on(
                             owner,
                             at,
                             format!(
-                                "training pods of `{}` lack `{KEY}: \"true\"`: Karpenter may consolidate or drain their GPU nodes mid-run, killing the job and losing the work since the last checkpoint",
-                                t.path
+                                "training pods of `{}` lack `{KEY}: \"true\"`: Karpenter may consolidate or drain their GPU nodes mid-run, killing the job and losing the work since the last checkpoint ({})",
+                                t.path, intent.evidence
                             ),
                         )
                         .help(help),
-                    );
+                    ));
                 }
+                None => {}
             },
         }
     }
 }
 
+/// Points at the evidence that made the template training, when there is a place to point at.
+fn with_evidence(
+    cx: &Ctx,
+    t: &PodTemplate,
+    intent: &Intent,
+    training: bool,
+    d: Diagnostic,
+) -> Diagnostic {
+    match cx.evidence_loc(t, intent) {
+        Some(loc) if training => d.related(loc, "classified as training from this"),
+        _ => d,
+    }
+}
+
 /// Judges the annotation's value on the pod template.
-fn check_value(cx: &Ctx, owner: &Object, t: &PodTemplate, value: &Node, out: &mut Vec<Diagnostic>) {
+fn check_value(
+    cx: &Ctx,
+    owner: &Object,
+    t: &PodTemplate,
+    value: &Node,
+    intent: &Intent,
+    out: &mut Vec<Diagnostic>,
+) {
     let Some(text) = value.as_str() else {
         out.push(
             cx.on(
@@ -143,7 +208,9 @@ fn check_value(cx: &Ctx, owner: &Object, t: &PodTemplate, value: &Node, out: &mu
         );
         return;
     }
-    if text == "true" {
+    // Type errors above break the object whatever it runs; the rest only matters to training,
+    // where a duration or a stray value leaves a long run unprotected.
+    if text == "true" || !intent.is_training() {
         return;
     }
     if is_go_duration(text) {
@@ -152,8 +219,8 @@ fn check_value(cx: &Ctx, owner: &Object, t: &PodTemplate, value: &Node, out: &mu
                 owner,
                 value,
                 format!(
-                    "`{KEY}: \"{text}\"` in `{}` protects the pods only for {text} after they start: after that Karpenter may consolidate their nodes while training still runs",
-                    t.path
+                    "`{KEY}: \"{text}\"` in `{}` protects the pods only for {text} after they start: after that Karpenter may consolidate their nodes while training still runs ({})",
+                    t.path, intent.evidence
                 ),
             )
             .help(format!(
@@ -172,8 +239,8 @@ fn check_value(cx: &Ctx, owner: &Object, t: &PodTemplate, value: &Node, out: &mu
             owner,
             value,
             format!(
-                "`{KEY}` in `{}` is {shown}: Karpenter honours only `\"true\"` or a duration, so the training pods are not protected from consolidation",
-                t.path
+                "`{KEY}` in `{}` is {shown}: Karpenter honours only `\"true\"` or a duration, so the training pods are not protected from consolidation ({})",
+                t.path, intent.evidence
             ),
         )
         .help("set the value to the quoted string `\"true\"`"),

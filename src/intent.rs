@@ -1,0 +1,1525 @@
+//! What a GPU workload is for — training, inference, a benchmark, a smoke test, a compile job —
+//! decided from evidence in its manifest, with that evidence kept for messages.
+//!
+//! Evidence, first that decides wins:
+//! 1. a configured training label (`training.labels`, default `workload-type: training`) on the
+//!    pod template or the workload: its value `training` makes it training; any other value
+//!    takes it out of training whatever else says;
+//! 2. the command and arguments of its GPU containers (and a RayJob's `entrypoint`), shell
+//!    scripts under `sh -c` included: compile steps, then benchmarks, then smoke-test flags on a
+//!    trainer, then training launchers and arguments, then model servers, then smoke tests that
+//!    do nothing else;
+//! 3. the images of its GPU containers;
+//! 4. the commands and images of the workload's other pod templates (an MPIJob launcher that runs
+//!    `all_reduce_perf` for sshd workers);
+//! 5. a GPU container that only sleeps (`sleep infinity`): a development pod;
+//! 6. the workload's name, its labels and its GPU containers' names (never its namespace);
+//! 7. checkpoint and output arguments (`--output_dir`, `--checkpoint*`, `--save_*`), which load
+//!    and write models for other purposes too, so they only tip a workload nothing else placed;
+//! 8. its kind: Kubeflow `*Job`, JobSet, RayJob and TrainJob are training, and so, by default,
+//!    is a batch/v1 Job; Deployment, StatefulSet, LeaderWorkerSet, RayService and KServe kinds are
+//!    inference.
+//!
+//! MLPerf: MLPerf Training runs train a model for hours and are judged by their launcher like any
+//! training run; only MLPerf Inference (`loadgen`, `mlperf-inference` images) is a benchmark.
+//!
+//! It runs on every pod template of a repository, so it borrows words from the manifest and
+//! allocates only the evidence sentence.
+
+use crate::config::Settings;
+use crate::index::{Class, is_inference_kind, is_training_kind};
+use crate::model::{Object, PodTemplate};
+use crate::yaml::Node;
+
+/// What a workload is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntentKind {
+    Training,
+    Inference,
+    Benchmark,
+    SmokeTest,
+    Compile,
+    Other,
+}
+
+impl IntentKind {
+    /// The coarse class rules filter on: benchmarks, smoke tests and compile jobs are not training.
+    pub fn class(self) -> Class {
+        match self {
+            IntentKind::Training => Class::Training,
+            IntentKind::Inference => Class::Inference,
+            _ => Class::Other,
+        }
+    }
+    /// How it reads in "classified as …".
+    pub fn noun(self) -> &'static str {
+        match self {
+            IntentKind::Training => "training",
+            IntentKind::Inference => "inference",
+            IntentKind::Benchmark => "a benchmark",
+            IntentKind::SmokeTest => "a smoke test",
+            IntentKind::Compile => "a compile job",
+            IntentKind::Other => "other",
+        }
+    }
+}
+
+/// Where the deciding evidence came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// The template asks for no GPU.
+    NoGpu,
+    /// A configured training label.
+    Config,
+    /// The template's own command or arguments (or a RayJob entrypoint).
+    Command,
+    /// The template's own image.
+    Image,
+    /// Another pod template of the same workload.
+    Sibling,
+    /// A name or label.
+    Name,
+    /// The workload's kind alone.
+    Kind,
+}
+
+/// The decision and why.
+#[derive(Clone, Debug)]
+pub struct Intent<'a> {
+    pub kind: IntentKind,
+    /// A sentence: "classified as training because it runs `torchrun` with `--epochs`".
+    pub evidence: String,
+    /// The node holding the deciding evidence.
+    pub at: Option<&'a Node>,
+    /// The words inside `at` that decided, when `at` is a longer command or script.
+    pub cue: Option<&'a str>,
+    pub basis: Basis,
+}
+
+impl Intent<'_> {
+    pub fn class(&self) -> Class {
+        self.kind.class()
+    }
+    pub fn is_training(&self) -> bool {
+        self.kind == IntentKind::Training
+    }
+    /// Whether `at` is worth pointing at in a finding (a kind alone is not news).
+    pub fn points_at_evidence(&self) -> bool {
+        !matches!(self.basis, Basis::Kind | Basis::NoGpu)
+    }
+}
+
+fn intent<'a>(kind: IntentKind, basis: Basis, at: Option<&'a Node>, reason: &str) -> Intent<'a> {
+    Intent {
+        kind,
+        evidence: format!("classified as {} because {reason}", kind.noun()),
+        at,
+        cue: None,
+        basis,
+    }
+}
+
+/// A decision from a command: the kind, the reason, and the cue that decided.
+type Decision<'a> = (IntentKind, String, Cue<'a>);
+
+fn from_command<'a>(basis: Basis, (kind, reason, cue): Decision<'a>) -> Intent<'a> {
+    Intent {
+        cue: Some(cue.shown),
+        ..intent(kind, basis, Some(cue.node), &reason)
+    }
+}
+
+/// Decides what the pods of `t` (a template of `obj`) are for.
+pub fn classify<'a>(obj: &Object<'a>, t: &PodTemplate<'a>, settings: &Settings) -> Intent<'a> {
+    if !t.requests_gpu() {
+        return intent(IntentKind::Other, Basis::NoGpu, None, "it requests no GPU");
+    }
+    let mut marked: Option<(&str, &'a str, &'a Node, &str)> = None;
+    for (k, v) in &settings.training_labels {
+        let Some((_, n)) = t.label(k).or_else(|| obj.label(k)) else {
+            continue;
+        };
+        let Some(x) = n.as_str() else { continue };
+        if x == v {
+            return intent(
+                IntentKind::Training,
+                Basis::Config,
+                Some(n),
+                &format!("its label `{k}: {x}` marks it so (config `training.labels`)"),
+            );
+        }
+        if marked.is_none() {
+            marked = Some((k, x, n, v));
+        }
+    }
+    let found = from_evidence(obj, t);
+    match marked {
+        // An explicit label with another value is the author saying "not training".
+        Some((k, x, n, v)) if found.is_training() => intent(
+            if is_inference_kind(obj) {
+                IntentKind::Inference
+            } else {
+                IntentKind::Other
+            },
+            Basis::Config,
+            Some(n),
+            &format!("its label `{k}: {x}` is not `{k}: {v}` (config `training.labels`)"),
+        ),
+        _ => found,
+    }
+}
+
+fn from_evidence<'a>(obj: &Object<'a>, t: &PodTemplate<'a>) -> Intent<'a> {
+    let inference_kind = is_inference_kind(obj);
+    let gpu: Vec<&crate::model::Container<'a>> = t
+        .gpu_containers()
+        .filter(|c| !c.init)
+        .chain(t.gpu_containers().filter(|c| c.init))
+        .collect();
+
+    // 2. Own commands.
+    let mut own = Scan::default();
+    for c in &gpu {
+        scan_container(&mut own, c.node);
+    }
+    if obj.is("ray.io", "RayJob")
+        && let Some(e) = obj.spec().and_then(|s| s.get("entrypoint"))
+        && let Some(text) = e.as_str()
+    {
+        feed_str(&mut own, text, e, &mut Seg::new(), 0);
+    }
+    if let Some(d) = own.decide("it") {
+        return from_command(Basis::Command, d);
+    }
+
+    // 3. Own images.
+    for c in &gpu {
+        if let Some(n) = c.get("image")
+            && let Some(img) = n.as_str()
+            && let Some((kind, what)) = image_cue(img)
+        {
+            return intent(
+                kind,
+                Basis::Image,
+                Some(n),
+                &format!("its image `{img}` is {what}"),
+            );
+        }
+    }
+
+    // 4. The workload's other pod templates.
+    let mut sib = Scan::default();
+    let mut sib_image: Option<(IntentKind, &'static str, &'a str, &'a Node)> = None;
+    for_each_pod_spec(obj, &mut |spec| {
+        if std::ptr::eq(spec, t.spec) {
+            return;
+        }
+        for key in ["initContainers", "containers"] {
+            for c in spec.get(key).into_iter().flat_map(Node::items) {
+                scan_container(&mut sib, c);
+                if sib_image.is_none()
+                    && let Some(n) = c.get("image")
+                    && let Some(img) = n.as_str()
+                    && let Some((kind, what)) = image_cue(img)
+                {
+                    sib_image = Some((kind, what, img, n));
+                }
+            }
+        }
+    });
+    if let Some(d) = sib.decide("another pod template of the workload") {
+        return from_command(Basis::Sibling, d);
+    }
+    if let Some((kind, what, img, n)) = sib_image {
+        return intent(
+            kind,
+            Basis::Sibling,
+            Some(n),
+            &format!("another pod template of the workload runs image `{img}`, {what}"),
+        );
+    }
+
+    // 5. A GPU pod that only sleeps is someone's shell.
+    if let Some(idle) = own.idle
+        && own.is_quiet()
+    {
+        let reason = format!(
+            "it only sleeps (`{}`): an interactive or development pod",
+            idle.shown
+        );
+        return from_command(Basis::Command, (IntentKind::Other, reason, idle));
+    }
+
+    // 6. Names and labels.
+    if let Some((kind, what, text, n)) = name_evidence(obj, t, &gpu)
+        && !(kind == IntentKind::Training && inference_kind)
+    {
+        return intent(
+            kind,
+            Basis::Name,
+            Some(n),
+            &format!("its {what} `{text}` says {}", name_says(kind)),
+        );
+    }
+
+    // 7. Checkpoint and output arguments.
+    if !inference_kind && let Some(w) = own.weak_arg {
+        let reason = format!("it passes `{}`", w.shown);
+        return from_command(Basis::Command, (IntentKind::Training, reason, w));
+    }
+
+    // 8. The kind.
+    let kind_node = obj.root.get("kind");
+    let unknown = own
+        .unknown
+        .map(|u| format!(" (`{}` names no known launcher or trainer)", u.shown))
+        .unwrap_or_default();
+    if is_training_kind(obj) {
+        return intent(
+            IntentKind::Training,
+            Basis::Kind,
+            kind_node,
+            &format!(
+                "it is a {}, a training kind, and nothing in its commands, images or names says otherwise{unknown}",
+                obj.kind
+            ),
+        );
+    }
+    if obj.is("batch", "Job") {
+        return intent(
+            IntentKind::Training,
+            Basis::Kind,
+            kind_node,
+            &format!(
+                "it is a batch/v1 Job and nothing in its command, image or name says what it runs{unknown}: a GPU Job counts as training by default"
+            ),
+        );
+    }
+    if inference_kind {
+        return intent(
+            IntentKind::Inference,
+            Basis::Kind,
+            kind_node,
+            &format!("it is a {}, a serving kind", obj.kind),
+        );
+    }
+    intent(
+        IntentKind::Other,
+        Basis::Kind,
+        kind_node,
+        &format!(
+            "it is a {} and nothing in its commands, images or names says what it runs",
+            obj.kind
+        ),
+    )
+}
+
+fn name_says(kind: IntentKind) -> &'static str {
+    match kind {
+        IntentKind::Training => "training",
+        IntentKind::Inference => "serving",
+        IntentKind::Benchmark => "benchmark",
+        IntentKind::SmokeTest => "smoke test",
+        IntentKind::Compile => "compile",
+        IntentKind::Other => "other",
+    }
+}
+
+/// A word (or word pair) that says something, where it stands.
+#[derive(Clone, Copy)]
+struct Cue<'a> {
+    shown: &'a str,
+    node: &'a Node,
+}
+
+/// What the commands of some containers say, first cue of each sort.
+#[derive(Default)]
+struct Scan<'a> {
+    compile: Option<Cue<'a>>,
+    bench: Option<Cue<'a>>,
+    /// `--smoke-test`, `--dry-run`: a trainer told not to train.
+    smoke_flag: Option<Cue<'a>>,
+    /// A training launcher or trainer script.
+    launcher: Option<Cue<'a>>,
+    /// An argument only training takes (`--epochs`, `--max_steps`, `trainer.*=`).
+    train_arg: Option<Cue<'a>>,
+    /// An argument training takes among others (`--output_dir`, `--checkpoint*`, `--save_*`).
+    weak_arg: Option<Cue<'a>>,
+    inference: Option<Cue<'a>>,
+    smoke: Option<Cue<'a>>,
+    idle: Option<Cue<'a>>,
+    /// A program or script nothing is known about: real work of unknown purpose.
+    unknown: Option<Cue<'a>>,
+}
+
+#[derive(Clone, Copy)]
+enum Sort {
+    Compile,
+    Bench,
+    SmokeFlag,
+    Launcher,
+    TrainArg,
+    WeakArg,
+    Inference,
+    Smoke,
+    Idle,
+    Unknown,
+}
+
+impl<'a> Scan<'a> {
+    fn note(&mut self, sort: Sort, shown: &'a str, node: &'a Node) {
+        let slot = match sort {
+            Sort::Compile => &mut self.compile,
+            Sort::Bench => &mut self.bench,
+            Sort::SmokeFlag => &mut self.smoke_flag,
+            Sort::Launcher => &mut self.launcher,
+            Sort::TrainArg => &mut self.train_arg,
+            Sort::WeakArg => &mut self.weak_arg,
+            Sort::Inference => &mut self.inference,
+            Sort::Smoke => &mut self.smoke,
+            Sort::Idle => &mut self.idle,
+            Sort::Unknown => &mut self.unknown,
+        };
+        if slot.is_none() {
+            *slot = Some(Cue { shown, node });
+        }
+    }
+
+    /// Nothing but sleeping, printing and setup.
+    fn is_quiet(&self) -> bool {
+        self.unknown.is_none()
+            && self.weak_arg.is_none()
+            && self.train_arg.is_none()
+            && self.launcher.is_none()
+            && self.inference.is_none()
+    }
+
+    /// The decision the commands make on their own, if any; `who` is the sentence's subject.
+    fn decide(&self, who: &str) -> Option<Decision<'a>> {
+        let runs = |c: &Cue| {
+            if c.shown.starts_with('-') {
+                format!("{who} passes `{}`", c.shown)
+            } else {
+                format!("{who} runs `{}`", c.shown)
+            }
+        };
+        if let Some(c) = self.compile {
+            return Some((
+                IntentKind::Compile,
+                format!("{} (ahead-of-time compilation or conversion)", runs(&c)),
+                c,
+            ));
+        }
+        if let Some(c) = self.bench {
+            return Some((
+                IntentKind::Benchmark,
+                format!("{} (a benchmark)", runs(&c)),
+                c,
+            ));
+        }
+        if let Some(f) = self.smoke_flag {
+            let reason = match self.launcher {
+                Some(l) => format!("{who} runs `{}` with `{}`", l.shown, f.shown),
+                None => runs(&f),
+            };
+            return Some((IntentKind::SmokeTest, reason, f));
+        }
+        let arg = self.train_arg.or(self.weak_arg);
+        if let Some(l) = self.launcher {
+            let reason = match arg {
+                Some(a) => format!("{who} runs `{}` with `{}`", l.shown, a.shown),
+                None => runs(&l),
+            };
+            return Some((IntentKind::Training, reason, l));
+        }
+        if let Some(a) = self.train_arg {
+            // `--epochs` or a `trainer.max_epochs=3` override: both are arguments.
+            return Some((
+                IntentKind::Training,
+                format!("{who} passes `{}`", a.shown),
+                a,
+            ));
+        }
+        if let Some(c) = self.inference {
+            return Some((
+                IntentKind::Inference,
+                format!("{} (a model server)", runs(&c)),
+                c,
+            ));
+        }
+        if let Some(s) = self.smoke
+            && self.is_quiet()
+        {
+            let tail = if self.idle.is_some() {
+                " and sleeps"
+            } else {
+                ""
+            };
+            return Some((
+                IntentKind::SmokeTest,
+                format!("{who} only runs `{}`{tail}", s.shown),
+                s,
+            ));
+        }
+        None
+    }
+}
+
+fn scan_container<'a>(scan: &mut Scan<'a>, c: &'a Node) {
+    let mut seg = Seg::new();
+    for key in ["command", "args"] {
+        for item in c.get(key).into_iter().flat_map(Node::items) {
+            if let Some(text) = item.as_str() {
+                feed_item(scan, text, item, &mut seg);
+            }
+        }
+    }
+}
+
+/// What the next word of a command is, after `python -c`, `python -m` or `sh -c`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Plain,
+    Code,
+    Module,
+    Script,
+}
+
+/// One shell command (between `;`, `&&`, `|`, newlines) as it is read.
+struct Seg<'a> {
+    /// The program's base name, once seen.
+    program: Option<&'a str>,
+    /// The next plain word is the program (or a wrapper's program).
+    at_program: bool,
+    /// The previous word's base name (for pairs such as `accelerate launch`).
+    prev: &'a str,
+    /// The previous word was a flag that may take the next word as its value.
+    expect_value: bool,
+    next: Next,
+    /// `echo`/`printf`: the rest is text.
+    ignore_rest: bool,
+}
+
+impl Seg<'_> {
+    fn new() -> Self {
+        Seg {
+            program: None,
+            at_program: true,
+            prev: "",
+            expect_value: false,
+            next: Next::Plain,
+            ignore_rest: false,
+        }
+    }
+}
+
+/// Nested `sh -c` levels worth reading.
+const MAX_DEPTH: u8 = 3;
+
+/// One exec-form item: after `python -c` or `sh -c` it is code or a script as a whole.
+fn feed_item<'a>(scan: &mut Scan<'a>, text: &'a str, node: &'a Node, seg: &mut Seg<'a>) {
+    match seg.next {
+        Next::Code => {
+            seg.next = Next::Plain;
+            seg.expect_value = false;
+            code(scan, text, node);
+        }
+        Next::Script => {
+            seg.next = Next::Plain;
+            seg.expect_value = false;
+            feed_str(scan, text, node, &mut Seg::new(), 1);
+        }
+        _ => feed_str(scan, text, node, seg, 0),
+    }
+}
+
+fn feed_str<'a>(scan: &mut Scan<'a>, text: &'a str, node: &'a Node, seg: &mut Seg<'a>, depth: u8) {
+    for tok in lex(text) {
+        match tok {
+            Tok::Sep => *seg = Seg::new(),
+            Tok::Word(w) => word(scan, w, node, seg, depth),
+        }
+    }
+}
+
+fn word<'a>(scan: &mut Scan<'a>, w: &'a str, node: &'a Node, seg: &mut Seg<'a>, depth: u8) {
+    if w.is_empty() || seg.ignore_rest {
+        return;
+    }
+    match std::mem::replace(&mut seg.next, Next::Plain) {
+        Next::Code => {
+            seg.expect_value = false;
+            code(scan, w, node);
+            return;
+        }
+        Next::Script => {
+            seg.expect_value = false;
+            if depth < MAX_DEPTH {
+                feed_str(scan, w, node, &mut Seg::new(), depth + 1);
+            }
+            return;
+        }
+        Next::Module => {
+            seg.expect_value = false;
+            seg.at_program = false;
+            module(scan, w, node);
+            seg.prev = w;
+            return;
+        }
+        Next::Plain => {}
+    }
+    let is_flag = w.len() > 1
+        && w.starts_with('-')
+        && !w[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.');
+    if is_flag {
+        let name = w.split_once('=').map_or(w, |(k, _)| k);
+        flag(scan, name, node);
+        seg.expect_value = !w.contains('=');
+        if let Some(p) = seg.program {
+            if is_python(p) && w == "-c" {
+                seg.next = Next::Code;
+            } else if is_python(p) && w == "-m" {
+                seg.next = Next::Module;
+            } else if is_shell(p) && !w.starts_with("--") && w.contains('c') {
+                seg.next = Next::Script;
+            }
+        }
+        return;
+    }
+    if let Some((k, _)) = w.split_once('=')
+        && !k.is_empty()
+        && !k.contains('/')
+    {
+        // `NCCL_DEBUG=INFO torchrun …` before the program; `trainer.max_epochs=3` after it.
+        if !(seg.at_program && is_env_name(k)) {
+            override_key(scan, k, node);
+        }
+        seg.expect_value = false;
+        return;
+    }
+    let was_value = std::mem::take(&mut seg.expect_value);
+    let base = basename(w);
+    let prev = std::mem::replace(&mut seg.prev, base);
+    if let Some((sort, shown)) = pair_signal(prev, base) {
+        scan.note(sort, shown, node);
+        seg.at_program = false;
+        return;
+    }
+    if let Some(sort) = program_signal(base) {
+        scan.note(sort, base, node);
+        if seg.at_program {
+            seg.program = Some(base);
+            seg.at_program = false;
+        }
+        return;
+    }
+    if is_script(base) {
+        let sort = script_signal(base).unwrap_or(Sort::Unknown);
+        scan.note(sort, base, node);
+        if seg.at_program {
+            seg.program = Some(base);
+            seg.at_program = false;
+        }
+        return;
+    }
+    if was_value || !seg.at_program {
+        // A flag's value or a program's positional argument.
+        return;
+    }
+    if base.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        // `timeout 3600 python …`
+        return;
+    }
+    seg.program = Some(base);
+    let lower_is = |names: &[&str]| names.iter().any(|n| base.eq_ignore_ascii_case(n));
+    if lower_is(&["sleep", "tail"]) {
+        scan.note(Sort::Idle, w, node);
+        seg.at_program = false;
+    } else if lower_is(&["echo", "printf"]) {
+        seg.ignore_rest = true;
+    } else if is_python(base) || is_shell(base) || lower_is(WRAPPERS) {
+        // The program they run comes next.
+    } else {
+        seg.at_program = false;
+        if !lower_is(TRIVIAL) {
+            scan.note(Sort::Unknown, w, node);
+        }
+    }
+}
+
+/// Programs that run the next word as the program.
+const WRAPPERS: &[&str] = &[
+    "exec", "time", "env", "nohup", "sudo", "timeout", "numactl", "taskset", "stdbuf", "mpirun",
+    "mpiexec", "srun", "while", "until", "if", "then", "else", "do", "!",
+];
+
+/// Programs that do no GPU work of their own: shell control, printing, setup.
+const TRIVIAL: &[&str] = &[
+    "true", "false", "exit", "set", "export", "cd", "ls", "cat", "date", "hostname", "printenv",
+    "wait", "trap", ":", "for", "in", "done", "fi", "elif", "[", "[[", "test", "pip", "pip3",
+    "apt-get", "apt", "yum", "dnf", "conda", "mkdir", "cp", "mv", "rm", "ln", "chmod", "chown",
+    "source", ".", "git", "wget", "curl", "ulimit", "id", "whoami", "df", "free", "nproc",
+];
+
+fn is_python(base: &str) -> bool {
+    starts_ci(base, "python")
+}
+
+fn is_shell(base: &str) -> bool {
+    ["sh", "bash", "zsh", "dash", "ash"]
+        .iter()
+        .any(|s| base.eq_ignore_ascii_case(s))
+}
+
+fn is_env_name(k: &str) -> bool {
+    k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !k.starts_with(|c: char| c.is_ascii_digit())
+}
+
+fn is_script(base: &str) -> bool {
+    [".py", ".sh", ".bash", ".ipynb"]
+        .iter()
+        .any(|ext| ends_ci(base, ext))
+}
+
+/// Two words that say something together (`accelerate launch`, `vllm serve`, `dcgmi diag`).
+fn pair_signal(prev: &str, base: &str) -> Option<(Sort, &'static str)> {
+    const PAIRS: &[(&str, &str, Sort, &str)] = &[
+        ("accelerate", "launch", Sort::Launcher, "accelerate launch"),
+        ("tune", "run", Sort::Launcher, "tune run"),
+        (
+            "llamafactory-cli",
+            "train",
+            Sort::Launcher,
+            "llamafactory-cli train",
+        ),
+        ("vllm", "serve", Sort::Inference, "vllm serve"),
+        ("vllm", "bench", Sort::Bench, "vllm bench"),
+        ("ollama", "serve", Sort::Inference, "ollama serve"),
+        ("lmdeploy", "serve", Sort::Inference, "lmdeploy serve"),
+        ("serve", "run", Sort::Inference, "serve run"),
+        ("dcgmi", "diag", Sort::Bench, "dcgmi diag"),
+    ];
+    PAIRS
+        .iter()
+        .find(|(a, b, _, _)| prev.eq_ignore_ascii_case(a) && base.eq_ignore_ascii_case(b))
+        .map(|(_, _, sort, shown)| (*sort, *shown))
+}
+
+/// A program (or binary path) whose name alone says what it does.
+fn program_signal(base: &str) -> Option<Sort> {
+    let is = |names: &[&str]| names.iter().any(|n| base.eq_ignore_ascii_case(n));
+    if is(&[
+        "neuron_parallel_compile",
+        "neuronx-cc",
+        "trtllm-build",
+        "trtexec",
+    ]) {
+        return Some(Sort::Compile);
+    }
+    // nccl-tests (`all_reduce_perf`, `sendrecv_perf_mpi`), genai-perf, perf_analyzer, perftest.
+    if ends_ci(base, "_perf")
+        || contains_ci(base, "_perf_")
+        || ends_ci(base, "-perf")
+        || starts_ci(base, "perf_analyzer")
+        || (starts_ci(base, "ib_") && (ends_ci(base, "_bw") || ends_ci(base, "_lat")))
+        || is(&[
+            "gpu_burn",
+            "gpu-burn",
+            "gpuburn",
+            "nvbandwidth",
+            "xhpl",
+            "hpl",
+            "hpl.sh",
+            "p2pbandwidthlatencytest",
+            "bandwidthtest",
+        ])
+        || contains_ci(base, "loadgen")
+    {
+        return Some(Sort::Bench);
+    }
+    if is(&["nvidia-smi", "devicequery", "nvcc"]) || contains_ci(base, "vectoradd") {
+        return Some(Sort::Smoke);
+    }
+    if is(&["torchrun", "deepspeed", "horovodrun"]) {
+        return Some(Sort::Launcher);
+    }
+    if is(&[
+        "text-generation-launcher",
+        "tritonserver",
+        "trtllm-serve",
+        "torchserve",
+        "uvicorn",
+    ]) {
+        return Some(Sort::Inference);
+    }
+    None
+}
+
+/// A script or module whose name says what it does.
+fn script_signal(name: &str) -> Option<Sort> {
+    if contains_ci(name, "bench") {
+        Some(Sort::Bench)
+    } else if contains_ci(name, "compile") || contains_ci(name, "convert_checkpoint") {
+        Some(Sort::Compile)
+    } else if ["smoke", "healthcheck", "health_check", "sanity"]
+        .iter()
+        .any(|s| contains_ci(name, s))
+    {
+        Some(Sort::Smoke)
+    } else if is_training_word(name) {
+        Some(Sort::Launcher)
+    } else if ["serve", "server", "infer", "predict"]
+        .iter()
+        .any(|s| contains_ci(name, s))
+    {
+        Some(Sort::Inference)
+    } else {
+        None
+    }
+}
+
+/// `train.py`, `finetune`, `pretrain_gpt`, `verl.trainer` — but not `pretrained` (models are
+/// pretrained whatever runs them).
+fn is_training_word(s: &str) -> bool {
+    (contains_ci(s, "train") && !contains_ci(s, "pretrained"))
+        || contains_ci(s, "finetun")
+        || contains_ci(s, "fine-tun")
+        || contains_ci(s, "fine_tun")
+}
+
+fn module<'a>(scan: &mut Scan<'a>, m: &'a str, node: &'a Node) {
+    let sort = if m.eq_ignore_ascii_case("torch.distributed.run")
+        || m.eq_ignore_ascii_case("torch.distributed.launch")
+    {
+        Sort::Launcher
+    } else if ["vllm.entrypoints", "launch_server", "api_server"]
+        .iter()
+        .any(|s| contains_ci(m, s))
+    {
+        Sort::Inference
+    } else if ["pip", "ensurepip", "venv", "http.server"]
+        .iter()
+        .any(|s| m.eq_ignore_ascii_case(s))
+    {
+        // Setup, not work: `python -m pip install … && nvidia-smi` is still a smoke test.
+        return;
+    } else {
+        script_signal(m).unwrap_or(Sort::Unknown)
+    };
+    scan.note(sort, m, node);
+}
+
+/// Inline Python after `python -c`.
+fn code<'a>(scan: &mut Scan<'a>, code: &'a str, node: &'a Node) {
+    let sort = if contains_ci(code, "torch.compile") {
+        Sort::Compile
+    } else if [
+        "cuda.is_available",
+        "device_count",
+        "get_device_name",
+        "nvidia-smi",
+    ]
+    .iter()
+    .any(|s| contains_ci(code, s))
+    {
+        Sort::Smoke
+    } else {
+        Sort::Unknown
+    };
+    let shown = if code.len() <= 60 {
+        code
+    } else {
+        "python -c …"
+    };
+    scan.note(sort, shown, node);
+}
+
+/// A `--flag` (name without its `=value`).
+fn flag<'a>(scan: &mut Scan<'a>, name: &'a str, node: &'a Node) {
+    let key = name.trim_start_matches('-');
+    if let Some(sort) = key_sort(key) {
+        scan.note(sort, name, node);
+    }
+}
+
+/// A `key=value` override after the program (Hydra, NeMo, Lightning): `trainer.max_epochs=3`.
+fn override_key<'a>(scan: &mut Scan<'a>, key: &'a str, node: &'a Node) {
+    if starts_ci(key, "trainer.") {
+        scan.note(Sort::TrainArg, key, node);
+        return;
+    }
+    let last = key.rsplit('.').next().unwrap_or(key);
+    if let Some(sort @ (Sort::TrainArg | Sort::WeakArg)) = key_sort(last) {
+        scan.note(sort, key, node);
+    }
+}
+
+/// What an argument name says (dashes and underscores alike, any case).
+fn key_sort(key: &str) -> Option<Sort> {
+    let is = |names: &[&str]| names.iter().any(|n| key_eq(key, n));
+    if is(&[
+        "smoke_test",
+        "smoke",
+        "smoketest",
+        "dry_run",
+        "dryrun",
+        "sanity_check",
+    ]) {
+        return Some(Sort::SmokeFlag);
+    }
+    if is(&["compile_only", "only_compile"]) {
+        return Some(Sort::Compile);
+    }
+    if is(&[
+        "epochs",
+        "num_epochs",
+        "num_train_epochs",
+        "n_epochs",
+        "max_epochs",
+        "train_epochs",
+        "max_steps",
+        "train_steps",
+        "num_train_steps",
+        "train_iters",
+        "do_train",
+    ]) || (contains_ci(key, "train") && !contains_ci(key, "pretrained"))
+    {
+        return Some(Sort::TrainArg);
+    }
+    if is(&["output_dir", "out_dir"])
+        || ["checkpoint", "ckpt", "save", "resume"]
+            .iter()
+            .any(|p| starts_ci(key, p))
+    {
+        return Some(Sort::WeakArg);
+    }
+    None
+}
+
+/// Equal ignoring ASCII case, with `-` and `_` alike.
+fn key_eq(a: &str, b: &str) -> bool {
+    let norm = |c: u8| {
+        if c == b'-' {
+            b'_'
+        } else {
+            c.to_ascii_lowercase()
+        }
+    };
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| norm(x) == norm(y))
+}
+
+/// What an image is, from its name: (kind, description).
+fn image_cue(img: &str) -> Option<(IntentKind, &'static str)> {
+    let any = |needles: &[&str]| needles.iter().any(|n| contains_ci(img, n));
+    if any(&[
+        "nccl-tests",
+        "nccl_tests",
+        "gpu-burn",
+        "gpu_burn",
+        "gpuburn",
+        "nvbandwidth",
+        "hpc-benchmarks",
+        "mlperf-inference",
+        "mlperf_inference",
+        "perftest",
+    ]) {
+        return Some((IntentKind::Benchmark, "a benchmark image"));
+    }
+    if any(&["cuda-sample", "cuda-vector-add", "vectoradd", "devicequery"]) {
+        return Some((IntentKind::SmokeTest, "a CUDA sample image"));
+    }
+    // The repository name, not the registry or the tag: `…/pytorch-training:2.3`, `…/trainer:1.0`.
+    let repo = img.rsplit('/').next().unwrap_or(img);
+    let repo = repo.split([':', '@']).next().unwrap_or(repo);
+    if is_training_word(repo) {
+        return Some((IntentKind::Training, "a training image"));
+    }
+    if any(&[
+        "vllm",
+        "text-generation-inference",
+        "tritonserver",
+        "sglang",
+        "ollama",
+        "lmdeploy",
+        "torchserve",
+        "kserve",
+        "-inference",
+        "/nim/",
+    ]) {
+        return Some((IntentKind::Inference, "a model-server image"));
+    }
+    None
+}
+
+/// The strongest thing the workload's name, labels or GPU container names say:
+/// (kind, what the text is, the text, its node).
+fn name_evidence<'a>(
+    obj: &Object<'a>,
+    t: &PodTemplate<'a>,
+    gpu: &[&crate::model::Container<'a>],
+) -> Option<(IntentKind, &'static str, &'a str, &'a Node)> {
+    let mut best: Option<(u8, IntentKind, &'static str, &'a str, &'a Node)> = None;
+    let mut consider = |what: &'static str, n: &'a Node| {
+        let Some(text) = n.as_str() else { return };
+        if let Some((rank, kind)) = name_kind(text)
+            && best.is_none_or(|b| rank > b.0)
+        {
+            best = Some((rank, kind, what, text, n));
+        }
+    };
+    if let Some(m) = obj.metadata() {
+        for key in ["name", "generateName"] {
+            if let Some(n) = m.get(key) {
+                consider("name", n);
+            }
+        }
+    }
+    for labels in [t.metadata.and_then(|m| m.get("labels")), obj.labels()]
+        .into_iter()
+        .flatten()
+    {
+        for (_, _, v) in labels.entries() {
+            consider("label value", v);
+        }
+    }
+    for c in gpu {
+        if let Some(n) = c.get("name") {
+            consider("container name", n);
+        }
+    }
+    best.map(|(_, kind, what, text, n)| (kind, what, text, n))
+}
+
+/// What a name says, with a rank: benchmarks, smoke tests and compile jobs over training over
+/// serving (`trainer-healthcheck` is a health check).
+fn name_kind(s: &str) -> Option<(u8, IntentKind)> {
+    let tokens = || s.split(|c: char| !c.is_ascii_alphanumeric());
+    let tok = |names: &[&str]| tokens().any(|t| names.iter().any(|n| t.eq_ignore_ascii_case(n)));
+    if tokens().any(|t| starts_ci(t, "bench"))
+        || tok(&[
+            "perf",
+            "perftest",
+            "nccl",
+            "allreduce",
+            "burn",
+            "gpuburn",
+            "nvbandwidth",
+            "hpl",
+            "stress",
+            "loadtest",
+        ])
+    {
+        return Some((5, IntentKind::Benchmark));
+    }
+    if tok(&[
+        "smoke",
+        "smoketest",
+        "healthcheck",
+        "sanity",
+        "vectoradd",
+        "devicequery",
+        "smi",
+    ]) || contains_ci(s, "health-check")
+        || contains_ci(s, "health_check")
+    {
+        return Some((4, IntentKind::SmokeTest));
+    }
+    if tokens().any(|t| starts_ci(t, "compile") || starts_ci(t, "precompile")) {
+        return Some((3, IntentKind::Compile));
+    }
+    if is_training_word(s) || tok(&["sft"]) {
+        return Some((2, IntentKind::Training));
+    }
+    if tok(&[
+        "serve",
+        "serving",
+        "server",
+        "inference",
+        "infer",
+        "predictor",
+        "vllm",
+        "tgi",
+        "triton",
+    ]) {
+        return Some((1, IntentKind::Inference));
+    }
+    None
+}
+
+/// Every pod spec of a workload with several templates (Kubeflow jobs, JobSet, Ray, LWS).
+fn for_each_pod_spec<'a>(obj: &Object<'a>, f: &mut dyn FnMut(&'a Node)) {
+    let Some(spec) = obj.spec() else { return };
+    match (obj.group, obj.kind) {
+        ("kubeflow.org", _) => {
+            for (key, _, replicas) in spec.entries() {
+                if key.ends_with("ReplicaSpecs") {
+                    for (_, _, rs) in replicas.entries() {
+                        if let Some(s) = rs.at(&["template", "spec"]) {
+                            f(s);
+                        }
+                    }
+                }
+            }
+        }
+        ("jobset.x-k8s.io", "JobSet") => {
+            for rj in spec.get("replicatedJobs").into_iter().flat_map(Node::items) {
+                if let Some(s) = rj.at(&["template", "spec", "template", "spec"]) {
+                    f(s);
+                }
+            }
+        }
+        ("ray.io", kind) => {
+            let cluster = match kind {
+                "RayJob" => spec.get("rayClusterSpec"),
+                "RayService" => spec.get("rayClusterConfig"),
+                _ => Some(spec),
+            };
+            let Some(c) = cluster else { return };
+            if let Some(s) = c.at(&["headGroupSpec", "template", "spec"]) {
+                f(s);
+            }
+            for g in c.get("workerGroupSpecs").into_iter().flat_map(Node::items) {
+                if let Some(s) = g.at(&["template", "spec"]) {
+                    f(s);
+                }
+            }
+        }
+        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => {
+            for t in ["leaderTemplate", "workerTemplate"] {
+                if let Some(s) = spec.at(&["leaderWorkerTemplate", t, "spec"]) {
+                    f(s);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn basename(w: &str) -> &str {
+    w.rsplit('/').next().unwrap_or(w)
+}
+
+fn contains_ci(hay: &str, needle: &str) -> bool {
+    let n = needle.len();
+    n == 0
+        || hay
+            .as_bytes()
+            .windows(n)
+            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+fn starts_ci(s: &str, prefix: &str) -> bool {
+    s.len() >= prefix.len() && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
+fn ends_ci(s: &str, suffix: &str) -> bool {
+    s.len() >= suffix.len()
+        && s.as_bytes()[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+}
+
+enum Tok<'a> {
+    Word(&'a str),
+    /// `;`, `&&`, `||`, `|`, `&`, a newline: the next word starts a new command.
+    Sep,
+}
+
+/// Shell-ish words: quotes keep spaces, separators split commands, `#` starts a comment.
+/// Words come back without their surrounding quotes, parentheses or braces.
+struct Lexer<'a> {
+    s: &'a str,
+    i: usize,
+}
+
+fn lex(s: &str) -> Lexer<'_> {
+    Lexer { s, i: 0 }
+}
+
+fn is_sep(b: u8) -> bool {
+    matches!(b, b'\n' | b';' | b'&' | b'|')
+}
+
+impl<'a> Iterator for Lexer<'a> {
+    type Item = Tok<'a>;
+    fn next(&mut self) -> Option<Tok<'a>> {
+        let b = self.s.as_bytes();
+        loop {
+            while self.i < b.len() && matches!(b[self.i], b' ' | b'\t' | b'\r') {
+                self.i += 1;
+            }
+            if self.i + 1 < b.len() && b[self.i] == b'\\' && b[self.i + 1] == b'\n' {
+                self.i += 2;
+                continue;
+            }
+            if self.i < b.len() && b[self.i] == b'#' {
+                while self.i < b.len() && b[self.i] != b'\n' {
+                    self.i += 1;
+                }
+                continue;
+            }
+            break;
+        }
+        if self.i >= b.len() {
+            return None;
+        }
+        if is_sep(b[self.i]) {
+            while self.i < b.len() && is_sep(b[self.i]) {
+                self.i += 1;
+            }
+            return Some(Tok::Sep);
+        }
+        let start = self.i;
+        let mut quote: Option<u8> = None;
+        while self.i < b.len() {
+            let c = b[self.i];
+            match quote {
+                Some(q) if c == b'\\' && q == b'"' => {
+                    self.i += 2;
+                    continue;
+                }
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None if c == b'\'' || c == b'"' => quote = Some(c),
+                None if c == b'\\' => {
+                    self.i += 2;
+                    continue;
+                }
+                None if matches!(c, b' ' | b'\t' | b'\r') || is_sep(c) => break,
+                None => {}
+            }
+            self.i += 1;
+        }
+        self.i = self.i.min(b.len());
+        let raw = self.s.get(start..self.i).unwrap_or("");
+        Some(Tok::Word(raw.trim_matches(|c: char| {
+            matches!(c, '"' | '\'' | '`' | '(' | ')' | '{' | '}')
+        })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::pod_templates;
+    use crate::yaml::{Budget, parse};
+
+    /// Classifies the first GPU template of the one object in `yaml`.
+    fn classify_yaml(yaml: &str, settings: &Settings) -> (IntentKind, String, Basis) {
+        let parsed = parse(yaml, Budget::default());
+        let root = &parsed.docs[0].root;
+        let obj = Object::from_node(0, root).expect("an object");
+        let templates = pod_templates(0, &obj);
+        let t = templates
+            .iter()
+            .find(|t| t.requests_gpu())
+            .expect("a GPU template");
+        let i = classify(&obj, t, settings);
+        (i.kind, i.evidence, i.basis)
+    }
+
+    fn of(yaml: &str) -> (IntentKind, String, Basis) {
+        classify_yaml(yaml, &Settings::default())
+    }
+
+    /// A batch/v1 Job named `name` whose one GPU container has these extra fields.
+    fn job(name: &str, container: &str) -> String {
+        let mut c = String::new();
+        for line in container.lines() {
+            c.push_str("          ");
+            c.push_str(line);
+            c.push('\n');
+        }
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: training\nspec:\n  template:\n    spec:\n      containers:\n        - name: main\n{c}          resources:\n            limits:\n              nvidia.com/gpu: 8\n"
+        )
+    }
+
+    #[test]
+    fn torchrun_with_epochs_is_training() {
+        let (k, ev, b) = of(&job(
+            "run",
+            "image: ghcr.io/x/app:1\ncommand: [torchrun, --nproc_per_node, '8', main.py, --epochs, '3']",
+        ));
+        assert_eq!(k, IntentKind::Training);
+        assert_eq!(b, Basis::Command);
+        assert_eq!(
+            ev,
+            "classified as training because it runs `torchrun` with `--epochs`"
+        );
+    }
+
+    #[test]
+    fn launchers_inside_sh_c_scripts() {
+        for cmd in [
+            "command: [sh, -c]\nargs: ['pip install -r r.txt && accelerate launch run.py --x 1']",
+            "command: [bash, -ec, 'cd /w; python -m torch.distributed.run --nnodes 2 run.py']",
+            "command: ['/bin/sh', '-c', 'NCCL_DEBUG=INFO deepspeed run.py']",
+            "args: ['python finetune_llama.py --lr 1e-5']",
+            "command: [python, -m, axolotl.cli.train, cfg.yaml]",
+            "args: [python, main.py, trainer.max_epochs=3]",
+        ] {
+            let (k, ev, _) = of(&job("run", &format!("image: ghcr.io/x/app:1\n{cmd}")));
+            assert_eq!(k, IntentKind::Training, "{cmd}: {ev}");
+        }
+    }
+
+    #[test]
+    fn nccl_all_reduce_is_a_benchmark_even_in_a_training_namespace() {
+        let (k, ev, _) = of(&job(
+            "allreduce",
+            "image: ghcr.io/x/app:1\ncommand: [mpirun, -np, '16', -x, NCCL_DEBUG=INFO, /opt/nccl-tests/build/all_reduce_perf, -b, 8, -e, 8G]",
+        ));
+        assert_eq!(k, IntentKind::Benchmark, "{ev}");
+        assert!(ev.contains("`all_reduce_perf`"), "{ev}");
+        // The namespace (`training`) is not evidence; an unknown name and image leave the kind.
+        let (k, _, b) = of(&job("gpu-job", "image: ghcr.io/x/app:1"));
+        assert_eq!((k, b), (IntentKind::Training, Basis::Kind));
+    }
+
+    #[test]
+    fn benchmarks_by_binary_image_and_name() {
+        for (name, c) in [
+            (
+                "a",
+                "image: ghcr.io/x/app:1\ncommand: [/usr/local/bin/gpu_burn, '600']",
+            ),
+            (
+                "a",
+                "image: nvcr.io/nvidia/cloud-native/dcgm:3\ncommand: [dcgmi, diag, -r, '3']",
+            ),
+            (
+                "a",
+                "image: ghcr.io/x/app:1\nargs: ['nvbandwidth -t device_to_device_memcpy_read_ce']",
+            ),
+            ("a", "image: public.ecr.aws/hpc-cloud/nccl-tests:latest"),
+            (
+                "a",
+                "image: nvcr.io/nvidia/hpc-benchmarks:24.03\ncommand: [./hpl.sh, --dat, /w/HPL.dat]",
+            ),
+            ("llama-bench", "image: ghcr.io/x/app:1"),
+            (
+                "a",
+                "image: ghcr.io/x/app:1\ncommand: [torchrun, benchmark_ddp.py]",
+            ),
+        ] {
+            let (k, ev, _) = of(&job(name, c));
+            assert_eq!(k, IntentKind::Benchmark, "{c}: {ev}");
+        }
+    }
+
+    #[test]
+    fn nvidia_smi_and_sleep_is_a_smoke_test() {
+        let (k, ev, _) = of(&job(
+            "gpu",
+            "image: nvidia/cuda:12.4.0-base-ubuntu22.04\ncommand: [sh, -c, 'nvidia-smi && sleep 3600']",
+        ));
+        assert_eq!(k, IntentKind::SmokeTest);
+        assert_eq!(
+            ev,
+            "classified as a smoke test because it only runs `nvidia-smi` and sleeps"
+        );
+        let (k, _, _) = of(&job(
+            "gpu",
+            "image: nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0",
+        ));
+        assert_eq!(k, IntentKind::SmokeTest);
+        let (k, ev, _) = of(&job(
+            "gpu",
+            "image: pytorch/pytorch:2.3.0\ncommand: [python, -c, 'import torch; print(torch.cuda.is_available())']",
+        ));
+        assert_eq!(k, IntentKind::SmokeTest, "{ev}");
+    }
+
+    #[test]
+    fn nvidia_smi_before_real_work_is_not_a_smoke_test() {
+        // nvidia-smi printed before a training run.
+        let (k, _, _) = of(&job(
+            "gpu",
+            "image: ghcr.io/x/app:1\nargs: ['nvidia-smi; torchrun train.py']",
+        ));
+        assert_eq!(k, IntentKind::Training);
+        // Before an unknown program: the kind decides, and says what it could not place.
+        let (k, ev, b) = of(&job(
+            "gpu",
+            "image: ghcr.io/x/app:1\nargs: ['nvidia-smi && python main.py']",
+        ));
+        assert_eq!((k, b), (IntentKind::Training, Basis::Kind));
+        assert!(ev.contains("`main.py` names no known launcher"), "{ev}");
+    }
+
+    #[test]
+    fn a_trainer_told_to_smoke_test_is_a_smoke_test() {
+        let (k, ev, _) = of(&job(
+            "llama",
+            "image: ghcr.io/x/app:1\ncommand: [python, train.py, --smoke-test]",
+        ));
+        assert_eq!(k, IntentKind::SmokeTest);
+        assert_eq!(
+            ev,
+            "classified as a smoke test because it runs `train.py` with `--smoke-test`"
+        );
+    }
+
+    #[test]
+    fn sleep_infinity_gpu_pod_is_a_dev_pod() {
+        let yaml = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: dev}\nspec:\n  template:\n    spec:\n      containers:\n        - name: shell\n          image: pytorch/pytorch:2.3.0\n          command: [sleep, infinity]\n          resources: {limits: {nvidia.com/gpu: 1}}\n";
+        let (k, ev, _) = of(yaml);
+        assert_eq!(k, IntentKind::Other);
+        assert!(ev.contains("development pod"), "{ev}");
+        // `while true; do sleep 30; done` after setup is idle too.
+        let (k, _, _) = of(&job(
+            "x",
+            "image: ghcr.io/x/app:1\nargs: ['pip install foo; while true; do sleep 30; done']",
+        ));
+        assert_eq!(k, IntentKind::Other);
+    }
+
+    #[test]
+    fn compile_jobs() {
+        for c in [
+            "command: [neuron_parallel_compile, torchrun, train.py, --max_steps, '10']",
+            "args: ['trtllm-build --checkpoint_dir /ckpt --output_dir /engines']",
+            "args: ['python convert_checkpoint.py --model_dir /m --output_dir /c']",
+            "command: [python, run.py, --compile-only]",
+            "command: [python, -c, 'import torch; m = torch.compile(model); warmup(m)']",
+        ] {
+            let (k, ev, _) = of(&job("x", &format!("image: ghcr.io/x/app:1\n{c}")));
+            assert_eq!(k, IntentKind::Compile, "{c}: {ev}");
+        }
+    }
+
+    #[test]
+    fn bare_python_job_keeps_the_kind_default() {
+        let (k, ev, b) = of(&job(
+            "job-1",
+            "image: ghcr.io/x/app:1\ncommand: [python, main.py]",
+        ));
+        assert_eq!((k, b), (IntentKind::Training, Basis::Kind));
+        assert_eq!(
+            ev,
+            "classified as training because it is a batch/v1 Job and nothing in its command, image or name says what it runs (`main.py` names no known launcher or trainer): a GPU Job counts as training by default"
+        );
+    }
+
+    #[test]
+    fn kubeflow_job_is_training_unless_commands_say_otherwise() {
+        let pj = |cmd: &str| {
+            format!(
+                "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: x}}\nspec:\n  pytorchReplicaSpecs:\n    Worker:\n      template:\n        spec:\n          containers:\n            - name: pytorch\n              image: ghcr.io/x/app:1\n{cmd}              resources: {{limits: {{nvidia.com/gpu: 8}}}}\n"
+            )
+        };
+        let (k, ev, b) = of(&pj(""));
+        assert_eq!((k, b), (IntentKind::Training, Basis::Kind), "{ev}");
+        let (k, _, _) = of(&pj(
+            "              command: [sh, -c, 'nvidia-smi && sleep 3600']\n",
+        ));
+        assert_eq!(k, IntentKind::SmokeTest);
+    }
+
+    #[test]
+    fn mpijob_workers_take_the_launchers_benchmark() {
+        let yaml = "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: x}\nspec:\n  mpiReplicaSpecs:\n    Launcher:\n      template:\n        spec:\n          containers:\n            - name: l\n              image: ghcr.io/x/mpi:1\n              command: [mpirun, --allow-run-as-root, -np, '16', /opt/bin/all_gather_perf, -b, '8']\n    Worker:\n      template:\n        spec:\n          containers:\n            - name: w\n              image: ghcr.io/x/mpi:1\n              command: [/usr/sbin/sshd, -De]\n              resources: {limits: {nvidia.com/gpu: 8}}\n";
+        let (k, ev, b) = of(yaml);
+        assert_eq!((k, b), (IntentKind::Benchmark, Basis::Sibling), "{ev}");
+    }
+
+    #[test]
+    fn rayjob_entrypoint_counts() {
+        let yaml = "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: x}\nspec:\n  entrypoint: python batch_infer.py --model /m\n  rayClusterSpec:\n    workerGroupSpecs:\n      - groupName: gpu\n        template:\n          spec:\n            containers:\n              - name: w\n                image: rayproject/ray:2.9.0-gpu\n                resources: {limits: {nvidia.com/gpu: 1}}\n";
+        let (k, ev, _) = of(yaml);
+        assert_eq!(k, IntentKind::Inference, "{ev}");
+    }
+
+    #[test]
+    fn inference_by_kind_image_and_command() {
+        let dep = |c: &str| {
+            format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: llm}}\nspec:\n  template:\n    spec:\n      containers:\n        - name: s\n{c}          resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+            )
+        };
+        // A checkpoint-ish argument does not make a server a trainer.
+        let (k, _, b) = of(&dep(
+            "          image: vllm/vllm-openai:v0.5.0\n          args: [--output_dir, /cache]\n",
+        ));
+        assert_eq!((k, b), (IntentKind::Inference, Basis::Image));
+        let (k, _, b) = of(&dep("          image: ghcr.io/x/app:1\n"));
+        assert_eq!((k, b), (IntentKind::Inference, Basis::Kind));
+        let (k, _, _) = of(&job(
+            "x",
+            "image: ghcr.io/x/app:1\nargs: [vllm, serve, meta-llama/Llama-3-8B]",
+        ));
+        assert_eq!(k, IntentKind::Inference);
+        // RL trainers that mention vllm in their overrides are still trainers.
+        let (k, _, _) = of(&job(
+            "x",
+            "image: ghcr.io/x/app:1\nargs: [python3, -m, verl.trainer.main_ppo, actor.rollout.name=vllm]",
+        ));
+        assert_eq!(k, IntentKind::Training);
+    }
+
+    #[test]
+    fn names_and_labels() {
+        let (k, ev, b) = of(&job("gpu-smoke-test", "image: ghcr.io/x/app:1"));
+        assert_eq!((k, b), (IntentKind::SmokeTest, Basis::Name), "{ev}");
+        assert!(ev.contains("its name `gpu-smoke-test`"), "{ev}");
+        // A trainer's health check is a health check.
+        let (k, _, _) = of(&job("trainer-healthcheck", "image: ghcr.io/x/app:1"));
+        assert_eq!(k, IntentKind::SmokeTest);
+        // `pretrained` is not `train`.
+        let (k, _, b) = of(&job(
+            "eval",
+            "image: ghcr.io/x/app:1\nargs: [--model, /models/pretrained]",
+        ));
+        assert_eq!((k, b), (IntentKind::Training, Basis::Kind));
+        // A pod that only takes checkpoint arguments.
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n      image: ghcr.io/x/app:1\n      args: [--checkpoint_dir, /ckpt]\n      resources: {limits: {nvidia.com/gpu: 1}}\n";
+        let (k, ev, _) = of(pod);
+        assert_eq!(k, IntentKind::Training);
+        assert_eq!(
+            ev,
+            "classified as training because it passes `--checkpoint_dir`"
+        );
+    }
+
+    #[test]
+    fn config_labels_come_first() {
+        let s = Settings::default();
+        let yaml = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: nccl-bench\n  labels: {workload-type: training}\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          image: x\n          command: [all_reduce_perf]\n          resources: {limits: {nvidia.com/gpu: 1}}\n";
+        let (k, _, b) = classify_yaml(yaml, &s);
+        assert_eq!((k, b), (IntentKind::Training, Basis::Config));
+        let other = yaml.replace("workload-type: training", "workload-type: batch");
+        let (k, _, _) = classify_yaml(&other, &s);
+        assert_eq!(k, IntentKind::Benchmark);
+        let other = other.replace("command: [all_reduce_perf]", "command: [torchrun, t.py]");
+        let (k, ev, b) = classify_yaml(&other, &s);
+        assert_eq!((k, b), (IntentKind::Other, Basis::Config), "{ev}");
+    }
+
+    #[test]
+    fn no_gpu_is_other() {
+        let yaml = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: t}\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          command: [torchrun, train.py]\n";
+        let parsed = parse(yaml, Budget::default());
+        let obj = Object::from_node(0, &parsed.docs[0].root).expect("object");
+        let templates = pod_templates(0, &obj);
+        let i = classify(&obj, &templates[0], &Settings::default());
+        assert_eq!((i.kind, i.basis), (IntentKind::Other, Basis::NoGpu));
+    }
+
+    #[test]
+    fn lexer_keeps_quotes_and_splits_commands() {
+        let words: Vec<String> = lex("a \"b c\" && d;e # comment\nf \\\n g")
+            .map(|t| match t {
+                Tok::Word(w) => w.to_string(),
+                Tok::Sep => "|".to_string(),
+            })
+            .collect();
+        assert_eq!(words, ["a", "b c", "|", "d", "|", "e", "|", "f", "g"]);
+    }
+
+    #[test]
+    fn hostile_text_does_not_panic() {
+        for s in ["\\", "\"", "'unterminated", "é\\é", "a\\", "\\\n", "#"] {
+            let _ = lex(s).count();
+        }
+    }
+}
