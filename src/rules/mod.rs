@@ -236,8 +236,28 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     }
 }
 
-/// Whether `b` may be a likely typo of `a` at all ([`close_enough`] allows 3 edits): a cheap
-/// length test that spares most edit-distance computations over thousands of names.
-pub(crate) fn may_be_typo(a: &str, b: &str) -> bool {
-    a.len().abs_diff(b.len()) <= 3
+/// The edit distance when it is at most `max`: stops as soon as every path exceeds it.
+pub(crate) fn edit_distance_within(a: &str, b: &str, max: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > max || !a.is_ascii() || !b.is_ascii() {
+        return Some(edit_distance(a, b)).filter(|d| *d <= max);
+    }
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        let mut best = row[0];
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j + 1] + 1)
+                .min(row[j] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+            best = best.min(next);
+        }
+        if best > max {
+            return None;
+        }
+    }
+    Some(row[b.len()]).filter(|d| *d <= max)
 }

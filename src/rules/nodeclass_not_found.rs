@@ -1,4 +1,4 @@
-use super::{Ctx, edit_distance, usable};
+use super::{Ctx, edit_distance_within, usable};
 use crate::diag::Diagnostic;
 use crate::model::Object;
 
@@ -162,8 +162,7 @@ fn closest<'o, 'a>(
     candidates: impl Iterator<Item = (&'a str, &'o Object<'a>)>,
 ) -> Option<(&'a str, &'o Object<'a>)> {
     candidates
-        .filter(|(n, _)| super::may_be_typo(name, n))
-        .map(|(n, o)| (edit_distance(name, n), n, o))
+        .filter_map(|(n, o)| Some((edit_distance_within(name, n, 3)?, n, o)))
         .filter(|(d, _, _)| *d > 0 && *d <= 3 && *d * 3 <= name.chars().count().max(3))
         .min_by_key(|(d, n, _)| (*d, *n))
         .map(|(_, n, o)| (n, o))
