@@ -78,6 +78,7 @@ pub struct Index<'a> {
     pub own_placement: Vec<Option<usize>>,
     by_name: HashMap<(&'a str, &'a str), Vec<usize>>,
     kinds: HashSet<(&'a str, &'a str)>,
+    by_kind: HashMap<&'a str, Vec<usize>>,
     /// LocalQueues: first by (name, namespace), first without a namespace by name, first by name.
     local_queue_exact: HashMap<(&'a str, &'a str), usize>,
     local_queue_unnamespaced: HashMap<&'a str, usize>,
@@ -200,6 +201,13 @@ impl<'a> Index<'a> {
             file_ids: ids,
             settings,
             kinds: objects.iter().map(|o| (o.group, o.kind)).collect(),
+            by_kind: {
+                let mut m: HashMap<&str, Vec<usize>> = HashMap::new();
+                for (i, o) in objects.iter().enumerate() {
+                    m.entry(o.kind).or_default().push(i);
+                }
+                m
+            },
             cluster_queue_names: first_by_name(&mut cluster_queues.iter().map(|q| q.name)),
             flavor_names: first_by_name(&mut flavors.iter().map(|f| f.name)),
             pool_names: first_by_name(&mut nodepools.iter().map(|p| p.name)),
@@ -403,6 +411,15 @@ impl<'a> Index<'a> {
             .into_iter()
             .any(|o| namespace.is_none() || o.namespace.is_none() || o.namespace == namespace)
             || self.settings.is_external(kind, namespace, name)
+    }
+
+    /// Objects of a kind (any group), in order.
+    pub fn of_kind(&self, kind: &str) -> impl Iterator<Item = &Object<'a>> {
+        self.by_kind
+            .get(kind)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.objects[i])
     }
 
     pub fn has_kind(&self, group: &str, kind: &str) -> bool {

@@ -96,7 +96,7 @@ impl SourceFile {
             text: String::new(),
             docs: Vec::new(),
             problems: vec![Problem {
-                span: Span { start: p, end: p },
+                span: Span::at(p),
                 message,
                 first: None,
             }],
@@ -281,7 +281,7 @@ pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
                 text: String::new(),
                 docs: Vec::new(),
                 problems: vec![Problem {
-                    span: Span { start: p, end: p },
+                    span: Span::at(p),
                     message: format!(
                         "not UTF-8 text (invalid byte at line {line}, column {col}); not linted"
                     ),

@@ -100,7 +100,7 @@ impl<'a> Ctx<'_, 'a> {
             file,
             span: Span {
                 start: pos(start),
-                end: pos(end),
+                end: pos(end).byte,
             },
         }
     }
@@ -212,52 +212,28 @@ pub fn closest(name: &str) -> Option<&'static str> {
 }
 
 pub fn edit_distance(a: &str, b: &str) -> usize {
-    // Names are ASCII almost always: compare bytes then, chars otherwise; one row, reused.
-    fn run<T: PartialEq>(a: &[T], b: &[T]) -> usize {
-        let mut row: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.iter().enumerate() {
-            let mut diag = row[0];
-            row[0] = i + 1;
-            for (j, cb) in b.iter().enumerate() {
-                let cost = usize::from(ca != cb);
-                let next = (diag + cost).min(row[j + 1] + 1).min(row[j] + 1);
-                diag = row[j + 1];
-                row[j + 1] = next;
-            }
-        }
-        row[b.len()]
-    }
-    if a.is_ascii() && b.is_ascii() {
-        run(a.as_bytes(), b.as_bytes())
-    } else {
-        let a: Vec<char> = a.chars().collect();
-        let b: Vec<char> = b.chars().collect();
-        run(&a, &b)
-    }
+    rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars())
 }
 
-/// The edit distance when it is at most `max`: stops as soon as every path exceeds it.
+/// The edit distance when it is at most `max`, found without filling the whole table (thousands
+/// of names are compared per missing reference in a large repository).
 pub(crate) fn edit_distance_within(a: &str, b: &str, max: usize) -> Option<usize> {
-    if a.len().abs_diff(b.len()) > max || !a.is_ascii() || !b.is_ascii() {
-        return Some(edit_distance(a, b)).filter(|d| *d <= max);
+    use rapidfuzz::distance::levenshtein::{Args, distance_with_args};
+    distance_with_args(a.chars(), b.chars(), &Args::default().score_cutoff(max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("gpu-class", "gpu-clas"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("é", "e"), 1);
+        assert_eq!(edit_distance_within("trainig", "training", 3), Some(1));
+        assert_eq!(edit_distance_within("team-0001", "team-0234", 2), None);
+        assert_eq!(edit_distance_within("a", "abcdef", 3), None);
     }
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        let mut best = row[0];
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != cb))
-                .min(row[j + 1] + 1)
-                .min(row[j] + 1);
-            diag = row[j + 1];
-            row[j + 1] = next;
-            best = best.min(next);
-        }
-        if best > max {
-            return None;
-        }
-    }
-    Some(row[b.len()]).filter(|d| *d <= max)
 }

@@ -131,12 +131,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 an(kind)
             )
         } else {
-            let candidates = cx
-                .ix
-                .objects
-                .iter()
-                .filter(|o| o.kind == kind)
-                .filter_map(|o| o.name.map(|n| (n, o)));
+            let candidates = cx.ix.of_kind(kind).filter_map(|o| o.name.map(|n| (n, o)));
             match closest(name, candidates) {
                 Some((n, o)) => {
                     d = d.related(o.loc(o.anchor()), format!("the closest {kind}"));

@@ -135,9 +135,8 @@ fn suggest(cx: &Ctx, mut d: Diagnostic, kind: &str, group: &str, name: &str) -> 
     }
     let best: Option<(usize, &str, &Object)> = cx
         .ix
-        .objects
-        .iter()
-        .filter(|o| o.is(group, kind))
+        .of_kind(kind)
+        .filter(|o| o.group == group)
         .filter_map(|o| o.name.map(|n| (n, o)))
         .filter_map(|(n, o)| Some((edit_distance_within(name, n, 3)?, n, o)))
         .filter(|(dist, _, _)| close_enough(name, *dist))
