@@ -43,6 +43,8 @@ pub struct Settings {
     pub training_labels: Vec<(String, String)>,
     /// Directory the config file was found in (exclude globs are relative to it).
     pub root: Option<PathBuf>,
+    /// Rendering of kustomizations and charts (`sources:`, `charts:`).
+    pub sources: crate::sources::SourcesConfig,
 }
 
 impl Default for Settings {
@@ -57,6 +59,7 @@ impl Default for Settings {
             karpenter: false,
             training_labels: vec![("workload-type".into(), "training".into())],
             root: None,
+            sources: crate::sources::SourcesConfig::default(),
         }
     }
 }
@@ -284,10 +287,13 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                     }
                 }
             }
+            "sources" | "charts" => {
+                crate::sources::parse_config_key(key, v, &mut s.sources, &mut bad)
+            }
             _ => bad(
                 kn,
                 format!(
-                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training)"
+                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, sources, charts)"
                 ),
             ),
         }

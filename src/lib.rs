@@ -11,6 +11,7 @@ pub mod report;
 pub mod rules;
 pub mod sched;
 pub mod source;
+pub mod sources;
 pub mod yaml;
 pub mod yaml_compat;
 

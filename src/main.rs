@@ -116,6 +116,13 @@ struct LintArgs {
     /// Color in human output.
     #[arg(long, value_enum, default_value = "auto")]
     color: Color,
+    /// Read kustomizations and charts file by file instead of building them.
+    #[arg(long)]
+    no_render: bool,
+    /// Print (stderr) which files were read raw, what was built with which command, and what
+    /// was skipped and why.
+    #[arg(long)]
+    explain_sources: bool,
 }
 
 fn main() -> ExitCode {
@@ -274,6 +281,10 @@ fn lint(args: LintArgs) -> ExitCode {
     if args.eks {
         settings.eks = true;
     }
+    if args.no_render {
+        settings.sources.kustomize = false;
+        settings.sources.helm = false;
+    }
     if !args.rules.is_empty() {
         for r in &args.rules {
             if gpuops::rules::find(r).is_none() {
@@ -298,8 +309,14 @@ fn lint(args: LintArgs) -> ExitCode {
         exclude: exclude.as_ref(),
         exclude_root: settings.root.as_deref(),
     };
-    let (found, walk_problems) = discovery.walk(&fs_paths);
-    let (mut files, load_problems) = source::load(&found);
+    let walked = discovery.walk_sources(&fs_paths);
+    let walk_problems = walked.problems;
+    let mut sources = gpuops::sources::Sources::plan(walked.files, walked.charts, &settings);
+    let (mut files, load_problems) = source::load(sources.raw());
+    sources.render(&mut files);
+    if args.explain_sources {
+        eprint!("{}", sources.explain());
+    }
     let mut fatal = false;
     for p in &walk_problems {
         let missing = !std::path::Path::new(&p.path).exists()
@@ -324,7 +341,8 @@ fn lint(args: LintArgs) -> ExitCode {
         files.push(source::from_bytes("<stdin>".into(), buf));
     }
 
-    let outcome = gpuops::lint(&files, &settings);
+    let mut outcome = gpuops::lint(&files, &settings);
+    let (files, notes) = sources.finish(&mut outcome.diagnostics, files);
     let format = match args.format {
         FormatArg::Human => Format::Human,
         FormatArg::Json => Format::Json,
@@ -357,7 +375,10 @@ fn lint(args: LintArgs) -> ExitCode {
     };
     print(&text);
     if matches!(format, Format::Human) {
-        skipped_notes(&files);
+        skipped_notes(&files, &settings);
+        for n in &notes {
+            eprintln!("{n}");
+        }
     }
     // Freeing millions of tree nodes one by one costs more than the process exit does.
     std::mem::forget(files);
@@ -375,10 +396,13 @@ fn lint(args: LintArgs) -> ExitCode {
 }
 
 /// One stderr line per template that was not linted, with how to lint it.
-fn skipped_notes(files: &[SourceFile]) {
+fn skipped_notes(files: &[SourceFile], settings: &Settings) {
     for f in files {
         let Some(s) = &f.skipped else { continue };
-        let how = if s.reason.starts_with("Jinja") {
+        let hint = gpuops::sources::skip_hint(f, settings);
+        let how = if let Some(h) = &hint {
+            h.as_str()
+        } else if s.reason.starts_with("Jinja") {
             "render it and lint the output via stdin"
         } else {
             "render it (helm template …) and lint the output via stdin"

@@ -1,5 +1,7 @@
 //! Every rule: a failing fixture (snapshot of its human output, run with only that rule) and a
 //! passing fixture (no finding from that rule). A registered rule without both fails the suite.
+//! Rules of the `sources` category judge builds, not YAML files: their fixtures are directories
+//! (`testdata/sources/<rule>/fail/`, `pass/`) that tests/sources.rs builds and snapshots.
 
 use gpuops::config::{self, Settings};
 use gpuops::report::{HumanOptions, human};
@@ -17,6 +19,11 @@ fn settings_for(dir: &Path, rule: &str) -> Settings {
     s
 }
 
+/// Rules whose findings come from building sources, not from one YAML file.
+fn from_sources(r: &gpuops::rules::Rule) -> bool {
+    r.category == "sources"
+}
+
 /// `RULE=name cargo test --test rules` checks one rule only (handy while writing it).
 fn selected() -> Vec<&'static gpuops::rules::Rule> {
     let only = std::env::var("RULE").ok();
@@ -24,6 +31,7 @@ fn selected() -> Vec<&'static gpuops::rules::Rule> {
         .iter()
         .copied()
         .filter(|r| only.as_deref().is_none_or(|o| o == r.name))
+        .filter(|r| !from_sources(r))
         .collect()
 }
 
@@ -50,8 +58,13 @@ fn run(dir: &Path, file: &str, rule: &str) -> (String, usize) {
 fn every_rule_has_both_fixtures() {
     let mut missing = Vec::new();
     for r in gpuops::rules::all() {
-        for f in ["fail.yaml", "pass.yaml"] {
-            let p = Path::new("testdata/rules").join(r.name).join(f);
+        let (dir, names) = if from_sources(r) {
+            ("testdata/sources", ["fail", "pass"])
+        } else {
+            ("testdata/rules", ["fail.yaml", "pass.yaml"])
+        };
+        for f in names {
+            let p = Path::new(dir).join(r.name).join(f);
             if !p.exists() {
                 missing.push(p.display().to_string());
             }

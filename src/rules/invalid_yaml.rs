@@ -36,7 +36,11 @@ declare_rule! {
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for (fid, f) in cx.ix.files.iter().enumerate() {
-        for p in &f.problems {
+        for p in f
+            .problems
+            .iter()
+            .filter(|p| !crate::sources::is_build_failure(p))
+        {
             let mut d = cx.at(
                 Loc {
                     file: fid,

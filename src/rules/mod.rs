@@ -104,11 +104,13 @@ mod nodeselector_matches_no_nodepool;
 mod priorityclass_not_found;
 mod queue_name_as_annotation;
 mod resourceflavor_not_found;
+mod source_build_failed;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
 
 static ALL: &[&Rule] = &[
     &invalid_yaml::RULE,
+    &source_build_failed::RULE,
     &gpu_limit_missing::RULE,
     &gpu_quantity_invalid::RULE,
     &gpu_toleration_missing::RULE,
