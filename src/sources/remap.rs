@@ -386,7 +386,7 @@ impl Inline {
 
     fn pos(&self, outer: &str, p: Pos) -> Option<Pos> {
         let l = p.line as usize;
-        let in_line = p.byte as usize - *self.text_lines.get(l.checked_sub(1)?)?;
+        let in_line = (p.byte as usize).checked_sub(*self.text_lines.get(l.checked_sub(1)?)?)?;
         let outer_start = *self
             .outer_lines
             .get((self.first_line as usize + l).checked_sub(2)?)?;
