@@ -149,7 +149,11 @@ impl Discovery<'_> {
     /// chart directories skipped, YAML files only (a file named explicitly is always taken).
     pub fn walk(&self, roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<IoProblem>) {
         let w = self.walk_sources(roots);
-        let files = w.files.into_iter().filter(|f| is_yaml(f)).collect();
+        let files = w
+            .files
+            .into_iter()
+            .filter(|f| f.file_name().is_none_or(|n| n != "Kustomization"))
+            .collect();
         (files, w.problems)
     }
 
@@ -190,12 +194,15 @@ impl Discovery<'_> {
                     if !is_dir {
                         return true;
                     }
+                    if e.file_name() == ".git" {
+                        return false;
+                    }
                     // Helm templates are not YAML until rendered.
                     let chart = e.path().join("Chart.yaml").exists();
                     if chart && let Ok(mut c) = found_charts.lock() {
                         c.push(e.path().to_path_buf());
                     }
-                    e.file_name() != ".git" && !chart
+                    !chart
                 })
                 .build();
             for entry in walker {

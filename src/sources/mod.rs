@@ -119,6 +119,12 @@ fn is_yaml_name(p: &Path) -> bool {
     )
 }
 
+/// A `Kustomization` file (no extension): discovery lists it for building only; it is never
+/// read raw.
+fn is_bare_kustomization(p: &Path) -> bool {
+    p.file_name().is_some_and(|n| n == "Kustomization")
+}
+
 fn skipped_file(
     path: String,
     text: String,
@@ -278,39 +284,20 @@ impl Sources {
             }
         }
         if s.tool.is_none() {
-            s.raw = found.into_iter().filter(|f| is_yaml_name(f)).collect();
+            s.raw = found
+                .into_iter()
+                .filter(|f| !is_bare_kustomization(f))
+                .collect();
             s.log_raw();
             return s;
         }
         s.forest = Forest::load(&kfiles);
         let discovered: BTreeSet<PathBuf> = kfiles.iter().map(|f| identity(f)).collect();
         let referrers = s.forest.referrers();
-        let buildable = |k: &PathBuf| s.forest.get(k).is_some_and(|k| !k.component);
-        let mut tops: Vec<PathBuf> = discovered
-            .iter()
-            .filter(|k| buildable(k))
-            .filter(|k| s.config.lint_bases || !referrers.contains_key(*k))
-            .cloned()
-            .collect();
-        // A kustomization only reached through a cycle would never be built: build it itself.
-        let mut reached: BTreeSet<PathBuf> = tops
-            .iter()
-            .flat_map(|t| s.forest.chain(t).into_iter().map(|k| k.path.clone()))
-            .collect();
-        for k in &discovered {
-            if !reached.contains(k) && buildable(k) {
-                tops.push(k.clone());
-                reached.extend(s.forest.chain(k).into_iter().map(|k| k.path.clone()));
-            }
-        }
+        let tops = s.forest.tops(&discovered, s.config.lint_bases);
         // What the builds read is not read raw, and neither is anything else in a
         // kustomization's own directory (ArgoCD syncs what the build makes of it).
-        let mut claimed: BTreeSet<PathBuf> = BTreeSet::new();
-        let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
-        for k in &discovered {
-            claimed.extend(s.forest.files_read(k));
-            dirs.extend(s.forest.chain(k).into_iter().map(|k| k.dir.clone()));
-        }
+        let (claimed, dirs) = s.forest.claims(&discovered);
         for f in found {
             let id = identity(&f);
             if claimed.contains(&id) {
@@ -327,7 +314,7 @@ impl Sources {
                 }
                 continue;
             }
-            if is_yaml_name(&f) {
+            if !is_bare_kustomization(&f) {
                 s.raw.push(f);
             }
         }
@@ -349,7 +336,9 @@ impl Sources {
             s.lines.push(Line {
                 what: "through",
                 path,
-                detail: if component {
+                detail: if via.is_empty() {
+                    "a component no kustomization in the linted paths uses: not linted".into()
+                } else if component {
                     format!("a component: linted through {}", via.join(", "))
                 } else {
                     format!(
@@ -391,11 +380,17 @@ impl Sources {
         if !self.charts.is_empty() && self.config.helm {
             self.helm = exec::which("helm");
         }
-        let charts: Vec<helm::Chart> = self
-            .charts
-            .iter()
-            .filter_map(|d| helm::Chart::load(d))
-            .collect();
+        let mut charts: Vec<helm::Chart> = Vec::new();
+        for d in &self.charts {
+            match helm::Chart::load(d) {
+                Some(c) => charts.push(c),
+                None => self.lines.push(Line {
+                    what: "skipped",
+                    path: display_path(d),
+                    detail: "Chart.yaml cannot be read: not linted".into(),
+                }),
+            }
+        }
         let results: Vec<HResult> = charts.par_iter().map(|c| self.render_chart(c)).collect();
         for (chart, r) in charts.iter().zip(results) {
             self.add_chart(chart, r, files);

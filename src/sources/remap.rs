@@ -961,4 +961,54 @@ mod tests {
         assert_eq!(image_name("localhost:5000/y"), "localhost:5000/y");
         assert_eq!(image_name("y@sha256:abc"), "y");
     }
+
+    #[test]
+    fn transformers_and_generators_point_at_the_kustomization() {
+        use crate::sources::tree::{Forest, identity};
+        let d = tempfile::tempdir().unwrap();
+        let kust = "namespace: ml\nnamePrefix: p-\nresources: [job.yaml]\nimages:\n  - name: x\n    newTag: v2\nconfigMapGenerator:\n  - name: settings\n    literals: [a=b]\n";
+        let job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: default\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          image: x:v1\n";
+        std::fs::write(d.path().join("kustomization.yaml"), kust).unwrap();
+        std::fs::write(d.path().join("job.yaml"), job).unwrap();
+        let kpath = identity(&d.path().join("kustomization.yaml"));
+        let jpath = identity(&d.path().join("job.yaml"));
+        let forest = Forest::load(std::slice::from_ref(&kpath));
+        let mut cache = BTreeMap::new();
+        cache.insert(
+            jpath.clone(),
+            SourceFile::from_text("job.yaml".into(), job.into()),
+        );
+        let cx = Ctx {
+            forest: &forest,
+            cache: &cache,
+        };
+        let rendered = SourceFile::from_text(
+            "r".into(),
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: p-j\n  namespace: ml\nspec:\n  template:\n    spec:\n      containers:\n      - image: x:v2\n        name: c\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p-settings-abc\n".into(),
+        );
+        let origins = [
+            Origin::File(jpath.clone()),
+            Origin::Generated {
+                kustomization: kpath.clone(),
+            },
+        ];
+        let job_root = &rendered.docs[0].root;
+        let at = |n: &Node| {
+            let r = kustomize(&cx, &kpath, &origins, &rendered, n.span).unwrap();
+            (r.place.file == kpath, r.place.span.start.line)
+        };
+        let meta = job_root.get("metadata").unwrap();
+        assert_eq!(at(meta.get("namespace").unwrap()), (true, 1));
+        assert_eq!(at(meta.get("name").unwrap()), (true, 2));
+        let container = &job_root
+            .at(&["spec", "template", "spec", "containers"])
+            .unwrap()
+            .as_seq()
+            .unwrap()[0];
+        assert_eq!(at(container.get("image").unwrap()), (true, 5));
+        // Unchanged by the overlay: the base file.
+        assert_eq!(at(container.get("name").unwrap()), (false, 10));
+        let cm = rendered.docs[1].root.at(&["metadata", "name"]).unwrap();
+        assert_eq!(at(cm), (true, 8));
+    }
 }

@@ -263,6 +263,43 @@ impl Forest {
         out
     }
 
+    /// The kustomizations to build: those of `discovered` no other kustomization builds through
+    /// (all of them with `lint_bases`), components excepted.
+    pub fn tops(&self, discovered: &BTreeSet<PathBuf>, lint_bases: bool) -> Vec<PathBuf> {
+        let referrers = self.referrers();
+        let buildable = |k: &PathBuf| self.get(k).is_some_and(|k| !k.component);
+        let mut tops: Vec<PathBuf> = discovered
+            .iter()
+            .filter(|k| buildable(k) && (lint_bases || !referrers.contains_key(*k)))
+            .cloned()
+            .collect();
+        // A kustomization only reached through a cycle would never be built: build it itself
+        // (kustomize then reports the cycle).
+        let mut reached: BTreeSet<PathBuf> = tops
+            .iter()
+            .flat_map(|t| self.chain(t).into_iter().map(|k| k.path.clone()))
+            .collect();
+        for k in discovered {
+            if !reached.contains(k) && buildable(k) {
+                tops.push(k.clone());
+                reached.extend(self.chain(k).into_iter().map(|k| k.path.clone()));
+            }
+        }
+        tops
+    }
+
+    /// What building `discovered` claims: the files the builds read, and the directories of
+    /// every kustomization involved.
+    pub fn claims(&self, discovered: &BTreeSet<PathBuf>) -> (BTreeSet<PathBuf>, BTreeSet<PathBuf>) {
+        let mut files = BTreeSet::new();
+        let mut dirs = BTreeSet::new();
+        for k in discovered {
+            files.extend(self.files_read(k));
+            dirs.extend(self.chain(k).into_iter().map(|k| k.dir.clone()));
+        }
+        (files, dirs)
+    }
+
     /// Kustomizations that another one builds through, with who does.
     pub fn referrers(&self) -> BTreeMap<PathBuf, Vec<PathBuf>> {
         let mut m: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
