@@ -124,6 +124,13 @@ struct LintArgs {
     /// Color in human output.
     #[arg(long, value_enum, default_value = "auto")]
     color: Color,
+    /// Read kustomizations and charts file by file instead of building them.
+    #[arg(long)]
+    no_render: bool,
+    /// Print (stderr) which files were read raw, what was built with which command, and what
+    /// was skipped and why.
+    #[arg(long)]
+    explain_sources: bool,
 }
 
 fn main() -> ExitCode {
@@ -339,6 +346,10 @@ fn lint(args: LintArgs) -> ExitCode {
     if args.no_suppressions {
         settings.suppressions = false;
     }
+    if args.no_render {
+        settings.sources.kustomize = false;
+        settings.sources.helm = false;
+    }
     if !args.rules.is_empty() {
         for r in &args.rules {
             if gpuops::rules::find(r).is_none() {
@@ -364,14 +375,24 @@ fn lint(args: LintArgs) -> ExitCode {
         exclude_root: settings.root.as_deref(),
     };
     let (context_paths, context_roles, context_problems) = context_files(&settings, &args.context);
-    let (mut found, walk_problems) = discovery.walk(&fs_paths);
+    let walked = discovery.walk_sources(&fs_paths);
+    let walk_problems = walked.problems;
     // A context file under a linted directory is context, not a manifest to lint.
     let context_abs: std::collections::HashSet<PathBuf> = context_paths
         .iter()
         .filter_map(|p| std::path::absolute(p).ok())
         .collect();
-    found.retain(|p| std::path::absolute(p).is_ok_and(|a| !context_abs.contains(&a)));
-    let (mut files, mut load_problems) = source::load(&found);
+    let found: Vec<PathBuf> = walked
+        .files
+        .into_iter()
+        .filter(|p| std::path::absolute(p).is_ok_and(|a| !context_abs.contains(&a)))
+        .collect();
+    let mut sources = gpuops::sources::Sources::plan(found, walked.charts, &settings);
+    let (mut files, mut load_problems) = source::load(sources.raw());
+    sources.render(&mut files);
+    if args.explain_sources {
+        eprint!("{}", sources.explain());
+    }
     let (mut context, problems) = source::load(&context_paths);
     load_problems.extend(problems);
     load_problems.extend(context_problems);
@@ -405,7 +426,11 @@ fn lint(args: LintArgs) -> ExitCode {
         files.push(source::from_bytes("<stdin>".into(), buf));
     }
 
-    let outcome = gpuops::lint(&files, &settings);
+    // Findings on rendered sources move to the files that produced them before suppressions are
+    // read there.
+    let mut outcome = gpuops::check(&files, &settings);
+    let (files, notes) = sources.finish(&mut outcome.diagnostics, files);
+    gpuops::finish(&files, &settings, &mut outcome);
     let format = match args.format {
         FormatArg::Human => Format::Human,
         FormatArg::Json => Format::Json,
@@ -438,7 +463,10 @@ fn lint(args: LintArgs) -> ExitCode {
     };
     print(&text);
     if matches!(format, Format::Human) {
-        skipped_notes(&files);
+        skipped_notes(&files, &settings);
+        for n in &notes {
+            eprintln!("{n}");
+        }
     }
     // Freeing millions of tree nodes one by one costs more than the process exit does.
     std::mem::forget(files);
@@ -459,10 +487,13 @@ fn lint(args: LintArgs) -> ExitCode {
 }
 
 /// One stderr line per template that was not linted, with how to lint it.
-fn skipped_notes(files: &[SourceFile]) {
+fn skipped_notes(files: &[SourceFile], settings: &Settings) {
     for f in files {
         let Some(s) = &f.skipped else { continue };
-        let how = if s.reason.starts_with("Jinja") {
+        let hint = gpuops::sources::skip_hint(f, settings);
+        let how = if let Some(h) = &hint {
+            h.as_str()
+        } else if s.reason.starts_with("Jinja") {
             "render it and lint the output via stdin"
         } else {
             "render it (helm template …) and lint the output via stdin"

@@ -207,15 +207,20 @@ fn non_kubernetes_yaml_and_helm_charts_are_skipped() {
     write(d.path(), "ignored/bad.yaml", BAD_JOB);
     write(d.path(), ".gitignore", "ignored/\n");
     write(d.path(), "notes.txt", "not yaml");
+    // No helm on PATH: the chart is listed as skipped, not rendered.
+    let empty = tempfile::tempdir().unwrap();
     let (code, out, _) = stdout_of(
         gpuops()
             .current_dir(d.path())
+            .env("PATH", empty.path())
             .args(["lint", "--format", "json"]),
     );
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["summary"]["files"], 2);
+    assert_eq!(v["summary"]["files"], 3);
     assert_eq!(v["summary"]["objects"], 0);
+    assert_eq!(v["skipped"][0]["path"], "chart/Chart.yaml");
+    assert_eq!(v["skipped"][0]["reason"], "Helm chart (helm not on PATH)");
 }
 
 #[test]

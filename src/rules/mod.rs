@@ -162,6 +162,7 @@ mod nodeselector_matches_no_nodepool;
 mod priorityclass_not_found;
 mod queue_name_as_annotation;
 mod resourceflavor_not_found;
+mod source_build_failed;
 pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
@@ -169,6 +170,7 @@ pub(crate) mod unused_suppression;
 
 static ALL: &[&Rule] = &[
     &invalid_yaml::RULE,
+    &source_build_failed::RULE,
     &gpu_limit_missing::RULE,
     &gpu_quantity_invalid::RULE,
     &gpu_toleration_missing::RULE,
