@@ -159,7 +159,7 @@ impl Gen<'_> {
         self.write(
             &format!("{dir}/kustomization.yaml"),
             &[format!(
-                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - system.yaml\n  - priorities.yaml\n  - ../../teams\ncommonAnnotations:\n  platform.example.com/cluster: {name}\n"
+                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - system.yaml\n  - priorities.yaml\ncommonAnnotations:\n  platform.example.com/cluster: {name}\n"
             )],
         );
         let system_pool = format!(
