@@ -44,7 +44,7 @@ enum Command {
         #[arg(value_enum)]
         what: SchemaKind,
     },
-    /// Print a shell completion script (`gpuops completions bash > ~/.local/share/bash-completion/completions/gpuops`).
+    /// Print a shell completion script, e.g. `gpuops completions zsh > ~/.zfunc/_gpuops`.
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
@@ -118,8 +118,9 @@ struct LintArgs {
     /// Also write the report in FORMAT to PATH (repeatable), e.g. `--output-file sarif=gpuops.sarif`.
     #[arg(long = "output-file", value_name = "FORMAT=PATH", value_parser = OutputFile::parse_spec)]
     output_files: Vec<(Format, PathBuf)>,
-    /// Report only findings in these files, or whose related place is in them; the whole repository
-    /// (the config's directory without PATHS) is still linted for context. For pre-commit.
+    /// Report only findings in these files, or whose related place is in them, still linting the
+    /// whole repository for context (the config's directory, or the directories given). For
+    /// pre-commit. With it, files (here or among PATHS) are what to report, directories what to lint.
     #[arg(long, value_name = "FILE", num_args = 0..)]
     changed: Option<Vec<PathBuf>>,
     /// Config file (default: .gpuops.yaml found upward from the first path).
@@ -356,10 +357,22 @@ fn lint(args: LintArgs) -> ExitCode {
             }
         }
     }
-    let paths = if args.paths.is_empty() {
+    // With `--changed`, directories (and `-`) say what to lint and files what to report, wherever
+    // they stand: pre-commit appends the staged files after the hook's `args`, so a flag there
+    // (`--eks`) ends the `--changed` list and the files land among PATHS.
+    let mut given = args.paths.clone();
+    let changed = args.changed.clone().map(|list| {
+        let (roots, files): (Vec<PathBuf>, Vec<PathBuf>) = given
+            .drain(..)
+            .chain(list)
+            .partition(|p| p.as_os_str() == "-" || p.is_dir());
+        given = roots;
+        files
+    });
+    let paths = if given.is_empty() {
         vec![PathBuf::from(".")]
     } else {
-        args.paths.clone()
+        given.clone()
     };
     let stdin = paths.iter().any(|p| p.as_os_str() == "-");
     let mut fs_paths: Vec<PathBuf> = paths
@@ -416,8 +429,8 @@ fn lint(args: LintArgs) -> ExitCode {
         settings.only = Some(args.rules.clone());
     }
     // `--changed` alone lints the repository the config belongs to, wherever pre-commit runs it.
-    if args.changed.is_some()
-        && args.paths.is_empty()
+    if changed.is_some()
+        && given.is_empty()
         && let Some(root) = settings.root.as_ref().filter(|r| !r.as_os_str().is_empty())
     {
         fs_paths = vec![root.clone()];
@@ -501,7 +514,7 @@ fn lint(args: LintArgs) -> ExitCode {
     for e in &errors {
         eprintln!("error: {e}");
     }
-    if let Some(changed) = &args.changed {
+    if let Some(changed) = &changed {
         ChangedFiles::new(changed).retain(&mut outcome.diagnostics, &files);
     }
     let code = if fatal {

@@ -1498,6 +1498,25 @@ fn changed_lints_the_whole_repository_from_the_config_root() {
     assert_eq!(f[0].0, "gpu-toleration-missing");
     let (code, f) = changed_findings(&d.path().join("apps"), &["../platform/pools.yaml"]);
     assert_eq!((code, f.len()), (1, 1));
+    // A directory says what to lint, wherever it stands: without platform/, no pool, no taint.
+    for args in [
+        &["apps", "--changed", "apps/smoke.yaml", "apps/bad.yaml"][..],
+        &["--changed", "apps/smoke.yaml", "apps", "apps/bad.yaml"][..],
+    ] {
+        let (code, out, err) = stdout_of(
+            gpuops()
+                .current_dir(d.path())
+                .args(["lint", "--format", "json"])
+                .args(args),
+        );
+        assert_eq!(code, 1, "{args:?}: {out}{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            findings(&v),
+            [("gpu-limit-missing".into(), "apps/bad.yaml".into())],
+            "{args:?}"
+        );
+    }
 }
 
 // ---- The files CI systems read: pre-commit hooks, the GitHub Action and workflows ----
@@ -1553,6 +1572,21 @@ fn pre_commit_lint_hook_reports_only_the_staged_files() {
     let (code, out, _) =
         stdout_of(hook_command("gpuops-lint", &[], &["apps/ok.yaml"]).current_dir(d.path()));
     assert_eq!(code, 0, "{out}");
+    // A flag in the hook's `args` ends `--changed`'s list: the staged files still count as changed.
+    let (code, out, _) = stdout_of(
+        hook_command(
+            "gpuops-lint",
+            &["--no-suppressions", "--format", "json"],
+            &["apps/smoke.yaml"],
+        )
+        .current_dir(d.path()),
+    );
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        findings(&v),
+        [("gpu-toleration-missing".into(), "apps/smoke.yaml".into())]
+    );
 }
 
 /// The hooks' `files` patterns are simple suffix alternations; this reads just that form.
