@@ -63,6 +63,8 @@ pub struct Settings {
     pub clusters: Vec<ClusterDef>,
     /// Honour in-source suppressions (`--no-suppressions` turns this off).
     pub suppressions: bool,
+    /// Rendering of kustomizations and charts (`sources:`, `charts:`).
+    pub sources: crate::sources::SourcesConfig,
 }
 
 impl Default for Settings {
@@ -80,6 +82,7 @@ impl Default for Settings {
             context: Vec::new(),
             clusters: Vec::new(),
             suppressions: true,
+            sources: crate::sources::SourcesConfig::default(),
         }
     }
 }
@@ -399,10 +402,13 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
             }
             "context" => s.context = path_list(v, "context", &mut bad),
             "clusters" => s.clusters = clusters(v, &mut bad),
+            "sources" | "charts" => {
+                crate::sources::parse_config_key(key, v, &mut s.sources, &mut bad)
+            }
             _ => bad(
                 kn,
                 format!(
-                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, context, clusters)"
+                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, context, clusters, sources, charts)"
                 ),
             ),
         }

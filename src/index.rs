@@ -78,7 +78,11 @@ pub struct Index<'a> {
     pub own_placement: Vec<Option<usize>>,
     by_name: HashMap<(&'a str, &'a str), Vec<usize>>,
     kinds: HashSet<(&'a str, &'a str)>,
-    local_queue_names: HashMap<&'a str, Vec<usize>>,
+    by_kind: HashMap<&'a str, Vec<usize>>,
+    /// LocalQueues: first by (name, namespace), first without a namespace by name, first by name.
+    local_queue_exact: HashMap<(&'a str, &'a str), usize>,
+    local_queue_unnamespaced: HashMap<&'a str, usize>,
+    local_queue_any: HashMap<&'a str, usize>,
     cluster_queue_names: HashMap<&'a str, usize>,
     flavor_names: HashMap<&'a str, usize>,
     pool_names: HashMap<&'a str, usize>,
@@ -172,9 +176,15 @@ impl<'a> Index<'a> {
             }
             m
         };
-        let mut local_queue_names: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut local_queue_exact: HashMap<(&str, &str), usize> = HashMap::new();
+        let mut local_queue_unnamespaced: HashMap<&str, usize> = HashMap::new();
+        let mut local_queue_any: HashMap<&str, usize> = HashMap::new();
         for (i, q) in local_queues.iter().enumerate() {
-            local_queue_names.entry(q.name).or_default().push(i);
+            match q.namespace {
+                Some(ns) => local_queue_exact.entry((q.name, ns)).or_insert(i),
+                None => local_queue_unnamespaced.entry(q.name).or_insert(i),
+            };
+            local_queue_any.entry(q.name).or_insert(i);
         }
         let mut pools_by_class: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, p) in nodepools.iter().enumerate() {
@@ -191,6 +201,13 @@ impl<'a> Index<'a> {
             file_ids: ids,
             settings,
             kinds: objects.iter().map(|o| (o.group, o.kind)).collect(),
+            by_kind: {
+                let mut m: HashMap<&str, Vec<usize>> = HashMap::new();
+                for (i, o) in objects.iter().enumerate() {
+                    m.entry(o.kind).or_default().push(i);
+                }
+                m
+            },
             cluster_queue_names: first_by_name(&mut cluster_queues.iter().map(|q| q.name)),
             flavor_names: first_by_name(&mut flavors.iter().map(|f| f.name)),
             pool_names: first_by_name(&mut nodepools.iter().map(|p| p.name)),
@@ -210,7 +227,9 @@ impl<'a> Index<'a> {
             own_placement: Vec::new(),
             variant_placements: Vec::new(),
             by_name,
-            local_queue_names,
+            local_queue_exact,
+            local_queue_unnamespaced,
+            local_queue_any,
             pools_by_class,
             template_ranges,
             documents,
@@ -394,6 +413,15 @@ impl<'a> Index<'a> {
             || self.settings.is_external(kind, namespace, name)
     }
 
+    /// Objects of a kind (any group), in order.
+    pub fn of_kind(&self, kind: &str) -> impl Iterator<Item = &Object<'a>> {
+        self.by_kind
+            .get(kind)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.objects[i])
+    }
+
     pub fn has_kind(&self, group: &str, kind: &str) -> bool {
         self.kinds.contains(&(group, kind))
     }
@@ -410,14 +438,16 @@ impl<'a> Index<'a> {
 
     /// The LocalQueue a namespace-qualified name resolves to.
     pub fn local_queue(&self, namespace: Option<&str>, name: &str) -> Option<usize> {
-        self.local_queue_names
-            .get(name)?
-            .iter()
-            .copied()
-            .find(|&i| {
-                let q = &self.local_queues[i];
-                namespace.is_none() || q.namespace.is_none() || q.namespace == namespace
-            })
+        // The first queue of that name in the namespace or in none (a missing namespace on either
+        // side matches, as kustomize often sets it later).
+        match namespace {
+            None => self.local_queue_any.get(name).copied(),
+            Some(ns) => {
+                let exact = self.local_queue_exact.get(&(name, ns)).copied();
+                let open = self.local_queue_unnamespaced.get(name).copied();
+                exact.into_iter().chain(open).min()
+            }
+        }
     }
 
     pub fn cluster_queue(&self, name: &str) -> Option<usize> {

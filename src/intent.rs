@@ -198,11 +198,12 @@ fn from_evidence<'a>(obj: &Object<'a>, t: &PodTemplate<'a>) -> Intent<'a> {
             && let Some(img) = n.as_str()
             && let Some((kind, what)) = image_cue(img)
         {
+            // The repository, not the tag: an overlay that bumps the tag changes no verdict.
             return intent(
                 kind,
                 Basis::Image,
                 Some(n),
-                &format!("its image `{img}` is {what}"),
+                &format!("its image `{}` is {what}", image_repository(img)),
             );
         }
     }
@@ -235,7 +236,10 @@ fn from_evidence<'a>(obj: &Object<'a>, t: &PodTemplate<'a>) -> Intent<'a> {
             kind,
             Basis::Sibling,
             Some(n),
-            &format!("another pod template of the workload runs image `{img}`, {what}"),
+            &format!(
+                "another pod template of the workload runs image `{}`, {what}",
+                image_repository(img)
+            ),
         );
     }
 
@@ -1197,6 +1201,16 @@ impl<'a> Iterator for Lexer<'a> {
     }
 }
 
+/// An image reference without its tag or digest (`ghcr.io/x/trainer:1.2` → `ghcr.io/x/trainer`).
+fn image_repository(img: &str) -> &str {
+    let img = img.split_once('@').map_or(img, |(r, _)| r);
+    match img.rfind(':') {
+        // A colon after the last slash is a tag; before it, a registry port.
+        Some(i) if !img[i..].contains('/') => &img[..i],
+        _ => img,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1232,6 +1246,23 @@ mod tests {
         format!(
             "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: training\nspec:\n  template:\n    spec:\n      containers:\n        - name: main\n{c}          resources:\n            limits:\n              nvidia.com/gpu: 8\n"
         )
+    }
+
+    #[test]
+    fn image_repositories_drop_tag_and_digest() {
+        assert_eq!(
+            image_repository("ghcr.io/x/trainer:1.2"),
+            "ghcr.io/x/trainer"
+        );
+        assert_eq!(
+            image_repository("registry:5000/x/trainer"),
+            "registry:5000/x/trainer"
+        );
+        assert_eq!(
+            image_repository("registry:5000/x/t:2@sha256:ab"),
+            "registry:5000/x/t"
+        );
+        assert_eq!(image_repository("trainer"), "trainer");
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod report;
 pub mod rules;
 pub mod sched;
 pub mod source;
+pub mod sources;
 pub mod suppress;
 pub mod yaml;
 pub mod yaml_compat;
@@ -142,11 +143,19 @@ fn run_rules(ix: &index::Index, settings: &Settings) -> Vec<Diagnostic> {
         .collect()
 }
 
-/// Lints parsed files: one index per cluster, the enabled rules in parallel over each, findings
-/// on context files dropped (they describe the cluster, they are not linted), findings that
-/// several clusters produce in a shared file merged and named after their clusters, configured
-/// severities applied, and sorted (path, line, column, rule) so parallel runs are byte-identical.
+/// Lints parsed files: [`check`], then [`finish`].
 pub fn lint(files: &[SourceFile], settings: &Settings) -> Outcome {
+    let mut outcome = check(files, settings);
+    finish(files, settings, &mut outcome);
+    outcome
+}
+
+/// One index per cluster and the enabled rules in parallel over each; findings on context files
+/// dropped (they describe the cluster, they are not linted), and findings that several clusters
+/// produce in a shared file merged and named after their clusters. Not yet suppressed nor
+/// sorted: whatever moves findings to other files (rendered sources mapped back to the files
+/// that produced them) runs between this and [`finish`].
+pub fn check(files: &[SourceFile], settings: &Settings) -> Outcome {
     let scopes = clusters(files, settings);
     let mut membership = vec![0u32; files.len()];
     for sc in &scopes {
@@ -179,11 +188,22 @@ pub fn lint(files: &[SourceFile], settings: &Settings) -> Outcome {
                 .map(|d| (d, sc.name.as_deref())),
         );
     }
-    let mut diagnostics = merge_clusters(found, &membership);
-    suppress::apply(files, settings, &mut diagnostics);
+    Outcome {
+        diagnostics: merge_clusters(found, &membership),
+        files: files.iter().filter(|f| !f.is_context()).count(),
+        documents,
+        objects,
+    }
+}
+
+/// Applies suppressions (they are read from the files the findings point into), the configured
+/// severities, and sorts (path, line, column, rule) so parallel runs are byte-identical.
+pub fn finish(files: &[SourceFile], settings: &Settings, outcome: &mut Outcome) {
+    let diagnostics = &mut outcome.diagnostics;
+    suppress::apply(files, settings, diagnostics);
     // Context describes the cluster; only its unreadable files are worth a word.
     diagnostics.retain(|d| d.rule == "invalid-yaml" || !files[d.loc.file].is_context());
-    for d in &mut diagnostics {
+    for d in diagnostics.iter_mut() {
         match settings.level(d.rule) {
             Some(Level::Warning) => d.severity = diag::Severity::Warning,
             Some(Level::Error) => d.severity = diag::Severity::Error,
@@ -205,12 +225,6 @@ pub fn lint(files: &[SourceFile], settings: &Settings) -> Outcome {
             ))
     });
     diagnostics.dedup();
-    Outcome {
-        diagnostics,
-        files: files.iter().filter(|f| !f.is_context()).count(),
-        documents,
-        objects,
-    }
 }
 
 /// The same finding from several clusters (a shared base) is one finding; in a file that more

@@ -149,6 +149,13 @@ struct LintArgs {
     /// Color in human output.
     #[arg(long, value_enum, default_value = "auto")]
     color: Color,
+    /// Read kustomizations and charts file by file instead of building them.
+    #[arg(long)]
+    no_render: bool,
+    /// Print (stderr) which files were read raw, what was built with which command, and what
+    /// was skipped and why.
+    #[arg(long)]
+    explain_sources: bool,
 }
 
 /// The clap command, with a version line that says how many rules this build carries.
@@ -416,6 +423,10 @@ fn lint(args: LintArgs) -> ExitCode {
     if args.no_suppressions {
         settings.suppressions = false;
     }
+    if args.no_render {
+        settings.sources.kustomize = false;
+        settings.sources.helm = false;
+    }
     if !args.rules.is_empty() {
         for r in &args.rules {
             if gpuops::rules::find(r).is_none() {
@@ -435,7 +446,8 @@ fn lint(args: LintArgs) -> ExitCode {
     {
         fs_paths = vec![root.clone()];
     }
-    let progress = if stdin {
+    // Stdin typed at a terminal and --explain-sources' listing share the terminal with it.
+    let progress = if stdin || args.explain_sources {
         Progress::disabled()
     } else {
         Progress::stderr()
@@ -453,14 +465,24 @@ fn lint(args: LintArgs) -> ExitCode {
         exclude_root: settings.root.as_deref(),
     };
     let (context_paths, context_roles, context_problems) = context_files(&settings, &args.context);
-    let (mut found, walk_problems) = discovery.walk(&fs_paths);
+    let walked = discovery.walk_sources(&fs_paths);
+    let walk_problems = walked.problems;
     // A context file under a linted directory is context, not a manifest to lint.
     let context_abs: std::collections::HashSet<PathBuf> = context_paths
         .iter()
         .filter_map(|p| std::path::absolute(p).ok())
         .collect();
-    found.retain(|p| std::path::absolute(p).is_ok_and(|a| !context_abs.contains(&a)));
-    let (mut files, mut load_problems) = load(&found, &progress);
+    let found: Vec<PathBuf> = walked
+        .files
+        .into_iter()
+        .filter(|p| std::path::absolute(p).is_ok_and(|a| !context_abs.contains(&a)))
+        .collect();
+    let mut sources = gpuops::sources::Sources::plan(found, walked.charts, &settings);
+    let (mut files, mut load_problems) = load(sources.raw(), &progress);
+    sources.render(&mut files);
+    if args.explain_sources {
+        eprint!("{}", sources.explain());
+    }
     let (mut context, problems) = source::load(&context_paths);
     load_problems.extend(problems);
     load_problems.extend(context_problems);
@@ -506,7 +528,11 @@ fn lint(args: LintArgs) -> ExitCode {
             .filter(|r| gpuops::rule_enabled(&settings, r.name))
             .count(),
     );
-    let mut outcome = gpuops::lint(&files, &settings);
+    // Findings on rendered sources move to the files that produced them before suppressions are
+    // read there.
+    let mut outcome = gpuops::check(&files, &settings);
+    let (files, notes) = sources.finish(&mut outcome.diagnostics, files);
+    gpuops::finish(&files, &settings, &mut outcome);
     progress.finish();
     for w in &warnings {
         eprintln!("warning: {w}");
@@ -545,7 +571,10 @@ fn lint(args: LintArgs) -> ExitCode {
     };
     print(&report::emit(format, &run, color));
     if matches!(format, Format::Human) {
-        skipped_notes(&files);
+        skipped_notes(&files, &settings);
+        for n in &notes {
+            eprintln!("{n}");
+        }
     }
     let mut code = code;
     for o in outputs {
@@ -610,10 +639,13 @@ fn man(output: Option<PathBuf>) -> ExitCode {
 }
 
 /// One stderr line per template that was not linted, with how to lint it.
-fn skipped_notes(files: &[SourceFile]) {
+fn skipped_notes(files: &[SourceFile], settings: &Settings) {
     for f in files {
         let Some(s) = &f.skipped else { continue };
-        let how = if s.reason.starts_with("Jinja") {
+        let hint = gpuops::sources::skip_hint(f, settings);
+        let how = if let Some(h) = &hint {
+            h.as_str()
+        } else if s.reason.starts_with("Jinja") {
             "render it and lint the output via stdin"
         } else {
             "render it (helm template …) and lint the output via stdin"

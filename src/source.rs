@@ -96,7 +96,7 @@ impl SourceFile {
             text: String::new(),
             docs: Vec::new(),
             problems: vec![Problem {
-                span: Span { start: p, end: p },
+                span: Span::at(p),
                 message,
                 first: None,
             }],
@@ -104,6 +104,15 @@ impl SourceFile {
             role: Role::Linted,
         }
     }
+}
+
+/// What a walk found: YAML files (and `Kustomization` files, which have no extension), and the
+/// chart directories it did not enter.
+#[derive(Debug, Default)]
+pub struct Walked {
+    pub files: Vec<PathBuf>,
+    pub charts: Vec<PathBuf>,
+    pub problems: Vec<IoProblem>,
 }
 
 /// A problem with the file system met while discovering or reading (exit code 2).
@@ -163,8 +172,21 @@ impl Discovery<'_> {
     /// Walks the given roots: .gitignore honoured (in or out of a git checkout), `.git` and Helm
     /// chart directories skipped, YAML files only (a file named explicitly is always taken).
     pub fn walk(&self, roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<IoProblem>) {
+        let w = self.walk_sources(roots);
+        let files = w
+            .files
+            .into_iter()
+            .filter(|f| f.file_name().is_none_or(|n| n != "Kustomization"))
+            .collect();
+        (files, w.problems)
+    }
+
+    /// Like [`Discovery::walk`], and also lists the chart directories it did not enter and
+    /// `Kustomization` files, for `sources` to render.
+    pub fn walk_sources(&self, roots: &[PathBuf]) -> Walked {
         let mut files = Vec::new();
         let mut problems = Vec::new();
+        let charts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         for root in roots {
             let meta = match std::fs::metadata(root) {
                 Ok(m) => m,
@@ -180,24 +202,39 @@ impl Discovery<'_> {
                 files.push(root.clone());
                 continue;
             }
+            if root.join("Chart.yaml").is_file() {
+                if let Ok(mut c) = charts.lock() {
+                    c.push(root.clone());
+                }
+                continue;
+            }
+            let found_charts = std::sync::Arc::clone(&charts);
             let walker = ignore::WalkBuilder::new(root)
                 .hidden(false)
                 .require_git(false)
                 .follow_links(true)
-                .filter_entry(|e| {
+                .filter_entry(move |e| {
                     let is_dir = e.file_type().is_some_and(|t| t.is_dir());
                     if !is_dir {
                         return true;
                     }
+                    if e.file_name() == ".git" {
+                        return false;
+                    }
                     // Helm templates are not YAML until rendered.
-                    e.file_name() != ".git" && !e.path().join("Chart.yaml").exists()
+                    let chart = e.path().join("Chart.yaml").exists();
+                    if chart && let Ok(mut c) = found_charts.lock() {
+                        c.push(e.path().to_path_buf());
+                    }
+                    !chart
                 })
                 .build();
             for entry in walker {
                 match entry {
                     Ok(e) => {
                         let is_file = e.file_type().is_some_and(|t| t.is_file());
-                        if is_file && is_yaml(e.path()) && !self.excluded(e.path()) {
+                        let wanted = is_yaml(e.path()) || e.file_name() == "Kustomization";
+                        if is_file && wanted && !self.excluded(e.path()) {
                             files.push(e.into_path());
                         }
                     }
@@ -217,7 +254,15 @@ impl Discovery<'_> {
         }
         files.sort();
         files.dedup();
-        (files, problems)
+        let mut charts = charts.lock().map(|c| c.clone()).unwrap_or_default();
+        charts.retain(|c| !self.excluded(c));
+        charts.sort();
+        charts.dedup();
+        Walked {
+            files,
+            charts,
+            problems,
+        }
     }
 }
 
@@ -281,7 +326,7 @@ pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
                 text: String::new(),
                 docs: Vec::new(),
                 problems: vec![Problem {
-                    span: Span { start: p, end: p },
+                    span: Span::at(p),
                     message: format!(
                         "not UTF-8 text (invalid byte at line {line}, column {col}); not linted"
                     ),

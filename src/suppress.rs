@@ -234,7 +234,7 @@ fn object_annotations(o: &Object<'_>, found: &mut Found) {
     if let Some(ann) = o.annotations() {
         let scope = Scope::Object {
             start: o.root.span.start.byte as usize,
-            end: o.root.span.end.byte as usize,
+            end: o.root.span.end as usize,
             object: o.obj_ref(),
         };
         annotation_entries(o.file, ann, &scope, found);
@@ -250,7 +250,7 @@ fn object_annotations(o: &Object<'_>, found: &mut Found) {
         };
         let scope = Scope::Template {
             start: meta.span.start.byte.min(t.spec.span.start.byte) as usize,
-            end: meta.span.end.byte.max(t.spec.span.end.byte) as usize,
+            end: meta.span.end.max(t.spec.span.end) as usize,
         };
         annotation_entries(o.file, ann, &scope, found);
     }
@@ -335,7 +335,7 @@ fn resolve(name: &str, loc: Loc, written: &str, found: &mut Found) -> Option<&'s
 fn scalar_spans(text: &str, n: &Node, out: &mut Vec<(usize, usize)>) {
     match &n.value {
         Value::Scalar { style, .. } => {
-            let (start, end) = (n.span.start.byte as usize, n.span.end.byte as usize);
+            let (start, end) = (n.span.start.byte as usize, n.span.end as usize);
             let end = match style {
                 Style::DoubleQuoted | Style::SingleQuoted => {
                     crate::yaml::quoted_end(text, start, *style)
@@ -510,7 +510,7 @@ fn scan_comments(fid: FileId, text: &str, spans: &[(usize, usize)], found: &mut 
         let line_no = i as u32 + 1;
         let span_of = |from: usize, len: usize| Span {
             start: pos_in(line_no, line, from),
-            end: pos_in(line_no, line, from + len),
+            end: pos_in(line_no, line, from + len).byte,
         };
         let whole = Loc {
             file: fid,
@@ -663,11 +663,12 @@ mod tests {
 
     #[test]
     fn several_rules_in_one_comment_point_at_each_name() {
-        let f = found("x: 1 # gpuops:ignore[gpu-limit-missing, deprecated-api] both reviewed\n");
+        let text = "x: 1 # gpuops:ignore[gpu-limit-missing, deprecated-api] both reviewed\n";
+        let f = found(text);
         let names: Vec<(&str, u32, u32)> = f
             .entries
             .iter()
-            .map(|e| (e.rule, e.loc.span.start.col, e.loc.span.end.col))
+            .map(|e| (e.rule, e.loc.span.start.col, e.loc.span.end_pos(text).col))
             .collect();
         assert_eq!(
             names,

@@ -18,23 +18,56 @@ pub struct Pos {
     pub col: u32,
 }
 
-/// A half-open byte range with its start and end positions.
+/// A half-open byte range: its start position, and its end as a byte offset. Every node carries
+/// one, so the end's line and column are derived from the text when a report needs them
+/// ([`Span::end_pos`]) rather than stored millions of times.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Span {
     pub start: Pos,
-    pub end: Pos,
+    /// Byte offset just past the end.
+    pub end: u32,
 }
 
 impl Span {
+    /// An empty span at `p`.
+    pub fn at(p: Pos) -> Self {
+        Span {
+            start: p,
+            end: p.byte,
+        }
+    }
     pub fn len(&self) -> usize {
-        self.end.byte.saturating_sub(self.start.byte) as usize
+        self.end.saturating_sub(self.start.byte) as usize
     }
     /// The byte range, for slicing the file's text.
     pub fn range(&self) -> std::ops::Range<usize> {
-        self.start.byte as usize..self.end.byte as usize
+        self.start.byte as usize..self.end as usize
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+    /// Line and column (in characters) of the end, read off `text`, the file the span is in.
+    pub fn end_pos(&self, text: &str) -> Pos {
+        let start = (self.start.byte as usize).min(text.len());
+        let end = (self.end as usize).clamp(start, text.len());
+        let Some(inner) = text.get(start..end) else {
+            return Pos {
+                byte: self.end,
+                ..self.start
+            };
+        };
+        match inner.rfind('\n') {
+            Some(nl) => Pos {
+                byte: self.end,
+                line: self.start.line + inner.matches('\n').count() as u32,
+                col: inner[nl + 1..].chars().count() as u32 + 1,
+            },
+            None => Pos {
+                byte: self.end,
+                line: self.start.line,
+                col: self.start.col + inner.chars().count() as u32,
+            },
+        }
     }
 }
 
@@ -243,7 +276,7 @@ impl<'a> Offsets<'a> {
     fn span(&self, s: &saphyr_parser::Span) -> Span {
         Span {
             start: self.pos(&s.start),
-            end: self.pos(&s.end),
+            end: self.pos(&s.end).byte,
         }
     }
 }
@@ -294,7 +327,7 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
             Err(e) => {
                 let p = offsets.pos(e.marker());
                 out.problems.push(Problem {
-                    span: Span { start: p, end: p },
+                    span: Span::at(p),
                     message: format!("YAML syntax error: {}", e.info()),
                     first: None,
                 });
@@ -481,27 +514,11 @@ pub(crate) fn quoted_end(text: &str, start: usize, style: Style) -> Option<usize
 
 /// A quoted scalar's span cut at its closing quote (see [`quoted_end`]).
 fn clip_quoted(text: &str, span: Span, style: Style) -> Span {
-    let start = span.start.byte as usize;
-    match quoted_end(text, start, style) {
-        Some(end) if end < span.end.byte as usize => {
-            let inner = &text[start..end];
-            let end_pos = match inner.rfind('\n') {
-                Some(nl) => Pos {
-                    byte: end as u32,
-                    line: span.start.line + inner.matches('\n').count() as u32,
-                    col: inner[nl + 1..].chars().count() as u32 + 1,
-                },
-                None => Pos {
-                    byte: end as u32,
-                    line: span.start.line,
-                    col: span.start.col + inner.chars().count() as u32,
-                },
-            };
-            Span {
-                start: span.start,
-                end: end_pos,
-            }
-        }
+    match quoted_end(text, span.start.byte as usize, style) {
+        Some(end) if end < span.end as usize => Span {
+            start: span.start,
+            end: end as u32,
+        },
         _ => span,
     }
 }
@@ -631,7 +648,7 @@ mod tests {
         let p = parse(src, Budget::default());
         let a = p.docs[0].root.get("a").unwrap();
         assert_eq!(&src[a.span.range()], "\"x\"");
-        assert_eq!((a.span.end.line, a.span.end.col), (1, 7));
+        assert_eq!((a.span.end_pos(src).line, a.span.end_pos(src).col), (1, 7));
         let b = p.docs[0].root.get("b").unwrap();
         assert_eq!(&src[b.span.range()], "'it''s'");
     }

@@ -453,7 +453,7 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
                 marker: shown,
                 span: Span {
                     start: pos(at),
-                    end: pos(end),
+                    end: pos(end).byte,
                 },
             });
         }

@@ -7,6 +7,8 @@
 //! Beside `fail.yaml` and `pass.yaml`, `fail.<case>.yaml` and `pass.<case>.yaml` are linted each
 //! as a repository of its own (e.g. one without the NodePools of `fail.yaml`); a rule's snapshot
 //! holds the output of all its failing fixtures, `fail.yaml` first.
+//! Rules of the `sources` category judge builds, not YAML files: their fixtures are directories
+//! (`testdata/sources/<rule>/fail/`, `pass/`) that tests/sources.rs builds and snapshots.
 
 use gpuops::config::{self, Settings};
 use gpuops::report::{HumanOptions, human};
@@ -30,6 +32,11 @@ fn judges_other_rules(rule: &str) -> bool {
     gpuops::suppress::RULES.iter().any(|r| r.name == rule)
 }
 
+/// Rules whose findings come from building sources, not from one YAML file.
+fn from_sources(r: &gpuops::rules::Rule) -> bool {
+    r.category == "sources"
+}
+
 /// `RULE=name cargo test --test rules` checks one rule only (handy while writing it).
 fn selected() -> Vec<&'static gpuops::rules::Rule> {
     let only = std::env::var("RULE").ok();
@@ -37,6 +44,7 @@ fn selected() -> Vec<&'static gpuops::rules::Rule> {
         .iter()
         .copied()
         .filter(|r| only.as_deref().is_none_or(|o| o == r.name))
+        .filter(|r| !from_sources(r))
         .collect()
 }
 
@@ -67,8 +75,13 @@ fn run(dir: &Path, file: &str, rule: &str) -> (String, usize) {
 fn every_rule_has_both_fixtures() {
     let mut missing = Vec::new();
     for r in gpuops::rules::all() {
-        for f in ["fail.yaml", "pass.yaml"] {
-            let p = Path::new("testdata/rules").join(r.name).join(f);
+        let (dir, names) = if from_sources(r) {
+            ("testdata/sources", ["fail", "pass"])
+        } else {
+            ("testdata/rules", ["fail.yaml", "pass.yaml"])
+        };
+        for f in names {
+            let p = Path::new(dir).join(r.name).join(f);
             if !p.exists() {
                 missing.push(p.display().to_string());
             }

@@ -147,7 +147,7 @@ pub(crate) fn first_line(text: &str, span: Span) -> Span {
     while !text.is_char_boundary(start) {
         start -= 1;
     }
-    let mut end = (span.end.byte as usize).clamp(start, text.len());
+    let mut end = (span.end as usize).clamp(start, text.len());
     while !text.is_char_boundary(end) {
         end -= 1;
     }
@@ -162,11 +162,7 @@ pub(crate) fn first_line(text: &str, span: Span) -> Span {
     };
     Span {
         start: span.start,
-        end: Pos {
-            byte: end as u32,
-            line: span.start.line,
-            col: span.start.col + text[start..end].chars().count() as u32,
-        },
+        end: end as u32,
     }
 }
 
@@ -185,10 +181,7 @@ pub(crate) fn span_of<T>(text: &str, s: &serde_saphyr::Spanned<T>) -> Span {
         text,
         Span {
             start,
-            end: Pos {
-                byte: (byte + len).min(text.len()) as u32,
-                ..start
-            },
+            end: (byte + len).min(text.len()) as u32,
         },
     )
 }
@@ -249,7 +242,7 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
                 col: 1,
             };
             problems.push(ProfileProblem {
-                span: Span { start: p, end: p },
+                span: Span::at(p),
                 message: "the profile is empty".into(),
                 help: Some("`gpuops init` prints a starting profile".into()),
                 related: Vec::new(),
@@ -297,7 +290,7 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
                 .trim_start_matches("error: ")
                 .to_string();
             return Err(fail(vec![ProfileProblem {
-                span: first_line(text, Span { start: p, end: p }),
+                span: first_line(text, Span::at(p)),
                 message: first,
                 help: None,
                 related: Vec::new(),

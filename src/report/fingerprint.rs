@@ -133,7 +133,7 @@ mod tests {
             Severity::Error,
             Loc {
                 file: 0,
-                span: Span { start: p, end: p },
+                span: Span::at(p),
             },
             message,
         )

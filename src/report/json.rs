@@ -14,6 +14,7 @@ pub fn json(
         .iter()
         .map(|d| {
             let s = d.loc.span;
+            let end = s.end_pos(&files[d.loc.file].text);
             json!({
                 "rule": d.rule,
                 "severity": d.severity,
@@ -22,8 +23,8 @@ pub fn json(
                 "path": files[d.loc.file].path,
                 "line": s.start.line,
                 "column": s.start.col,
-                "end_line": s.end.line,
-                "end_column": s.end.col,
+                "end_line": end.line,
+                "end_column": end.col,
                 "object": d.object,
                 "suppressed": d.suppressed.as_ref().map(|s| json!({
                     "kind": s.kind,

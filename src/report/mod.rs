@@ -131,6 +131,7 @@ pub fn github(diags: &[Diagnostic], files: &[SourceFile]) -> String {
             Severity::Warning => "warning",
         };
         let s = d.loc.span;
+        let end = s.end_pos(&files[d.loc.file].text);
         let mut msg = d.message.clone();
         if let Some(h) = &d.help {
             msg.push_str("\nhelp: ");
@@ -141,8 +142,8 @@ pub fn github(diags: &[Diagnostic], files: &[SourceFile]) -> String {
             esc_prop(&files[d.loc.file].path),
             s.start.line,
             s.start.col,
-            s.end.line.max(s.start.line),
-            s.end.col,
+            end.line.max(s.start.line),
+            end.col,
             esc_prop(d.rule),
             esc(&msg)
         ));

@@ -1,4 +1,4 @@
-use super::{Ctx, close_enough, edit_distance, usable};
+use super::{Ctx, close_enough, edit_distance_within, usable};
 use crate::diag::Diagnostic;
 
 declare_rule! {
@@ -60,8 +60,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .ix
             .cluster_queues
             .iter()
-            .filter(|q| super::may_be_typo(name, q.name))
-            .map(|q| (edit_distance(name, q.name), q))
+            .filter_map(|q| Some((edit_distance_within(name, q.name, 3)?, q)))
             .filter(|(dist, _)| close_enough(name, *dist))
             .min_by_key(|(dist, q)| (*dist, q.name));
         let external = format!(

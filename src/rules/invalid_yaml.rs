@@ -39,7 +39,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         let Some(f) = cx.ix.files.get(fid) else {
             continue;
         };
-        for p in &f.problems {
+        for p in f
+            .problems
+            .iter()
+            .filter(|p| !crate::sources::is_build_failure(p))
+        {
             let mut d = cx.at(
                 Loc {
                     file: fid,

@@ -100,7 +100,7 @@ impl<'a> Ctx<'_, 'a> {
             file,
             span: Span {
                 start: pos(start),
-                end: pos(end),
+                end: pos(end).byte,
             },
         }
     }
@@ -162,6 +162,7 @@ mod nodeselector_matches_no_nodepool;
 mod priorityclass_not_found;
 mod queue_name_as_annotation;
 mod resourceflavor_not_found;
+mod source_build_failed;
 pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
@@ -169,6 +170,7 @@ pub(crate) mod unused_suppression;
 
 static ALL: &[&Rule] = &[
     &invalid_yaml::RULE,
+    &source_build_failed::RULE,
     &gpu_limit_missing::RULE,
     &gpu_quantity_invalid::RULE,
     &gpu_toleration_missing::RULE,
@@ -212,32 +214,28 @@ pub fn closest(name: &str) -> Option<&'static str> {
 }
 
 pub fn edit_distance(a: &str, b: &str) -> usize {
-    // Names are ASCII almost always: compare bytes then, chars otherwise; one row, reused.
-    fn run<T: PartialEq>(a: &[T], b: &[T]) -> usize {
-        let mut row: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.iter().enumerate() {
-            let mut diag = row[0];
-            row[0] = i + 1;
-            for (j, cb) in b.iter().enumerate() {
-                let cost = usize::from(ca != cb);
-                let next = (diag + cost).min(row[j + 1] + 1).min(row[j] + 1);
-                diag = row[j + 1];
-                row[j + 1] = next;
-            }
-        }
-        row[b.len()]
-    }
-    if a.is_ascii() && b.is_ascii() {
-        run(a.as_bytes(), b.as_bytes())
-    } else {
-        let a: Vec<char> = a.chars().collect();
-        let b: Vec<char> = b.chars().collect();
-        run(&a, &b)
-    }
+    rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars())
 }
 
-/// Whether `b` may be a likely typo of `a` at all ([`close_enough`] allows 3 edits): a cheap
-/// length test that spares most edit-distance computations over thousands of names.
-pub(crate) fn may_be_typo(a: &str, b: &str) -> bool {
-    a.len().abs_diff(b.len()) <= 3
+/// The edit distance when it is at most `max`, found without filling the whole table (thousands
+/// of names are compared per missing reference in a large repository).
+pub(crate) fn edit_distance_within(a: &str, b: &str, max: usize) -> Option<usize> {
+    use rapidfuzz::distance::levenshtein::{Args, distance_with_args};
+    distance_with_args(a.chars(), b.chars(), &Args::default().score_cutoff(max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("gpu-class", "gpu-clas"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("é", "e"), 1);
+        assert_eq!(edit_distance_within("trainig", "training", 3), Some(1));
+        assert_eq!(edit_distance_within("team-0001", "team-0234", 2), None);
+        assert_eq!(edit_distance_within("a", "abcdef", 3), None);
+    }
 }

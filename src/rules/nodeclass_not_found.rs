@@ -1,4 +1,4 @@
-use super::{Ctx, edit_distance, usable};
+use super::{Ctx, edit_distance_within, usable};
 use crate::diag::Diagnostic;
 use crate::model::Object;
 
@@ -131,12 +131,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 an(kind)
             )
         } else {
-            let candidates = cx
-                .ix
-                .objects
-                .iter()
-                .filter(|o| o.kind == kind)
-                .filter_map(|o| o.name.map(|n| (n, o)));
+            let candidates = cx.ix.of_kind(kind).filter_map(|o| o.name.map(|n| (n, o)));
             match closest(name, candidates) {
                 Some((n, o)) => {
                     d = d.related(o.loc(o.anchor()), format!("the closest {kind}"));
@@ -162,8 +157,7 @@ fn closest<'o, 'a>(
     candidates: impl Iterator<Item = (&'a str, &'o Object<'a>)>,
 ) -> Option<(&'a str, &'o Object<'a>)> {
     candidates
-        .filter(|(n, _)| super::may_be_typo(name, n))
-        .map(|(n, o)| (edit_distance(name, n), n, o))
+        .filter_map(|(n, o)| Some((edit_distance_within(name, n, 3)?, n, o)))
         .filter(|(d, _, _)| *d > 0 && *d <= 3 && *d * 3 <= name.chars().count().max(3))
         .min_by_key(|(d, n, _)| (*d, *n))
         .map(|(_, n, o)| (n, o))

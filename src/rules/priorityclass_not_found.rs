@@ -1,4 +1,4 @@
-use super::{Ctx, close_enough, edit_distance, usable};
+use super::{Ctx, close_enough, edit_distance_within, usable};
 use crate::diag::Diagnostic;
 use crate::model::Object;
 
@@ -135,12 +135,10 @@ fn suggest(cx: &Ctx, mut d: Diagnostic, kind: &str, group: &str, name: &str) -> 
     }
     let best: Option<(usize, &str, &Object)> = cx
         .ix
-        .objects
-        .iter()
-        .filter(|o| o.is(group, kind))
+        .of_kind(kind)
+        .filter(|o| o.group == group)
         .filter_map(|o| o.name.map(|n| (n, o)))
-        .filter(|(n, _)| super::may_be_typo(name, n))
-        .map(|(n, o)| (edit_distance(name, n), n, o))
+        .filter_map(|(n, o)| Some((edit_distance_within(name, n, 3)?, n, o)))
         .filter(|(dist, _, _)| close_enough(name, *dist))
         .min_by_key(|(dist, n, _)| (*dist, *n));
     let help = match best {

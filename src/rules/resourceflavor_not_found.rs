@@ -1,4 +1,4 @@
-use super::{Ctx, close_enough, edit_distance, usable};
+use super::{Ctx, close_enough, edit_distance_within, usable};
 use crate::diag::Diagnostic;
 
 declare_rule! {
@@ -76,8 +76,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     .ix
                     .flavors
                     .iter()
-                    .filter(|fl| super::may_be_typo(name, fl.name))
-                    .map(|fl| (edit_distance(name, fl.name), fl))
+                    .filter_map(|fl| Some((edit_distance_within(name, fl.name, 3)?, fl)))
                     .filter(|(dist, _)| close_enough(name, *dist))
                     .min_by_key(|(dist, fl)| (*dist, fl.name));
                 let help = match best {

@@ -237,16 +237,16 @@ impl<'a> PoolIndex<'a> {
             .iter()
             .filter_map(|r| self.req_candidates(r))
             .collect();
-        let mut order: Vec<(usize, usize)> = (0..self.len)
-            .filter(|&p| keep(p))
-            .map(|p| {
-                (
-                    sets.len() - sets.iter().filter(|s| s.contains(p)).count(),
-                    p,
-                )
-            })
-            .collect();
-        order.sort_unstable();
+        // Pools by lower bound (unmet plain requirements), each bucket in pool order.
+        let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); sets.len() + 1];
+        for p in (0..self.len).filter(|&p| keep(p)) {
+            let met = sets.iter().filter(|s| s.contains(p)).count();
+            buckets[sets.len() - met].push(p);
+        }
+        let order = buckets
+            .iter()
+            .enumerate()
+            .flat_map(|(bound, ps)| ps.iter().map(move |&p| (bound, p)));
         let rank = |p: usize, n: usize| {
             let explicit = prefer_explicit && self.capability[p] == GpuCapability::Explicit;
             (n, !explicit, p)

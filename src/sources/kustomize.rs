@@ -1,0 +1,313 @@
+//! Building a kustomization with origin annotations, and taking them off again.
+//!
+//! The overlay is built through a wrapper kustomization in a private temporary directory:
+//! `resources: [<relative path to the overlay>]` plus `buildMetadata: [originAnnotations]`, so
+//! every object comes out annotated with the file it was read from, without touching the repo.
+//! kustomize refuses an absolute path as a resource root ("new root cannot be absolute") but takes
+//! a relative one that leaves the wrapper's directory: directory resources are not subject to the
+//! load restrictor, so the default `--load-restrictor` stays in force.
+
+use super::Origin;
+use super::exec::{self, Invocation};
+use super::tree::{identity, normalize, relative};
+use crate::yaml::{self, Budget, Node, Pos};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The annotation `buildMetadata: [originAnnotations]` adds.
+pub const ORIGIN_KEY: &str = "config.kubernetes.io/origin";
+
+/// The program that builds kustomizations: standalone kustomize, else kubectl's built-in one.
+#[derive(Clone, Debug)]
+pub struct Tool {
+    pub program: PathBuf,
+    /// `build` for kustomize, `kustomize` for kubectl.
+    pub subcommand: &'static str,
+}
+
+impl Tool {
+    pub fn find() -> Option<Tool> {
+        if let Some(p) = exec::which("kustomize") {
+            return Some(Tool {
+                program: p,
+                subcommand: "build",
+            });
+        }
+        exec::which("kubectl").map(|p| Tool {
+            program: p,
+            subcommand: "kustomize",
+        })
+    }
+}
+
+/// A successful build.
+#[derive(Debug)]
+pub struct Built {
+    /// The output with the origin annotations removed.
+    pub text: String,
+    /// Per document of `text`, where it came from.
+    pub origins: Vec<Origin>,
+    pub command: String,
+}
+
+/// A failed build: the tool's message, trimmed, and the kustomization directory it names as the
+/// one at fault (when it is not the overlay itself).
+#[derive(Debug)]
+pub struct Failed {
+    pub message: String,
+    pub at: Option<PathBuf>,
+    pub command: String,
+}
+
+/// Builds the kustomization in `dir` (an identity).
+pub fn build(tool: &Tool, dir: &Path, timeout: Duration) -> Result<Built, Failed> {
+    let scratch = match tempfile::Builder::new()
+        .prefix("gpuops-kustomize-")
+        .tempdir()
+    {
+        Ok(t) => t,
+        Err(e) => {
+            return Err(Failed {
+                message: format!("cannot create a temporary directory: {e}"),
+                at: None,
+                command: String::new(),
+            });
+        }
+    };
+    let fail = |message: String| Failed {
+        message,
+        at: None,
+        command: String::new(),
+    };
+    let wrapper_dir = scratch.path().join("wrapper");
+    std::fs::create_dir(&wrapper_dir)
+        .map_err(|e| fail(format!("cannot create a temporary directory: {e}")))?;
+    let wrapper_dir = identity(&wrapper_dir);
+    let rel = relative(&wrapper_dir, dir);
+    let rel_s = rel.to_string_lossy().replace('\\', "/");
+    // A JSON string is a valid YAML scalar whatever the path holds.
+    let quoted = serde_json::to_string(&rel_s).unwrap_or_else(|_| format!("\"{rel_s}\""));
+    let wrapper = format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - {quoted}\nbuildMetadata: [originAnnotations]\n"
+    );
+    std::fs::write(wrapper_dir.join("kustomization.yaml"), wrapper)
+        .map_err(|e| fail(format!("cannot write the build wrapper: {e}")))?;
+    let inv = Invocation {
+        program: &tool.program,
+        args: vec![tool.subcommand.into(), wrapper_dir.clone().into()],
+        cwd: dir,
+        scratch: scratch.path(),
+        timeout,
+    };
+    let command = exec::describe(&inv);
+    let out = exec::run(&inv);
+    let scratch_path = identity(scratch.path());
+    // The wrapper and its directory go away here, before anything is reported.
+    drop(scratch);
+    match out {
+        Ok(text) => {
+            let (text, origins) = strip_origins(&text, &wrapper_dir);
+            Ok(Built {
+                text,
+                origins,
+                command,
+            })
+        }
+        Err(e) => {
+            let (message, at) = match e {
+                exec::ExecError::Failed(m) => clean_error(&m, &scratch_path),
+                other => (other.to_string(), None),
+            };
+            Err(Failed {
+                message,
+                at,
+                command,
+            })
+        }
+    }
+}
+
+/// Reads an origin annotation's value (`path: …`, or `configuredIn: …` for generated objects,
+/// `repo: …` for remote ones). Paths in it are relative to the top kustomization: the wrapper.
+fn parse_origin(text: &str, wrapper: &Path) -> Origin {
+    let parsed = yaml::parse(text, Budget::default());
+    let Some(root) = parsed.docs.first().map(|d| &d.root) else {
+        return Origin::Unknown;
+    };
+    if root.get("repo").is_some() {
+        return Origin::Remote;
+    }
+    if let Some(p) = root.str_at(&["path"]) {
+        return Origin::File(identity(&normalize(&wrapper.join(p))));
+    }
+    if let Some(k) = root.str_at(&["configuredIn"]) {
+        return Origin::Generated {
+            kustomization: identity(&normalize(&wrapper.join(k))),
+        };
+    }
+    Origin::Unknown
+}
+
+/// Byte offset of the start of the line holding `pos`.
+fn line_start(text: &str, pos: Pos) -> usize {
+    let b = (pos.byte as usize).min(text.len());
+    text[..b].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// The lines of a block mapping entry that starts at `pos`: its own line and every following
+/// line indented deeper (or blank).
+fn entry_lines(text: &str, pos: Pos) -> std::ops::Range<usize> {
+    let start = line_start(text, pos);
+    let indent = pos.byte as usize - start;
+    let mut end = text[start..]
+        .find('\n')
+        .map_or(text.len(), |i| start + i + 1);
+    while end < text.len() {
+        let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+        let line = &text[end..line_end];
+        let body = line.trim_start_matches(' ');
+        let deeper = line.len() - body.len() > indent;
+        if !(deeper || body.trim().is_empty()) || line.starts_with("---") {
+            break;
+        }
+        end = line_end;
+    }
+    start..end
+}
+
+/// Removes the origin annotations (and an `annotations:` map they leave empty) from kustomize's
+/// output, and returns the origin of each document.
+pub fn strip_origins(text: &str, wrapper: &Path) -> (String, Vec<Origin>) {
+    let parsed = yaml::parse(text, Budget::default());
+    let mut cuts = Vec::new();
+    let mut origins = Vec::with_capacity(parsed.docs.len());
+    for d in &parsed.docs {
+        let metadata = d.root.get("metadata");
+        let ann = metadata.and_then(|m| m.entry("annotations"));
+        let found = ann.and_then(|(ak, av)| av.entry(ORIGIN_KEY).map(|e| (ak, av, e)));
+        let Some((ann_key, ann_map, (k, v))) = found else {
+            origins.push(Origin::Unknown);
+            continue;
+        };
+        origins.push(parse_origin(v.as_str().unwrap_or_default(), wrapper));
+        let only = ann_map.as_map().is_some_and(|m| m.len() == 1);
+        let from: &Node = if only { ann_key } else { k };
+        cuts.push(entry_lines(text, from.span.start));
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for c in cuts {
+        if c.start >= at {
+            out.push_str(&text[at..c.start]);
+            at = c.end;
+        }
+    }
+    out.push_str(&text[at..]);
+    (out, origins)
+}
+
+/// Turns kustomize's (or kubectl's) error output into one readable line: the klog wrapper and
+/// the wrapper kustomization's part of the error chain go, absolute paths become relative.
+/// Returns the message and the kustomization directory the error chain ends in.
+pub fn clean_error(raw: &str, scratch: &Path) -> (String, Option<PathBuf>) {
+    let mut msg = raw.trim().to_string();
+    // kubectl logs through klog: `E1123 … run.go:72] "command failed" err="…"` or `err=<` …
+    // `>` for multi-line messages.
+    if let Some(i) = msg.find("err=\"") {
+        let body = &msg[i + 5..];
+        let body = body.rfind('"').map_or(body, |j| &body[..j]);
+        msg = body.replace("\\\"", "\"").replace("\\\\", "\\");
+    } else if let Some(i) = msg.find("err=<") {
+        let body = &msg[i + 5..];
+        let body = body.rfind('>').map_or(body, |j| &body[..j]);
+        msg = body.to_string();
+    }
+    for prefix in ["Error: ", "error: "] {
+        if let Some(rest) = msg.strip_prefix(prefix) {
+            msg = rest.to_string();
+        }
+    }
+    // Everything up to the last directory kustomize descended into is the chain from the wrapper
+    // down to the failing kustomization.
+    let mut at = None;
+    let last = [
+        "recursed accumulation of path '",
+        "couldn't make target for path '",
+    ]
+    .iter()
+    .filter_map(|m| msg.rfind(m).map(|i| i + m.len()))
+    .max();
+    if let Some(i) = last {
+        let rest = &msg[i..];
+        if let Some(j) = rest.find("': ") {
+            at = Some(PathBuf::from(&rest[..j]));
+            msg = rest[j + 3..].to_string();
+        }
+    }
+    // kustomize tries a missing resource as a file and then as a directory and reports both:
+    // the first half says it all.
+    if let Some(i) = msg.find("': must build at directory: ") {
+        msg.truncate(i + 1);
+    }
+    if let Some(rest) = msg.strip_prefix("accumulating resources: accumulation err='")
+        && let Some(inner) = rest.strip_suffix('\'')
+    {
+        msg = inner.to_string();
+    }
+    let msg = msg.replace(scratch.to_string_lossy().as_ref(), "<tmp>");
+    let msg = match std::env::current_dir().ok().map(|c| identity(&c)) {
+        Some(cwd) => {
+            let prefix = format!("{}/", cwd.to_string_lossy());
+            msg.replace(&prefix, "")
+        }
+        None => msg,
+    };
+    let mut one_line = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+    const MAX: usize = 400;
+    if one_line.len() > MAX {
+        let mut cut = MAX;
+        while !one_line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        one_line.truncate(cut);
+        one_line.push('…');
+    }
+    (one_line, at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_are_read_and_removed() {
+        let out = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    config.kubernetes.io/origin: |\n      path: ../../repo/base/cm.yaml\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    config.kubernetes.io/origin: |\n      configuredIn: ../../repo/overlay/kustomization.yaml\n      configuredBy:\n        apiVersion: builtin\n        kind: ConfigMapGenerator\n    keep: \"yes\"\n  name: b\n";
+        let (text, origins) = strip_origins(out, Path::new("/w/x"));
+        assert_eq!(
+            text,
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    keep: \"yes\"\n  name: b\n"
+        );
+        assert_eq!(
+            origins,
+            vec![
+                Origin::File(PathBuf::from("/repo/base/cm.yaml")),
+                Origin::Generated {
+                    kustomization: PathBuf::from("/repo/overlay/kustomization.yaml")
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn klog_errors_are_trimmed_to_the_failing_kustomization() {
+        let raw = r#"E1123 10:10:29.965853   28447 run.go:72] "command failed" err="accumulating resources: accumulation err='accumulating resources from '../../kzb/broken': '/kzb/broken' must resolve to a file': recursed accumulation of path '/kzb/broken': accumulating resources: accumulation err='accumulating resources from 'missing.yaml': no such file or directory'""#;
+        let (m, at) = clean_error(raw, Path::new("/tmp/none"));
+        assert_eq!(
+            m,
+            "accumulating resources from 'missing.yaml': no such file or directory"
+        );
+        assert_eq!(at, Some(PathBuf::from("/kzb/broken")));
+        let (m, _) = clean_error("Error: boom\n", Path::new("/tmp/none"));
+        assert_eq!(m, "boom");
+    }
+}

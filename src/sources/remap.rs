@@ -1,0 +1,1024 @@
+//! Pointing a finding in rendered output back at the file and line that produced it.
+//!
+//! Kustomize: the node's YAML path in the rendered document is followed in the object's origin
+//! file (named by its `config.kubernetes.io/origin` annotation). A patch of the kustomization
+//! chain that set the field (a strategic-merge patch holding the whole path, a JSON 6902
+//! operation whose value holds it, or one that edited items of the list the finding is on) wins
+//! over the origin; a field the origin lacks, or holds with another value, comes from a
+//! transformer (`namespace:`, `namePrefix:`, `commonLabels:`, `images:`, `replicas:`) or, failing
+//! that, from a patch entry aimed at the object; the last resort is the deepest node of the path
+//! the origin has.
+//!
+//! Helm: the `# Source:` comment before the document names the template; the keys of the path
+//! are searched in it in order. A scalar rendered by a templated line that appears exactly once
+//! as `key: value` in the values files points at that line, the template line as a note.
+
+use super::Origin;
+use super::tree::{Forest, Kustomization, Target};
+use crate::source::SourceFile;
+use crate::yaml::{self, Budget, Node, Pos, Span, Style, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One step of a path from a document root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    /// A list item: its index and, when it has one, what identifies it across patches
+    /// (`name`, `key`, …), so a base and an overlay that reorder a list still agree.
+    Item {
+        index: usize,
+        id: Option<(&'static str, String)>,
+    },
+}
+
+/// Where a node stands in its document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodePath {
+    pub segs: Vec<Seg>,
+    /// The finding is on the key of the last entry rather than on its value.
+    pub on_key: bool,
+}
+
+const ITEM_IDS: [&str; 4] = ["name", "key", "mountPath", "containerPort"];
+
+fn item_id(n: &Node) -> Option<(&'static str, String)> {
+    ITEM_IDS
+        .iter()
+        .find_map(|k| n.get(k).and_then(Node::as_str).map(|v| (*k, v.to_string())))
+}
+
+fn contains(outer: Span, inner: Span) -> bool {
+    outer.start.byte <= inner.start.byte && inner.end <= outer.end
+}
+
+/// The path from `root` to the node at `span` (or to the deepest node holding it).
+pub fn path_to(root: &Node, span: Span) -> NodePath {
+    let mut segs = Vec::new();
+    let mut node = root;
+    'descend: loop {
+        if node.span == span {
+            break;
+        }
+        match &node.value {
+            Value::Map(entries) => {
+                for (k, v) in entries.iter() {
+                    let Some(key) = k.as_str() else { continue };
+                    if k.span == span || (contains(k.span, span) && !contains(v.span, span)) {
+                        segs.push(Seg::Key(key.to_string()));
+                        return NodePath { segs, on_key: true };
+                    }
+                    if contains(v.span, span) {
+                        segs.push(Seg::Key(key.to_string()));
+                        node = v;
+                        continue 'descend;
+                    }
+                }
+            }
+            Value::Seq(items) => {
+                for (index, it) in items.iter().enumerate() {
+                    if contains(it.span, span) {
+                        segs.push(Seg::Item {
+                            index,
+                            id: item_id(it),
+                        });
+                        node = it;
+                        continue 'descend;
+                    }
+                }
+            }
+            Value::Scalar { .. } => {}
+        }
+        break;
+    }
+    NodePath {
+        segs,
+        on_key: false,
+    }
+}
+
+/// How far a path could be followed in another tree.
+#[derive(Clone, Copy, Debug)]
+pub struct Found<'a> {
+    /// Steps matched.
+    pub depth: usize,
+    /// The key node of the last step, when it was a map key.
+    pub key: Option<&'a Node>,
+    pub node: &'a Node,
+}
+
+impl Found<'_> {
+    fn span(&self, on_key: bool) -> Span {
+        match (on_key, self.key) {
+            (true, Some(k)) => k.span,
+            _ => self.node.span,
+        }
+    }
+}
+
+/// Follows `segs` from `root` as far as they go. List items with an identity are matched by it,
+/// others by index.
+pub fn follow<'a>(root: &'a Node, segs: &[Seg]) -> Found<'a> {
+    let mut f = Found {
+        depth: 0,
+        key: None,
+        node: root,
+    };
+    for s in segs {
+        let next = match s {
+            Seg::Key(k) => f.node.entry(k).map(|(kn, v)| (Some(kn), v)),
+            Seg::Item { index, id } => {
+                let items = f.node.as_seq().unwrap_or(&[]);
+                match id {
+                    Some((k, v)) => items
+                        .iter()
+                        .find(|it| it.get(k).and_then(Node::as_str) == Some(v.as_str())),
+                    None => items.get(*index),
+                }
+                .map(|it| (None, it))
+            }
+        };
+        match next {
+            Some((k, n)) => {
+                f.depth += 1;
+                f.key = k;
+                f.node = n;
+            }
+            None => break,
+        }
+    }
+    f
+}
+
+/// A place in a file known by identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub file: PathBuf,
+    pub span: Span,
+}
+
+/// Where a finding goes, with notes for other places worth a look.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub place: Place,
+    pub notes: Vec<(Place, String)>,
+}
+
+/// What is known about the files a build read.
+pub struct Ctx<'a> {
+    pub forest: &'a Forest,
+    pub cache: &'a BTreeMap<PathBuf, SourceFile>,
+}
+
+impl Ctx<'_> {
+    pub fn file(&self, p: &Path) -> Option<&SourceFile> {
+        self.forest
+            .get(p)
+            .map(|k| &k.file)
+            .or_else(|| self.cache.get(p))
+    }
+}
+
+/// The rendered object a finding is in.
+struct Obj<'a> {
+    kind: &'a str,
+    group: &'a str,
+    name: Option<&'a str>,
+}
+
+impl<'a> Obj<'a> {
+    fn of(root: &'a Node) -> Obj<'a> {
+        let api = root.str_at(&["apiVersion"]).unwrap_or("");
+        Obj {
+            kind: root.str_at(&["kind"]).unwrap_or(""),
+            group: api.rsplit_once('/').map_or("", |(g, _)| g),
+            name: root.str_at(&["metadata", "name"]),
+        }
+    }
+}
+
+/// The document of `file` that holds `span`, with its index.
+fn doc_at(file: &SourceFile, span: Span) -> Option<(usize, &Node)> {
+    file.docs
+        .iter()
+        .enumerate()
+        .rfind(|(_, d)| d.root.span.start.byte <= span.start.byte)
+        .map(|(i, d)| (i, &d.root))
+}
+
+/// The object in an origin file the rendered object came from: same kind, then the name that
+/// the rendered one is (or contains, after prefixes, suffixes and hashes).
+fn find_object<'a>(file: &'a SourceFile, obj: &Obj) -> Option<&'a Node> {
+    let same_kind: Vec<&Node> = file
+        .docs
+        .iter()
+        .map(|d| &d.root)
+        .filter(|r| r.str_at(&["kind"]) == Some(obj.kind))
+        .collect();
+    if same_kind.len() == 1 {
+        return same_kind.first().copied();
+    }
+    let rendered = obj.name?;
+    same_kind
+        .iter()
+        .copied()
+        .filter_map(|r| {
+            let n = r.str_at(&["metadata", "name"])?;
+            rendered.contains(n).then_some((n == rendered, n.len(), r))
+        })
+        .max_by_key(|(exact, len, _)| (*exact, *len))
+        .map(|(_, _, r)| r)
+}
+
+/// Kustomize target names are regular expressions; gpuops carries no regex engine for them, so
+/// a pattern with regex syntax is taken to match.
+fn pattern_matches(p: &str, s: &str) -> bool {
+    p == s || p.chars().any(|c| "^$*+?()[]{}|\\".contains(c))
+}
+
+fn target_matches(t: &Node, obj: &Obj, names: &[&str]) -> bool {
+    let field = |f: &str, actual: &str| {
+        t.str_at(&[f])
+            .is_none_or(|p| p.is_empty() || pattern_matches(p, actual))
+    };
+    let name_ok = match t.str_at(&["name"]) {
+        None | Some("") => true,
+        Some(p) => names.iter().any(|n| pattern_matches(p, n)),
+    };
+    field("kind", obj.kind) && field("group", obj.group) && name_ok
+}
+
+/// `/spec/template/0` → tokens.
+fn pointer(p: &str) -> Vec<String> {
+    p.split('/')
+        .skip(1)
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect()
+}
+
+/// How many leading tokens of a JSON pointer agree with a path.
+fn common_prefix(tokens: &[String], segs: &[Seg]) -> usize {
+    tokens
+        .iter()
+        .zip(segs)
+        .take_while(|(t, s)| match s {
+            Seg::Key(k) => *t == k,
+            Seg::Item { index, .. } => t.as_str() == "-" || t.parse::<usize>() == Ok(*index),
+        })
+        .count()
+}
+
+/// A patch's claim on a finding: higher is closer. A patch that holds the whole path scores
+/// above [`STRONG`].
+const STRONG: usize = 1000;
+
+struct Hit {
+    score: usize,
+    span: Span,
+}
+
+/// What a JSON 6902 patch (a list of operations) says about the path; also notes for removals
+/// next to it.
+fn json_ops(
+    ops: &Node,
+    path: &NodePath,
+    rendered: &Node,
+    notes: &mut Vec<(Span, String)>,
+) -> Option<Hit> {
+    let segs = &path.segs;
+    let mut best: Option<Hit> = None;
+    for op in ops.items() {
+        let Some((pnode, p)) = op.get("path").and_then(|n| n.as_str().map(|s| (n, s))) else {
+            continue;
+        };
+        let tokens = pointer(p);
+        let common = common_prefix(&tokens, segs);
+        let hit = if common == tokens.len() && tokens.len() <= segs.len() {
+            // The operation wrote a subtree holding the finding: it counts when its value has
+            // the rest of the path.
+            op.get("value").and_then(|v| {
+                let f = follow(v, &segs[tokens.len()..]);
+                (f.depth == segs.len() - tokens.len()).then(|| Hit {
+                    score: STRONG + segs.len(),
+                    span: f.span(path.on_key),
+                })
+            })
+        } else if common == segs.len() && rendered.as_seq().is_some() {
+            // It edited items of the list the finding is on (`remove …/tolerations/0`).
+            Some(Hit {
+                score: segs.len(),
+                span: pnode.span,
+            })
+        } else {
+            if op.str_at(&["op"]) == Some("remove") && common + 1 == tokens.len() {
+                notes.push((
+                    pnode.span,
+                    format!("this patch removes `{p}` from the object"),
+                ));
+            }
+            None
+        };
+        if let Some(h) = hit
+            && best.as_ref().is_none_or(|b| h.score > b.score)
+        {
+            best = Some(h);
+        }
+    }
+    best
+}
+
+/// Maps spans of an inline patch (a block scalar in a kustomization) to the kustomization file.
+struct Inline {
+    /// Line (1-based) the scalar's content starts on: a block scalar's span starts at its
+    /// content, not at the `|` indicator.
+    first_line: u32,
+    indent: usize,
+    text_lines: Vec<usize>,
+    outer_lines: Vec<usize>,
+    /// The scalar itself, for anything that cannot be placed exactly.
+    whole: Span,
+}
+
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect()
+}
+
+/// Position of a byte offset: 1-based line and column (in characters).
+pub fn pos_at(text: &str, byte: usize) -> Pos {
+    let byte = byte.min(text.len());
+    let before = &text[..byte];
+    let line = before.matches('\n').count() as u32 + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    Pos {
+        byte: byte as u32,
+        line,
+        col: text[start..byte].chars().count() as u32 + 1,
+    }
+}
+
+pub fn span_at(text: &str, start: usize, len: usize) -> Span {
+    Span {
+        start: pos_at(text, start),
+        end: pos_at(text, start + len).byte,
+    }
+}
+
+impl Inline {
+    fn new(outer: &str, scalar: &Node, text: &str) -> Option<Inline> {
+        if !matches!(scalar.style(), Some(Style::Literal | Style::Folded)) {
+            return None;
+        }
+        let outer_lines = line_starts(outer);
+        let first_line = scalar.span.start.line;
+        let first = *outer_lines.get((first_line as usize).checked_sub(1)?)?;
+        let line = &outer[first..];
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        Some(Inline {
+            first_line,
+            indent,
+            text_lines: line_starts(text),
+            outer_lines,
+            whole: scalar.span,
+        })
+    }
+
+    fn pos(&self, outer: &str, p: Pos) -> Option<Pos> {
+        let l = p.line as usize;
+        let in_line = (p.byte as usize).checked_sub(*self.text_lines.get(l.checked_sub(1)?)?)?;
+        let outer_start = *self
+            .outer_lines
+            .get((self.first_line as usize + l).checked_sub(2)?)?;
+        let byte = outer_start + self.indent + in_line;
+        (byte <= outer.len() && outer.is_char_boundary(byte)).then(|| pos_at(outer, byte))
+    }
+
+    fn span(&self, outer: &str, s: Span) -> Span {
+        // The end's line in the block's own text, from its byte offset.
+        let end_line = self.text_lines.partition_point(|&st| st <= s.end as usize);
+        let end = Pos {
+            byte: s.end,
+            line: end_line as u32,
+            col: 0,
+        };
+        match (self.pos(outer, s.start), self.pos(outer, end)) {
+            (Some(a), Some(b)) => Span {
+                start: a,
+                end: b.byte,
+            },
+            _ => self.whole,
+        }
+    }
+}
+
+/// The best patch claim on a path across the kustomization chain, outer kustomization first.
+struct PatchScan {
+    best: Option<(usize, Place)>,
+    notes: Vec<(Place, String)>,
+    /// The first patch entry aimed at the object (the kustomization line that caused a field
+    /// no patch could be tied to).
+    aimed: Option<Place>,
+}
+
+fn scan_patches(
+    cx: &Ctx,
+    chain: &[&Kustomization],
+    obj: &Obj,
+    names: &[&str],
+    path: &NodePath,
+    rendered: &Node,
+) -> PatchScan {
+    let mut scan = PatchScan {
+        best: None,
+        notes: Vec::new(),
+        aimed: None,
+    };
+    for k in chain {
+        let Some(root) = k.root() else { continue };
+        for field in ["patches", "patchesStrategicMerge", "patchesJson6902"] {
+            for entry in root.get(field).into_iter().flat_map(Node::items) {
+                scan_entry(cx, k, entry, obj, names, path, rendered, &mut scan);
+            }
+        }
+    }
+    scan
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scan_entry(
+    cx: &Ctx,
+    k: &Kustomization,
+    entry: &Node,
+    obj: &Obj,
+    names: &[&str],
+    path: &NodePath,
+    rendered: &Node,
+    scan: &mut PatchScan,
+) {
+    let target = entry.get("target");
+    if let Some(t) = target
+        && !target_matches(t, obj, names)
+    {
+        return;
+    }
+    // The patch text: a file named by `path:` (or by the entry itself), or inline.
+    let (file_node, inline_node) = match entry.as_str() {
+        Some(s) if s.contains('\n') => (None, Some(entry)),
+        Some(_) => (Some(entry), None),
+        None => (entry.get("path"), entry.get("patch")),
+    };
+    let mut docs: Vec<(PathBuf, &Node)> = Vec::new();
+    let parsed_inline;
+    let mut inline: Option<Inline> = None;
+    if let Some(n) = file_node {
+        let file = k
+            .refs
+            .iter()
+            .find(|r| r.span == n.span)
+            .and_then(|r| match &r.target {
+                Target::File(f) => Some(f.clone()),
+                _ => None,
+            });
+        if let Some(f) = file
+            && let Some(sf) = cx.file(&f)
+        {
+            docs.extend(sf.docs.iter().map(|d| (f.clone(), &d.root)));
+        }
+    } else if let Some(n) = inline_node
+        && let Some(text) = n.as_str()
+    {
+        parsed_inline = yaml::parse(text, Budget::default());
+        inline = Inline::new(&k.file.text, n, text);
+        if inline.is_none() {
+            // Not a block scalar: the whole patch is the best place there is.
+            inline = Some(Inline {
+                first_line: 0,
+                indent: 0,
+                text_lines: Vec::new(),
+                outer_lines: Vec::new(),
+                whole: n.span,
+            });
+        }
+        docs.extend(parsed_inline.docs.iter().map(|d| (k.path.clone(), &d.root)));
+    }
+    let place = |file: &PathBuf, span: Span| Place {
+        file: file.clone(),
+        span: match &inline {
+            Some(m) => m.span(&k.file.text, span),
+            None => span,
+        },
+    };
+    for (file, root) in docs {
+        let mut notes = Vec::new();
+        let hit = if root.as_seq().is_some() {
+            json_ops(root, path, rendered, &mut notes)
+        } else {
+            let aimed_here = target.is_some()
+                || (root.str_at(&["kind"]) == Some(obj.kind)
+                    && root
+                        .str_at(&["metadata", "name"])
+                        .is_some_and(|n| names.contains(&n)));
+            if !aimed_here {
+                continue;
+            }
+            let f = follow(root, &path.segs);
+            (f.depth == path.segs.len()).then(|| Hit {
+                score: STRONG + path.segs.len(),
+                span: f.span(path.on_key),
+            })
+        };
+        if scan.aimed.is_none() {
+            scan.aimed = Some(Place {
+                file: k.path.clone(),
+                span: entry.span,
+            });
+        }
+        for (s, m) in notes {
+            scan.notes.push((place(&file, s), m));
+        }
+        if let Some(h) = hit
+            && scan.best.as_ref().is_none_or(|(b, _)| h.score > *b)
+        {
+            scan.best = Some((h.score, place(&file, h.span)));
+        }
+    }
+}
+
+/// `registry/x:tag@sha256:…` → `registry/x`.
+fn image_name(image: &str) -> &str {
+    let no_digest = image.split('@').next().unwrap_or(image);
+    match no_digest.rfind(':') {
+        Some(i) if !no_digest[i..].contains('/') => &no_digest[..i],
+        _ => no_digest,
+    }
+}
+
+/// The kustomization field that sets a path: `namespace:`, `namePrefix:`/`nameSuffix:`,
+/// `commonLabels:`/`labels:`, `commonAnnotations:`, `images:`, `replicas:`.
+fn transformer(
+    chain: &[&Kustomization],
+    segs: &[Seg],
+    names: &[&str],
+    rendered: &Node,
+) -> Option<Place> {
+    let key = |i: usize| match segs.get(i) {
+        Some(Seg::Key(k)) => Some(k.as_str()),
+        _ => None,
+    };
+    let n = segs.len();
+    for k in chain {
+        let Some(root) = k.root() else { continue };
+        let at = |n: Option<&Node>| n.map(|n| n.span);
+        let entry_key = |map: Option<&Node>, name: &str| map?.entry(name).map(|(k, _)| k.span);
+        let hit = match (key(0), key(1), n) {
+            (Some("metadata"), Some("namespace"), 2) => at(root.get("namespace")),
+            (Some("metadata"), Some("name"), 2) => {
+                at(root.get("namePrefix").or_else(|| root.get("nameSuffix")))
+            }
+            _ if n >= 2 && matches!(key(n - 2), Some("labels" | "matchLabels")) => {
+                let label = key(n - 1).unwrap_or_default();
+                entry_key(root.get("commonLabels"), label).or_else(|| {
+                    root.get("labels")
+                        .into_iter()
+                        .flat_map(Node::items)
+                        .find_map(|l| entry_key(l.get("pairs"), label))
+                })
+            }
+            _ if n >= 2 && key(n - 2) == Some("annotations") => entry_key(
+                root.get("commonAnnotations"),
+                key(n - 1).unwrap_or_default(),
+            ),
+            _ if n >= 3
+                && key(n - 1) == Some("image")
+                && matches!(key(n - 3), Some("containers" | "initContainers")) =>
+            {
+                let image = image_name(rendered.as_str().unwrap_or_default());
+                root.get("images")
+                    .into_iter()
+                    .flat_map(Node::items)
+                    .find(|i| {
+                        i.str_at(&["name"]) == Some(image) || i.str_at(&["newName"]) == Some(image)
+                    })
+                    .map(|i| i.span)
+            }
+            (Some("spec"), Some("replicas"), 2) => root
+                .get("replicas")
+                .into_iter()
+                .flat_map(Node::items)
+                .find(|r| r.str_at(&["name"]).is_some_and(|n| names.contains(&n)))
+                .and_then(|r| r.get("count").map(|c| c.span)),
+            _ => None,
+        };
+        if let Some(span) = hit {
+            return Some(Place {
+                file: k.path.clone(),
+                span,
+            });
+        }
+    }
+    None
+}
+
+/// A finding in a kustomize build of `top`: see the module documentation.
+pub fn kustomize(
+    cx: &Ctx,
+    top: &Path,
+    origins: &[Origin],
+    rendered_file: &SourceFile,
+    span: Span,
+) -> Option<Resolved> {
+    let (di, root) = doc_at(rendered_file, span)?;
+    let path = path_to(root, span);
+    let rendered = follow(root, &path.segs).node;
+    let obj = Obj::of(root);
+    let chain = cx.forest.chain(top);
+    match origins.get(di)? {
+        Origin::Generated { kustomization } => generated(cx, kustomization, &obj),
+        Origin::File(p) => from_file(cx, &chain, p, &obj, &path, rendered),
+        _ => None,
+    }
+}
+
+fn generated(cx: &Ctx, kustomization: &Path, obj: &Obj) -> Option<Resolved> {
+    let k = cx.forest.get(kustomization)?;
+    let root = k.root()?;
+    let rendered = obj.name.unwrap_or_default();
+    let span = ["configMapGenerator", "secretGenerator"]
+        .iter()
+        .filter_map(|f| root.entry(f))
+        .find_map(|(_, list)| {
+            list.items()
+                .filter_map(|i| i.get("name"))
+                .find(|n| n.as_str().is_some_and(|s| rendered.contains(s)))
+                .map(|n| n.span)
+        })
+        .unwrap_or(root.span);
+    Some(Resolved {
+        place: Place {
+            file: k.path.clone(),
+            span,
+        },
+        notes: Vec::new(),
+    })
+}
+
+fn from_file(
+    cx: &Ctx,
+    chain: &[&Kustomization],
+    origin: &Path,
+    obj: &Obj,
+    path: &NodePath,
+    rendered: &Node,
+) -> Option<Resolved> {
+    let of = cx.file(origin)?;
+    let odoc = find_object(of, obj);
+    let names: Vec<&str> = [obj.name, odoc.and_then(|d| d.str_at(&["metadata", "name"]))]
+        .into_iter()
+        .flatten()
+        .collect();
+    let scan = scan_patches(cx, chain, obj, &names, path, rendered);
+    let resolved = |place: Place, notes: Vec<(Place, String)>| {
+        Some(Resolved {
+            notes: notes.into_iter().filter(|(p, _)| *p != place).collect(),
+            place,
+        })
+    };
+    if let Some((_, place)) = scan.best {
+        return resolved(place, Vec::new());
+    }
+    let at_origin = |span: Span| Place {
+        file: origin.to_path_buf(),
+        span,
+    };
+    let found = odoc.map(|d| follow(d, &path.segs));
+    let full = found.filter(|f| f.depth == path.segs.len());
+    if let Some(f) = full {
+        let changed = match (f.node.as_str(), rendered.as_str()) {
+            (Some(a), Some(b)) => a != b,
+            _ => false,
+        };
+        if !changed {
+            return resolved(at_origin(f.span(path.on_key)), scan.notes);
+        }
+    }
+    if let Some(place) = transformer(chain, &path.segs, &names, rendered) {
+        return resolved(place, Vec::new());
+    }
+    if let Some(f) = full {
+        return resolved(at_origin(f.span(path.on_key)), scan.notes);
+    }
+    if let Some(place) = scan.aimed {
+        return resolved(place, Vec::new());
+    }
+    let span = found.map_or(of.docs.first()?.root.span, |f| f.node.span);
+    resolved(at_origin(span), scan.notes)
+}
+
+/// The line of `text` where `keys` appear in order, each searched after the previous one
+/// (keys not found are skipped): byte offset and length of the last key found, and whether it
+/// is the last of `keys`.
+fn find_keys(text: &str, keys: &[&str]) -> Option<(usize, usize, bool)> {
+    let lines: Vec<(usize, &str)> = line_starts(text)
+        .into_iter()
+        .map(|s| {
+            let e = text[s..].find('\n').map_or(text.len(), |i| s + i);
+            (s, &text[s..e])
+        })
+        .collect();
+    let mut from = 0;
+    let mut last = None;
+    for (n, key) in keys.iter().enumerate() {
+        let found = lines.iter().enumerate().skip(from).find_map(|(i, (s, l))| {
+            let body = l.trim_start();
+            let body = body.strip_prefix("- ").unwrap_or(body).trim_start();
+            let offset = s + (l.len() - body.len());
+            [key.to_string(), format!("\"{key}\""), format!("'{key}'")]
+                .iter()
+                .find(|k| {
+                    body.strip_prefix(k.as_str())
+                        .is_some_and(|r| r.starts_with(':'))
+                })
+                .map(|k| (i, offset, k.len()))
+        });
+        if let Some((i, offset, len)) = found {
+            from = i + 1;
+            last = Some((offset, len, n + 1 == keys.len()));
+        }
+    }
+    last
+}
+
+/// `key: value` lines of a values file (quotes on either side allowed, a trailing comment
+/// ignored): byte offset and length of each value.
+fn values_lines(text: &str, key: &str, value: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for s in line_starts(text) {
+        let e = text[s..].find('\n').map_or(text.len(), |i| s + i);
+        let line = &text[s..e];
+        let body = line.trim_start();
+        let body = body.strip_prefix("- ").unwrap_or(body).trim_start();
+        let rest = [key.to_string(), format!("\"{key}\""), format!("'{key}'")]
+            .iter()
+            .find_map(|k| body.strip_prefix(k.as_str())?.strip_prefix(':'));
+        let Some(rest) = rest else { continue };
+        let v = rest.split(" #").next().unwrap_or(rest).trim();
+        let unquoted = v
+            .strip_prefix('"')
+            .and_then(|x| x.strip_suffix('"'))
+            .or_else(|| v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')))
+            .unwrap_or(v);
+        if unquoted == value && !v.is_empty() {
+            // `v` is a slice of `text`: its offset is where it starts.
+            out.push((v.as_ptr() as usize - text.as_ptr() as usize, v.len()));
+        }
+    }
+    out
+}
+
+/// A finding in `helm template` output: see the module documentation.
+pub fn helm(
+    cx: &Ctx,
+    sources: &[(usize, Option<PathBuf>)],
+    values: &[PathBuf],
+    rendered_file: &SourceFile,
+    span: Span,
+) -> Option<Resolved> {
+    let template = sources
+        .iter()
+        .rfind(|(at, _)| *at <= span.start.byte as usize)?
+        .1
+        .as_ref()?;
+    let tf = cx.file(template)?;
+    let doc = doc_at(rendered_file, span).filter(|(_, r)| contains(r.span, span));
+    let (path, rendered) = match doc {
+        Some((_, root)) => {
+            let p = path_to(root, span);
+            let n = follow(root, &p.segs).node;
+            (p, Some(n))
+        }
+        None => (
+            NodePath {
+                segs: Vec::new(),
+                on_key: false,
+            },
+            None,
+        ),
+    };
+    let keys: Vec<&str> = path
+        .segs
+        .iter()
+        .filter_map(|s| match s {
+            Seg::Key(k) => Some(k.as_str()),
+            Seg::Item { .. } => None,
+        })
+        .collect();
+    let hit = find_keys(&tf.text, &keys);
+    let template_place = Place {
+        file: template.clone(),
+        span: match hit {
+            Some((at, len, _)) => span_at(&tf.text, at, len),
+            None => span_at(&tf.text, 0, tf.text.find('\n').unwrap_or(tf.text.len())),
+        },
+    };
+    // The value came from template code, not the template's text: its own key is not in the
+    // template (`toYaml .Values.resources`), or its line holds an action.
+    let templated = match hit {
+        Some((at, _, true)) => {
+            let end = tf.text[at..].find('\n').map_or(tf.text.len(), |i| at + i);
+            tf.text[at..end].contains("{{")
+        }
+        _ => tf.text.contains("{{"),
+    };
+    let value = rendered
+        .filter(|n| n.as_seq().is_none() && n.as_map().is_none())
+        .and_then(Node::as_str)
+        .filter(|v| !v.is_empty());
+    if let (true, Some(Seg::Key(key)), Some(value)) = (templated, path.segs.last(), value) {
+        let mut matches = Vec::new();
+        for v in values {
+            if let Some(vf) = cx.file(v) {
+                for (at, len) in values_lines(&vf.text, key, value) {
+                    matches.push(Place {
+                        file: v.clone(),
+                        span: span_at(&vf.text, at, len),
+                    });
+                }
+            }
+        }
+        if let [only] = matches.as_slice() {
+            return Some(Resolved {
+                place: only.clone(),
+                notes: vec![(template_place, "rendered by this template line".into())],
+            });
+        }
+    }
+    Some(Resolved {
+        place: template_place,
+        notes: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root(text: &str) -> Node {
+        yaml::parse(text, Budget::default())
+            .docs
+            .into_iter()
+            .next()
+            .unwrap()
+            .root
+    }
+
+    #[test]
+    fn paths_follow_list_items_by_identity() {
+        let rendered =
+            root("spec:\n  containers:\n  - name: b\n    image: y\n  - name: a\n    image: x\n");
+        let n = rendered
+            .at(&["spec", "containers"])
+            .unwrap()
+            .as_seq()
+            .unwrap()[1]
+            .get("image")
+            .unwrap();
+        let p = path_to(&rendered, n.span);
+        assert_eq!(
+            p.segs,
+            vec![
+                Seg::Key("spec".into()),
+                Seg::Key("containers".into()),
+                Seg::Item {
+                    index: 1,
+                    id: Some(("name", "a".into()))
+                },
+                Seg::Key("image".into()),
+            ]
+        );
+        let origin = root("spec:\n  containers:\n    - name: a\n      image: x\n");
+        let f = follow(&origin, &p.segs);
+        assert_eq!(f.depth, 4);
+        assert_eq!(f.node.span.start.line, 4);
+    }
+
+    #[test]
+    fn key_findings_stay_on_keys() {
+        let r = root("a:\n  b: 1\n");
+        let (k, _) = r.get("a").unwrap().entry("b").unwrap();
+        let p = path_to(&r, k.span);
+        assert!(p.on_key);
+        assert_eq!(p.segs.len(), 2);
+    }
+
+    #[test]
+    fn keys_are_found_in_order_in_templates() {
+        let t = "metadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          resources:\n            {{- toYaml .Values.resources | nindent 12 }}\n";
+        let (at, len, last) = find_keys(
+            t,
+            &[
+                "spec",
+                "template",
+                "spec",
+                "containers",
+                "name",
+                "resources",
+                "limits",
+            ],
+        )
+        .unwrap();
+        assert_eq!(&t[at..at + len], "resources");
+        assert_eq!(pos_at(t, at).line, 8);
+        assert!(!last);
+    }
+
+    #[test]
+    fn values_lines_match_key_and_value() {
+        let v = "gpu:\n  count: 2 # per pod\n  other: 2\n  \"nvidia.com/gpu\": \"2\"\n";
+        let hits = values_lines(v, "count", "2");
+        assert_eq!(hits.len(), 1);
+        assert_eq!(&v[hits[0].0..hits[0].0 + hits[0].1], "2");
+        assert_eq!(pos_at(v, hits[0].0).line, 2);
+        assert_eq!(values_lines(v, "nvidia.com/gpu", "2").len(), 1);
+    }
+
+    #[test]
+    fn json_pointer_prefixes() {
+        let segs = vec![Seg::Key("spec".into()), Seg::Key("tolerations".into())];
+        assert_eq!(common_prefix(&pointer("/spec/tolerations/0"), &segs), 2);
+        assert_eq!(pointer("/a~1b/c~0d"), vec!["a/b", "c~d"]);
+    }
+
+    #[test]
+    fn inline_patch_spans_map_into_the_kustomization() {
+        let k = "patches:\n  - patch: |-\n      kind: Job\n      spec:\n        x: 1\n";
+        let r = root(k);
+        let scalar = r.get("patches").unwrap().as_seq().unwrap()[0]
+            .get("patch")
+            .unwrap();
+        let text = scalar.as_str().unwrap();
+        let inner = root(text);
+        let x = inner.at(&["spec", "x"]).unwrap();
+        let m = Inline::new(k, scalar, text).unwrap();
+        let s = m.span(k, x.span);
+        assert_eq!((s.start.line, s.start.col), (5, 12));
+        assert_eq!(&k[s.range()], "1");
+    }
+
+    #[test]
+    fn image_names() {
+        assert_eq!(image_name("ghcr.io/x/y:1.0"), "ghcr.io/x/y");
+        assert_eq!(image_name("localhost:5000/y"), "localhost:5000/y");
+        assert_eq!(image_name("y@sha256:abc"), "y");
+    }
+
+    #[test]
+    fn transformers_and_generators_point_at_the_kustomization() {
+        use crate::sources::tree::{Forest, identity};
+        let d = tempfile::tempdir().unwrap();
+        let kust = "namespace: ml\nnamePrefix: p-\nresources: [job.yaml]\nimages:\n  - name: x\n    newTag: v2\nconfigMapGenerator:\n  - name: settings\n    literals: [a=b]\n";
+        let job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: default\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          image: x:v1\n";
+        std::fs::write(d.path().join("kustomization.yaml"), kust).unwrap();
+        std::fs::write(d.path().join("job.yaml"), job).unwrap();
+        let kpath = identity(&d.path().join("kustomization.yaml"));
+        let jpath = identity(&d.path().join("job.yaml"));
+        let forest = Forest::load(std::slice::from_ref(&kpath));
+        let mut cache = BTreeMap::new();
+        cache.insert(
+            jpath.clone(),
+            SourceFile::from_text("job.yaml".into(), job.into()),
+        );
+        let cx = Ctx {
+            forest: &forest,
+            cache: &cache,
+        };
+        let rendered = SourceFile::from_text(
+            "r".into(),
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: p-j\n  namespace: ml\nspec:\n  template:\n    spec:\n      containers:\n      - image: x:v2\n        name: c\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p-settings-abc\n".into(),
+        );
+        let origins = [
+            Origin::File(jpath.clone()),
+            Origin::Generated {
+                kustomization: kpath.clone(),
+            },
+        ];
+        let job_root = &rendered.docs[0].root;
+        let at = |n: &Node| {
+            let r = kustomize(&cx, &kpath, &origins, &rendered, n.span).unwrap();
+            (r.place.file == kpath, r.place.span.start.line)
+        };
+        let meta = job_root.get("metadata").unwrap();
+        assert_eq!(at(meta.get("namespace").unwrap()), (true, 1));
+        assert_eq!(at(meta.get("name").unwrap()), (true, 2));
+        let container = &job_root
+            .at(&["spec", "template", "spec", "containers"])
+            .unwrap()
+            .as_seq()
+            .unwrap()[0];
+        assert_eq!(at(container.get("image").unwrap()), (true, 5));
+        // Unchanged by the overlay: the base file.
+        assert_eq!(at(container.get("name").unwrap()), (false, 10));
+        let cm = rendered.docs[1].root.at(&["metadata", "name"]).unwrap();
+        assert_eq!(at(cm), (true, 8));
+    }
+}

@@ -1,0 +1,389 @@
+//! Kustomizations as a graph: what each one reads (resources, bases, components, patches,
+//! generator inputs), which directories it builds through, and which are only reached through
+//! others (bases).
+
+use crate::source::SourceFile;
+use crate::yaml::{Node, Span};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Component, Path, PathBuf};
+
+/// File names kustomize looks for, in its order of preference.
+pub const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// Whether a file is a kustomization by its name.
+pub fn is_kustomization_file(p: &Path) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| FILE_NAMES.contains(&n))
+}
+
+/// The kustomization file of a directory, if it has one.
+pub fn kustomization_in(dir: &Path) -> Option<PathBuf> {
+    FILE_NAMES.iter().map(|n| dir.join(n)).find(|p| p.is_file())
+}
+
+/// `a/b/../c` → `a/c` without touching the file system (kustomize resolves paths the same way).
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The identity of a file or directory: canonical when it exists, else absolute and normalized.
+pub fn identity(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p)
+        .unwrap_or_else(|_| normalize(&std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())))
+}
+
+/// What a kustomization entry points at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A directory with a kustomization file (the file's identity).
+    Kustomization(PathBuf),
+    File(PathBuf),
+    /// A URL or remote git base: never fetched.
+    Remote,
+    /// Nothing there (kustomize will fail, and say so).
+    Missing(PathBuf),
+    /// A directory without a kustomization file.
+    Dir(PathBuf),
+}
+
+/// One path-valued entry of a kustomization.
+#[derive(Clone, Debug)]
+pub struct Ref {
+    /// The field it is in: `resources`, `patches`, `configMapGenerator`…
+    pub field: &'static str,
+    pub raw: String,
+    pub span: Span,
+    pub target: Target,
+}
+
+/// A parsed kustomization file.
+#[derive(Debug)]
+pub struct Kustomization {
+    /// Identity of the file.
+    pub path: PathBuf,
+    /// Identity of its directory.
+    pub dir: PathBuf,
+    pub file: SourceFile,
+    /// `kind: Component`: only ever built through another kustomization.
+    pub component: bool,
+    pub refs: Vec<Ref>,
+    /// Uses `helmCharts` (needs `--enable-helm`, which gpuops never sets), with the node.
+    pub helm_charts: Option<Span>,
+}
+
+impl Kustomization {
+    pub fn root(&self) -> Option<&Node> {
+        self.file.docs.first().map(|d| &d.root)
+    }
+
+    /// Kustomizations this one builds through (resources, bases, components).
+    pub fn children(&self) -> impl Iterator<Item = &PathBuf> {
+        self.refs.iter().filter_map(|r| match &r.target {
+            Target::Kustomization(k) => Some(k),
+            _ => None,
+        })
+    }
+}
+
+/// Whether an entry names something kustomize would download.
+fn is_remote(raw: &str, local_exists: bool) -> bool {
+    if raw.contains("://") || raw.starts_with("git@") || raw.contains("?ref=") {
+        return true;
+    }
+    if local_exists {
+        return false;
+    }
+    // `github.com/org/repo/path`: a host name as the first segment.
+    let first = raw.split('/').next().unwrap_or("");
+    let tld = first.rsplit('.').next().unwrap_or("");
+    raw.contains('/')
+        && first.contains('.')
+        && tld.len() >= 2
+        && tld.bytes().all(|b| b.is_ascii_alphabetic())
+        && !matches!(tld, "yaml" | "yml" | "json")
+}
+
+/// Whether a string entry is an inline document rather than a path (patchesStrategicMerge,
+/// transformers and generators accept both).
+fn is_inline(raw: &str) -> bool {
+    raw.contains('\n') || raw.trim_start().starts_with("apiVersion:")
+}
+
+fn resolve(dir: &Path, field: &'static str, raw: &str, span: Span, dirs_allowed: bool) -> Ref {
+    let joined = normalize(&dir.join(raw));
+    let target = if is_remote(raw, joined.exists()) {
+        Target::Remote
+    } else if joined.is_dir() {
+        match kustomization_in(&joined) {
+            Some(k) if dirs_allowed => Target::Kustomization(identity(&k)),
+            _ => Target::Dir(identity(&joined)),
+        }
+    } else if joined.is_file() {
+        Target::File(identity(&joined))
+    } else {
+        Target::Missing(joined)
+    };
+    Ref {
+        field,
+        raw: raw.to_string(),
+        span,
+        target,
+    }
+}
+
+/// Reads the path-valued entries of a kustomization.
+fn refs_of(dir: &Path, root: &Node) -> Vec<Ref> {
+    let mut out = Vec::new();
+    let mut generated = Vec::new();
+    let mut push = |field: &'static str, n: &Node, dirs: bool| {
+        if let Some(raw) = n.as_str().map(str::trim).filter(|s| !s.is_empty())
+            && !is_inline(raw)
+        {
+            out.push(resolve(dir, field, raw, n.span, dirs));
+        }
+    };
+    for field in ["resources", "bases", "components"] {
+        for item in root.get(field).into_iter().flat_map(Node::items) {
+            push(field, item, true);
+        }
+    }
+    for field in [
+        "patchesStrategicMerge",
+        "crds",
+        "configurations",
+        "transformers",
+        "generators",
+        "validators",
+    ] {
+        for item in root.get(field).into_iter().flat_map(Node::items) {
+            push(field, item, matches!(field, "transformers" | "generators"));
+        }
+    }
+    for field in ["patches", "patchesJson6902", "replacements"] {
+        for item in root.get(field).into_iter().flat_map(Node::items) {
+            if let Some(p) = item.get("path") {
+                push(field, p, false);
+            }
+        }
+    }
+    if let Some(p) = root.at(&["openapi", "path"]) {
+        push("openapi", p, false);
+    }
+    for field in ["configMapGenerator", "secretGenerator"] {
+        for item in root.get(field).into_iter().flat_map(Node::items) {
+            for list in ["files", "envs"] {
+                for f in item.get(list).into_iter().flat_map(Node::items) {
+                    // `key=path` names the data key; the file is after `=`.
+                    if let Some(s) = f.as_str() {
+                        let path = s.split_once('=').map_or(s, |(_, p)| p);
+                        if !path.trim().is_empty() {
+                            generated.push(resolve(dir, field, path.trim(), f.span, false));
+                        }
+                    }
+                }
+            }
+            if let Some(e) = item.get("env") {
+                push(field, e, false);
+            }
+        }
+    }
+    out.extend(generated);
+    out
+}
+
+/// Every kustomization reached from the discovered ones, by identity.
+#[derive(Debug, Default)]
+pub struct Forest {
+    pub by_path: BTreeMap<PathBuf, Kustomization>,
+}
+
+impl Forest {
+    /// Loads the given kustomization files and, transitively, every kustomization they build
+    /// through (also outside the linted paths: kustomize reads them too).
+    pub fn load(files: &[PathBuf]) -> Self {
+        let mut forest = Forest::default();
+        let mut queue: VecDeque<PathBuf> = files.iter().map(|f| identity(f)).collect();
+        while let Some(path) = queue.pop_front() {
+            if forest.by_path.contains_key(&path) {
+                continue;
+            }
+            let Some(k) = load_one(&path) else { continue };
+            queue.extend(k.children().cloned());
+            forest.by_path.insert(path, k);
+        }
+        forest
+    }
+
+    pub fn get(&self, path: &Path) -> Option<&Kustomization> {
+        self.by_path.get(path)
+    }
+
+    /// The kustomizations a build of `top` reads, outer first (breadth-first), each once.
+    pub fn chain(&self, top: &Path) -> Vec<&Kustomization> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        let mut queue = VecDeque::from([top.to_path_buf()]);
+        while let Some(p) = queue.pop_front() {
+            if !seen.insert(p.clone()) {
+                continue;
+            }
+            if let Some(k) = self.by_path.get(&p) {
+                queue.extend(k.children().cloned());
+                out.push(k);
+            }
+        }
+        out
+    }
+
+    /// Files (not directories) a build of `top` reads: its kustomization files and every file
+    /// they name.
+    pub fn files_read(&self, top: &Path) -> BTreeSet<PathBuf> {
+        let mut out = BTreeSet::new();
+        for k in self.chain(top) {
+            out.insert(k.path.clone());
+            for r in &k.refs {
+                if let Target::File(f) = &r.target {
+                    out.insert(f.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The kustomizations to build: those of `discovered` no other kustomization builds through
+    /// (all of them with `lint_bases`), components excepted.
+    pub fn tops(&self, discovered: &BTreeSet<PathBuf>, lint_bases: bool) -> Vec<PathBuf> {
+        let referrers = self.referrers();
+        let buildable = |k: &PathBuf| self.get(k).is_some_and(|k| !k.component);
+        let mut tops: Vec<PathBuf> = discovered
+            .iter()
+            .filter(|k| buildable(k) && (lint_bases || !referrers.contains_key(*k)))
+            .cloned()
+            .collect();
+        // A kustomization only reached through a cycle would never be built: build it itself
+        // (kustomize then reports the cycle).
+        let mut reached: BTreeSet<PathBuf> = tops
+            .iter()
+            .flat_map(|t| self.chain(t).into_iter().map(|k| k.path.clone()))
+            .collect();
+        for k in discovered {
+            if !reached.contains(k) && buildable(k) {
+                tops.push(k.clone());
+                reached.extend(self.chain(k).into_iter().map(|k| k.path.clone()));
+            }
+        }
+        tops
+    }
+
+    /// What building `discovered` claims: the files the builds read, and the directories of
+    /// every kustomization involved.
+    pub fn claims(&self, discovered: &BTreeSet<PathBuf>) -> (BTreeSet<PathBuf>, BTreeSet<PathBuf>) {
+        let mut files = BTreeSet::new();
+        let mut dirs = BTreeSet::new();
+        for k in discovered {
+            files.extend(self.files_read(k));
+            dirs.extend(self.chain(k).into_iter().map(|k| k.dir.clone()));
+        }
+        (files, dirs)
+    }
+
+    /// Kustomizations that another one builds through, with who does.
+    pub fn referrers(&self) -> BTreeMap<PathBuf, Vec<PathBuf>> {
+        let mut m: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+        for k in self.by_path.values() {
+            for c in k.children() {
+                m.entry(c.clone()).or_default().push(k.path.clone());
+            }
+        }
+        m
+    }
+}
+
+fn load_one(path: &Path) -> Option<Kustomization> {
+    let bytes = std::fs::read(path).ok()?;
+    let file = crate::source::from_bytes(super::shown(path), bytes);
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let (refs, component, helm_charts) = match file.docs.first().map(|d| &d.root) {
+        Some(root) => (
+            refs_of(&dir, root),
+            root.str_at(&["kind"]) == Some("Component"),
+            root.entry("helmCharts").map(|(k, _)| k.span),
+        ),
+        None => (Vec::new(), false, None),
+    };
+    Some(Kustomization {
+        path: path.to_path_buf(),
+        dir,
+        file,
+        component,
+        refs,
+        helm_charts,
+    })
+}
+
+/// The path from `from` (a directory) to `to`, with `..` where needed. Both are identities.
+pub fn relative(from: &Path, to: &Path) -> PathBuf {
+    let f: Vec<Component> = from.components().collect();
+    let t: Vec<Component> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..f.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c);
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(
+            relative(Path::new("/tmp/x/w"), Path::new("/work/repo/o")),
+            PathBuf::from("../../../work/repo/o")
+        );
+        assert_eq!(
+            relative(Path::new("/a/b"), Path::new("/a/b/c")),
+            PathBuf::from("c")
+        );
+    }
+
+    #[test]
+    fn remote_entries() {
+        assert!(is_remote("https://github.com/org/repo//path?ref=v1", false));
+        assert!(is_remote("github.com/org/repo/path", false));
+        assert!(is_remote("git@github.com:org/repo.git", false));
+        assert!(!is_remote("../base", false));
+        assert!(!is_remote("job.v1.yaml", false));
+        assert!(!is_remote("dir.d/job.yaml", true));
+        assert!(!is_remote("config.d/missing.yaml", false));
+    }
+
+    #[test]
+    fn normalizes_parent_components() {
+        assert_eq!(
+            normalize(Path::new("/a/b/../c/./d")),
+            PathBuf::from("/a/c/d")
+        );
+    }
+}

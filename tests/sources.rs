@@ -1,0 +1,844 @@
+//! Kustomize overlays and Helm charts: built with the real `kubectl kustomize` (or kustomize) and
+//! a stand-in `helm`, linted, and findings pointed back at the files that produced them.
+
+use assert_cmd::Command;
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn gpuops() -> Command {
+    let mut c = Command::cargo_bin("gpuops").unwrap();
+    c.env("NO_COLOR", "1");
+    c
+}
+
+fn run(c: &mut Command) -> (i32, String, String) {
+    let out = c.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/sources")
+        .join(name)
+}
+
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+}
+
+/// Kustomize tests need kustomize or kubectl; CI has kubectl.
+macro_rules! require_kustomize {
+    () => {
+        if !on_path("kustomize") && !on_path("kubectl") {
+            eprintln!("skipped: neither kustomize nor kubectl is on PATH");
+            return;
+        }
+    };
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, text).unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// Every file under `dir`, relative, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// (rule, path, line, column) of every finding.
+fn findings(v: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
+    v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["rule"].as_str().unwrap().to_string(),
+                d["path"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+                d["column"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn f(rule: &str, path: &str, line: u64, column: u64) -> (String, String, u64, u64) {
+    (rule.to_string(), path.to_string(), line, column)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kustomize
+
+#[test]
+fn overlay_findings_point_at_the_patch_and_the_base() {
+    require_kustomize!();
+    let (code, out, err) = run(gpuops().current_dir(fixture("overlays")).arg("lint"));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(!out.contains("(kustomize build)"), "{out}");
+    assert!(!out.contains("config.kubernetes.io/origin"), "{out}");
+    insta::assert_snapshot!("overlays", out);
+}
+
+#[test]
+fn overlay_json_one_finding_per_place() {
+    require_kustomize!();
+    let (code, out, _) = run(gpuops()
+        .current_dir(fixture("overlays"))
+        .args(["lint", "--format", "json"]));
+    assert_eq!(code, 1);
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![
+            // The base's container, reached through both overlays with the same message: once.
+            f(
+                "checkpoint-volume-missing",
+                "apps/train/base/job.yaml",
+                17,
+                17
+            ),
+            // Only prod drops the toleration: the patch operation that does it.
+            f(
+                "gpu-toleration-missing",
+                "apps/train/overlays/prod/drop-gpu-toleration.yaml",
+                3,
+                9
+            ),
+        ]
+    );
+    let d = &v["diagnostics"][1];
+    assert_eq!(d["object"]["namespace"], "ml-prod");
+    assert_eq!(d["related"][0]["path"], "platform/karpenter.yaml");
+    let through: Vec<&str> = v["diagnostics"][0]["related"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["message"] == "reached through this kustomization")
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        through,
+        vec![
+            "apps/train/overlays/dev/kustomization.yaml",
+            "apps/train/overlays/prod/kustomization.yaml"
+        ]
+    );
+    // The files the builds read are the files of the report; the rendered output is not.
+    assert_eq!(v["summary"]["files"], 6);
+}
+
+#[test]
+fn a_base_finding_with_different_messages_is_reported_per_overlay() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("overlays"), d.path());
+    let job = d.path().join("apps/train/base/job.yaml");
+    let text = fs::read_to_string(&job).unwrap().replace(
+        "      tolerations:\n        - key: nvidia.com/gpu\n          operator: Exists\n          effect: NoSchedule\n",
+        "",
+    );
+    fs::write(&job, text).unwrap();
+    write(
+        d.path(),
+        "apps/train/overlays/prod/kustomization.yaml",
+        "namespace: ml-prod\nresources:\n  - ../../base\n",
+    );
+    let (_, out, err) = run(gpuops().current_dir(d.path()).args([
+        "lint",
+        "--format",
+        "json",
+        "--rule",
+        "gpu-toleration-missing",
+    ]));
+    let v = json(&out);
+    let at = f("gpu-toleration-missing", "apps/train/base/job.yaml", 17, 15);
+    assert_eq!(findings(&v), vec![at.clone(), at], "{out}{err}");
+    let messages: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        messages[0].starts_with("Job ml-dev/finetune"),
+        "{messages:?}"
+    );
+    assert!(
+        messages[1].starts_with("Job ml-prod/finetune"),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn a_patch_that_removes_the_whole_field_is_named_in_a_note() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("overlays"), d.path());
+    write(
+        d.path(),
+        "apps/train/overlays/prod/drop-gpu-toleration.yaml",
+        "- op: remove\n  path: /spec/template/spec/tolerations\n",
+    );
+    let (_, out, _) = run(gpuops().current_dir(d.path()).args([
+        "lint",
+        "--format",
+        "json",
+        "--rule",
+        "gpu-toleration-missing",
+    ]));
+    let v = json(&out);
+    // No node is left where the toleration was: the finding stays on the GPU request in the
+    // base, and the removing operation is a related place.
+    assert_eq!(
+        findings(&v),
+        vec![f(
+            "gpu-toleration-missing",
+            "apps/train/base/job.yaml",
+            21,
+            15
+        )]
+    );
+    let related = v["diagnostics"][0]["related"].as_array().unwrap();
+    assert!(
+        related.iter().any(
+            |r| r["path"] == "apps/train/overlays/prod/drop-gpu-toleration.yaml"
+                && r["line"] == 2
+                && r["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("removes `/spec/template/spec/tolerations`")
+        ),
+        "{related:#?}"
+    );
+}
+
+#[test]
+fn inline_and_strategic_merge_patches_are_located_in_the_kustomization() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("overlays"), d.path());
+    write(
+        d.path(),
+        "apps/train/overlays/prod/kustomization.yaml",
+        "namespace: ml-prod
+namePrefix: prod-
+resources:
+  - ../../base
+patchesStrategicMerge:
+  - |-
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: finetune
+    spec:
+      template:
+        spec:
+          containers:
+            - name: trainer
+              resources:
+                requests:
+                  nvidia.com/gpu: 2
+",
+    );
+    let (_, out, _) = run(gpuops().current_dir(d.path()).args([
+        "lint",
+        "--format",
+        "json",
+        "--rule",
+        "gpu-limit-missing",
+    ]));
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![f(
+            "gpu-limit-missing",
+            "apps/train/overlays/prod/kustomization.yaml",
+            18,
+            35
+        )]
+    );
+    // The limit it disagrees with is in the base.
+    let r = &v["diagnostics"][0]["related"][0];
+    assert_eq!(
+        (r["path"].as_str(), r["line"].as_u64()),
+        (Some("apps/train/base/job.yaml"), Some(21))
+    );
+}
+
+#[test]
+fn lint_bases_builds_bases_on_their_own_too() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("overlays"), d.path());
+    write(d.path(), ".gpuops.yaml", "sources: {lint-bases: true}\n");
+    let (_, out, err) =
+        run(gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "json", "--explain-sources"]));
+    assert!(
+        err.lines().any(|l| l.trim_start().starts_with("build")
+            && l.contains(" apps/train/base/kustomization.yaml: `")),
+        "{err}"
+    );
+    let v = json(&out);
+    // The base's finding is the same through the base and both overlays: still once.
+    let checkpoints = findings(&v)
+        .into_iter()
+        .filter(|f| f.0 == "checkpoint-volume-missing")
+        .count();
+    assert_eq!(checkpoints, 1, "{out}");
+}
+
+#[test]
+fn explain_sources_says_what_was_read_built_and_why() {
+    require_kustomize!();
+    let (_, _, err) = run(gpuops().current_dir(fixture("overlays")).args([
+        "lint",
+        "--explain-sources",
+        "--format",
+        "json",
+    ]));
+    assert!(
+        err.starts_with("sources: 1 read raw, 2 built, 0 failed, 0 skipped\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  raw      platform/karpenter.yaml\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  build    apps/train/overlays/prod/kustomization.yaml: `kubectl kustomize <tmp>/wrapper` in apps/train/overlays/prod")
+            || err.contains("  build    apps/train/overlays/prod/kustomization.yaml: `kustomize build <tmp>/wrapper` in apps/train/overlays/prod"),
+        "{err}"
+    );
+    assert!(
+        err.contains("apps/train/base/job.yaml, apps/train/base/kustomization.yaml, apps/train/overlays/prod/drop-gpu-toleration.yaml"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  through  apps/train/base/kustomization.yaml: linted through apps/train/overlays/dev, apps/train/overlays/prod, not on its own"),
+        "{err}"
+    );
+}
+
+#[test]
+fn namespace_from_the_kustomization_resolves_the_local_queue() {
+    require_kustomize!();
+    let (code, out, err) = run(gpuops().current_dir(fixture("namespace")).arg("lint"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("no findings"), "{out}");
+    // Read file by file, the Job sits in `default`, where there is no such queue.
+    let (code, out, _) = run(gpuops().current_dir(fixture("namespace")).args([
+        "lint",
+        "--no-render",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&json(&out)),
+        vec![f("localqueue-not-found", "app/job.yaml", 7, 32)]
+    );
+}
+
+#[test]
+fn a_broken_kustomization_is_one_finding_and_the_rest_is_linted() {
+    require_kustomize!();
+    let dir = fixture("source-build-failed/fail");
+    let (code, out, _) = run(gpuops()
+        .current_dir(&dir)
+        .args(["lint", "--format", "json"]));
+    assert_eq!(code, 1);
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![
+            // At the entry kustomize could not read.
+            f("source-build-failed", "broken/kustomization.yaml", 5, 5),
+            // A GPU Job without a durable volume, on any cluster.
+            f("checkpoint-volume-missing", "jobs/eval.yaml", 11, 17),
+            f("gpu-limit-missing", "jobs/eval.yaml", 15, 15),
+            f("gpu-quantity-invalid", "serving/deployment.yaml", 18, 31),
+        ]
+    );
+    let m = v["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(m.starts_with("`kustomize build` failed: "), "{m}");
+    assert!(m.contains("gpu-quota.yaml"), "{m}");
+    assert!(!m.contains("wrapper") && !m.contains("/tmp"), "{m}");
+    assert!(!m.contains('\n'), "{m}");
+
+    let (code, out, _) = run(gpuops()
+        .current_dir(fixture("source-build-failed/pass"))
+        .arg("lint"));
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn a_kustomization_file_without_extension_is_built() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "app/Kustomization",
+        "namespace: ml\nresources:\n  - job.yaml\n",
+    );
+    write(
+        d.path(),
+        "app/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: c\n          image: x\n          resources:\n            requests:\n              nvidia.com/gpu: 1\n",
+    );
+    let (_, out, _) = run(gpuops()
+        .current_dir(d.path())
+        .args(["lint", "--format", "json"]));
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![
+            f("checkpoint-volume-missing", "app/job.yaml", 10, 17),
+            f("gpu-limit-missing", "app/job.yaml", 14, 15)
+        ]
+    );
+    assert_eq!(v["diagnostics"][0]["object"]["namespace"], "ml");
+}
+
+#[test]
+fn without_kustomize_or_kubectl_kustomizations_are_read_file_by_file() {
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(gpuops()
+        .current_dir(fixture("namespace"))
+        .env("PATH", empty.path())
+        .arg("lint"));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("localqueue-not-found"), "{out}");
+    assert!(
+        err.contains(
+            "note: neither kustomize nor kubectl is on PATH: kustomizations are read file by file"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_example_overlay_points_at_its_patch() {
+    require_kustomize!();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let (code, out, _) =
+        run(gpuops()
+            .current_dir(root)
+            .args(["lint", "examples/platform", "--format", "json"]));
+    assert_eq!(code, 1);
+    let v = json(&out);
+    let d = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["path"] == "examples/platform/training/finetune/overlays/prod/more-gpus.yaml")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(d["rule"], "gpu-limit-missing");
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(13), Some(31))
+    );
+    assert_eq!(
+        d["related"][0]["path"],
+        "examples/platform/training/finetune/base/job.yaml"
+    );
+    assert_eq!(v["summary"]["errors"], 9);
+    assert_eq!(v["summary"]["warnings"], 6);
+}
+
+#[test]
+fn remote_resources_are_skipped_not_fetched() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "app/kustomization.yaml",
+        "resources:\n  - https://github.com/example/gpu-platform//base?ref=v1.0.0\n",
+    );
+    let (code, out, err) = run(gpuops().current_dir(d.path()).arg("lint"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("note: skipped Kustomization with a remote resource (not fetched) app/kustomization.yaml:2:5 (https://github.com/example/gpu-platform//base?ref=v1.0.0); lint it with `kustomize build app | gpuops lint -`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_render_reads_every_file_as_it_is() {
+    require_kustomize!();
+    let (_, out, err) = run(gpuops().current_dir(fixture("overlays")).args([
+        "lint",
+        "--no-render",
+        "--format",
+        "json",
+        "--explain-sources",
+    ]));
+    assert!(err.contains("rendering is off"), "{err}");
+    let v = json(&out);
+    // The base is linted as written (it tolerates the taint), the patch file is not a manifest.
+    let rules: Vec<String> = findings(&v).into_iter().map(|f| f.0).collect();
+    assert!(
+        !rules.contains(&"gpu-toleration-missing".to_string()),
+        "{out}"
+    );
+    assert_eq!(v["summary"]["files"], 6);
+}
+
+#[test]
+fn nothing_is_written_to_the_repo_and_temporary_files_are_removed() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("overlays"), d.path());
+    copy_dir(
+        &fixture("source-build-failed/fail/broken"),
+        &d.path().join("broken"),
+    );
+    let before = listing(d.path());
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(gpuops()
+        .current_dir(d.path())
+        .env("TMPDIR", tmp.path())
+        .arg("lint"));
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(listing(d.path()), before);
+    assert!(listing(tmp.path()).is_empty(), "{:?}", listing(tmp.path()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helm, with a stand-in `helm` that prints what `helm template` would
+
+const RENDERED: &str = "---
+# Source: trainer/templates/job.yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: trainer-finetune
+  annotations:
+    kueue.x-k8s.io/queue-name: research
+spec:
+  template:
+    metadata:
+      annotations:
+        karpenter.sh/do-not-disrupt: \"true\"
+    spec:
+      restartPolicy: OnFailure
+      containers:
+        - name: trainer
+          image: ghcr.io/example/trainer:1.0.0
+          resources:
+            limits:
+              nvidia.com/gpu: 0.5
+";
+
+/// A directory holding a `helm` script: it records its working directory and arguments in
+/// `args.txt` beside it, then runs `body`.
+#[cfg(unix)]
+fn stand_in_helm(body: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let args = d.path().join("args.txt");
+    let script = format!(
+        "#!/bin/sh\nprintf '%s\\n' \"$PWD\" \"$@\" > '{}'\n{body}\n",
+        args.display()
+    );
+    let p = d.path().join("helm");
+    fs::write(&p, script).unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    d
+}
+
+/// A stand-in `helm` that prints `output` as `helm template` would.
+#[cfg(unix)]
+fn printing_helm(output: &str) -> tempfile::TempDir {
+    let d = stand_in_helm("cat \"$(dirname \"$0\")/rendered.yaml\"");
+    fs::write(d.path().join("rendered.yaml"), output).unwrap();
+    d
+}
+
+/// PATH with `dir` first, for the child only.
+fn path_with(dir: &Path) -> OsString {
+    let mut paths = vec![dir.to_path_buf()];
+    if let Some(p) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(paths).unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn chart_findings_point_at_the_template_and_the_values_file() {
+    let helm = printing_helm(RENDERED);
+    let dir = fixture("chart");
+    let (code, out, err) = run(gpuops()
+        .current_dir(&dir)
+        .env("PATH", path_with(helm.path()))
+        .arg("lint"));
+    assert_eq!(code, 1, "{out}{err}");
+    insta::assert_snapshot!("chart", out);
+
+    let (_, out, _) = run(gpuops()
+        .current_dir(&dir)
+        .env("PATH", path_with(helm.path()))
+        .args(["lint", "--format", "json"]));
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![
+            f(
+                "queue-name-as-annotation",
+                "charts/trainer/templates/job.yaml",
+                6,
+                5
+            ),
+            f(
+                "checkpoint-volume-missing",
+                "charts/trainer/templates/job.yaml",
+                15,
+                11
+            ),
+            f("gpu-quantity-invalid", "values-prod.yaml", 3, 21),
+        ]
+    );
+    assert_eq!(v["skipped"], serde_json::json!([]));
+
+    // Run in the chart directory, with the configured release, namespace and values, and
+    // nothing that fetches.
+    let args = fs::read_to_string(helm.path().join("args.txt")).unwrap();
+    let args: Vec<&str> = args.lines().collect();
+    let chart_dir = fs::canonicalize(dir.join("charts/trainer")).unwrap();
+    let values = fs::canonicalize(dir.join("values-prod.yaml")).unwrap();
+    assert_eq!(
+        args,
+        vec![
+            chart_dir.to_str().unwrap(),
+            "template",
+            "trainer",
+            ".",
+            "--namespace",
+            "ml",
+            "--include-crds",
+            "--values",
+            values.to_str().unwrap(),
+        ]
+    );
+}
+
+#[test]
+fn a_chart_without_helm_is_skipped_with_how_to_lint_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let dir = fixture("chart");
+    let (code, out, err) = run(gpuops()
+        .current_dir(&dir)
+        .env("PATH", empty.path())
+        .arg("lint"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        err.trim_end(),
+        "note: skipped Helm chart (helm not on PATH) charts/trainer/Chart.yaml:2:7 (trainer); \
+         lint it with `helm template trainer charts/trainer --namespace ml -f values-prod.yaml | gpuops lint -`"
+    );
+    let (_, out, err) = run(gpuops()
+        .current_dir(&dir)
+        .env("PATH", empty.path())
+        .args(["lint", "--format", "json"]));
+    assert!(err.is_empty(), "{err}");
+    let v = json(&out);
+    assert_eq!(
+        v["skipped"],
+        serde_json::json!([{
+            "path": "charts/trainer/Chart.yaml",
+            "line": 2,
+            "column": 7,
+            "reason": "Helm chart (helm not on PATH)",
+            "marker": "trainer",
+        }])
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn no_render_and_helm_false_skip_charts() {
+    let helm = stand_in_helm("exit 1");
+    let dir = fixture("chart");
+    let (_, out, _) = run(gpuops()
+        .current_dir(&dir)
+        .env("PATH", path_with(helm.path()))
+        .args(["lint", "--no-render", "--format", "json"]));
+    assert_eq!(
+        json(&out)["skipped"][0]["reason"],
+        "Helm chart (rendering off)"
+    );
+    assert!(!helm.path().join("args.txt").exists(), "helm was run");
+}
+
+#[cfg(unix)]
+#[test]
+fn missing_chart_dependencies_are_reported_not_fetched() {
+    let helm = stand_in_helm("exit 1");
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("chart"), d.path());
+    write(
+        d.path(),
+        "charts/trainer/Chart.yaml",
+        "apiVersion: v2\nname: trainer\nversion: 0.1.0\ndependencies:\n  - name: common\n    version: 2.x\n    repository: https://charts.example.com\n",
+    );
+    let (code, out, err) = run(gpuops()
+        .current_dir(d.path())
+        .env("PATH", path_with(helm.path()))
+        .arg("lint"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("note: skipped Helm chart (dependencies not in charts/, not fetched) charts/trainer/Chart.yaml:5:11 (common)"),
+        "{err}"
+    );
+    assert!(!helm.path().join("args.txt").exists(), "helm was run");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_failing_chart_is_one_finding_at_the_template_line() {
+    let helm = stand_in_helm(
+        "echo 'Error: template: trainer/templates/job.yaml:16:20: executing \"trainer/templates/job.yaml\" at <.Values.image.tag>: nil pointer evaluating interface {}.tag' >&2\nexit 1",
+    );
+    let (code, out, _) = run(gpuops()
+        .current_dir(fixture("chart"))
+        .env("PATH", path_with(helm.path()))
+        .args(["lint", "--format", "json"]));
+    assert_eq!(code, 1);
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![f(
+            "source-build-failed",
+            "charts/trainer/templates/job.yaml",
+            16,
+            20
+        )]
+    );
+    let m = v["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(
+        m.starts_with(
+            "`helm template` failed: template: trainer/templates/job.yaml:16:20: executing"
+        ),
+        "{m}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_slow_tool_is_killed_after_the_timeout() {
+    let helm = stand_in_helm("exec sleep 30");
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("chart"), d.path());
+    let cfg = fs::read_to_string(d.path().join(".gpuops.yaml")).unwrap();
+    write(
+        d.path(),
+        ".gpuops.yaml",
+        &format!("sources: {{timeout: 1s}}\n{cfg}"),
+    );
+    let start = std::time::Instant::now();
+    let (code, out, _) = run(gpuops()
+        .current_dir(d.path())
+        .env("PATH", path_with(helm.path()))
+        .args(["lint", "--format", "json"]));
+    assert!(start.elapsed().as_secs() < 20);
+    assert_eq!(code, 1);
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![f("source-build-failed", "charts/trainer/Chart.yaml", 1, 1)]
+    );
+    assert!(
+        v["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("killed after 1s"),
+        "{out}"
+    );
+}
+
+#[test]
+fn sources_config_problems_are_located() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        ".gpuops.yaml",
+        "sources:\n  kustomize: maybe\n  timeout: soon\ncharts:\n  charts/x:\n    release: --post-renderer=x\n",
+    );
+    let (code, _, err) = run(gpuops().current_dir(d.path()).arg("lint"));
+    assert_eq!(code, 2);
+    assert!(err.contains("3 problems"), "{err}");
+    assert!(err.contains(".gpuops.yaml:2:14"), "{err}");
+    assert!(err.contains(".gpuops.yaml:3:12"), "{err}");
+    assert!(err.contains(".gpuops.yaml:6:14"), "{err}");
+}
+
+#[test]
+fn a_comment_suppression_in_a_base_covers_findings_reached_through_overlays() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("overlays"), d.path());
+    let job = d.path().join("apps/train/base/job.yaml");
+    let text = fs::read_to_string(&job).unwrap().replace(
+        "        - name: trainer\n",
+        "        # gpuops:ignore[checkpoint-volume-missing] resumes from the object store\n        - name: trainer\n",
+    );
+    fs::write(&job, text).unwrap();
+    let (_, out, _) = run(gpuops()
+        .current_dir(d.path())
+        .args(["lint", "--format", "json"]));
+    let v = json(&out);
+    let ds = v["diagnostics"].as_array().unwrap();
+    let ckpt: Vec<&serde_json::Value> = ds
+        .iter()
+        .filter(|x| x["rule"] == "checkpoint-volume-missing")
+        .collect();
+    assert_eq!(ckpt.len(), 1, "{out}");
+    assert_eq!(
+        ckpt[0]["suppressed"]["reason"], "resumes from the object store",
+        "{out}"
+    );
+    assert!(
+        !ds.iter().any(|x| x["rule"] == "unused-suppression"),
+        "{out}"
+    );
+}
