@@ -1,7 +1,8 @@
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use gpuops::config::{self, Settings};
 use gpuops::diag::Severity;
-use gpuops::report::{self, Format, HumanOptions};
+use gpuops::report::progress::Progress;
+use gpuops::report::{self, ChangedFiles, Format, HumanOptions, OutputFile};
 use gpuops::source::{self, Discovery, SourceFile};
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -23,7 +24,11 @@ enum Command {
     /// Lint a GitOps repository (default: the current directory). `-` reads YAML from stdin.
     Lint(LintArgs),
     /// List the rules: name, category, default severity, summary.
-    Rules,
+    Rules {
+        /// Print the rule reference as Markdown instead (`gpuops rules --markdown > docs/rules.md`).
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Explain one rule.
     Rule {
         /// Rule name, e.g. gpu-toleration-missing.
@@ -38,6 +43,16 @@ enum Command {
         /// Which schema.
         #[arg(value_enum)]
         what: SchemaKind,
+    },
+    /// Print a shell completion script, e.g. `gpuops completions zsh > ~/.zfunc/_gpuops`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (`gpuops man | man -l -`), or write one page per command into DIR.
+    Man {
+        #[arg(short, long, value_name = "DIR")]
+        output: Option<PathBuf>,
     },
 }
 
@@ -75,6 +90,8 @@ enum FormatArg {
     Json,
     Sarif,
     Github,
+    Junit,
+    Gitlab,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -98,6 +115,14 @@ struct LintArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     format: FormatArg,
+    /// Also write the report in FORMAT to PATH (repeatable), e.g. `--output-file sarif=gpuops.sarif`.
+    #[arg(long = "output-file", value_name = "FORMAT=PATH", value_parser = OutputFile::parse_spec)]
+    output_files: Vec<(Format, PathBuf)>,
+    /// Report only findings in these files, or whose related place is in them, still linting the
+    /// whole repository for context (the config's directory, or the directories given). For
+    /// pre-commit. With it, files (here or among PATHS) are what to report, directories what to lint.
+    #[arg(long, value_name = "FILE", num_args = 0..)]
+    changed: Option<Vec<PathBuf>>,
     /// Config file (default: .gpuops.yaml found upward from the first path).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -133,8 +158,22 @@ struct LintArgs {
     explain_sources: bool,
 }
 
+/// The clap command, with a version line that says how many rules this build carries.
+fn command() -> clap::Command {
+    let version = format!(
+        "{} ({} rules)",
+        env!("CARGO_PKG_VERSION"),
+        gpuops::rules::all().len()
+    );
+    // clap keeps the version for the life of the process; one small string leaked once.
+    Cli::command().version(&*version.leak())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Lint(args) => lint(args),
         Command::Init => {
@@ -157,7 +196,18 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Rules => {
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut command(), "gpuops", &mut out);
+            print(&String::from_utf8_lossy(&out));
+            ExitCode::SUCCESS
+        }
+        Command::Man { output } => man(output),
+        Command::Rules { markdown: true } => {
+            print(&report::rules_markdown());
+            ExitCode::SUCCESS
+        }
+        Command::Rules { markdown: false } => {
             let mut out = String::new();
             let w = gpuops::rules::all()
                 .iter()
@@ -299,13 +349,40 @@ fn context_files(
 }
 
 fn lint(args: LintArgs) -> ExitCode {
-    let paths = if args.paths.is_empty() {
+    // Output files first: a path that cannot be written is a usage error, found before linting.
+    let mut outputs = Vec::new();
+    for (format, path) in &args.output_files {
+        match OutputFile::prepare(*format, path) {
+            Ok(o) => outputs.push(o),
+            Err(e) => {
+                eprintln!(
+                    "error: --output-file {}={}: {e}",
+                    format.name(),
+                    path.display()
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
+    // With `--changed`, directories (and `-`) say what to lint and files what to report, wherever
+    // they stand: pre-commit appends the staged files after the hook's `args`, so a flag there
+    // (`--eks`) ends the `--changed` list and the files land among PATHS.
+    let mut given = args.paths.clone();
+    let changed = args.changed.clone().map(|list| {
+        let (roots, files): (Vec<PathBuf>, Vec<PathBuf>) = given
+            .drain(..)
+            .chain(list)
+            .partition(|p| p.as_os_str() == "-" || p.is_dir());
+        given = roots;
+        files
+    });
+    let paths = if given.is_empty() {
         vec![PathBuf::from(".")]
     } else {
-        args.paths.clone()
+        given.clone()
     };
     let stdin = paths.iter().any(|p| p.as_os_str() == "-");
-    let fs_paths: Vec<PathBuf> = paths
+    let mut fs_paths: Vec<PathBuf> = paths
         .iter()
         .filter(|p| p.as_os_str() != "-")
         .cloned()
@@ -362,6 +439,19 @@ fn lint(args: LintArgs) -> ExitCode {
         }
         settings.only = Some(args.rules.clone());
     }
+    // `--changed` alone lints the repository the config belongs to, wherever pre-commit runs it.
+    if changed.is_some()
+        && given.is_empty()
+        && let Some(root) = settings.root.as_ref().filter(|r| !r.as_os_str().is_empty())
+    {
+        fs_paths = vec![root.clone()];
+    }
+    // Stdin typed at a terminal and --explain-sources' listing share the terminal with it.
+    let progress = if stdin || args.explain_sources {
+        Progress::disabled()
+    } else {
+        Progress::stderr()
+    };
 
     let mut exclude = globset::GlobSetBuilder::new();
     for g in &settings.exclude {
@@ -388,7 +478,7 @@ fn lint(args: LintArgs) -> ExitCode {
         .filter(|p| std::path::absolute(p).is_ok_and(|a| !context_abs.contains(&a)))
         .collect();
     let mut sources = gpuops::sources::Sources::plan(found, walked.charts, &settings);
-    let (mut files, mut load_problems) = source::load(sources.raw());
+    let (mut files, mut load_problems) = load(sources.raw(), &progress);
     sources.render(&mut files);
     if args.explain_sources {
         eprint!("{}", sources.explain());
@@ -402,21 +492,25 @@ fn lint(args: LintArgs) -> ExitCode {
         }
     }
     files.extend(context);
-    let mut fatal = false;
+    // What fails the run besides findings (SARIF lists them too), and warnings; printed once the
+    // progress line is gone.
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
     for p in &walk_problems {
         let missing = !std::path::Path::new(&p.path).exists()
             && fs_paths.iter().any(|r| source::display_path(r) == p.path);
         if missing {
-            eprintln!("error: {}: {}", p.path, p.message);
-            fatal = true;
+            errors.push(format!("{}: {}", p.path, p.message));
         } else {
-            eprintln!("warning: {}: {}", p.path, p.message);
+            warnings.push(format!("{}: {}", p.path, p.message));
         }
     }
-    for p in &load_problems {
-        eprintln!("error: {}: {}", p.path, p.message);
-        fatal = true;
-    }
+    errors.extend(
+        load_problems
+            .iter()
+            .map(|p| format!("{}: {}", p.path, p.message)),
+    );
+    let fatal = !errors.is_empty();
     if stdin {
         let mut buf = Vec::new();
         if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
@@ -426,63 +520,121 @@ fn lint(args: LintArgs) -> ExitCode {
         files.push(source::from_bytes("<stdin>".into(), buf));
     }
 
+    progress.linting(
+        files.iter().filter(|f| !f.is_context()).count(),
+        files.iter().map(|f| f.docs.len()).sum(),
+        gpuops::rules::all()
+            .iter()
+            .filter(|r| gpuops::rule_enabled(&settings, r.name))
+            .count(),
+    );
     // Findings on rendered sources move to the files that produced them before suppressions are
     // read there.
     let mut outcome = gpuops::check(&files, &settings);
     let (files, notes) = sources.finish(&mut outcome.diagnostics, files);
     gpuops::finish(&files, &settings, &mut outcome);
+    progress.finish();
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    for e in &errors {
+        eprintln!("error: {e}");
+    }
+    if let Some(changed) = &changed {
+        ChangedFiles::new(changed).retain(&mut outcome.diagnostics, &files);
+    }
+    let code = if fatal {
+        2
+    } else {
+        report::exit_code(&outcome.diagnostics, settings.fail_on)
+    };
+    let run = report::Run {
+        diagnostics: &outcome.diagnostics,
+        files: &files,
+        documents: outcome.documents,
+        objects: outcome.objects,
+        exit_code: code,
+        errors: &errors,
+    };
     let format = match args.format {
         FormatArg::Human => Format::Human,
         FormatArg::Json => Format::Json,
         FormatArg::Sarif => Format::Sarif,
         FormatArg::Github => Format::Github,
+        FormatArg::Junit => Format::Junit,
+        FormatArg::Gitlab => Format::Gitlab,
     };
-    let text = match format {
-        Format::Human => {
-            let color = match args.color {
-                Color::Always => true,
-                Color::Never => false,
-                Color::Auto => {
-                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-                }
-            };
-            report::human(
-                &outcome.diagnostics,
-                &files,
-                HumanOptions { color, width: 100 },
-            )
-        }
-        Format::Json => report::json(
-            &outcome.diagnostics,
-            &files,
-            outcome.documents,
-            outcome.objects,
-        ),
-        Format::Sarif => report::sarif(&outcome.diagnostics, &files),
-        Format::Github => report::github(&outcome.diagnostics, &files),
+    let color = match args.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    print(&text);
+    print(&report::emit(format, &run, color));
     if matches!(format, Format::Human) {
         skipped_notes(&files, &settings);
         for n in &notes {
             eprintln!("{n}");
         }
     }
+    let mut code = code;
+    for o in outputs {
+        let path = o.path.display().to_string();
+        // Files never get color: they are read by tools, or later.
+        let text = report::emit(o.format, &run, false);
+        if let Err(e) = o.commit(&text) {
+            eprintln!("error: --output-file {path}: {e}");
+            code = 2;
+        }
+    }
     // Freeing millions of tree nodes one by one costs more than the process exit does.
     std::mem::forget(files);
-    if fatal {
-        return ExitCode::from(2);
+    ExitCode::from(code)
+}
+
+/// Reads and parses the files; with a progress line, in slices so it can count them.
+fn load(paths: &[PathBuf], progress: &Progress) -> (Vec<SourceFile>, Vec<source::IoProblem>) {
+    if !progress.is_enabled() {
+        return source::load(paths);
     }
-    let failing = settings.fail_on.is_some_and(|min| {
-        outcome
-            .diagnostics
-            .iter()
-            .any(|d| d.severity >= min && d.suppressed.is_none())
+    progress.parsing(paths.len());
+    let mut files = Vec::with_capacity(paths.len());
+    let mut problems = Vec::new();
+    for chunk in paths.chunks(256) {
+        let (f, p) = source::load(chunk);
+        files.extend(f);
+        problems.extend(p);
+        progress.parsed(chunk.len());
+    }
+    (files, problems)
+}
+
+fn man(output: Option<PathBuf>) -> ExitCode {
+    let Some(dir) = output else {
+        let mut out = Vec::new();
+        return match clap_mangen::Man::new(command()).render(&mut out) {
+            Ok(()) => {
+                print(&String::from_utf8_lossy(&out));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    };
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        // One page per command: gpuops.1, gpuops-lint.1, …
+        clap_mangen::generate_to(command(), &dir)
     });
-    if failing {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    match written {
+        Ok(()) => {
+            println!("wrote the man pages into {}", source::display_path(&dir));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {}: {e}", dir.display());
+            ExitCode::from(2)
+        }
     }
 }
 

@@ -1054,3 +1054,762 @@ fn cluster_config_problems_are_located() {
         "{err}"
     );
 }
+
+// ---- CI integrations: junit, gitlab, SARIF fingerprints, --output-file, --changed ----
+
+/// `examples/platform` in a format, the same on every machine: its kustomize overlay is built
+/// with kubectl (on CI's machines, as the sources tests need) and its Helm chart stays skipped
+/// whether or not `helm` is installed. `None` without kubectl or kustomize.
+fn platform(format: &str) -> Option<(i32, String)> {
+    let on_path = |tool: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+    };
+    if !on_path("kubectl") && !on_path("kustomize") {
+        eprintln!("skipped: neither kustomize nor kubectl is on PATH");
+        return None;
+    }
+    let root = env!("CARGO_MANIFEST_DIR");
+    let cfg = tempfile::tempdir().unwrap();
+    let config = cfg.path().join(".gpuops.yaml");
+    fs::write(&config, "sources: {helm: false}\n").unwrap();
+    let (code, out, _) = stdout_of(
+        gpuops()
+            .current_dir(root)
+            .args(["lint", "examples/platform", "--format", format, "--config"])
+            .arg(&config),
+    );
+    Some((code, out))
+}
+
+#[test]
+fn junit_of_the_platform_example() {
+    let Some((code, out)) = platform("junit") else {
+        return;
+    };
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("junit-platform", out);
+}
+
+#[test]
+fn gitlab_code_quality_of_the_platform_example() {
+    let Some((code, out)) = platform("gitlab") else {
+        return;
+    };
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("gitlab-platform", out);
+}
+
+/// (element, required attributes, allowed attributes, allowed child elements)
+type XsdElement = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+/// The elements and attributes of the Jenkins xUnit plugin's `junit-10.xsd` (what GitLab and
+/// Jenkins read).
+const JUNIT_10: &[XsdElement] = &[
+    (
+        "testsuites",
+        &[],
+        &["name", "time", "tests", "failures", "errors"],
+        &["testsuite"],
+    ),
+    (
+        "testsuite",
+        &["name", "tests", "failures", "errors"],
+        &[
+            "name",
+            "tests",
+            "failures",
+            "errors",
+            "group",
+            "time",
+            "skipped",
+            "timestamp",
+            "hostname",
+            "id",
+            "package",
+            "file",
+            "log",
+            "url",
+        ],
+        &[
+            "testsuite",
+            "properties",
+            "testcase",
+            "system-out",
+            "system-err",
+        ],
+    ),
+    (
+        "testcase",
+        &["name"],
+        &["name", "time", "classname", "group"],
+        &[
+            "skipped",
+            "error",
+            "failure",
+            "rerunFailure",
+            "rerunError",
+            "flakyFailure",
+            "flakyError",
+            "system-out",
+            "system-err",
+        ],
+    ),
+    ("failure", &[], &["type", "message"], &[]),
+    ("error", &[], &["type", "message"], &[]),
+    ("skipped", &[], &["type", "message"], &[]),
+];
+
+/// Parses JUnit XML and checks it against `JUNIT_10`; returns the document's text for more checks.
+fn check_junit(xml: &str) -> roxmltree::Document<'_> {
+    let doc = roxmltree::Document::parse(xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    for node in root.descendants().filter(|n| n.is_element()) {
+        let name = node.tag_name().name();
+        let (_, required, allowed, children) = JUNIT_10
+            .iter()
+            .find(|(e, ..)| *e == name)
+            .unwrap_or_else(|| panic!("<{name}> is not in junit-10.xsd"));
+        for r in *required {
+            assert!(node.has_attribute(*r), "<{name}> lacks {r}");
+        }
+        for a in node.attributes() {
+            assert!(allowed.contains(&a.name()), "<{name}> has {}", a.name());
+        }
+        for c in node.children().filter(|c| c.is_element()) {
+            let c = c.tag_name().name();
+            assert!(children.contains(&c), "<{c}> inside <{name}>");
+        }
+        if name == "testsuite" {
+            let cases = node.children().filter(|c| c.has_tag_name("testcase"));
+            let failed = cases
+                .clone()
+                .filter(|c| c.children().any(|f| f.has_tag_name("failure")))
+                .count();
+            assert_eq!(node.attribute("tests"), Some(&*cases.count().to_string()));
+            assert_eq!(node.attribute("failures"), Some(&*failed.to_string()));
+        }
+    }
+    doc
+}
+
+#[test]
+fn junit_parses_back_against_the_junit_10_schema() {
+    let (Some((_, xml)), Some((_, json))) = (platform("junit"), platform("json")) else {
+        return;
+    };
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let doc = check_junit(&xml);
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    let shown =
+        v["summary"]["errors"].as_u64().unwrap() + v["summary"]["warnings"].as_u64().unwrap();
+    assert_eq!(cases.len() as u64, shown);
+    // Grouped by file: one suite per file with findings, its cases all of that file.
+    for suite in doc.descendants().filter(|n| n.has_tag_name("testsuite")) {
+        let file = suite.attribute("file").unwrap();
+        for c in suite.children().filter(|c| c.has_tag_name("testcase")) {
+            assert_eq!(c.attribute("classname"), Some(file));
+            let failure = c.children().find(|f| f.has_tag_name("failure")).unwrap();
+            assert!(matches!(
+                failure.attribute("type"),
+                Some("error" | "warning")
+            ));
+            assert!(failure.text().unwrap().contains(&format!("at {file}:")));
+        }
+    }
+}
+
+#[test]
+fn junit_escapes_markup_and_control_characters_and_a_clean_run_has_one_passing_case() {
+    let d = tempfile::tempdir().unwrap();
+    // Names with markup, quotes and control characters (YAML escapes) reach messages and bodies.
+    let job = BAD_JOB
+        .replace("name: bad", "name: \"bad\\u0007<b>&'\\\"\\u001b\"")
+        .replace("- name: c\n", "- name: \"c\\u0001]]>\\r\\n\\t<x>\"\n");
+    write(d.path(), "a.yaml", &job);
+    let (code, xml, _) = stdout_of(
+        gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "junit"]),
+    );
+    assert_eq!(code, 1, "{xml}");
+    let doc = check_junit(&xml);
+    let bodies: String = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .map(|f| format!("{}\n{}", f.attribute("message").unwrap(), f.text().unwrap()))
+        .collect();
+    assert!(bodies.contains("bad\\u{0007}<b>&'\"\\u{001B}"), "{bodies}");
+    assert!(bodies.contains("c\\u{0001}]]>\r\n\t<x>"), "{bodies}");
+
+    let clean = tempfile::tempdir().unwrap();
+    write(clean.path(), "ok.yaml", GOOD_JOB);
+    let (code, xml, _) = stdout_of(
+        gpuops()
+            .current_dir(clean.path())
+            .args(["lint", "--format", "junit"]),
+    );
+    assert_eq!(code, 0, "{xml}");
+    let doc = check_junit(&xml);
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    assert_eq!(cases.len(), 1);
+    assert_eq!(cases[0].attribute("name"), Some("no findings in 1 file"));
+}
+
+#[test]
+fn gitlab_issues_have_what_gitlab_requires() {
+    let (Some((_, out)), Some((_, json))) = (platform("gitlab"), platform("json")) else {
+        return;
+    };
+    let issues: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let shown =
+        v["summary"]["errors"].as_u64().unwrap() + v["summary"]["warnings"].as_u64().unwrap();
+    assert_eq!(issues.len() as u64, shown);
+    let mut fingerprints = std::collections::HashSet::new();
+    for i in &issues {
+        for k in ["description", "check_name", "fingerprint", "severity"] {
+            assert!(i[k].is_string(), "{k} in {i}");
+        }
+        assert!(i["location"]["path"].is_string(), "{i}");
+        assert!(i["location"]["lines"]["begin"].is_u64(), "{i}");
+        assert!(
+            ["info", "minor", "major", "critical", "blocker"]
+                .contains(&i["severity"].as_str().unwrap())
+        );
+        assert!(fingerprints.insert(i["fingerprint"].as_str().unwrap().to_string()));
+    }
+}
+
+#[test]
+fn gitlab_and_junit_leave_suppressed_findings_out() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "a.yaml", &suppressed_job("line-above"));
+    for format in ["gitlab", "junit"] {
+        let (code, out, _) = stdout_of(
+            gpuops()
+                .current_dir(d.path())
+                .args(["lint", "--format", format]),
+        );
+        assert_eq!(code, 0, "{out}");
+        assert!(!out.contains("gpu-limit-missing"), "{format}: {out}");
+    }
+}
+
+#[test]
+fn sarif_fingerprints_survive_moved_lines_and_invocations_carry_the_exit_status() {
+    let d = tempfile::tempdir().unwrap();
+    let sarif = |dir: &Path| -> serde_json::Value {
+        let (_, out, _) = stdout_of(
+            gpuops()
+                .current_dir(dir)
+                .args(["lint", "--format", "sarif"]),
+        );
+        serde_json::from_str(&out).unwrap()
+    };
+    let fingerprint = |v: &serde_json::Value| {
+        v["runs"][0]["results"][0]["partialFingerprints"]["gpuops/v1"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    write(d.path(), "a.yaml", BAD_JOB);
+    let before = sarif(d.path());
+    let inv = &before["runs"][0]["invocations"][0];
+    assert_eq!(inv["exitCode"], 1);
+    assert_eq!(inv["executionSuccessful"], true);
+    // Two comment lines and another document above the finding: same identity, new line.
+    write(
+        d.path(),
+        "a.yaml",
+        &format!("# moved\n\n{GOOD_JOB}---\n{BAD_JOB}"),
+    );
+    let moved = sarif(d.path());
+    let line = |v: &serde_json::Value| {
+        v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"]
+            .clone()
+    };
+    assert_ne!(line(&before), line(&moved));
+    assert_eq!(fingerprint(&before), fingerprint(&moved));
+    // Another object: another identity.
+    write(
+        d.path(),
+        "a.yaml",
+        &BAD_JOB.replace("name: bad", "name: other"),
+    );
+    assert_ne!(fingerprint(&before), fingerprint(&sarif(d.path())));
+
+    write(d.path(), "a.yaml", GOOD_JOB);
+    let clean = sarif(d.path());
+    assert_eq!(clean["runs"][0]["invocations"][0]["exitCode"], 0);
+    let (code, out, _) = stdout_of(
+        gpuops()
+            .current_dir(d.path())
+            .args(["lint", ".", "missing", "--format", "sarif"]),
+    );
+    assert_eq!(code, 2);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let inv = &v["runs"][0]["invocations"][0];
+    assert_eq!(inv["exitCode"], 2);
+    assert_eq!(inv["executionSuccessful"], false);
+    assert!(
+        inv["toolExecutionNotifications"][0]["message"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("missing:")
+    );
+}
+
+#[test]
+fn output_files_write_several_formats_from_one_run() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "a.yaml", BAD_JOB);
+    let (code, out, _) = stdout_of(gpuops().current_dir(d.path()).args([
+        "lint",
+        "--output-file",
+        "sarif=reports/ci/gpuops.sarif",
+        "--output-file",
+        "junit=reports/gpuops.xml",
+        "--output-file",
+        "gitlab=gl.json",
+        "--output-file",
+        "json=reports/gpuops.json",
+    ]));
+    assert_eq!(code, 1);
+    assert!(out.contains("1 error, 0 warnings in 1 file"), "{out}");
+    let read = |p: &str| fs::read_to_string(d.path().join(p)).unwrap();
+    let sarif: serde_json::Value = serde_json::from_str(&read("reports/ci/gpuops.sarif")).unwrap();
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["ruleId"],
+        "gpu-limit-missing"
+    );
+    check_junit(&read("reports/gpuops.xml"));
+    let gl: serde_json::Value = serde_json::from_str(&read("gl.json")).unwrap();
+    assert_eq!(gl[0]["check_name"], "gpu-limit-missing");
+    let json: serde_json::Value = serde_json::from_str(&read("reports/gpuops.json")).unwrap();
+    assert_eq!(json["summary"]["errors"], 1);
+    // Nothing left behind but the reports.
+    let mut names: Vec<String> = fs::read_dir(d.path().join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["ci", "gpuops.json", "gpuops.xml"]);
+}
+
+#[test]
+fn bad_output_files_are_usage_errors_before_linting() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "a.yaml", BAD_JOB);
+    for spec in ["xml=out.xml", "gpuops.sarif", "json="] {
+        let (code, out, err) =
+            stdout_of(
+                gpuops()
+                    .current_dir(d.path())
+                    .args(["lint", "--output-file", spec]),
+            );
+        assert_eq!(code, 2, "{spec}: {err}");
+        assert!(out.is_empty(), "{spec}: {out}");
+        assert!(err.contains("--output-file"), "{spec}: {err}");
+    }
+    assert!(!d.path().join("out.xml").exists());
+    // A parent that is a file, and a target that is a directory.
+    for spec in ["json=a.yaml/out.json", "json=."] {
+        let (code, out, err) =
+            stdout_of(
+                gpuops()
+                    .current_dir(d.path())
+                    .args(["lint", "--output-file", spec]),
+            );
+        assert_eq!(code, 2, "{spec}: {err}");
+        assert!(out.is_empty(), "{spec}: {out}");
+        assert!(err.starts_with("error: --output-file"), "{spec}: {err}");
+    }
+    assert_eq!(
+        fs::read_to_string(d.path().join("a.yaml")).unwrap(),
+        BAD_JOB
+    );
+}
+
+/// A pool with a taint, a Job in another file that does not tolerate it (a cross-file finding
+/// whose related location is the pool), and an unrelated finding in a third file.
+fn changed_repo(d: &Path) {
+    let tolerating = |job: &str| {
+        job.replace(
+            "      restartPolicy: Never\n",
+            "      restartPolicy: Never\n      tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n",
+        )
+    };
+    write(d, "platform/pools.yaml", CONTEXT_POOLS);
+    write(d, "apps/smoke.yaml", UNTOLERATING_JOB);
+    write(d, "apps/bad.yaml", &tolerating(BAD_JOB));
+    write(d, "apps/ok.yaml", &tolerating(GOOD_JOB));
+    write(
+        d,
+        ".gpuops.yaml",
+        "rules:\n  gpu-nodepool-unbounded: off\n  checkpoint-volume-missing: off\n  training-do-not-disrupt-missing: off\n  training-consolidation-underutilized: off\n",
+    );
+}
+
+fn changed_findings(dir: &Path, changed: &[&str]) -> (i32, Vec<(String, String)>) {
+    let mut c = gpuops();
+    c.current_dir(dir)
+        .args(["lint", "--format", "json", "--changed"])
+        .args(changed);
+    let (code, out, err) = stdout_of(&mut c);
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    (code, findings(&v))
+}
+
+#[test]
+fn changed_reports_only_findings_in_the_changed_files() {
+    let d = tempfile::tempdir().unwrap();
+    changed_repo(d.path());
+    let (code, all) = changed_findings(d.path(), &["apps/bad.yaml", "apps/smoke.yaml"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        all,
+        [
+            ("gpu-limit-missing".into(), "apps/bad.yaml".into()),
+            ("gpu-toleration-missing".into(), "apps/smoke.yaml".into())
+        ]
+    );
+    // The finding in the unchanged apps/bad.yaml is not shown, and does not fail the run.
+    let (code, f) = changed_findings(d.path(), &["./apps/ok.yaml"]);
+    assert_eq!((code, f), (0, vec![]));
+    let (code, f) = changed_findings(d.path(), &["apps/../apps/smoke.yaml"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        f,
+        [("gpu-toleration-missing".into(), "apps/smoke.yaml".into())]
+    );
+    // Nothing changed, nothing to report.
+    let (code, f) = changed_findings(d.path(), &[]);
+    assert_eq!((code, f), (0, vec![]));
+}
+
+#[test]
+fn changed_shows_a_cross_file_finding_whose_related_place_changed() {
+    let d = tempfile::tempdir().unwrap();
+    changed_repo(d.path());
+    // Tainting the pool breaks a Job nobody touched: the commit that adds the taint hears of it.
+    let (code, f) = changed_findings(d.path(), &["platform/pools.yaml"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        f,
+        [("gpu-toleration-missing".into(), "apps/smoke.yaml".into())]
+    );
+}
+
+#[test]
+fn changed_lints_the_whole_repository_from_the_config_root() {
+    let d = tempfile::tempdir().unwrap();
+    changed_repo(d.path());
+    // From a subdirectory, with an absolute path: the pool one level up is still in view.
+    let smoke = d.path().join("apps/smoke.yaml");
+    let (code, f) = changed_findings(&d.path().join("apps"), &[smoke.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].0, "gpu-toleration-missing");
+    let (code, f) = changed_findings(&d.path().join("apps"), &["../platform/pools.yaml"]);
+    assert_eq!((code, f.len()), (1, 1));
+    // A directory says what to lint, wherever it stands: without platform/, no pool, no taint.
+    for args in [
+        &["apps", "--changed", "apps/smoke.yaml", "apps/bad.yaml"][..],
+        &["--changed", "apps/smoke.yaml", "apps", "apps/bad.yaml"][..],
+    ] {
+        let (code, out, err) = stdout_of(
+            gpuops()
+                .current_dir(d.path())
+                .args(["lint", "--format", "json"])
+                .args(args),
+        );
+        assert_eq!(code, 1, "{args:?}: {out}{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            findings(&v),
+            [("gpu-limit-missing".into(), "apps/bad.yaml".into())],
+            "{args:?}"
+        );
+    }
+}
+
+// ---- The files CI systems read: pre-commit hooks, the GitHub Action and workflows ----
+
+fn repo_yaml(rel: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn hook(id: &str) -> serde_json::Value {
+    let hooks = repo_yaml(".pre-commit-hooks.yaml");
+    hooks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["id"] == id)
+        .unwrap_or_else(|| panic!("no hook {id}"))
+        .clone()
+}
+
+/// The command line pre-commit runs: the entry, the user's `args`, then (unless
+/// `pass_filenames: false`) the matching staged files.
+fn hook_command(id: &str, args: &[&str], files: &[&str]) -> Command {
+    let h = hook(id);
+    assert_eq!(h["language"], "rust", "{id}");
+    let entry: Vec<&str> = h["entry"].as_str().unwrap().split_whitespace().collect();
+    assert_eq!(entry[0], "gpuops", "{id}");
+    let mut c = gpuops();
+    c.args(&entry[1..]).args(args);
+    if h["pass_filenames"] != false {
+        c.args(files);
+    }
+    c
+}
+
+#[test]
+fn pre_commit_lint_hook_reports_only_the_staged_files() {
+    let d = tempfile::tempdir().unwrap();
+    changed_repo(d.path());
+    let h = hook("gpuops-lint");
+    let files = regex_lite_match(h["files"].as_str().unwrap());
+    assert!(files("apps/bad.yaml") && files("x.yml") && !files("README.md"));
+    let (code, out, err) = stdout_of(
+        hook_command("gpuops-lint", &[], &["apps/bad.yaml"])
+            .current_dir(d.path())
+            .env_remove("CI"),
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("gpu-limit-missing"), "{out}");
+    assert!(!out.contains("gpu-toleration-missing"), "{out}");
+    assert!(err.is_empty(), "piped output has no progress line: {err:?}");
+    let (code, out, _) =
+        stdout_of(hook_command("gpuops-lint", &[], &["apps/ok.yaml"]).current_dir(d.path()));
+    assert_eq!(code, 0, "{out}");
+    // A flag in the hook's `args` ends `--changed`'s list: the staged files still count as changed.
+    let (code, out, _) = stdout_of(
+        hook_command(
+            "gpuops-lint",
+            &["--no-suppressions", "--format", "json"],
+            &["apps/smoke.yaml"],
+        )
+        .current_dir(d.path()),
+    );
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        findings(&v),
+        [("gpu-toleration-missing".into(), "apps/smoke.yaml".into())]
+    );
+}
+
+/// The hooks' `files` patterns are simple suffix alternations; this reads just that form.
+fn regex_lite_match(pattern: &str) -> impl Fn(&str) -> bool {
+    let p = pattern.to_string();
+    move |name: &str| match p.as_str() {
+        r"\.ya?ml$" => name.ends_with(".yaml") || name.ends_with(".yml"),
+        r"\.(ya?ml|j2)$" => {
+            name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".j2")
+        }
+        other => panic!("update regex_lite_match for the pattern {other}"),
+    }
+}
+
+#[test]
+fn pre_commit_render_check_hook_passes_then_catches_drift_offline() {
+    let d = tempfile::tempdir().unwrap();
+    let profile = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/profiles/minimal.yaml");
+    fs::copy(&profile, d.path().join("platform.yaml")).unwrap();
+    let h = hook("gpuops-render-check");
+    assert_eq!(h["pass_filenames"], false);
+    assert!(regex_lite_match(h["files"].as_str().unwrap())(
+        "platform.yaml"
+    ));
+    let (code, out, err) = stdout_of(gpuops().current_dir(d.path()).args([
+        "render",
+        "platform.yaml",
+        "--output",
+        "deploy",
+    ]));
+    assert_eq!(code, 0, "{out}{err}");
+    let args = ["platform.yaml", "--output", "deploy"];
+    let (code, out, err) = stdout_of(
+        hook_command("gpuops-render-check", &args, &["platform.yaml"]).current_dir(d.path()),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("up to date"), "{out}");
+    // Edit a generated manifest by hand: drift.
+    let some_manifest = walk_yaml(&d.path().join("deploy"))
+        .into_iter()
+        .next()
+        .unwrap();
+    let mut text = fs::read_to_string(&some_manifest).unwrap();
+    text.push_str("# edited by hand\n");
+    fs::write(&some_manifest, text).unwrap();
+    let (code, out, err) =
+        stdout_of(hook_command("gpuops-render-check", &args, &[]).current_dir(d.path()));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("drifted"), "{err}");
+}
+
+fn walk_yaml(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk_yaml(&p));
+        } else if p.extension().is_some_and(|x| x == "yaml") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every `${{ <prefix>.NAME… }}` in a text: the NAMEs.
+fn expression_refs(text: &str, prefix: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for expr in text.split("${{").skip(1) {
+        let expr = expr.split("}}").next().unwrap_or("");
+        for (i, _) in expr.match_indices(prefix) {
+            let before = expr[..i].chars().last();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '.' || c == '_') {
+                continue;
+            }
+            let name: String = expr[i + prefix.len()..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            out.push(name);
+        }
+    }
+    out
+}
+
+#[test]
+fn github_action_is_a_well_formed_composite_action() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = fs::read_to_string(root.join("action.yml")).unwrap();
+    let a = repo_yaml("action.yml");
+    assert!(a["name"].is_string() && a["description"].is_string());
+    assert_eq!(a["runs"]["using"], "composite");
+    let inputs = a["inputs"].as_object().unwrap();
+    for i in ["paths", "config", "fail-on", "format"] {
+        assert!(inputs.contains_key(i), "input {i}");
+    }
+    let steps = a["runs"]["steps"].as_array().unwrap();
+    let ids: Vec<&str> = steps.iter().filter_map(|s| s["id"].as_str()).collect();
+    for s in steps {
+        // A composite action's `run` step must name its shell.
+        assert!(s["uses"].is_string() != s["run"].is_string(), "{s}");
+        if s["run"].is_string() {
+            assert_eq!(s["shell"], "bash", "{s}");
+        }
+    }
+    for name in expression_refs(&text, "inputs.") {
+        assert!(inputs.contains_key(&name), "unknown input {name}");
+    }
+    for name in expression_refs(&text, "steps.") {
+        assert!(ids.contains(&name.as_str()), "unknown step {name}");
+    }
+    let uses: Vec<&str> = steps.iter().filter_map(|s| s["uses"].as_str()).collect();
+    assert!(
+        uses.iter()
+            .any(|u| u.starts_with("github/codeql-action/upload-sarif@")),
+        "{uses:?}"
+    );
+    // The formats and flags the action passes exist.
+    assert!(text.contains("--output-file \"sarif=$sarif\""));
+    let format = inputs["format"]["default"].as_str().unwrap();
+    assert!(gpuops::report::Format::parse(format).is_some(), "{format}");
+}
+
+#[test]
+fn github_workflows_are_well_formed_and_the_example_uses_the_action() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let action = repo_yaml("action.yml");
+    let inputs = action["inputs"].as_object().unwrap();
+    let mut used_locally = false;
+    for e in fs::read_dir(root.join(".github/workflows")).unwrap() {
+        let path = e.unwrap().path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let w = repo_yaml(&rel);
+        assert!(w["name"].is_string() && w["on"].is_object(), "{rel}");
+        for (job, j) in w["jobs"].as_object().unwrap() {
+            assert!(j["runs-on"].is_string(), "{rel}: {job}");
+            for s in j["steps"].as_array().unwrap() {
+                assert!(s["uses"].is_string() != s["run"].is_string(), "{rel}: {s}");
+                if s["uses"] != "./" {
+                    continue;
+                }
+                used_locally = true;
+                for (k, v) in s["with"].as_object().unwrap() {
+                    assert!(inputs.contains_key(k), "{rel}: the action has no input {k}");
+                    if k == "paths" {
+                        for p in v.as_str().unwrap().split_whitespace() {
+                            assert!(root.join(p).exists(), "{rel}: {p}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(used_locally, "no workflow runs the action with `uses: ./`");
+}
+
+#[test]
+fn version_completions_and_man_page() {
+    let (code, out, _) = stdout_of(gpuops().arg("--version"));
+    assert_eq!(code, 0);
+    let rules = gpuops::rules::all().len();
+    assert_eq!(
+        out.trim(),
+        format!("gpuops {} ({rules} rules)", env!("CARGO_PKG_VERSION"))
+    );
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef gpuops"),
+        ("fish", "complete -c gpuops"),
+        ("powershell", "Register-ArgumentCompleter"),
+        ("elvish", "edit:completion"),
+    ] {
+        let (code, out, _) = stdout_of(gpuops().args(["completions", shell]));
+        assert_eq!(code, 0, "{shell}");
+        assert!(out.contains(marker), "{shell}: {out}");
+        assert!(out.contains("--output-file"), "{shell}");
+    }
+    let (code, _, _) = stdout_of(gpuops().args(["completions", "tcsh"]));
+    assert_eq!(code, 2);
+    let (code, out, _) = stdout_of(gpuops().arg("man"));
+    assert_eq!(code, 0);
+    assert!(out.contains(".TH gpuops 1"), "{out}");
+    assert!(out.contains("completions"), "{out}");
+    let d = tempfile::tempdir().unwrap();
+    let (code, out, err) = stdout_of(gpuops().args(["man", "--output"]).arg(d.path().join("man")));
+    assert_eq!(code, 0, "{out}{err}");
+    for page in ["gpuops.1", "gpuops-lint.1", "gpuops-render.1"] {
+        let text = fs::read_to_string(d.path().join("man").join(page)).unwrap();
+        assert!(text.contains(".TH"), "{page}");
+    }
+    let (code, out, _) = stdout_of(gpuops().args(["rules", "--markdown"]));
+    assert_eq!(code, 0);
+    assert_eq!(out, gpuops::report::rules_markdown());
+}

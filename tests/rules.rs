@@ -152,3 +152,23 @@ fn passing_fixtures_are_clean() {
         }
     }
 }
+
+/// `docs/rules.md` is generated from the rule explanations; this fails when it is stale.
+/// `GPUOPS_BLESS=1 cargo test --test rules` (or `gpuops rules --markdown > docs/rules.md`)
+/// regenerates it.
+#[test]
+fn docs_rules_md_is_current() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
+    let want = gpuops::report::rules_markdown();
+    if std::env::var_os("GPUOPS_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &want).unwrap();
+        return;
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "docs/rules.md is stale: run `GPUOPS_BLESS=1 cargo test --test rules docs_rules_md` \
+         (or `gpuops rules --markdown > docs/rules.md`) and commit it"
+    );
+}

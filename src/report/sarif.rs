@@ -1,6 +1,5 @@
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::Severity;
 use crate::rules;
-use crate::source::SourceFile;
 use serde_json::{Value, json};
 
 fn region(s: crate::yaml::Span, text: &str) -> Value {
@@ -14,7 +13,9 @@ fn region(s: crate::yaml::Span, text: &str) -> Value {
 }
 
 /// SARIF 2.1.0 for GitHub code scanning; rule help comes from the rule explanations.
-pub fn sarif(diags: &[Diagnostic], files: &[SourceFile]) -> String {
+pub fn sarif(run: &super::Run) -> String {
+    let (diags, files) = (run.diagnostics, run.files);
+    let fingerprints = super::fingerprint::fingerprints(diags, files);
     let rule_list: Vec<Value> = rules::all()
         .iter()
         .map(|r| {
@@ -31,7 +32,8 @@ pub fn sarif(diags: &[Diagnostic], files: &[SourceFile]) -> String {
         .collect();
     let results: Vec<Value> = diags
         .iter()
-        .map(|d| {
+        .zip(&fingerprints)
+        .map(|(d, fingerprint)| {
             let mut text = d.message.clone();
             if let Some(h) = &d.help {
                 text.push_str("\nhelp: ");
@@ -54,6 +56,8 @@ pub fn sarif(diags: &[Diagnostic], files: &[SourceFile]) -> String {
                         "region": region(r.loc.span, &files[r.loc.file].text),
                     }
                 })).collect::<Vec<_>>(),
+                // Code scanning matches results across commits by these, not by line numbers.
+                "partialFingerprints": {(super::fingerprint::SARIF_KEY): fingerprint},
             });
             // SARIF 2.1.0 §3.35: a finding suppressed in the source stays in the log, marked.
             if let Some(s) = &d.suppressed {
@@ -79,10 +83,34 @@ pub fn sarif(diags: &[Diagnostic], files: &[SourceFile]) -> String {
                 "rules": rule_list,
             }},
             "columnKind": "unicodeCodePoints",
+            "invocations": [invocation(run)],
             "results": results,
         }]
     });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s
+}
+
+/// SARIF §3.20: how the run ended. Findings are a successful execution (exit 1 included); exit 2
+/// (an unreadable path, a bad config) is not, and the problems are its notifications.
+fn invocation(run: &super::Run) -> Value {
+    let description = match run.exit_code {
+        0 => "no finding at or above the failing severity",
+        1 => "findings at or above the failing severity",
+        _ => "the run failed: see toolExecutionNotifications",
+    };
+    let mut inv = json!({
+        "executionSuccessful": run.exit_code != 2,
+        "exitCode": run.exit_code,
+        "exitCodeDescription": description,
+    });
+    if !run.errors.is_empty() {
+        inv["toolExecutionNotifications"] = run
+            .errors
+            .iter()
+            .map(|e| json!({"level": "error", "message": {"text": e}}))
+            .collect();
+    }
+    inv
 }
