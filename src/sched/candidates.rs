@@ -400,9 +400,8 @@ spec:
         "nodeSelector: {team: a}\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [p5]}]}]}}}",
     ];
 
-    /// The candidate index must give exactly what checking every pool gives.
-    #[test]
-    fn index_agrees_with_checking_every_pool() {
+    /// The pools of `POOLS` and their index.
+    fn with_pools(f: impl FnOnce(&[NodePool], &PoolIndex)) {
         let p = parse(POOLS, Budget::default());
         let objs: Vec<Object> = p
             .docs
@@ -415,6 +414,16 @@ spec:
             .filter_map(|(i, o)| NodePool::from_object(i, o))
             .collect();
         let ix = PoolIndex::build(&pools);
+        f(&pools, &ix);
+    }
+
+    /// The candidate index must give exactly what checking every pool gives.
+    #[test]
+    fn index_agrees_with_checking_every_pool() {
+        with_pools(check_every_selector);
+    }
+
+    fn check_every_selector(pools: &[NodePool], ix: &PoolIndex) {
         for sel in SELECTORS {
             for gpus in [1, 8] {
                 let y = format!(
@@ -428,7 +437,7 @@ spec:
                     .filter(|&p| label_issues(&pod, &pools[p]).is_empty())
                     .map(|p| p as u32)
                     .collect();
-                assert_eq!(ix.label_fits(&pod, &pools), brute, "{sel} ({gpus} GPUs)");
+                assert_eq!(ix.label_fits(&pod, pools), brute, "{sel} ({gpus} GPUs)");
                 for prefer in [false, true] {
                     let mut best: Option<(usize, usize)> = None;
                     for (p, pool) in pools.iter().enumerate() {
@@ -449,7 +458,7 @@ spec:
                     } else {
                         None
                     };
-                    let got = ix.closest(&pod, &pools, |_| true, prefer).map(|(p, _)| p);
+                    let got = ix.closest(&pod, pools, |_| true, prefer).map(|(p, _)| p);
                     assert_eq!(got, want, "closest for {sel} ({gpus} GPUs)");
                 }
             }
@@ -458,19 +467,9 @@ spec:
 
     #[test]
     fn pools_with_the_same_taints_share_a_class() {
-        let p = parse(POOLS, Budget::default());
-        let objs: Vec<Object> = p
-            .docs
-            .iter()
-            .filter_map(|d| Object::from_node(0, &d.root))
-            .collect();
-        let pools: Vec<NodePool> = objs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, o)| NodePool::from_object(i, o))
-            .collect();
-        let ix = PoolIndex::build(&pools);
-        assert_ne!(ix.taint_class[0], ix.taint_class[1]);
-        assert_eq!(ix.taint_class[1], ix.taint_class[2]);
+        with_pools(|_, ix| {
+            assert_ne!(ix.taint_class[0], ix.taint_class[1]);
+            assert_eq!(ix.taint_class[1], ix.taint_class[2]);
+        });
     }
 }
