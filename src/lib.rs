@@ -269,3 +269,65 @@ fn merge_clusters(found: Vec<(Diagnostic, Option<&str>)>, membership: &[u32]) ->
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ClusterDef;
+    use crate::source::Role;
+
+    fn file(path: &str, role: Role) -> SourceFile {
+        let mut f = SourceFile::from_text(path.into(), String::new());
+        f.role = role;
+        f
+    }
+
+    #[test]
+    fn files_split_into_clusters_with_shared_bases_context_and_the_rest() {
+        let files = vec![
+            file("clusters/prod/a.yaml", Role::Linted),
+            file("clusters/staging/b.yaml", Role::Linted),
+            file("base/c.yaml", Role::Linted),
+            file("tools/d.yaml", Role::Linted),
+            file("ctx/all.yaml", Role::Context { cluster: None }),
+            file(
+                "ctx/prod.yaml",
+                Role::Context {
+                    cluster: Some("prod".into()),
+                },
+            ),
+        ];
+        let def = |name: &str, paths: &[&str], eks| ClusterDef {
+            name: name.into(),
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            eks,
+            karpenter: None,
+            context: Vec::new(),
+        };
+        let settings = Settings {
+            root: std::env::current_dir().ok(),
+            clusters: vec![
+                def("prod", &["clusters/prod/**", "base/**"], Some(true)),
+                def("staging", &["clusters/staging/**", "base/**"], None),
+            ],
+            ..Settings::default()
+        };
+        let scopes = clusters(&files, &settings);
+        let got: Vec<(Option<&str>, &[usize], bool)> = scopes
+            .iter()
+            .map(|s| (s.name.as_deref(), s.files.as_slice(), s.settings.eks))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Some("prod"), &[0, 2, 4, 5][..], true),
+                (Some("staging"), &[1, 2, 4][..], false),
+                (None, &[3, 4][..], false),
+            ]
+        );
+        // Without `clusters:`, everything is one cluster.
+        let one = clusters(&files, &Settings::default());
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].files, (0..files.len()).collect::<Vec<_>>());
+    }
+}
