@@ -454,6 +454,21 @@ mod tests {
     }
 
     #[test]
+    fn a_cluster_argo_cd_deploys_to_needs_no_paths() {
+        let s = parse(
+            "clusters:\n  prod: {server: \"https://prod.example.com/\", eks: true}\n  staging: {paths: []}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.clusters[0].server.as_deref(),
+            Some("https://prod.example.com")
+        );
+        assert!(s.clusters[1].paths.is_empty());
+        let errs = parse("clusters:\n  prod: {eks: true}\n").unwrap_err();
+        assert!(errs[0].message.contains("needs `paths`"), "{errs:?}");
+    }
+
+    #[test]
     fn every_problem_is_reported_with_its_place() {
         let errs = parse("fail-on: sometimes\nrules:\n  gpu-limit-mising: off\n  gpu-limit-missing: loud\nbogus: 1\ncluster: {eks: maybe}\n").unwrap_err();
         assert_eq!(errs.len(), 5, "{errs:?}");

@@ -1313,3 +1313,71 @@ spec:
         "charts/trainer/templates/job.yaml"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn argo_an_app_of_apps_chart_is_read_as_its_parent_renders_it() {
+    let helm = printing_helm(
+        "---
+# Source: apps/templates/apps.yaml
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: train, namespace: argocd}
+spec:
+  source: {repoURL: https://github.com/example/gitops, path: train}
+  destination: {name: prod, namespace: ml}
+",
+    );
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "root.yaml",
+        "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: root, namespace: argocd}
+spec:
+  source:
+    repoURL: https://github.com/example/gitops
+    path: apps
+    helm: {valuesObject: {env: prod}}
+  destination: {server: https://kubernetes.default.svc, namespace: argocd}
+",
+    );
+    write(
+        d.path(),
+        "apps/Chart.yaml",
+        "apiVersion: v2\nname: apps\nversion: 0.1.0\n",
+    );
+    write(
+        d.path(),
+        "apps/templates/apps.yaml",
+        "{{- range .Values.apps }}\nkind: Application\n{{- end }}\n",
+    );
+    write(
+        d.path(),
+        "train/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: c\n          image: x\n          resources:\n            requests:\n              nvidia.com/gpu: 1\n",
+    );
+    let (_, out, err) = run(gpuops()
+        .current_dir(d.path())
+        .env("PATH", path_with(helm.path()))
+        .args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!(
+        explained(&err, "app"),
+        vec![
+            "root.yaml: Application `root`: chart apps, rendered with release root, namespace argocd, inline values → cluster `in-cluster` (destination server https://kubernetes.default.svc, the cluster Argo CD runs in; taken as this repository because its path exists here (`argo.repo` in .gpuops.yaml is not set))",
+            "apps/templates/apps.yaml: Application `train` (via `root`): directory train: 1 file → cluster `prod` (destination name `prod`; taken as this repository because its path exists here (`argo.repo` in .gpuops.yaml is not set))",
+        ],
+        "{err}"
+    );
+    assert!(explained(&err, "unlinted").is_empty(), "{err}");
+    let v = json(&out);
+    let rules: Vec<String> = findings(&v)
+        .into_iter()
+        .map(|f| format!("{} {}", f.0, f.1))
+        .collect();
+    assert!(
+        rules.contains(&"gpu-limit-missing train/job.yaml".to_string()),
+        "{rules:?}"
+    );
+}

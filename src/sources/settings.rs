@@ -316,6 +316,25 @@ mod tests {
     }
 
     #[test]
+    fn argo_settings_and_their_problems() {
+        let (s, problems) = run(
+            "argo:\n  repo: [git@github.com:example/gitops.git, https://github.com/example/mirror]\n  only-synced: true\n",
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            s.argo.repo,
+            vec!["github.com/example/gitops", "github.com/example/mirror"]
+        );
+        assert!(s.argo.enabled && s.argo.only_synced);
+        let (s, _) = run("argo: {repo: https://github.com/example/gitops.git, enabled: false}\n");
+        assert_eq!(s.argo.repo, vec!["github.com/example/gitops"]);
+        assert!(!s.argo.enabled);
+        let (_, problems) = run("argo:\n  repo: [{url: x}]\n  only-synced: yes\n  apps: []\n");
+        let lines: Vec<u32> = problems.iter().map(|p| p.0).collect();
+        assert_eq!(lines, vec![2, 3, 4], "{problems:?}");
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("60"), Some(Duration::from_secs(60)));
         assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));

@@ -210,22 +210,42 @@ impl Sources {
     /// of their destination (adding builds and files as needed), and records it all for
     /// `--explain-sources`.
     pub(in crate::sources) fn sync_applications(&mut self, files: &mut Vec<SourceFile>) {
-        let mut run = Run::default();
-        let mut level: Vec<Pending> = Vec::new();
-        for fid in 0..files.len() {
-            level.extend(self.scan(files, fid, None, 0, &mut run));
-        }
-        if level.is_empty() {
+        let any = files
+            .iter()
+            .any(|f| f.docs.iter().any(|d| is_argo_doc(&d.root).is_some()));
+        if !any {
             return;
         }
+        let mut run = Run::default();
         for (fid, f) in files.iter().enumerate() {
             if let Ok(id) = std::fs::canonicalize(&f.path) {
                 run.by_identity.entry(id).or_insert(fid);
             }
         }
         run.standard = self.builds.len();
-        while !level.is_empty() {
-            level = self.sync_level(files, level, &mut run);
+        // Applications the run's own builds hold are read last, and only from builds no
+        // Application makes its own way: an app-of-apps chart rendered with the parent
+        // Application's values holds the Applications Argo CD sees, its plain render does not.
+        let built: BTreeSet<FileId> = self.builds.iter().map(|b| b.fid).collect();
+        let mut level: Vec<Pending> = Vec::new();
+        for fid in (0..files.len()).filter(|f| !built.contains(f)) {
+            level.extend(self.scan(files, fid, None, 0, &mut run));
+        }
+        loop {
+            while !level.is_empty() {
+                level = self.sync_level(files, level, &mut run);
+            }
+            let superseded: BTreeSet<FileId> = self
+                .superseded(&run.units, &run.membership, run.standard)
+                .into_iter()
+                .map(|(fid, _)| fid)
+                .collect();
+            for &fid in built.iter().filter(|f| !superseded.contains(f)) {
+                level.extend(self.scan(files, fid, None, 0, &mut run));
+            }
+            if level.is_empty() {
+                break;
+            }
         }
         self.finish_sync(files, run);
     }
@@ -395,7 +415,7 @@ impl Sources {
             });
             let key = (a.namespace.clone().unwrap_or_default(), a.name.clone());
             if let Some(first) = run.by_name.get(&key) {
-                let first_at = self.where_defined(files, first, None);
+                let (_, first_at) = self.where_defined(files, first, None);
                 run.records.push(Record {
                     name: a.name.clone(),
                     at: p.at.clone(),
@@ -479,21 +499,47 @@ impl Sources {
     }
 
     /// `path:line:col` of a definition.
-    fn where_defined(&self, files: &[SourceFile], at: &Defined, span: Option<Span>) -> String {
+    /// Where a definition is, as (file, `file:line:col`): for one in a build's output, the file
+    /// it was rendered from (a template, a resource of a kustomization), without a line.
+    fn where_defined(
+        &self,
+        files: &[SourceFile],
+        at: &Defined,
+        span: Option<Span>,
+    ) -> (String, String) {
         let Some(f) = files.get(at.fid) else {
-            return "?".into();
+            return ("?".into(), "?".into());
         };
+        let doc = f.docs.get(at.doc);
+        if let Some(b) = self.builds.iter().find(|b| b.fid == at.fid) {
+            let from = match &b.kind {
+                Kind::Kustomize { origins, .. } => match origins.get(at.doc) {
+                    Some(crate::sources::Origin::File(p)) => Some(shown(p)),
+                    _ => None,
+                },
+                Kind::Helm { sources, .. } => doc.and_then(|d| {
+                    let start = d.root.span.start.byte as usize;
+                    sources
+                        .iter()
+                        .rfind(|(offset, _)| *offset <= start)
+                        .and_then(|(_, p)| p.as_deref().map(shown))
+                }),
+            };
+            let from = from.unwrap_or_else(|| f.path.clone());
+            return (from.clone(), from);
+        }
         let span = span.or_else(|| {
-            f.docs.get(at.doc).map(|d| {
+            doc.map(|d| {
                 d.root
                     .at(&["metadata", "name"])
                     .map_or(d.root.span, |n| n.span)
             })
         });
-        match span {
+        let at = match span {
             Some(s) => format!("{}:{}:{}", f.path, s.start.line, s.start.col),
             None => f.path.clone(),
-        }
+        };
+        (f.path.clone(), at)
     }
 
     /// The cluster an Application goes to and the units of its sources; `Err`: why nothing of it
@@ -1076,6 +1122,45 @@ impl Sources {
         Made::linted(fids, what)
     }
 
+    /// The run's own builds (of the first `standard`) that Applications build their own way
+    /// (with options, or a chart with an Application's values) and do not use as they are: the
+    /// rendered file and the kustomization or chart shown.
+    fn superseded(
+        &self,
+        units: &BTreeMap<Unit, Made>,
+        membership: &BTreeMap<FileId, BTreeSet<String>>,
+        standard: usize,
+    ) -> Vec<(FileId, String)> {
+        let tops: BTreeSet<&PathBuf> = units
+            .keys()
+            .filter_map(|u| match u {
+                Unit::Kustomize { top, .. } => Some(top),
+                _ => None,
+            })
+            .collect();
+        let charts: BTreeSet<&PathBuf> = units
+            .keys()
+            .filter_map(|u| match u {
+                Unit::Helm { chart, .. } => Some(chart),
+                _ => None,
+            })
+            .collect();
+        self.builds[..standard]
+            .iter()
+            .filter(|b| !membership.contains_key(&b.fid))
+            .filter_map(|b: &Build| match &b.kind {
+                Kind::Kustomize { top, .. } if tops.contains(top) => Some((
+                    b.fid,
+                    self.forest
+                        .get(top)
+                        .map_or_else(|| shown(top), |k| k.file.path.clone()),
+                )),
+                Kind::Helm { chart, .. } if charts.contains(chart) => Some((b.fid, shown(chart))),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Marks what Applications sync, empties plain builds that Applications build their own way,
     /// and writes the `--explain-sources` lines and notes.
     fn finish_sync(&mut self, files: &mut [SourceFile], run: Run) {
@@ -1095,35 +1180,7 @@ impl Sources {
                 };
             }
         }
-        let tops: BTreeSet<&PathBuf> = units
-            .keys()
-            .filter_map(|u| match u {
-                Unit::Kustomize { top, .. } => Some(top),
-                _ => None,
-            })
-            .collect();
-        let charts: BTreeSet<&PathBuf> = units
-            .keys()
-            .filter_map(|u| match u {
-                Unit::Helm { chart, .. } => Some(chart),
-                _ => None,
-            })
-            .collect();
-        let superseded: Vec<(FileId, String)> = self.builds[..standard]
-            .iter()
-            .filter(|b| !membership.contains_key(&b.fid))
-            .filter_map(|b: &Build| match &b.kind {
-                Kind::Kustomize { top, .. } if tops.contains(top) => Some((
-                    b.fid,
-                    self.forest
-                        .get(top)
-                        .map_or_else(|| shown(top), |k| k.file.path.clone()),
-                )),
-                Kind::Helm { chart, .. } if charts.contains(chart) => Some((b.fid, shown(chart))),
-                _ => None,
-            })
-            .collect();
-        for (fid, path) in superseded {
+        for (fid, path) in self.superseded(&units, &membership, standard) {
             if let Some(f) = files.get_mut(fid) {
                 f.docs.clear();
             }
@@ -1134,24 +1191,13 @@ impl Sources {
             });
         }
 
-        let shown_at = |at: &Defined, span: Span| {
-            files.get(at.fid).map_or_else(
-                || ("?".to_string(), "?".to_string()),
-                |f| {
-                    (
-                        f.path.clone(),
-                        format!("{}:{}:{}", f.path, span.start.line, span.start.col),
-                    )
-                },
-            )
-        };
         let mut linted = 0;
         let mut generated = 0;
         for r in &records {
             if r.generated.is_some() {
                 generated += 1;
             }
-            let (path, at) = shown_at(&r.at, r.span);
+            let (path, at) = self.where_defined(files, &r.at, Some(r.span));
             let mut who = format!("Application `{}`", r.name);
             let mut ctx = Vec::new();
             if let Some(g) = &r.generated {
@@ -1210,7 +1256,7 @@ impl Sources {
             }
         }
         for s in &sets {
-            let (path, at) = shown_at(&s.at, s.span);
+            let (path, at) = self.where_defined(files, &s.at, Some(s.span));
             let via = s
                 .via
                 .as_ref()
