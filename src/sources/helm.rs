@@ -184,6 +184,12 @@ pub fn hint(chart_shown: &str, r: &Render) -> String {
     for v in &r.values_shown {
         s.push_str(&format!(" -f {v}"));
     }
+    for v in &r.set {
+        s.push_str(&format!(" --set {v}"));
+    }
+    for v in &r.set_string {
+        s.push_str(&format!(" --set-string {v}"));
+    }
     s.push_str(" | gpuops lint -");
     s
 }

@@ -1,8 +1,9 @@
 //! Following the Applications of a run: what each syncs, built as Argo CD would build it, and the
 //! cluster it goes to.
 //!
-//! Every Application and ApplicationSet in the run's files (read raw or built) is a starting
-//! point. An Application's sources become *units*: a directory of manifests, a kustomization
+//! Every Application and ApplicationSet in the run's files is a starting point: those read raw
+//! first, those in the run's own builds once it is known which builds Applications make their own
+//! way (those are not read). An Application's sources become *units*: a directory of manifests, a kustomization
 //! built with the Application's kustomize options, a chart rendered with its helm options.
 //! Units are shared: Applications that sync the same path with the same options share one build,
 //! and a kustomization built without options is the build the run already made. What a unit
