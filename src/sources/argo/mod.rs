@@ -7,10 +7,16 @@
 //! within that cluster. ApplicationSets are expanded offline ([`appset`]); an Application whose
 //! source holds more Applications is followed (app of apps). Sources from other repositories,
 //! and what cannot be evaluated offline, are listed as not linted with the reason.
+//!
+//! [`app`] reads an Application, [`appset`] expands an ApplicationSet, `sync` follows
+//! Applications to what they sync, `units` builds it, and `explain` marks the files with their
+//! clusters and says what happened (`--explain-sources`).
 
 pub mod app;
 pub mod appset;
+mod explain;
 mod sync;
+mod units;
 
 use crate::config::ClusterDef;
 
