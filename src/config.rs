@@ -36,6 +36,8 @@ pub struct ClusterDef {
     pub karpenter: Option<bool>,
     /// Context files or directories that describe only this cluster.
     pub context: Vec<String>,
+    /// Its API server URL: Argo CD Applications whose `destination.server` is this deploy to it.
+    pub server: Option<String>,
 }
 
 /// Resolved settings the pipeline runs with.
@@ -179,7 +181,7 @@ fn path_list(v: &Node, what: &str, bad: &mut dyn FnMut(&Node, String)) -> Vec<St
     out
 }
 
-/// `clusters: {name: {paths: [globs], eks, karpenter, context: [paths]}}`.
+/// `clusters: {name: {paths: [globs], eks, karpenter, context: [paths], server: url}}`.
 fn clusters(v: &Node, bad: &mut dyn FnMut(&Node, String)) -> Vec<ClusterDef> {
     if v.as_map().is_none() {
         if !v.is_null() {
@@ -198,11 +200,12 @@ fn clusters(v: &Node, bad: &mut dyn FnMut(&Node, String)) -> Vec<ClusterDef> {
             eks: None,
             karpenter: None,
             context: Vec::new(),
+            server: None,
         };
         if def.as_map().is_none() {
             bad(
                 def,
-                format!("cluster `{name}` is a mapping (paths, eks, karpenter, context)"),
+                format!("cluster `{name}` is a mapping (paths, eks, karpenter, context, server)"),
             );
             continue;
         }
@@ -222,6 +225,10 @@ fn clusters(v: &Node, bad: &mut dyn FnMut(&Node, String)) -> Vec<ClusterDef> {
                     }
                 }
                 "context" => c.context = path_list(val, "context", bad),
+                "server" => match val.as_str().filter(|u| !u.trim().is_empty()) {
+                    Some(u) => c.server = Some(u.trim().trim_end_matches('/').to_string()),
+                    _ => bad(val, format!("`clusters.{name}.server` is a URL")),
+                },
                 "eks" | "karpenter" => match flag(val) {
                     Some(f) if k == "eks" => c.eks = Some(f),
                     Some(f) => c.karpenter = Some(f),
@@ -230,15 +237,19 @@ fn clusters(v: &Node, bad: &mut dyn FnMut(&Node, String)) -> Vec<ClusterDef> {
                 _ => bad(
                     kn,
                     format!(
-                        "unknown key `{k}` in cluster `{name}` (known: paths, eks, karpenter, context)"
+                        "unknown key `{k}` in cluster `{name}` (known: paths, eks, karpenter, context, server)"
                     ),
                 ),
             }
         }
-        if c.paths.is_empty() {
+        // A cluster Argo CD deploys to needs no paths (`paths: []`, or its `server`): its
+        // Applications say what it gets.
+        if c.paths.is_empty() && c.server.is_none() && def.get("paths").is_none() {
             bad(
                 name_node,
-                format!("cluster `{name}` needs `paths`: globs of the files deployed to it"),
+                format!(
+                    "cluster `{name}` needs `paths`: globs of the files deployed to it (or `server`, the Argo CD destination that deploys to it)"
+                ),
             );
             continue;
         }
@@ -402,13 +413,13 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
             }
             "context" => s.context = path_list(v, "context", &mut bad),
             "clusters" => s.clusters = clusters(v, &mut bad),
-            "sources" | "charts" => {
+            "sources" | "charts" | "argo" => {
                 crate::sources::parse_config_key(key, v, &mut s.sources, &mut bad)
             }
             _ => bad(
                 kn,
                 format!(
-                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, context, clusters, sources, charts)"
+                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, context, clusters, sources, charts, argo)"
                 ),
             ),
         }
@@ -440,6 +451,21 @@ mod tests {
             s.training_labels,
             vec![("kind".to_string(), "train".to_string())]
         );
+    }
+
+    #[test]
+    fn a_cluster_argo_cd_deploys_to_needs_no_paths() {
+        let s = parse(
+            "clusters:\n  prod: {server: \"https://prod.example.com/\", eks: true}\n  staging: {paths: []}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.clusters[0].server.as_deref(),
+            Some("https://prod.example.com")
+        );
+        assert!(s.clusters[1].paths.is_empty());
+        let errs = parse("clusters:\n  prod: {eks: true}\n").unwrap_err();
+        assert!(errs[0].message.contains("needs `paths`"), "{errs:?}");
     }
 
     #[test]

@@ -50,10 +50,13 @@ pub struct ClusterScope {
     pub settings: Settings,
 }
 
-/// Splits the files into clusters (`clusters:` in the config). Without clusters the repository
-/// is one. A file under several clusters' paths (a shared base) belongs to each; files no cluster
-/// claims are linted together as one more, unnamed, cluster. Context files go to the cluster they
-/// describe, or to every cluster.
+/// Splits the files into clusters (`clusters:` in the config, and the destinations of Argo CD
+/// Applications). Without either the repository is one. A file an Application syncs belongs to
+/// its destinations' clusters only ([`source::Role::Synced`]); other files go by the clusters'
+/// `paths` globs, and a file under several clusters' paths (a shared base) belongs to each. Files
+/// no cluster claims are linted together as one more, unnamed, cluster (with Applications present
+/// and `argo: {only-synced: true}`, not at all). Context files go to the cluster they describe, or
+/// to every cluster.
 pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> {
     let context_for = |name: Option<&str>| -> Vec<usize> {
         files
@@ -67,7 +70,18 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
             .collect()
     };
     let linted = || (0..files.len()).filter(|&i| !files[i].is_context());
-    if settings.clusters.is_empty() {
+    let synced: std::collections::BTreeSet<&str> = files
+        .iter()
+        .filter_map(|f| f.synced_to())
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    let synced_to = |i: usize, name: &str| {
+        files[i]
+            .synced_to()
+            .is_some_and(|cs| cs.iter().any(|c| c == name))
+    };
+    if settings.clusters.is_empty() && synced.is_empty() {
         return vec![ClusterScope {
             name: None,
             files: (0..files.len()).collect(),
@@ -88,7 +102,7 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
             Some(r.to_string_lossy().replace('\\', "/"))
         })
         .collect();
-    let mut claimed = vec![false; files.len()];
+    let mut claimed: Vec<bool> = files.iter().map(|f| f.synced_to().is_some()).collect();
     let mut out = Vec::new();
     for def in &settings.clusters {
         let mut b = globset::GlobSetBuilder::new();
@@ -99,7 +113,10 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
         }
         let Ok(set) = b.build() else { continue };
         let mut ids: Vec<usize> = linted()
-            .filter(|&i| rel[i].as_deref().is_some_and(|r| set.is_match(r)))
+            .filter(|&i| match files[i].synced_to() {
+                Some(_) => synced_to(i, &def.name),
+                None => rel[i].as_deref().is_some_and(|r| set.is_match(r)),
+            })
             .collect();
         for &i in &ids {
             claimed[i] = true;
@@ -115,8 +132,23 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
             settings: s,
         });
     }
+    // Destinations the config does not name are clusters of their own, with the shared context.
+    for name in synced
+        .iter()
+        .filter(|n| !settings.clusters.iter().any(|d| d.name == **n))
+    {
+        let mut ids: Vec<usize> = linted().filter(|&i| synced_to(i, name)).collect();
+        ids.extend(context_for(Some(name)));
+        ids.sort_unstable();
+        out.push(ClusterScope {
+            name: Some((*name).to_string()),
+            files: ids,
+            settings: settings.clone(),
+        });
+    }
     let rest: Vec<usize> = linted().filter(|&i| !claimed[i]).collect();
-    if !rest.is_empty() {
+    let dropped = settings.sources.argo.only_synced && !synced.is_empty();
+    if !rest.is_empty() && !dropped {
         let mut ids = rest;
         ids.extend(context_for(None));
         ids.sort_unstable();

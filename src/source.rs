@@ -37,11 +37,22 @@ pub enum Role {
         /// The one cluster it describes; `None`: every cluster.
         cluster: Option<String>,
     },
+    /// Linted, and deployed by Argo CD Applications to these clusters (sorted, unique): it is
+    /// linted in each of them and in no other.
+    Synced { clusters: Vec<String> },
 }
 
 impl SourceFile {
     pub fn is_context(&self) -> bool {
         matches!(self.role, Role::Context { .. })
+    }
+
+    /// The clusters Argo CD Applications deploy this file to, when any does.
+    pub fn synced_to(&self) -> Option<&[String]> {
+        match &self.role {
+            Role::Synced { clusters } => Some(clusters),
+            _ => None,
+        }
     }
 }
 

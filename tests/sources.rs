@@ -842,3 +842,542 @@ fn a_comment_suppression_in_a_base_covers_findings_reached_through_overlays() {
         "{out}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Argo CD: Applications say what is synced where
+
+/// The `--explain-sources` lines of one kind (`app`, `appset`, `unlinted`), trimmed.
+fn explained<'a>(err: &'a str, what: &str) -> Vec<&'a str> {
+    err.lines()
+        .filter_map(|l| l.trim_start().strip_prefix(what))
+        .filter(|l| l.starts_with(' '))
+        .map(str::trim)
+        .collect()
+}
+
+#[test]
+fn argo_app_of_apps_lints_each_destination_as_its_cluster() {
+    require_kustomize!();
+    let dir = fixture("argo");
+    let (code, out, err) = run(gpuops().current_dir(&dir).arg("lint"));
+    assert_eq!(code, 1, "{out}{err}");
+    // The Job goes to prod and to staging; only prod has a pool it selects.
+    insta::assert_snapshot!("argo_app_of_apps", out);
+    assert_eq!(
+        err.trim_end(),
+        "note: not linted: Application `gpu-operator` (apps/gpu-operator.yaml:5:9): a source from another repository (https://github.com/example/shared-platform.git)"
+    );
+
+    let (_, out, _) = run(gpuops()
+        .current_dir(&dir)
+        .args(["lint", "--format", "json"]));
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![f(
+            "nodeselector-matches-no-nodepool",
+            "workloads/train/job.yaml",
+            14,
+            19
+        )]
+    );
+    let d = &v["diagnostics"][0];
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("[cluster `staging`]"),
+        "{d}"
+    );
+    assert_eq!(d["related"][0]["path"], "platform/staging/karpenter.yaml");
+}
+
+#[test]
+fn argo_explain_sources_lists_each_application_and_its_cluster() {
+    require_kustomize!();
+    let (_, _, err) = run(gpuops().current_dir(fixture("argo")).args([
+        "lint",
+        "--explain-sources",
+        "--format",
+        "json",
+    ]));
+    assert!(
+        err.contains("\nargo: 6 Applications (2 from ApplicationSets), 5 linted, 1 not linted; clusters: `in-cluster`, `prod`, `staging`; 1 file no Application syncs linted as one more cluster\n"),
+        "{err}"
+    );
+    assert_eq!(
+        explained(&err, "app"),
+        vec![
+            "apps/platform.yaml: Application `platform-prod` (ApplicationSet `platform`, list element 1): directory platform/prod: 1 file → cluster `prod` (destination name `prod`, a cluster of `clusters:`)",
+            "apps/platform.yaml: Application `platform-staging` (ApplicationSet `platform`, list element 2): directory platform/staging: 1 file → cluster `staging` (destination name `staging`)",
+            "apps/train-prod.yaml: Application `train-prod` (via `root`): kustomization workloads/train, built as it is → cluster `prod` (destination server https://prod.gpu.example.com, the `server` of cluster `prod` in `clusters:`)",
+            "apps/train-staging.yaml: Application `train-staging` (via `root`): kustomization workloads/train, built as it is → cluster `staging` (destination name `staging`)",
+            "root.yaml: Application `root`: directory apps: 4 files → cluster `in-cluster` (destination server https://kubernetes.default.svc, the cluster Argo CD runs in)",
+        ]
+    );
+    assert_eq!(
+        explained(&err, "appset"),
+        vec![
+            "apps/platform.yaml: ApplicationSet `platform` (via `root`): 2 Applications (`platform-prod`, `platform-staging`)"
+        ]
+    );
+    assert_eq!(
+        explained(&err, "unlinted"),
+        vec![
+            "apps/gpu-operator.yaml: Application `gpu-operator` (via `root`): a source from another repository (https://github.com/example/shared-platform.git)"
+        ]
+    );
+}
+
+#[test]
+fn argo_turned_off_lints_the_repository_as_one_cluster() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("argo"), d.path());
+    write(d.path(), ".gpuops.yaml", "argo: {enabled: false}\n");
+    let (code, out, err) = run(gpuops().current_dir(d.path()).arg("lint"));
+    // Every pool is in the one cluster: prod's pool takes the Job.
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.is_empty(), "{err}");
+}
+
+#[test]
+fn argo_without_repo_urls_takes_sources_whose_path_exists_as_this_repository() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("argo"), d.path());
+    fs::remove_file(d.path().join(".gpuops.yaml")).unwrap();
+    let (code, out, err) =
+        run(gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(
+        findings(&json(&out)),
+        vec![f(
+            "nodeselector-matches-no-nodepool",
+            "workloads/train/job.yaml",
+            14,
+            19
+        )]
+    );
+    // Without `clusters:`, prod's server is a cluster of its own, named after it.
+    let apps = explained(&err, "app");
+    assert!(
+        apps.iter().any(|l| l.starts_with("apps/train-prod.yaml: Application `train-prod` (via `root`): kustomization workloads/train, built as it is → cluster `https://prod.gpu.example.com` (destination server https://prod.gpu.example.com; taken as this repository because its path exists here")),
+        "{apps:#?}"
+    );
+    assert_eq!(
+        explained(&err, "unlinted"),
+        vec![
+            "apps/gpu-operator.yaml: Application `gpu-operator` (via `root`): a source from another repository (https://github.com/example/shared-platform.git): `gpu-operator` is not a directory of this one (list this repository's URLs under `argo: {repo: […]}` in .gpuops.yaml if it is)"
+        ]
+    );
+}
+
+#[test]
+fn argo_a_missing_path_in_this_repository_is_a_finding() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("argo"), d.path());
+    let app = d.path().join("apps/train-staging.yaml");
+    let text = fs::read_to_string(&app)
+        .unwrap()
+        .replace("path: workloads/train", "path: workloads/trian");
+    fs::write(&app, text).unwrap();
+    let (code, out, err) =
+        run(gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!(code, 1);
+    // The finding says it; no note besides.
+    assert!(
+        !err.contains("note: not linted: Application `train-staging`"),
+        "{err}"
+    );
+    assert!(
+        explained(&err, "unlinted").contains(&"apps/train-staging.yaml: Application `train-staging` (via `root`): path `workloads/trian` does not exist in this repository (reported as source-build-failed)"),
+        "{err}"
+    );
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![f("source-build-failed", "apps/train-staging.yaml", 11, 11)]
+    );
+    assert_eq!(
+        v["diagnostics"][0]["message"],
+        "Argo CD cannot sync Application `train-staging`: path `workloads/trian` does not exist in this repository"
+    );
+}
+
+#[test]
+fn argo_kustomize_options_make_a_build_of_their_own() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("argo"), d.path());
+    let app = d.path().join("apps/train-staging.yaml");
+    let text = fs::read_to_string(&app).unwrap().replace(
+        "    path: workloads/train\n",
+        "    path: workloads/train\n    kustomize:\n      namePrefix: stg-\n      namespace: ml-staging\n      commonLabels: {env: staging}\n",
+    );
+    fs::write(&app, text).unwrap();
+    let before = listing(d.path());
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(gpuops()
+        .current_dir(d.path())
+        .env("TMPDIR", tmp.path())
+        .args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!(code, 1, "{out}{err}");
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![f(
+            "nodeselector-matches-no-nodepool",
+            "workloads/train/job.yaml",
+            14,
+            19
+        )]
+    );
+    // The staging build is staging's alone: its finding names the object as staging has it.
+    let m = v["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(m.starts_with("Job ml-staging/stg-finetune "), "{m}");
+    assert!(!m.contains("[cluster"), "{m}");
+    assert!(
+        err.contains("`kubectl kustomize <tmp>/wrapper` in workloads/train for Application `train-staging` (namePrefix stg-, namespace ml-staging, 1 common label)")
+            || err.contains("`kustomize build <tmp>/wrapper` in workloads/train for Application `train-staging` (namePrefix stg-, namespace ml-staging, 1 common label)"),
+        "{err}"
+    );
+    assert!(
+        explained(&err, "app").contains(&"apps/train-staging.yaml: Application `train-staging` (via `root`): kustomization workloads/train, built with namePrefix stg-, namespace ml-staging, 1 common label → cluster `staging` (destination name `staging`)"),
+        "{err}"
+    );
+    assert_eq!(listing(d.path()), before);
+    assert!(listing(tmp.path()).is_empty(), "{:?}", listing(tmp.path()));
+}
+
+#[test]
+fn argo_only_synced_leaves_files_no_application_reaches_unlinted() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("argo"), d.path());
+    write(
+        d.path(),
+        "scratch/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: c\n          image: x\n          resources:\n            requests:\n              nvidia.com/gpu: 1\n",
+    );
+    let rules = |argo: &str| {
+        let cfg = format!(
+            "argo: {{repo: [git@github.com:example/gpu-gitops.git]{argo}}}\nclusters:\n  prod: {{server: https://prod.gpu.example.com}}\n"
+        );
+        write(d.path(), ".gpuops.yaml", &cfg);
+        let (_, out, _) = run(gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "json"]));
+        findings(&json(&out))
+            .into_iter()
+            .map(|f| format!("{} {}", f.0, f.1))
+            .collect::<Vec<_>>()
+    };
+    // Unreached files are one more cluster by default…
+    assert!(
+        rules("").contains(&"gpu-limit-missing scratch/job.yaml".to_string()),
+        "{:?}",
+        rules("")
+    );
+    // …and not linted at all with `only-synced`.
+    let only = rules(", only-synced: true");
+    assert_eq!(
+        only,
+        vec!["nodeselector-matches-no-nodepool workloads/train/job.yaml"]
+    );
+}
+
+#[test]
+fn argo_git_directories_generator_reads_this_tree() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("argo"), d.path());
+    write(
+        d.path(),
+        "apps/platform.yaml",
+        "apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: platform, namespace: argocd}
+spec:
+  goTemplate: true
+  generators:
+    - git:
+        repoURL: https://github.com/example/gpu-gitops.git
+        revision: HEAD
+        directories:
+          - path: platform/*
+  template:
+    metadata: {name: 'platform-{{.path.basename}}'}
+    spec:
+      project: platform
+      source: {repoURL: https://github.com/example/gpu-gitops.git, path: '{{.path.path}}'}
+      destination: {name: '{{index .path.segments 1}}'}
+",
+    );
+    let (code, out, err) =
+        run(gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(findings(&json(&out)).len(), 1, "{out}");
+    assert_eq!(
+        explained(&err, "appset"),
+        vec![
+            "apps/platform.yaml: ApplicationSet `platform` (via `root`): 2 Applications (`platform-prod`, `platform-staging`)"
+        ]
+    );
+    assert!(
+        explained(&err, "app").contains(&"apps/platform.yaml: Application `platform-staging` (ApplicationSet `platform`, git directory platform/staging): directory platform/staging: 1 file → cluster `staging` (destination name `staging`)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn argo_applications_that_reach_each_other_are_read_once() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("argo"), d.path());
+    // An Application in apps/ that syncs apps/ again, and the root recursively.
+    write(
+        d.path(),
+        "apps/loop.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: loop, namespace: argocd}\nspec:\n  source: {repoURL: https://github.com/example/gpu-gitops, path: apps}\n  destination: {name: in-cluster}\n",
+    );
+    let (code, out, err) =
+        run(gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(findings(&json(&out)).len(), 1, "{out}");
+    let apps = explained(&err, "app");
+    assert_eq!(
+        apps.iter()
+            .filter(|l| l.contains("Application `loop`"))
+            .count(),
+        1,
+        "{apps:#?}"
+    );
+}
+
+#[test]
+fn argo_unsupported_generators_are_listed_as_not_linted() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "appset.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: per-pr}\nspec:\n  generators:\n    - pullRequest: {github: {owner: example, repo: gitops}}\n  template:\n    metadata: {name: 'pr-{{number}}'}\n    spec:\n      source: {repoURL: https://github.com/example/gitops, path: deploy}\n      destination: {name: preview}\n",
+    );
+    let (code, _, err) = run(gpuops().current_dir(d.path()).arg("lint"));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "note: not linted: ApplicationSet `per-pr` (appset.yaml:3:18): the `pullRequest` generator needs a live cluster or service"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn argo_helm_application_renders_with_its_values_and_parameters() {
+    let helm = printing_helm(RENDERED);
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("chart"), d.path());
+    fs::remove_file(d.path().join(".gpuops.yaml")).unwrap();
+    write(
+        d.path(),
+        "apps/trainer.yaml",
+        "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: trainer-prod
+  namespace: argocd
+spec:
+  source:
+    repoURL: https://github.com/example/gitops
+    path: charts/trainer
+    helm:
+      valueFiles: [../../values-prod.yaml, missing.yaml]
+      ignoreMissingValueFiles: true
+      valuesObject:
+        queue: research
+      parameters:
+        - {name: image.tag, value: '1.0,1'}
+        - {name: queue, value: research, forceString: true}
+  destination:
+    name: prod
+    namespace: ml
+",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(gpuops()
+        .current_dir(d.path())
+        .env("PATH", path_with(helm.path()))
+        .env("TMPDIR", tmp.path())
+        .args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!(code, 1, "{out}{err}");
+    // The same findings as the plain render, now from the Application's render.
+    assert_eq!(
+        findings(&json(&out)),
+        vec![
+            f(
+                "queue-name-as-annotation",
+                "charts/trainer/templates/job.yaml",
+                6,
+                5
+            ),
+            f(
+                "checkpoint-volume-missing",
+                "charts/trainer/templates/job.yaml",
+                15,
+                11
+            ),
+            f("gpu-quantity-invalid", "values-prod.yaml", 3, 21),
+        ]
+    );
+    let args = fs::read_to_string(helm.path().join("args.txt")).unwrap();
+    let args: Vec<&str> = args.lines().collect();
+    let values = fs::canonicalize(d.path().join("values-prod.yaml")).unwrap();
+    assert_eq!(
+        args[1..9],
+        [
+            "template",
+            "trainer-prod",
+            ".",
+            "--namespace",
+            "ml",
+            "--include-crds",
+            "--values",
+            values.to_str().unwrap(),
+        ]
+    );
+    assert_eq!(args[9], "--values");
+    assert!(args[10].ends_with("/application-values.yaml"), "{args:?}");
+    assert_eq!(
+        args[11..],
+        ["--set=image.tag=1.0\\,1", "--set-string=queue=research"]
+    );
+    assert!(
+        explained(&err, "app").contains(&"apps/trainer.yaml: Application `trainer-prod`: chart charts/trainer, rendered with release trainer-prod, namespace ml, 1 values file, inline values, 2 parameters → cluster `prod` (destination name `prod`; taken as this repository because its path exists here (`argo.repo` in .gpuops.yaml is not set))"),
+        "{err}"
+    );
+    // The plain render of the chart is not linted besides.
+    assert!(
+        err.contains(" charts/trainer: Argo CD Applications sync it with options of their own"),
+        "{err}"
+    );
+    assert!(listing(tmp.path()).is_empty(), "{:?}", listing(tmp.path()));
+}
+
+#[cfg(unix)]
+#[test]
+fn argo_a_value_from_the_applications_inline_values_points_at_the_application() {
+    let helm = printing_helm(RENDERED);
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("chart"), d.path());
+    fs::remove_file(d.path().join(".gpuops.yaml")).unwrap();
+    fs::remove_file(d.path().join("values-prod.yaml")).unwrap();
+    write(
+        d.path(),
+        "apps/trainer.yaml",
+        "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: trainer}
+spec:
+  source:
+    repoURL: https://github.com/example/gitops
+    path: charts/trainer
+    helm:
+      valuesObject:
+        resources:
+          limits:
+            nvidia.com/gpu: 0.5
+  destination: {name: prod, namespace: ml}
+",
+    );
+    let (_, out, err) = run(gpuops()
+        .current_dir(d.path())
+        .env("PATH", path_with(helm.path()))
+        .args(["lint", "--format", "json", "--rule", "gpu-quantity-invalid"]));
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![f("gpu-quantity-invalid", "apps/trainer.yaml", 12, 29)],
+        "{err}"
+    );
+    assert_eq!(
+        v["diagnostics"][0]["related"][0]["path"],
+        "charts/trainer/templates/job.yaml"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn argo_an_app_of_apps_chart_is_read_as_its_parent_renders_it() {
+    let helm = printing_helm(
+        "---
+# Source: apps/templates/apps.yaml
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: train, namespace: argocd}
+spec:
+  source: {repoURL: https://github.com/example/gitops, path: train}
+  destination: {name: prod, namespace: ml}
+",
+    );
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "root.yaml",
+        "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: root, namespace: argocd}
+spec:
+  source:
+    repoURL: https://github.com/example/gitops
+    path: apps
+    helm: {valuesObject: {env: prod}}
+  destination: {server: https://kubernetes.default.svc, namespace: argocd}
+",
+    );
+    write(
+        d.path(),
+        "apps/Chart.yaml",
+        "apiVersion: v2\nname: apps\nversion: 0.1.0\n",
+    );
+    write(
+        d.path(),
+        "apps/templates/apps.yaml",
+        "{{- range .Values.apps }}\nkind: Application\n{{- end }}\n",
+    );
+    write(
+        d.path(),
+        "train/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: c\n          image: x\n          resources:\n            requests:\n              nvidia.com/gpu: 1\n",
+    );
+    let (_, out, err) = run(gpuops()
+        .current_dir(d.path())
+        .env("PATH", path_with(helm.path()))
+        .args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!(
+        explained(&err, "app"),
+        vec![
+            "root.yaml: Application `root`: chart apps, rendered with release root, namespace argocd, inline values → cluster `in-cluster` (destination server https://kubernetes.default.svc, the cluster Argo CD runs in; taken as this repository because its path exists here (`argo.repo` in .gpuops.yaml is not set))",
+            "apps/templates/apps.yaml: Application `train` (via `root`): directory train: 1 file → cluster `prod` (destination name `prod`; taken as this repository because its path exists here (`argo.repo` in .gpuops.yaml is not set))",
+        ],
+        "{err}"
+    );
+    assert!(explained(&err, "unlinted").is_empty(), "{err}");
+    let v = json(&out);
+    let rules: Vec<String> = findings(&v)
+        .into_iter()
+        .map(|f| format!("{} {}", f.0, f.1))
+        .collect();
+    assert!(
+        rules.contains(&"gpu-limit-missing train/job.yaml".to_string()),
+        "{rules:?}"
+    );
+}

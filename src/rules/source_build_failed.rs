@@ -3,11 +3,13 @@ use crate::diag::{Diagnostic, Loc};
 
 declare_rule! {
     /// ## What it does
-    /// Flags a kustomization that `kustomize build` (or `kubectl kustomize`) cannot build and a
-    /// chart that `helm template` cannot render. The finding carries the tool's message and points
-    /// at the kustomization entry it names (a missing resource or patch file), at the template
-    /// line helm names, or else at the kustomization file or `Chart.yaml`. Nothing of a source
-    /// that does not build is linted; the rest of the repository is.
+    /// Flags a kustomization that `kustomize build` (or `kubectl kustomize`) cannot build, a
+    /// chart that `helm template` cannot render, and an Argo CD Application whose source in this
+    /// repository cannot be synced (its `path` does not exist, a values file is missing). The
+    /// finding carries the tool's message and points at the kustomization entry it names (a
+    /// missing resource or patch file), at the template line helm names, at the Application's
+    /// field, or else at the kustomization file or `Chart.yaml`. Nothing of a source that does not
+    /// build is linted; the rest of the repository is.
     ///
     /// ## Why is this bad?
     /// ArgoCD builds the same overlay or chart before it syncs: when the build fails, the
@@ -30,7 +32,7 @@ declare_rule! {
     name: "source-build-failed",
     category: "sources",
     severity: Error,
-    summary: "a kustomization or Helm chart that does not build",
+    summary: "a kustomization, Helm chart or Argo CD source that does not build",
     check: check,
 }
 

@@ -99,7 +99,7 @@ fn release_from(dir_name: &str) -> String {
 }
 
 /// What a chart is rendered with.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Render {
     pub release: String,
     pub namespace: Option<String>,
@@ -107,6 +107,14 @@ pub struct Render {
     pub values: Vec<PathBuf>,
     /// The values files as shown.
     pub values_shown: Vec<String>,
+    /// Values given inline (an Argo CD Application's `values`/`valuesObject`): written to a
+    /// file in the scratch directory, read after the values files.
+    pub inline: Option<String>,
+    /// `name=value` overrides (`--set`, then `--set-string`).
+    pub set: Vec<String>,
+    pub set_string: Vec<String>,
+    /// Leave CRDs out (`skipCrds`).
+    pub skip_crds: bool,
 }
 
 /// Release, namespace and values for a chart from its `charts:` entry; values paths are
@@ -127,8 +135,7 @@ pub fn settings_for(
             .and_then(|c| c.release.clone())
             .unwrap_or_else(|| release_from(&dir_name)),
         namespace: cfg.and_then(|c| c.namespace.clone()),
-        values: Vec::new(),
-        values_shown: Vec::new(),
+        ..Render::default()
     };
     for v in cfg.map(|c| c.values.as_slice()).unwrap_or_default() {
         let p = normalize(&root.join(v));
@@ -144,17 +151,26 @@ pub fn settings_for(
     Ok(r)
 }
 
-fn args(r: &Render) -> Vec<OsString> {
+fn args(r: &Render, inline: Option<&Path>) -> Vec<OsString> {
     let mut a: Vec<OsString> = vec!["template".into(), r.release.clone().into(), ".".into()];
     if let Some(ns) = &r.namespace {
         a.push("--namespace".into());
         a.push(ns.into());
     }
-    a.push("--include-crds".into());
-    for v in &r.values {
+    if !r.skip_crds {
+        a.push("--include-crds".into());
+    }
+    for v in r.values.iter().map(PathBuf::as_path).chain(inline) {
         // Absolute paths: a values file can never be read as a flag.
         a.push("--values".into());
         a.push(v.into());
+    }
+    // `--set=…` in one argument: an override is never read as a flag of its own.
+    for s in &r.set {
+        a.push(format!("--set={s}").into());
+    }
+    for s in &r.set_string {
+        a.push(format!("--set-string={s}").into());
     }
     a
 }
@@ -167,6 +183,12 @@ pub fn hint(chart_shown: &str, r: &Render) -> String {
     }
     for v in &r.values_shown {
         s.push_str(&format!(" -f {v}"));
+    }
+    for v in &r.set {
+        s.push_str(&format!(" --set {v}"));
+    }
+    for v in &r.set_string {
+        s.push_str(&format!(" --set-string {v}"));
     }
     s.push_str(" | gpuops lint -");
     s
@@ -188,9 +210,22 @@ pub fn render(
             );
         }
     };
+    let inline = match &r.inline {
+        Some(text) => {
+            let p = scratch.path().join("application-values.yaml");
+            if let Err(e) = std::fs::write(&p, text) {
+                return (
+                    Err(format!("cannot write the inline values: {e}")),
+                    String::new(),
+                );
+            }
+            Some(p)
+        }
+        None => None,
+    };
     let inv = Invocation {
         program: helm,
-        args: args(r),
+        args: args(r, inline.as_deref()),
         cwd: &chart.dir,
         scratch: scratch.path(),
         timeout,
@@ -266,8 +301,9 @@ mod tests {
             namespace: Some("ns".into()),
             values: vec![PathBuf::from("/v.yaml")],
             values_shown: vec!["v.yaml".into()],
+            ..Render::default()
         };
-        let a: Vec<String> = args(&r)
+        let a: Vec<String> = args(&r, None)
             .iter()
             .map(|s| s.to_string_lossy().into_owned())
             .collect();

@@ -59,8 +59,18 @@ pub struct Failed {
     pub command: String,
 }
 
-/// Builds the kustomization in `dir` (an identity).
-pub fn build(tool: &Tool, dir: &Path, timeout: Duration) -> Result<Built, Failed> {
+/// What the wrapper kustomization adds around the overlay: an Argo CD Application's kustomize
+/// options.
+#[derive(Clone, Debug, Default)]
+pub struct Wrap {
+    /// Kustomization fields (`namePrefix: …`), one per line.
+    pub fields: String,
+    /// Component directories (identities).
+    pub components: Vec<PathBuf>,
+}
+
+/// Builds the kustomization in `dir` (an identity), through a wrapper with `wrap` added.
+pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<Built, Failed> {
     let scratch = match tempfile::Builder::new()
         .prefix("gpuops-kustomize-")
         .tempdir()
@@ -83,13 +93,25 @@ pub fn build(tool: &Tool, dir: &Path, timeout: Duration) -> Result<Built, Failed
     std::fs::create_dir(&wrapper_dir)
         .map_err(|e| fail(format!("cannot create a temporary directory: {e}")))?;
     let wrapper_dir = identity(&wrapper_dir);
-    let rel = relative(&wrapper_dir, dir);
-    let rel_s = rel.to_string_lossy().replace('\\', "/");
     // A JSON string is a valid YAML scalar whatever the path holds.
-    let quoted = serde_json::to_string(&rel_s).unwrap_or_else(|_| format!("\"{rel_s}\""));
-    let wrapper = format!(
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - {quoted}\nbuildMetadata: [originAnnotations]\n"
+    let quoted = |to: &Path| {
+        let rel_s = relative(&wrapper_dir, to)
+            .to_string_lossy()
+            .replace('\\', "/");
+        serde_json::to_string(&rel_s).unwrap_or_else(|_| format!("\"{rel_s}\""))
+    };
+    let mut wrapper = format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - {}\n",
+        quoted(dir)
     );
+    if !wrap.components.is_empty() {
+        wrapper.push_str("components:\n");
+        for c in &wrap.components {
+            wrapper.push_str(&format!("  - {}\n", quoted(c)));
+        }
+    }
+    wrapper.push_str(&wrap.fields);
+    wrapper.push_str("buildMetadata: [originAnnotations]\n");
     std::fs::write(wrapper_dir.join("kustomization.yaml"), wrapper)
         .map_err(|e| fail(format!("cannot write the build wrapper: {e}")))?;
     let inv = Invocation {

@@ -8,7 +8,11 @@
 //! (or one located failure, or one skipped entry) to the run's files. After linting,
 //! [`Sources::finish`] moves every finding on rendered output to its source (see [`remap`]),
 //! collapses identical findings that several overlays share, and adds the files the builds read.
+//!
+//! With Argo CD Applications in the repository, [`Sources::render`] also works out what each one
+//! syncs and to which cluster (see [`argo`]).
 
+pub mod argo;
 pub mod exec;
 pub mod helm;
 pub mod kustomize;
@@ -44,10 +48,14 @@ pub enum Origin {
 /// How build failures start their message; the `source-build-failed` rule owns such problems.
 pub const KUSTOMIZE_FAILED: &str = "`kustomize build` failed: ";
 pub const HELM_FAILED: &str = "`helm template` failed: ";
+/// An Argo CD Application whose source in this repository cannot be synced.
+pub const ARGO_FAILED: &str = "Argo CD cannot sync ";
 
 /// Whether a file problem is a failed build rather than a YAML problem.
 pub fn is_build_failure(p: &Problem) -> bool {
-    p.message.starts_with(KUSTOMIZE_FAILED) || p.message.starts_with(HELM_FAILED)
+    p.message.starts_with(KUSTOMIZE_FAILED)
+        || p.message.starts_with(HELM_FAILED)
+        || p.message.starts_with(ARGO_FAILED)
 }
 
 /// A path as shown to the user: relative to the working directory when under it.
@@ -72,6 +80,8 @@ enum Kind {
         origins: Vec<Origin>,
     },
     Helm {
+        /// Identity of the chart directory.
+        chart: PathBuf,
         sources: Vec<(usize, Option<PathBuf>)>,
         values: Vec<PathBuf>,
     },
@@ -110,6 +120,13 @@ pub struct Sources {
     cache: BTreeMap<PathBuf, SourceFile>,
     lines: Vec<Line>,
     notes: Vec<String>,
+    /// `clusters:` of the config: Argo CD destinations are matched against them.
+    clusters: Vec<crate::config::ClusterDef>,
+    /// The config's `exclude:` globs (relative to `root`): files Argo CD directories hold that
+    /// match are not read.
+    exclude: Option<globset::GlobSet>,
+    /// The `argo:` line of `--explain-sources`, when the repository has Applications.
+    argo_summary: Option<String>,
 }
 
 fn is_yaml_name(p: &Path) -> bool {
@@ -242,6 +259,17 @@ impl Sources {
             cache: BTreeMap::new(),
             lines: Vec::new(),
             notes: Vec::new(),
+            clusters: settings.clusters.clone(),
+            exclude: {
+                let mut b = globset::GlobSetBuilder::new();
+                for g in &settings.exclude {
+                    if let Ok(g) = globset::Glob::new(g) {
+                        b.add(g);
+                    }
+                }
+                b.build().ok().filter(|set| !set.is_empty())
+            },
+            argo_summary: None,
         };
         // Values files named in `charts:` are read by helm, not linted as manifests.
         let values: BTreeSet<PathBuf> = s
@@ -373,10 +401,15 @@ impl Sources {
     /// Builds the kustomizations and renders the charts; adds their output (or a located
     /// failure, or a skipped entry) to `files`.
     pub fn render(&mut self, files: &mut Vec<SourceFile>) {
-        let results: Vec<KResult> = self.tops.par_iter().map(|t| self.build(t)).collect();
+        let plain = kustomize::Wrap::default();
+        let results: Vec<KResult> = self
+            .tops
+            .par_iter()
+            .map(|t| self.build(t, &plain))
+            .collect();
         let tops = std::mem::take(&mut self.tops);
         for (top, r) in tops.iter().zip(results) {
-            self.add_kustomize(top, r, files);
+            self.add_kustomize(top, r, files, None);
         }
         self.tops = tops;
 
@@ -396,7 +429,7 @@ impl Sources {
         }
         let results: Vec<HResult> = charts.par_iter().map(|c| self.render_chart(c)).collect();
         for (chart, r) in charts.iter().zip(results) {
-            self.add_chart(chart, r, files);
+            self.add_chart(chart, r, files, None);
         }
         for c in &self.config.charts {
             let dir = tree::normalize(&self.root.join(&c.path));
@@ -412,9 +445,12 @@ impl Sources {
                 });
             }
         }
+        if self.config.argo.enabled {
+            self.sync_applications(files);
+        }
     }
 
-    fn build(&self, top: &Path) -> KResult {
+    fn build(&self, top: &Path, wrap: &kustomize::Wrap) -> KResult {
         let Some(k) = self.forest.get(top) else {
             return KResult::Failed(kustomize::Failed {
                 message: "cannot read the kustomization".into(),
@@ -449,21 +485,38 @@ impl Sources {
                 command: String::new(),
             });
         };
-        match kustomize::build(tool, &k.dir, self.config.timeout) {
+        match kustomize::build(tool, &k.dir, wrap, self.config.timeout) {
             Ok(b) => KResult::Built(b),
             Err(f) => KResult::Failed(f),
         }
     }
 
-    fn add_kustomize(&mut self, top: &Path, r: KResult, files: &mut Vec<SourceFile>) {
+    /// Adds a build's output (or failure, or skip) to `files`: always one file. `app`: the Argo
+    /// CD Application (and options) the build is for.
+    fn add_kustomize(
+        &mut self,
+        top: &Path,
+        r: KResult,
+        files: &mut Vec<SourceFile>,
+        app: Option<&str>,
+    ) {
         let Some(k) = self.forest.get(top) else {
+            files.push(failed_file(
+                shown(top),
+                String::new(),
+                Span::default(),
+                format!("{KUSTOMIZE_FAILED}cannot read the kustomization"),
+            ));
             return;
         };
         let dir = shown(&k.dir);
+        let for_app = app.map(|a| format!(" for {a}")).unwrap_or_default();
         match r {
             KResult::Built(b) => {
-                let file =
-                    SourceFile::from_text(format!("{} (kustomize build)", k.file.path), b.text);
+                let file = SourceFile::from_text(
+                    format!("{} (kustomize build{for_app})", k.file.path),
+                    b.text,
+                );
                 let mut origins = b.origins;
                 if origins.len() != file.docs.len() {
                     origins = vec![Origin::Unknown; file.docs.len()];
@@ -482,7 +535,7 @@ impl Sources {
                     what: "build",
                     path: k.file.path.clone(),
                     detail: format!(
-                        "`{}` in {dir} (through a temporary wrapper kustomization: `resources: [<relative path to {dir}>]`, `buildMetadata: [originAnnotations]`): {} from {}",
+                        "`{}` in {dir}{for_app} (through a temporary wrapper kustomization: `resources: [<relative path to {dir}>]`, `buildMetadata: [originAnnotations]`): {} from {}",
                         b.command,
                         documents(file.docs.len()),
                         shown_read.join(", ")
@@ -526,7 +579,7 @@ impl Sources {
                     what: "failed",
                     path: k.file.path.clone(),
                     detail: format!(
-                        "`{}` in {dir}: {} (reported as source-build-failed)",
+                        "`{}` in {dir}{for_app}: {} (reported as source-build-failed)",
                         f.command, f.message
                     ),
                 });
@@ -545,7 +598,7 @@ impl Sources {
                 self.lines.push(Line {
                     what: "skipped",
                     path: k.file.path.clone(),
-                    detail: format!("{reason}: {marker}; build it yourself and lint the output with `kustomize build {dir} | gpuops lint -`"),
+                    detail: format!("{reason}{for_app}: {marker}; build it yourself and lint the output with `kustomize build {dir} | gpuops lint -`"),
                 });
                 files.push(skipped_file(
                     k.file.path.clone(),
@@ -565,6 +618,17 @@ impl Sources {
     }
 
     fn render_chart(&self, chart: &helm::Chart) -> HResult {
+        match self.chart_settings(chart) {
+            Ok(r) => self.render_chart_with(chart, r),
+            Err(message) => HResult::Failed {
+                message,
+                command: String::new(),
+                at: None,
+            },
+        }
+    }
+
+    fn render_chart_with(&self, chart: &helm::Chart, render: helm::Render) -> HResult {
         let name_span = chart
             .file
             .docs
@@ -573,16 +637,6 @@ impl Sources {
             .map(|n| n.span)
             .unwrap_or_else(|| first_key(&chart.file));
         let marker = chart.name.clone().unwrap_or_else(|| "Chart.yaml".into());
-        let render = match self.chart_settings(chart) {
-            Ok(r) => r,
-            Err(message) => {
-                return HResult::Failed {
-                    message,
-                    command: String::new(),
-                    at: None,
-                };
-            }
-        };
         let hint = helm::hint(&chart.shown, &render);
         let skipped = |reason: &str, marker: String, span: Span| HResult::Skipped {
             reason: reason.into(),
@@ -620,7 +674,20 @@ impl Sources {
         }
     }
 
-    fn add_chart(&mut self, chart: &helm::Chart, r: HResult, files: &mut Vec<SourceFile>) {
+    /// Adds a chart's output (or failure, or skip) to `files`: always one file. `app`: the Argo
+    /// CD Application the render is for; `extra_values`: files its values also come from (the
+    /// Application's manifest, for inline values).
+    fn add_chart(
+        &mut self,
+        chart: &helm::Chart,
+        r: HResult,
+        files: &mut Vec<SourceFile>,
+        app: Option<(&str, Vec<PathBuf>)>,
+    ) {
+        let (for_app, extra_values) = match app {
+            Some((a, v)) => (format!(" for {a}"), v),
+            None => (String::new(), Vec::new()),
+        };
         match r {
             HResult::Built {
                 text,
@@ -628,19 +695,22 @@ impl Sources {
                 render,
             } => {
                 let sources = helm::sources(&text, chart);
-                let file =
-                    SourceFile::from_text(format!("{} (helm template)", chart.file.path), text);
+                let file = SourceFile::from_text(
+                    format!("{} (helm template{for_app})", chart.file.path),
+                    text,
+                );
                 let mut values: Vec<PathBuf> = Vec::new();
                 let default_values = chart.dir.join("values.yaml");
                 if default_values.is_file() {
                     values.push(identity(&default_values));
                 }
                 values.extend(render.values.iter().cloned());
+                values.extend(extra_values);
                 self.lines.push(Line {
                     what: "build",
                     path: chart.shown.clone(),
                     detail: format!(
-                        "`{command}` in {}: {}",
+                        "`{command}` in {}{for_app}: {}",
                         chart.shown,
                         documents(file.docs.len())
                     ),
@@ -661,7 +731,11 @@ impl Sources {
                 }
                 self.builds.push(Build {
                     fid: files.len(),
-                    kind: Kind::Helm { sources, values },
+                    kind: Kind::Helm {
+                        chart: chart.dir.clone(),
+                        sources,
+                        values,
+                    },
                 });
                 files.push(file);
             }
@@ -674,9 +748,9 @@ impl Sources {
                     what: "failed",
                     path: chart.shown.clone(),
                     detail: if command.is_empty() {
-                        format!("{message} (reported as source-build-failed)")
+                        format!("{message}{for_app} (reported as source-build-failed)")
                     } else {
-                        format!("`{command}`: {message} (reported as source-build-failed)")
+                        format!("`{command}`{for_app}: {message} (reported as source-build-failed)")
                     },
                 });
                 let message = format!("{HELM_FAILED}{message}");
@@ -707,7 +781,7 @@ impl Sources {
                 self.lines.push(Line {
                     what: "skipped",
                     path: chart.shown.clone(),
-                    detail: format!("{reason}; lint it with `{hint}`"),
+                    detail: format!("{reason}{for_app}; lint it with `{hint}`"),
                 });
                 files.push(skipped_file(
                     chart.file.path.clone(),
@@ -730,9 +804,14 @@ impl Sources {
             count("failed"),
             count("skipped")
         );
+        if let Some(a) = &self.argo_summary {
+            out.push_str(a);
+            out.push('\n');
+        }
         let width = self.lines.iter().map(|l| l.what.len()).max().unwrap_or(0);
-        const ORDER: [&str; 9] = [
+        const ORDER: [&str; 12] = [
             "off", "raw", "values", "build", "through", "unused", "failed", "skipped", "unknown",
+            "appset", "app", "unlinted",
         ];
         let mut lines: Vec<&Line> = self.lines.iter().collect();
         lines.sort_by_key(|l| ORDER.iter().position(|o| *o == l.what));
@@ -756,7 +835,9 @@ impl Sources {
         };
         let r = match &b.kind {
             Kind::Kustomize { top, origins } => remap::kustomize(&cx, top, origins, f, loc.span),
-            Kind::Helm { sources, values } => remap::helm(&cx, sources, values, f, loc.span),
+            Kind::Helm {
+                sources, values, ..
+            } => remap::helm(&cx, sources, values, f, loc.span),
         }?;
         Some((r, b))
     }

@@ -21,6 +21,30 @@ pub struct SourcesConfig {
     pub lint_bases: bool,
     pub timeout: Duration,
     pub charts: Vec<ChartConfig>,
+    pub argo: ArgoConfig,
+}
+
+/// The `argo:` key: how Argo CD Applications in the repository are read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArgoConfig {
+    /// Read Applications and ApplicationSets and lint what they sync per destination cluster.
+    pub enabled: bool,
+    /// This repository's URLs, normalised (see [`crate::sources::argo::normalize_repo`]). Empty:
+    /// a source is taken as this repository when its path exists here.
+    pub repo: Vec<String>,
+    /// With Applications present, lint only what they sync (files no Application reaches are
+    /// otherwise linted together as one more cluster).
+    pub only_synced: bool,
+}
+
+impl Default for ArgoConfig {
+    fn default() -> Self {
+        ArgoConfig {
+            enabled: true,
+            repo: Vec::new(),
+            only_synced: false,
+        }
+    }
 }
 
 impl Default for SourcesConfig {
@@ -31,6 +55,7 @@ impl Default for SourcesConfig {
             lint_bases: false,
             timeout: DEFAULT_TIMEOUT,
             charts: Vec::new(),
+            argo: ArgoConfig::default(),
         }
     }
 }
@@ -53,13 +78,53 @@ impl SourcesConfig {
     }
 }
 
-/// Reads the `sources:` or `charts:` key of the config into `out`; every problem goes to `bad`
-/// with the node it is about.
+/// Reads the `sources:`, `charts:` or `argo:` key of the config into `out`; every problem goes
+/// to `bad` with the node it is about.
 pub fn parse_key(key: &str, v: &Node, out: &mut SourcesConfig, bad: &mut dyn FnMut(&Node, String)) {
     match key {
         "sources" => parse_sources(v, out, bad),
         "charts" => parse_charts(v, out, bad),
+        "argo" => parse_argo(v, &mut out.argo, bad),
         _ => {}
+    }
+}
+
+fn parse_argo(v: &Node, out: &mut ArgoConfig, bad: &mut dyn FnMut(&Node, String)) {
+    if v.as_map().is_none() {
+        bad(v, "`argo` is a mapping (enabled, repo, only-synced)".into());
+        return;
+    }
+    for (k, kn, val) in v.entries() {
+        match k {
+            "enabled" | "only-synced" => match flag(val) {
+                Some(b) if k == "enabled" => out.enabled = b,
+                Some(b) => out.only_synced = b,
+                None => bad(val, format!("`argo.{k}` is true or false")),
+            },
+            "repo" => {
+                // One URL or a list of them.
+                let items: Vec<&Node> = if val.as_seq().is_some() {
+                    val.items().collect()
+                } else {
+                    vec![val]
+                };
+                for item in items {
+                    match item.as_str().filter(|s| !s.trim().is_empty()) {
+                        Some(u) if item.as_seq().is_none() => {
+                            out.repo.push(crate::sources::argo::normalize_repo(u))
+                        }
+                        _ => bad(
+                            item,
+                            "`argo.repo` is this repository's URL, or a list of them".into(),
+                        ),
+                    }
+                }
+            }
+            _ => bad(
+                kn,
+                format!("unknown key `argo.{k}` (known: enabled, repo, only-synced)"),
+            ),
+        }
     }
 }
 
@@ -137,7 +202,7 @@ fn parse_duration(s: &str) -> Option<Duration> {
 
 /// A Kubernetes namespace or Helm release name: a DNS-1123 label. Checking it also keeps a value
 /// from reaching `helm` as a flag (`--post-renderer=…`).
-fn dns_label(s: &str, max: usize) -> bool {
+pub(crate) fn dns_label(s: &str, max: usize) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
         && b.len() <= max
@@ -248,6 +313,25 @@ mod tests {
         );
         let lines: Vec<u32> = problems.iter().map(|p| p.0).collect();
         assert_eq!(lines, vec![2, 3, 4, 7, 8, 9, 10], "{problems:?}");
+    }
+
+    #[test]
+    fn argo_settings_and_their_problems() {
+        let (s, problems) = run(
+            "argo:\n  repo: [git@github.com:example/gitops.git, https://github.com/example/mirror]\n  only-synced: true\n",
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            s.argo.repo,
+            vec!["github.com/example/gitops", "github.com/example/mirror"]
+        );
+        assert!(s.argo.enabled && s.argo.only_synced);
+        let (s, _) = run("argo: {repo: https://github.com/example/gitops.git, enabled: false}\n");
+        assert_eq!(s.argo.repo, vec!["github.com/example/gitops"]);
+        assert!(!s.argo.enabled);
+        let (_, problems) = run("argo:\n  repo: [{url: x}]\n  only-synced: yes\n  apps: []\n");
+        let lines: Vec<u32> = problems.iter().map(|p| p.0).collect();
+        assert_eq!(lines, vec![2, 3, 4], "{problems:?}");
     }
 
     #[test]

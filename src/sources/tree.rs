@@ -215,16 +215,21 @@ impl Forest {
     /// through (also outside the linted paths: kustomize reads them too).
     pub fn load(files: &[PathBuf]) -> Self {
         let mut forest = Forest::default();
+        forest.add(files);
+        forest
+    }
+
+    /// Adds the given kustomization files and what they build through, when not there yet.
+    pub fn add(&mut self, files: &[PathBuf]) {
         let mut queue: VecDeque<PathBuf> = files.iter().map(|f| identity(f)).collect();
         while let Some(path) = queue.pop_front() {
-            if forest.by_path.contains_key(&path) {
+            if self.by_path.contains_key(&path) {
                 continue;
             }
             let Some(k) = load_one(&path) else { continue };
             queue.extend(k.children().cloned());
-            forest.by_path.insert(path, k);
+            self.by_path.insert(path, k);
         }
-        forest
     }
 
     pub fn get(&self, path: &Path) -> Option<&Kustomization> {

@@ -1,0 +1,367 @@
+//! Units: what Argo CD makes of one source (a directory of manifests, a kustomization built
+//! with options, a chart rendered with values), made once however many Applications share it.
+
+use super::app::{DirOpts, KustomizeOpts};
+use super::sync::{Run, plural};
+use crate::diag::FileId;
+use crate::source::SourceFile;
+use crate::sources::{
+    HResult, KResult, Kind, Sources, exec, helm, is_yaml_name, kustomize, parsed_file, shown,
+    tree::{self, identity, normalize},
+};
+use rayon::prelude::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// What Argo CD makes of one source: the key Applications share builds by.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) enum Unit {
+    Directory { dir: PathBuf, opts: DirOpts },
+    Kustomize { top: PathBuf, opts: KustomizeOpts },
+    Helm { chart: PathBuf, render: HelmKey },
+}
+
+/// A chart render as an Application asks for it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) struct HelmKey {
+    pub(super) release: String,
+    pub(super) namespace: Option<String>,
+    pub(super) values: Vec<PathBuf>,
+    pub(super) inline: Option<String>,
+    pub(super) set: Vec<String>,
+    pub(super) set_string: Vec<String>,
+    pub(super) skip_crds: bool,
+    /// The Application's manifest (identity) when it holds inline values: findings on a value
+    /// from there point at it.
+    pub(super) manifest: Option<PathBuf>,
+    pub(super) ignored: Vec<String>,
+}
+
+/// What a unit produced: files of the run, and a description.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Made {
+    pub(super) fids: Vec<FileId>,
+    pub(super) what: String,
+    /// False when the build failed or was skipped (its own entry says why).
+    pub(super) ok: bool,
+}
+
+impl Made {
+    fn linted(fids: Vec<FileId>, what: String) -> Made {
+        Made {
+            fids,
+            what,
+            ok: true,
+        }
+    }
+
+    fn not(what: String) -> Made {
+        Made {
+            fids: Vec::new(),
+            what,
+            ok: false,
+        }
+    }
+}
+
+impl Sources {
+    /// Builds the new units: directories are read, kustomizations built and charts rendered
+    /// (in parallel), and their output added to `files`.
+    pub(super) fn make_units(
+        &mut self,
+        files: &mut Vec<SourceFile>,
+        new: Vec<Unit>,
+        run: &mut Run,
+    ) {
+        let label = |run: &Run, u: &Unit| {
+            let names = run.users.get(u).cloned().unwrap_or_default();
+            let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            format!(
+                "{} {}",
+                if names.len() == 1 {
+                    "Application"
+                } else {
+                    "Applications"
+                },
+                quoted.join(", ")
+            )
+        };
+        let mut builds: Vec<(Unit, PathBuf, kustomize::Wrap)> = Vec::new();
+        let mut renders: Vec<(Unit, helm::Chart, helm::Render)> = Vec::new();
+        for u in new {
+            match &u {
+                Unit::Directory { dir, opts } => {
+                    let made = self.read_directory(files, dir, opts, run);
+                    run.units.insert(u, made);
+                }
+                Unit::Kustomize { top, opts } => {
+                    let dir_shown = shown(top.parent().unwrap_or(top));
+                    let standard = self.builds[..run.standard]
+                        .iter()
+                        .find_map(|b| match &b.kind {
+                            Kind::Kustomize { top: t, .. } if t == top => Some(b.fid),
+                            _ => None,
+                        });
+                    if self.tool.is_none() {
+                        // Read one by one, as the run reads kustomizations without kustomize:
+                        // the resources they list are the manifests.
+                        run.offline.add(std::slice::from_ref(top));
+                        let read: Vec<PathBuf> = run
+                            .offline
+                            .chain(top)
+                            .into_iter()
+                            .flat_map(|k| k.refs.iter())
+                            .filter(|r| matches!(r.field, "resources" | "bases"))
+                            .filter_map(|r| match &r.target {
+                                tree::Target::File(f) if is_yaml_name(f) => Some(f.clone()),
+                                _ => None,
+                            })
+                            .collect();
+                        let fids = self.take_files(files, &read, run);
+                        let what = format!(
+                            "kustomization {dir_shown} not built (kustomize is off or missing): {} it lists, read one by one",
+                            plural(fids.len(), "file")
+                        );
+                        run.units.insert(u, Made::linted(fids, what));
+                    } else if opts.is_empty() && self.tops.contains(top) {
+                        // The run built it already (or reported why it could not).
+                        let made = match standard {
+                            Some(fid) => Made::linted(
+                                vec![fid],
+                                format!("kustomization {dir_shown}, built as it is"),
+                            ),
+                            None => Made::not(format!(
+                                "kustomization {dir_shown}: not built (see its failed or skipped entry)"
+                            )),
+                        };
+                        run.units.insert(u, made);
+                    } else {
+                        self.forest.add(std::slice::from_ref(top));
+                        let components = opts
+                            .components
+                            .iter()
+                            .map(|c| identity(&normalize(&top.parent().unwrap_or(top).join(c))))
+                            .collect();
+                        let wrap = kustomize::Wrap {
+                            fields: opts.wrapper_fields(),
+                            components,
+                        };
+                        builds.push((u.clone(), top.clone(), wrap));
+                    }
+                }
+                Unit::Helm { chart, render } => match helm::Chart::load(chart) {
+                    Some(c) => {
+                        let values_shown = render.values.iter().map(|v| shown(v)).collect();
+                        let r = helm::Render {
+                            release: render.release.clone(),
+                            namespace: render.namespace.clone(),
+                            values: render.values.clone(),
+                            values_shown,
+                            inline: render.inline.clone(),
+                            set: render.set.clone(),
+                            set_string: render.set_string.clone(),
+                            skip_crds: render.skip_crds,
+                        };
+                        renders.push((u.clone(), c, r));
+                    }
+                    None => {
+                        let what = format!("chart {}: Chart.yaml cannot be read", shown(chart));
+                        run.units.insert(u.clone(), Made::not(what));
+                    }
+                },
+            }
+        }
+
+        let results: Vec<KResult> = builds
+            .par_iter()
+            .map(|(_, top, wrap)| self.build(top, wrap))
+            .collect();
+        for ((u, top, _), r) in builds.into_iter().zip(results) {
+            let Unit::Kustomize { opts, .. } = &u else {
+                continue;
+            };
+            let dir_shown = shown(top.parent().unwrap_or(&top));
+            let options = opts.describe();
+            let app = if options.is_empty() {
+                label(run, &u)
+            } else {
+                format!("{} ({options})", label(run, &u))
+            };
+            let fid = files.len();
+            let built = matches!(r, KResult::Built(_));
+            self.add_kustomize(&top, r, files, Some(&app));
+            let what = if options.is_empty() {
+                format!("kustomization {dir_shown}, built")
+            } else {
+                format!("kustomization {dir_shown}, built with {options}")
+            };
+            run.units.insert(
+                u,
+                if built {
+                    Made::linted(vec![fid], what)
+                } else {
+                    Made::not(format!(
+                        "kustomization {dir_shown}: not built (see its failed or skipped entry)"
+                    ))
+                },
+            );
+        }
+
+        if !renders.is_empty() && self.config.helm && self.helm.is_none() {
+            self.helm = exec::which("helm");
+        }
+        let standard_charts: BTreeSet<PathBuf> = self.charts.iter().map(|c| identity(c)).collect();
+        let results: Vec<HResult> = renders
+            .par_iter()
+            .map(|(_, c, r)| self.render_chart_with(c, r.clone()))
+            .collect();
+        for ((u, chart, r), result) in renders.into_iter().zip(results) {
+            let Unit::Helm { render, .. } = &u else {
+                continue;
+            };
+            let mut how = vec![format!("release {}", r.release)];
+            if let Some(ns) = &r.namespace {
+                how.push(format!("namespace {ns}"));
+            }
+            if !r.values.is_empty() {
+                how.push(plural(r.values.len(), "values file"));
+            }
+            if r.inline.is_some() {
+                how.push("inline values".into());
+            }
+            let params = r.set.len() + r.set_string.len();
+            if params > 0 {
+                how.push(plural(params, "parameter"));
+            }
+            if !render.ignored.is_empty() {
+                how.push(format!("not applied: {}", render.ignored.join(", ")));
+            }
+            let how = how.join(", ");
+            let fid = files.len();
+            let made = match &result {
+                HResult::Built { .. } => Made::linted(
+                    vec![fid],
+                    format!("chart {}, rendered with {how}", chart.shown),
+                ),
+                HResult::Failed { .. } => Made::not(format!(
+                    "chart {}: does not render (reported as source-build-failed)",
+                    chart.shown
+                )),
+                HResult::Skipped { reason, .. } => {
+                    Made::not(format!("chart {}: {reason}", chart.shown))
+                }
+            };
+            // A chart the run lists as skipped already is not listed twice.
+            let listed =
+                matches!(result, HResult::Skipped { .. }) && standard_charts.contains(&chart.dir);
+            if !listed {
+                let extra: Vec<PathBuf> = render.manifest.iter().cloned().collect();
+                if let Some(m) = &render.manifest
+                    && !self.cache.contains_key(m)
+                    && let Some(f) = parsed_file(m)
+                {
+                    self.cache.insert(m.clone(), f);
+                }
+                let app = format!("{} ({how})", label(run, &u));
+                self.add_chart(&chart, result, files, Some((&app, extra)));
+            }
+            run.units.insert(u, made);
+        }
+    }
+
+    /// The files of the run for these paths (identities), loading those it does not hold yet.
+    pub(super) fn take_files(
+        &self,
+        files: &mut Vec<SourceFile>,
+        paths: &[PathBuf],
+        run: &mut Run,
+    ) -> Vec<FileId> {
+        let mut out = Vec::new();
+        for p in paths {
+            if let Some(&fid) = run.by_identity.get(p) {
+                out.push(fid);
+                continue;
+            }
+            let Some(f) = parsed_file(p) else { continue };
+            let fid = files.len();
+            files.push(f);
+            run.by_identity.insert(p.clone(), fid);
+            out.push(fid);
+        }
+        out
+    }
+
+    /// The manifests of a directory source: YAML files (not kustomization files), in
+    /// subdirectories only with `recurse`, filtered by `include` and `exclude` (matched against
+    /// the path relative to the directory, as Argo CD does) and by the config's `exclude:`.
+    pub(super) fn read_directory(
+        &self,
+        files: &mut Vec<SourceFile>,
+        dir: &Path,
+        opts: &DirOpts,
+        run: &mut Run,
+    ) -> Made {
+        let glob = |g: &Option<String>| {
+            g.as_deref()
+                .and_then(|g| globset::Glob::new(g).ok())
+                .map(|g| g.compile_matcher())
+        };
+        let (include, exclude) = (glob(&opts.include), glob(&opts.exclude));
+        let root = identity(&self.root);
+        let mut walker = ignore::WalkBuilder::new(dir);
+        walker
+            .hidden(false)
+            .require_git(false)
+            .follow_links(true)
+            .max_depth(if opts.recurse { None } else { Some(1) })
+            .filter_entry(|e| {
+                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                // Chart templates are not manifests until rendered.
+                !is_dir
+                    || (e.file_name() != ".git" && !e.path().join("Chart.yaml").is_file())
+                    || e.depth() == 0
+            });
+        let mut paths: Vec<PathBuf> = walker
+            .build()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .map(|e| e.into_path())
+            .filter(|p| is_yaml_name(p) && !tree::is_kustomization_file(p))
+            .filter(|p| {
+                let rel = p.strip_prefix(dir).unwrap_or(p);
+                include.as_ref().is_none_or(|m| m.is_match(rel))
+                    && exclude.as_ref().is_none_or(|m| !m.is_match(rel))
+            })
+            .filter(|p| {
+                let id = identity(p);
+                let rel = id.strip_prefix(&root).unwrap_or(&id);
+                self.exclude.as_ref().is_none_or(|x| !x.is_match(rel))
+            })
+            .map(|p| identity(&p))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        let fids = self.take_files(files, &paths, run);
+        let mut how = Vec::new();
+        if opts.recurse {
+            how.push("recursive".to_string());
+        }
+        if let Some(i) = &opts.include {
+            how.push(format!("include {i}"));
+        }
+        if let Some(x) = &opts.exclude {
+            how.push(format!("exclude {x}"));
+        }
+        let how = if how.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", how.join(", "))
+        };
+        let what = format!(
+            "directory {}{how}: {}",
+            shown(dir),
+            plural(fids.len(), "file")
+        );
+        Made::linted(fids, what)
+    }
+}
