@@ -335,6 +335,7 @@ mod tests {
             eks,
             karpenter: None,
             context: Vec::new(),
+            server: None,
         };
         let settings = Settings {
             root: std::env::current_dir().ok(),
