@@ -19,6 +19,7 @@ mod constraints;
 mod hints;
 mod instances;
 mod kueue;
+mod pods;
 mod requirements;
 
 pub use candidates::*;
@@ -26,6 +27,7 @@ pub use constraints::*;
 pub use hints::*;
 pub use instances::*;
 pub use kueue::*;
+pub use pods::*;
 pub use requirements::*;
 
 use crate::model::{NodePool, Taint};
