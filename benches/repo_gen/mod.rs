@@ -643,6 +643,9 @@ spec:
             ("workload", "training")
         };
         let durable = !is(Jm::NoCheckpoint);
+        // A sweep on spot that asks for more grace than the 2-minute notice.
+        let long_grace = matches!(shape, JobShape::Sweep) && j % JOB_PERIOD == 8;
+        self.expect_if(long_grace, "spot-termination-grace-too-short", 1);
         let pod = Pod {
             app: &name,
             team,
@@ -659,6 +662,7 @@ spec:
             } else {
                 priority
             }),
+            grace: long_grace.then_some(600),
             container: Container {
                 name: "trainer",
                 image: format!("registry.example.com/{team}/trainer:1.{}.0", j % 20),
@@ -668,6 +672,7 @@ spec:
                 memory_gi: gpus * 96,
                 gpu_request,
                 gpu_limit,
+                efa: None,
                 mount: durable.then_some(("data", mount)),
             },
             volume: durable.then(|| ("data", format!("{team}-{}", &mount[1..]))),
@@ -694,6 +699,12 @@ metadata:
         let misplaced = p % OTHER_PERIOD == 5;
         // On the PyTorchJob's metadata the annotation reaches neither replica's pods.
         self.expect_if(misplaced, "training-do-not-disrupt-missing", 2);
+        // Multi-node on EFA-capable instances (p5, p4d, g6e.48xlarge): both replicas ask for
+        // EFA but one PyTorchJob in 25; another in 25 starts 4 processes on 8 GPUs.
+        let no_efa = p % OTHER_PERIOD == 10;
+        let half_procs = p % OTHER_PERIOD == 3;
+        self.expect_if(no_efa, "efa-not-requested", 2);
+        self.expect_if(half_procs, "gpu-count-mismatch-processes", 2);
         let name = format!("pretrain-{p}");
         let annotations = if misplaced {
             "  annotations:\n    karpenter.sh/do-not-disrupt: \"true\"\n"
@@ -713,6 +724,7 @@ metadata:
                 do_not_disrupt: !misplaced,
                 restart: None,
                 priority: Some("training-high"),
+                grace: None,
                 container: Container {
                     name: "pytorch",
                     image: format!("registry.example.com/{team}/pretrain:2.{}.0", p % 10),
@@ -720,11 +732,18 @@ metadata:
                         format!("--checkpoint-dir=/checkpoints/{name}"),
                         format!("--role={role}"),
                     ],
-                    env: vec![("NCCL_DEBUG", "WARN".to_string())],
+                    env: vec![
+                        ("NCCL_DEBUG", "WARN".to_string()),
+                        (
+                            "NPROC_PER_NODE",
+                            if half_procs { "4" } else { "8" }.to_string(),
+                        ),
+                    ],
                     cpu: 90,
                     memory_gi: 900,
                     gpu_request: None,
                     gpu_limit: Some("8".to_string()),
+                    efa: (!no_efa).then_some(4),
                     mount: Some(("checkpoints", "/checkpoints")),
                 },
                 volume: Some(("checkpoints", format!("{team}-checkpoints"))),
@@ -773,6 +792,7 @@ metadata:
             do_not_disrupt: false,
             restart: None,
             priority: None,
+            grace: None,
             container: Container {
                 name: "ray-head",
                 image: "rayproject/ray:2.40.0".to_string(),
@@ -782,6 +802,7 @@ metadata:
                 memory_gi: 16,
                 gpu_request: None,
                 gpu_limit: None,
+                efa: None,
                 mount: None,
             },
             volume: None,
@@ -800,6 +821,7 @@ metadata:
                 cpu: 8,
                 memory_gi: 32,
                 gpu_limit: Some("1".to_string()),
+                efa: None,
                 ..head.container.clone()
             },
             ..head.clone()
@@ -884,6 +906,7 @@ spec:
             do_not_disrupt: false,
             restart: None,
             priority: Some("inference-critical"),
+            grace: None,
             container: Container {
                 name: "vllm",
                 image: format!("vllm/vllm-openai:v0.9.{}", d % 3),
@@ -898,6 +921,7 @@ spec:
                 memory_gi: 64 * gpus,
                 gpu_request,
                 gpu_limit,
+                efa: None,
                 mount: None,
             },
             volume: None,
@@ -1079,6 +1103,8 @@ struct Pod<'a> {
     do_not_disrupt: bool,
     restart: Option<&'a str>,
     priority: Option<&'a str>,
+    /// `terminationGracePeriodSeconds`.
+    grace: Option<u32>,
     container: Container,
     /// (volume name, PersistentVolumeClaim name)
     volume: Option<(&'static str, String)>,
@@ -1094,6 +1120,8 @@ struct Container {
     memory_gi: u32,
     gpu_request: Option<String>,
     gpu_limit: Option<String>,
+    /// `vpc.amazonaws.com/efa` in requests and limits.
+    efa: Option<u32>,
     /// (volume name, mount path)
     mount: Option<(&'static str, &'static str)>,
 }
@@ -1114,6 +1142,9 @@ impl Pod<'_> {
         }
         if let Some(p) = self.priority {
             s.push_str(&format!("  priorityClassName: {p}\n"));
+        }
+        if let Some(g) = self.grace {
+            s.push_str(&format!("  terminationGracePeriodSeconds: {g}\n"));
         }
         if !self.selector.is_empty() {
             s.push_str("  nodeSelector:\n");
@@ -1148,9 +1179,15 @@ impl Pod<'_> {
         if let Some(g) = &c.gpu_request {
             s.push_str(&format!("          nvidia.com/gpu: {g}\n"));
         }
+        if let Some(e) = c.efa {
+            s.push_str(&format!("          vpc.amazonaws.com/efa: {e}\n"));
+        }
         s.push_str("        limits:\n");
         if let Some(g) = &c.gpu_limit {
             s.push_str(&format!("          nvidia.com/gpu: {g}\n"));
+        }
+        if let Some(e) = c.efa {
+            s.push_str(&format!("          vpc.amazonaws.com/efa: {e}\n"));
         }
         s.push_str(&format!(
             "          cpu: \"{}\"\n          memory: {}Gi\n",

@@ -1,7 +1,6 @@
 use super::{Ctx, template_anchor};
 use crate::diag::Diagnostic;
 use crate::index::{Class, is_server_kind};
-use crate::sched::{Req, is_placeholder};
 
 declare_rule! {
     /// ## What it does
@@ -49,39 +48,7 @@ declare_rule! {
     check: check,
 }
 
-const KEY: &str = "karpenter.sh/capacity-type";
-const ALL: [&str; 3] = ["on-demand", "spot", "reserved"];
-
-/// Capacity types a set of pod requirements allows (`None`: unconstrained or unknowable).
-fn allowed_by(reqs: &[Req<'_>]) -> Option<(Vec<&'static str>, Option<crate::diag::Loc>)> {
-    let mut allowed: Option<(Vec<&'static str>, Option<crate::diag::Loc>)> = None;
-    for r in reqs.iter().filter(|r| r.key == KEY) {
-        if r.values.iter().any(|v| is_placeholder(v)) {
-            return None;
-        }
-        let these: Vec<&'static str> = match r.op {
-            "In" => ALL
-                .iter()
-                .copied()
-                .filter(|c| r.values.contains(c))
-                .collect(),
-            "NotIn" => ALL
-                .iter()
-                .copied()
-                .filter(|c| !r.values.contains(c))
-                .collect(),
-            _ => continue,
-        };
-        allowed = Some(match allowed {
-            Some((prev, loc)) => (
-                prev.into_iter().filter(|c| these.contains(c)).collect(),
-                loc.or(Some(r.loc)),
-            ),
-            None => (these, Some(r.loc)),
-        });
-    }
-    allowed
-}
+const KEY: &str = crate::sched::CAPACITY_TYPE;
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
@@ -93,36 +60,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if !is_server_kind(obj) {
             continue;
         }
-        let pools = ix.landing_pools(ti);
-        if pools.is_empty() {
+        let cap = crate::sched::landing_capacity(ix, ti);
+        if cap.pools.is_empty() || cap.any(ix, |c| c != "spot") {
             continue;
         }
-        // What the pod side allows, over every variant Kueue may run it as (affinity terms are
-        // ORed, so only the ANDed part constrains for sure).
-        let mut pod_allowed: Vec<&str> = Vec::new();
-        let mut pod_loc = None;
-        let variants = crate::sched::assignable_variants(ix, ti);
-        for v in &variants {
-            match allowed_by(&v.constraints.base) {
-                Some((types, loc)) => {
-                    pod_loc = pod_loc.or(loc);
-                    pod_allowed.extend(types);
-                }
-                None => pod_allowed.extend(ALL),
-            }
-        }
-        if variants.is_empty() {
-            pod_allowed.extend(ALL);
-        }
-        let fallback = pools.iter().any(|&p| {
-            ix.nodepools[p]
-                .capacity_types()
-                .iter()
-                .any(|c| *c != "spot" && (pod_allowed.contains(c) || is_placeholder(c)))
-        });
-        if fallback {
-            continue;
-        }
+        let pools = &cap.pools;
+        let pod_loc = cap.pod_loc;
         let names: Vec<&str> = pools.iter().map(|&p| ix.nodepools[p].name).collect();
         let first = &ix.nodepools[pools[0]];
         let pool_req = first

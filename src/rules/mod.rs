@@ -180,7 +180,9 @@ mod checkpoint_volume_missing;
 mod clusterqueue_not_found;
 mod deprecated_api;
 mod ebs_unencrypted;
+mod efa_not_requested;
 mod flavor_matches_no_nodepool;
+mod gpu_count_mismatch_processes;
 mod gpu_inference_pdb_missing;
 mod gpu_limit_missing;
 mod gpu_nodepool_unbounded;
@@ -197,6 +199,7 @@ mod priorityclass_not_found;
 mod queue_name_as_annotation;
 mod resourceflavor_not_found;
 mod source_build_failed;
+mod spot_termination_grace_too_short;
 pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
@@ -216,6 +219,9 @@ static ALL: &[&Rule] = &[
     &checkpoint_volume_missing::RULE,
     &gpu_inference_pdb_missing::RULE,
     &inference_spot_only::RULE,
+    &spot_termination_grace_too_short::RULE,
+    &efa_not_requested::RULE,
+    &gpu_count_mismatch_processes::RULE,
     &nodeclass_not_found::RULE,
     &clusterqueue_not_found::RULE,
     &localqueue_not_found::RULE,

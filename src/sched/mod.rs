@@ -15,6 +15,7 @@
 //! side match anything: the linter cannot know what they become.
 
 mod candidates;
+mod capacity;
 mod constraints;
 mod hints;
 mod instances;
@@ -23,6 +24,7 @@ mod pods;
 mod requirements;
 
 pub use candidates::*;
+pub use capacity::*;
 pub use constraints::*;
 pub use hints::*;
 pub use instances::*;
