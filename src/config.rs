@@ -67,6 +67,9 @@ pub struct Settings {
     pub suppressions: bool,
     /// Rendering of kustomizations and charts (`sources:`, `charts:`).
     pub sources: crate::sources::SourcesConfig,
+    /// The shortest `terminationGracePeriodSeconds` a training pod on spot may have
+    /// (`spot: {min-termination-grace: 30}`).
+    pub spot_min_grace_seconds: u64,
 }
 
 impl Default for Settings {
@@ -85,6 +88,7 @@ impl Default for Settings {
             clusters: Vec::new(),
             suppressions: true,
             sources: crate::sources::SourcesConfig::default(),
+            spot_min_grace_seconds: 30,
         }
     }
 }
@@ -411,6 +415,26 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                     }
                 }
             }
+            "spot" => {
+                for (k, kn2, n) in v.entries() {
+                    match (k, n.as_str().and_then(|t| t.parse::<u64>().ok())) {
+                        ("min-termination-grace", Some(secs)) if secs <= 120 => {
+                            s.spot_min_grace_seconds = secs
+                        }
+                        ("min-termination-grace", _) => bad(
+                            n,
+                            "`spot.min-termination-grace` is a number of seconds, at most 120 (the spot notice)".into(),
+                        ),
+                        _ => bad(
+                            kn2,
+                            format!("unknown key `spot.{k}` (known: min-termination-grace)"),
+                        ),
+                    }
+                }
+                if v.as_map().is_none() {
+                    bad(v, "`spot` is a mapping (min-termination-grace)".into());
+                }
+            }
             "context" => s.context = path_list(v, "context", &mut bad),
             "clusters" => s.clusters = clusters(v, &mut bad),
             "sources" | "charts" | "argo" => {
@@ -419,7 +443,7 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
             _ => bad(
                 kn,
                 format!(
-                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, context, clusters, sources, charts, argo)"
+                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, spot, context, clusters, sources, charts, argo)"
                 ),
             ),
         }
@@ -447,6 +471,7 @@ mod tests {
         assert!(s.is_external("LocalQueue", Some("ml"), "default"));
         assert!(!s.is_external("LocalQueue", Some("other"), "default"));
         assert!(s.eks);
+        assert_eq!(s.spot_min_grace_seconds, 30);
         assert_eq!(
             s.training_labels,
             vec![("kind".to_string(), "train".to_string())]
@@ -466,6 +491,14 @@ mod tests {
         assert!(s.clusters[1].paths.is_empty());
         let errs = parse("clusters:\n  prod: {eks: true}\n").unwrap_err();
         assert!(errs[0].message.contains("needs `paths`"), "{errs:?}");
+    }
+
+    #[test]
+    fn spot_grace_minimum() {
+        let s = parse("spot: {min-termination-grace: 60}\n").unwrap();
+        assert_eq!(s.spot_min_grace_seconds, 60);
+        let errs = parse("spot: {min-termination-grace: 300, other: 1}\n").unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:?}");
     }
 
     #[test]

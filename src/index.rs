@@ -117,6 +117,14 @@ pub fn is_inference_kind(obj: &Object) -> bool {
     )
 }
 
+/// Replicated long-running servers Kubernetes keeps at a replica count: Deployment, StatefulSet.
+pub fn is_server_kind(obj: &Object) -> bool {
+    matches!(
+        (obj.group, obj.kind),
+        ("apps", "Deployment" | "StatefulSet")
+    )
+}
+
 impl<'a> Index<'a> {
     pub fn build(files: &'a [SourceFile], settings: &'a Settings) -> Self {
         let all: Vec<FileId> = (0..files.len()).collect();

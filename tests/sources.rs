@@ -482,7 +482,7 @@ fn the_example_overlay_points_at_its_patch() {
         "examples/platform/training/finetune/base/job.yaml"
     );
     assert_eq!(v["summary"]["errors"], 9);
-    assert_eq!(v["summary"]["warnings"], 6);
+    assert_eq!(v["summary"]["warnings"], 10);
 }
 
 #[test]

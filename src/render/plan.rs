@@ -319,6 +319,14 @@ pub fn objects(p: &Platform) -> Vec<Object> {
         };
         let labels = with_labels(&[(TEAM_LABEL, &j.team), (CLASS_LABEL, &j.class)]);
         let multi = j.workers > 1;
+        // Ranks on several nodes talk over EFA when every instance that fits a worker has it.
+        let fitting: Vec<u32> = c
+            .instances
+            .iter()
+            .filter(|i| i.gpu_count >= j.gpus_per_worker)
+            .map(|i| i.efa)
+            .collect();
+        let efa = fitting.iter().copied().min().filter(|&n| multi && n > 0);
         let mut env: Vec<Value> = Vec::new();
         if multi {
             let generated = [
@@ -355,6 +363,7 @@ pub fn objects(p: &Platform) -> Vec<Object> {
                     "args": j.args,
                     "env": env,
                     "gpus": j.gpus_per_worker,
+                    "efa": efa,
                     "workers": j.workers,
                     "indexed": multi,
                     "node_rank_env": multi && !j.env.iter().any(|(k, _)| k == "NODE_RANK"),

@@ -3,7 +3,7 @@
 use crate::diag::{Diagnostic, FileId, Loc, Severity};
 use crate::index::Index;
 use crate::intent::Intent;
-use crate::model::{Object, PodTemplate};
+use crate::model::{Object, PodTemplate, is_gpu_resource};
 use crate::yaml::{Node, Pos, Span};
 
 /// A lint rule: its metadata, its explanation and its check.
@@ -121,6 +121,38 @@ pub(crate) fn close_enough(name: &str, dist: usize) -> bool {
     dist > 0 && dist <= 3 && dist * 3 <= name.chars().count().max(3)
 }
 
+/// Where to point at a pod template as a whole: its `metadata` key, else the GPU resource key
+/// of its first GPU container, else the owner's name.
+pub(crate) fn template_anchor<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<&'a Node> {
+    if let Some(m) = t.metadata
+        && let Some(k) = key_of(owner.root, m)
+    {
+        return Some(k);
+    }
+    t.gpu_containers()
+        .filter(|c| !c.init)
+        .chain(t.gpu_containers())
+        .flat_map(|c| c.accelerators())
+        .find(|(name, _)| is_gpu_resource(name))
+        .map(|(_, k)| k)
+        .or(Some(owner.anchor()))
+}
+
+/// The key node whose value is `target` (searched by identity under `root`).
+pub(crate) fn key_of<'a>(root: &'a Node, target: &Node) -> Option<&'a Node> {
+    if let Some(map) = root.as_map() {
+        for (k, v) in map {
+            if std::ptr::eq(v, target) {
+                return Some(k);
+            }
+            if let Some(found) = key_of(v, target) {
+                return Some(found);
+            }
+        }
+    }
+    root.items().find_map(|item| key_of(item, target))
+}
+
 /// Declares a rule's static from its doc comment and metadata.
 macro_rules! declare_rule {
     (
@@ -148,13 +180,17 @@ mod checkpoint_volume_missing;
 mod clusterqueue_not_found;
 mod deprecated_api;
 mod ebs_unencrypted;
+mod efa_not_requested;
 mod flavor_matches_no_nodepool;
+mod gpu_count_mismatch_processes;
+mod gpu_inference_pdb_missing;
 mod gpu_limit_missing;
 mod gpu_nodepool_unbounded;
 mod gpu_nodepool_untainted;
 mod gpu_quantity_invalid;
 mod gpu_toleration_missing;
 mod imds_tokens_optional;
+mod inference_spot_only;
 mod invalid_yaml;
 mod localqueue_not_found;
 mod nodeclass_not_found;
@@ -163,6 +199,7 @@ mod priorityclass_not_found;
 mod queue_name_as_annotation;
 mod resourceflavor_not_found;
 mod source_build_failed;
+mod spot_termination_grace_too_short;
 pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
@@ -180,6 +217,11 @@ static ALL: &[&Rule] = &[
     &training_do_not_disrupt_missing::RULE,
     &training_consolidation_underutilized::RULE,
     &checkpoint_volume_missing::RULE,
+    &gpu_inference_pdb_missing::RULE,
+    &inference_spot_only::RULE,
+    &spot_termination_grace_too_short::RULE,
+    &efa_not_requested::RULE,
+    &gpu_count_mismatch_processes::RULE,
     &nodeclass_not_found::RULE,
     &clusterqueue_not_found::RULE,
     &localqueue_not_found::RULE,

@@ -1,7 +1,7 @@
-use super::Ctx;
+use super::{Ctx, template_anchor};
 use crate::diag::{Diagnostic, Severity};
 use crate::intent::Intent;
-use crate::model::{Object, PodTemplate, is_gpu_resource};
+use crate::model::{Object, PodTemplate};
 use crate::quantity;
 use crate::yaml::{Node, Yaml11};
 
@@ -304,38 +304,6 @@ fn job_template_metadata<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Vec<(St
         })
         .map(|jt| (jt.path, jt.metadata))
         .collect()
-}
-
-/// Where to point when the annotation is missing: the template's `metadata` key, else the GPU
-/// resource key of its first GPU container.
-fn template_anchor<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<&'a Node> {
-    if let Some(m) = t.metadata
-        && let Some(k) = key_of(owner.root, m)
-    {
-        return Some(k);
-    }
-    t.gpu_containers()
-        .filter(|c| !c.init)
-        .chain(t.gpu_containers())
-        .flat_map(|c| c.accelerators())
-        .find(|(name, _)| is_gpu_resource(name))
-        .map(|(_, k)| k)
-        .or(Some(owner.anchor()))
-}
-
-/// The key node whose value is `target` (searched by identity under `root`).
-fn key_of<'a>(root: &'a Node, target: &Node) -> Option<&'a Node> {
-    if let Some(map) = root.as_map() {
-        for (k, v) in map {
-            if std::ptr::eq(v, target) {
-                return Some(k);
-            }
-            if let Some(found) = key_of(v, target) {
-                return Some(found);
-            }
-        }
-    }
-    root.items().find_map(|item| key_of(item, target))
 }
 
 #[cfg(test)]

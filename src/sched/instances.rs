@@ -45,14 +45,17 @@ fn compute_bounded(pool: &NodePool<'_>) -> Option<Vec<&'static catalog::Instance
     Some(
         catalog::instances()
             .iter()
-            .filter(|i| {
-                pool.requirements.iter().all(|r| match i.label(r.key) {
-                    Some(v) => expr_holds(r.op, &r.values, &v),
-                    None => true,
-                })
-            })
+            .filter(|i| pool_allows(pool, i))
             .collect(),
     )
+}
+
+/// Whether the pool's requirements on instance labels allow the instance.
+fn pool_allows(pool: &NodePool<'_>, i: &catalog::Instance) -> bool {
+    pool.requirements.iter().all(|r| match i.label(r.key) {
+        Some(v) => expr_holds(r.op, &r.values, &v),
+        None => true,
+    })
 }
 
 pub(super) fn expr_holds(op: &str, values: &[&str], v: &str) -> bool {
@@ -187,4 +190,52 @@ pub fn gpu_capability(pool: &NodePool<'_>) -> GpuCapability {
     } else {
         GpuCapability::Possible
     }
+}
+
+/// Catalog instances a pod with these constraints may get from `pool`: the pool's bounded set
+/// (or, for an open pool, the catalog when the pod's own selector names known types, families or
+/// GPU names), narrowed by the pod's ANDed requirements on instance labels and by the GPUs one
+/// pod needs. `None`: the set is open or unknown.
+pub fn instances_for(
+    pod: &super::constraints::PodConstraints<'_>,
+    pool: &NodePool<'_>,
+) -> Option<Vec<&'static catalog::Instance>> {
+    let bounding = |r: &&super::constraints::Req<'_>| {
+        r.op == "In"
+            && !r.values.is_empty()
+            && match r.key {
+                "node.kubernetes.io/instance-type" => r
+                    .values
+                    .iter()
+                    .all(|v| catalog::instances().iter().any(|i| i.instance_type == *v)),
+                "karpenter.k8s.aws/instance-family" => r
+                    .values
+                    .iter()
+                    .all(|v| catalog::instances().iter().any(|i| i.family == *v)),
+                "karpenter.k8s.aws/instance-gpu-name" => {
+                    r.values.iter().all(|v| catalog::gpu_names().contains(v))
+                }
+                _ => false,
+            }
+    };
+    let base: Vec<&'static catalog::Instance> = match bounded_cached(pool) {
+        Some(b) => b.to_vec(),
+        None if pod.base.iter().any(|r| bounding(&r)) => catalog::instances()
+            .iter()
+            .filter(|i| pool_allows(pool, i))
+            .collect(),
+        None => return None,
+    };
+    Some(
+        base.into_iter()
+            .filter(|i| i.gpu_count as u64 >= pod.nvidia_gpus)
+            .filter(|i| {
+                pod.base.iter().all(|r| {
+                    r.values.iter().any(|v| super::is_placeholder(v))
+                        || i.label(r.key)
+                            .is_none_or(|v| expr_holds(r.op, &r.values, &v))
+                })
+            })
+            .collect(),
+    )
 }

@@ -15,17 +15,21 @@
 //! side match anything: the linter cannot know what they become.
 
 mod candidates;
+mod capacity;
 mod constraints;
 mod hints;
 mod instances;
 mod kueue;
+mod pods;
 mod requirements;
 
 pub use candidates::*;
+pub use capacity::*;
 pub use constraints::*;
 pub use hints::*;
 pub use instances::*;
 pub use kueue::*;
+pub use pods::*;
 pub use requirements::*;
 
 use crate::model::{NodePool, Taint};

@@ -1,0 +1,188 @@
+use super::Ctx;
+use crate::diag::{Diagnostic, Loc};
+use crate::model::{Container, PodTemplate};
+use crate::yaml::Node;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a GPU container whose launcher starts a different number of processes per node
+    /// than the GPUs the container asks for. Read from its command and arguments (`sh -c`
+    /// scripts included) and environment: `torchrun` / `torch.distributed.run`
+    /// `--nproc_per_node` (or `--nproc-per-node`), DeepSpeed `--num_gpus`, `NPROC_PER_NODE` and
+    /// `PET_NPROC_PER_NODE`, a PyTorchJob's `spec.nprocPerNode`, and, on pods classified as
+    /// training, Lightning's `--gpus` and `trainer.devices=`. Only whole numbers are compared
+    /// (`auto`, `gpu` and placeholders are not).
+    ///
+    /// ## Why is this bad?
+    /// Each process drives one GPU. More processes than GPUs crash at start (`invalid device
+    /// ordinal`) or share a device and run out of memory; fewer leave paid GPUs idle: a pod with
+    /// 8 GPUs and `--nproc_per_node 4` wastes half a p5.48xlarge for the whole run.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// containers:
+    ///   - name: trainer
+    ///     command: [torchrun, --nproc_per_node=4, train.py]
+    ///     resources:
+    ///       limits: {nvidia.com/gpu: 8}
+    /// ```
+    ///
+    /// ## Fix
+    /// Make them agree, or let the launcher count: `--nproc_per_node=gpu` (torchrun) uses every
+    /// GPU the container sees.
+    name: "gpu-count-mismatch-processes",
+    category: "resources",
+    severity: Warning,
+    summary: "a launcher's processes per node differ from the GPUs the pod asks for",
+    check: check,
+}
+
+/// A process count and where it is written.
+struct Claim {
+    what: String,
+    n: u64,
+    loc: Loc,
+}
+
+/// Flags whose value is the number of processes per node. `training_only`: ambiguous enough
+/// outside training to skip.
+const FLAGS: [(&str, bool); 5] = [
+    ("--nproc_per_node", false),
+    ("--nproc-per-node", false),
+    ("--num_gpus", false),
+    ("--gpus", true),
+    ("trainer.devices", true),
+];
+
+/// Claims in the command and arguments of a container: each string item split into words, so a
+/// `sh -c` script is read too; a flag's value is the rest of its word after `=`, or the next word.
+fn command_claims(cx: &Ctx, t: &PodTemplate, c: &Container, training: bool) -> Vec<Claim> {
+    let mut words: Vec<(&Node, &str)> = Vec::new();
+    for key in ["command", "args"] {
+        for item in c.get(key).into_iter().flat_map(|n| n.items()) {
+            if let Some(s) = item.as_str() {
+                words.extend(s.split_whitespace().map(|w| (item, w)));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, &(node, w)) in words.iter().enumerate() {
+        for (flag, training_only) in FLAGS {
+            if training_only && !training {
+                continue;
+            }
+            let value = match w.strip_prefix(flag) {
+                Some(rest) if rest.starts_with('=') => Some((node, &rest[1..])),
+                // `trainer.devices` is Hydra/Lightning `key=value` only.
+                Some("") if !flag.starts_with("trainer") => words.get(i + 1).copied(),
+                _ => None,
+            };
+            let Some((vnode, v)) = value else { continue };
+            let v = v.trim_matches(|ch| ch == '"' || ch == '\'');
+            if let Ok(n) = v.parse::<u64>() {
+                out.push(Claim {
+                    what: format!("`{flag}`"),
+                    n,
+                    loc: cx.within(
+                        t.file,
+                        vnode,
+                        v,
+                        if std::ptr::eq(vnode, node) {
+                            Some(flag)
+                        } else {
+                            None
+                        },
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn env_claims(t: &PodTemplate, c: &Container) -> Vec<Claim> {
+    c.get("env")
+        .into_iter()
+        .flat_map(|n| n.items())
+        .filter_map(|e| {
+            let name = e.get("name").and_then(Node::as_str)?;
+            if !matches!(name, "NPROC_PER_NODE" | "PET_NPROC_PER_NODE") {
+                return None;
+            }
+            let v = e.get("value")?;
+            let n = v.as_str()?.trim().parse::<u64>().ok()?;
+            Some(Claim {
+                what: format!("`{name}`"),
+                n,
+                loc: t.loc(v),
+            })
+        })
+        .collect()
+}
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let ix = cx.ix;
+    for (ti, t) in ix.templates.iter().enumerate() {
+        if !t.requests_gpu() {
+            continue;
+        }
+        let training = ix.classes.get(ti).is_some_and(|c| c.is_training());
+        let owner = ix.owner(t);
+        // A PyTorchJob's `nprocPerNode` applies to every replica that has GPUs.
+        let job_level = owner
+            .is("kubeflow.org", "PyTorchJob")
+            .then(|| owner.spec().and_then(|s| s.get("nprocPerNode")))
+            .flatten()
+            .and_then(|v| {
+                let n = v.as_str()?.trim().parse::<u64>().ok()?;
+                Some(Claim {
+                    what: "`nprocPerNode`".to_string(),
+                    n,
+                    loc: owner.loc(v),
+                })
+            });
+        let gpu_containers: Vec<&Container> = t.gpu_containers().filter(|c| !c.init).collect();
+        for c in &gpu_containers {
+            let gpus = c.gpu_count();
+            if gpus == 0 {
+                continue;
+            }
+            let mut claims = command_claims(cx, t, c, training);
+            claims.extend(env_claims(t, c));
+            // The job-level count is judged against the first GPU container only.
+            if std::ptr::eq(*c, gpu_containers[0])
+                && let Some(j) = &job_level
+            {
+                claims.push(Claim {
+                    what: j.what.clone(),
+                    n: j.n,
+                    loc: j.loc,
+                });
+            }
+            for claim in claims.iter().filter(|cl| cl.n != gpus) {
+                let effect = if claim.n > gpus {
+                    "the extra processes find no GPU of their own and crash or share one"
+                } else {
+                    "the remaining GPUs sit idle for the whole run"
+                };
+                let name = c.name.unwrap_or("<unnamed>");
+                out.push(
+                    cx.at(
+                        claim.loc,
+                        format!(
+                            "{} starts {} processes per node but container `{name}` of `{}` asks for {gpus} GPU{}: {effect}",
+                            claim.what,
+                            claim.n,
+                            t.path,
+                            if gpus == 1 { "" } else { "s" }
+                        ),
+                    )
+                    .object(Some(owner.obj_ref()))
+                    .help(format!(
+                        "make them agree ({gpus}), or let torchrun count with `--nproc_per_node=gpu`"
+                    )),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! How many pods a template runs at once, and what a whole workload asks for: the arithmetic
+//! behind quota and multi-node checks.
+
+use crate::model::{Object, PodTemplate, is_gpu_resource};
+use crate::yaml::Node;
+
+/// A whole-number field (`replicas: 4`, `"4"`); `None` when absent, a placeholder or not a count.
+fn count(n: Option<&Node>) -> Option<Option<u64>> {
+    let Some(n) = n.filter(|n| !n.is_null()) else {
+        return Some(None);
+    };
+    // Present but unreadable (`${REPLICAS}`): the count is unknown.
+    n.as_str()
+        .map(str::trim)
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(Some)
+}
+
+/// A count with its default; `None` when written but unreadable.
+fn count_or(n: Option<&Node>, default: u64) -> Option<u64> {
+    count(n).map(|v| v.unwrap_or(default))
+}
+
+/// Pods of a batch/v1 Job spec that run at once: `parallelism` (default 1), never more than
+/// `completions` when that is set.
+fn job_pods(job_spec: Option<&Node>) -> Option<u64> {
+    let p = count_or(job_spec.and_then(|s| s.get("parallelism")), 1)?;
+    match count(job_spec.and_then(|s| s.get("completions")))? {
+        Some(c) => Some(p.min(c)),
+        None => Some(p),
+    }
+}
+
+/// How many pods of template `t` (of `obj`) run at the same time, as the manifest writes it
+/// (an autoscaler may change a Deployment's count). `None` when the kind has no fixed count
+/// (DaemonSet) or the count is a placeholder.
+pub fn template_pods(obj: &Object<'_>, t: &PodTemplate<'_>) -> Option<u64> {
+    let spec = obj.spec()?;
+    let holds = |tpl: Option<&Node>| {
+        tpl.and_then(|n| n.get("spec"))
+            .is_some_and(|s| std::ptr::eq(s, t.spec))
+    };
+    match (obj.group, obj.kind) {
+        ("", "Pod") => Some(1),
+        ("batch", "Job") => job_pods(Some(spec)),
+        ("batch", "CronJob") => job_pods(spec.at(&["jobTemplate", "spec"])),
+        ("apps" | "extensions", "Deployment" | "StatefulSet" | "ReplicaSet")
+        | ("", "ReplicationController") => count_or(spec.get("replicas"), 1),
+        ("jobset.x-k8s.io", "JobSet") => spec
+            .get("replicatedJobs")
+            .into_iter()
+            .flat_map(|n| n.items())
+            .find(|rj| holds(rj.at(&["template", "spec", "template"])))
+            .and_then(|rj| {
+                let jobs = count_or(rj.get("replicas"), 1)?;
+                Some(jobs * job_pods(rj.at(&["template", "spec"]))?)
+            }),
+        ("kubeflow.org", _) => spec
+            .entries()
+            .filter(|(k, _, _)| k.ends_with("ReplicaSpecs"))
+            .flat_map(|(_, _, rs)| rs.entries())
+            .find(|(_, _, rs)| holds(rs.get("template")))
+            .and_then(|(_, _, rs)| count_or(rs.get("replicas"), 1)),
+        ("ray.io", "RayCluster" | "RayJob" | "RayService") => {
+            let cluster = match obj.kind {
+                "RayJob" => spec.get("rayClusterSpec")?,
+                "RayService" => spec.get("rayClusterConfig")?,
+                _ => spec,
+            };
+            if holds(cluster.at(&["headGroupSpec", "template"])) {
+                return Some(1);
+            }
+            let g = cluster
+                .get("workerGroupSpecs")
+                .into_iter()
+                .flat_map(|n| n.items())
+                .find(|g| holds(g.get("template")))?;
+            let replicas = match count(g.get("replicas"))? {
+                Some(r) => r,
+                None => count_or(g.get("minReplicas"), 0)?,
+            };
+            Some(replicas * count_or(g.get("numOfHosts"), 1)?)
+        }
+        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => {
+            let groups = count_or(spec.get("replicas"), 1)?;
+            let lwt = spec.get("leaderWorkerTemplate")?;
+            if holds(lwt.get("leaderTemplate")) {
+                return Some(groups);
+            }
+            let size = count_or(lwt.get("size"), 1)?;
+            // Without a leader template the worker template runs the leader too.
+            let per_group = if lwt.get("leaderTemplate").is_some() {
+                size.saturating_sub(1)
+            } else {
+                size
+            };
+            Some(groups * per_group)
+        }
+        _ => None,
+    }
+}
+
+/// What one pod of a template asks for of an accelerator resource: the sum over app containers,
+/// or the largest init container (limits, else requests; whole numbers only).
+pub fn pod_request(t: &PodTemplate<'_>, resource: &str) -> u64 {
+    let of = |c: &crate::model::Container| {
+        c.limits
+            .and_then(|l| l.get(resource))
+            .or_else(|| c.requests.and_then(|r| r.get(resource)))
+            .and_then(Node::as_str)
+            .and_then(crate::quantity::whole)
+            .map_or(0, |q| q.max(0) as u64)
+    };
+    let app: u64 = t.containers.iter().filter(|c| !c.init).map(of).sum();
+    let init = t
+        .containers
+        .iter()
+        .filter(|c| c.init)
+        .map(of)
+        .max()
+        .unwrap_or(0);
+    app.max(init)
+}
+
+/// The GPU resource names a template asks for (`nvidia.com/gpu`, MIG profiles, Neuron…).
+pub fn gpu_resources<'a>(t: &PodTemplate<'a>) -> Vec<&'a str> {
+    let mut out: Vec<&'a str> = Vec::new();
+    for (name, _) in t.containers.iter().flat_map(|c| c.accelerators()) {
+        if is_gpu_resource(name) && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// GPU pods the workload of object `oi` runs at once, over all its GPU templates (a template
+/// whose count is unknown counts once).
+pub fn workload_gpu_pods(ix: &crate::index::Index<'_>, oi: usize) -> u64 {
+    let Some(obj) = ix.objects.get(oi) else {
+        return 0;
+    };
+    ix.templates_of(oi)
+        .iter()
+        .filter(|t| t.requests_gpu())
+        .map(|t| template_pods(obj, t).unwrap_or(1))
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::pod_templates;
+    use crate::yaml::{Budget, parse};
+
+    fn pods(yaml: &str) -> Vec<Option<u64>> {
+        let p = parse(yaml, Budget::default());
+        let o = Object::from_node(0, &p.docs[0].root).expect("object");
+        pod_templates(0, &o)
+            .iter()
+            .map(|t| template_pods(&o, t))
+            .collect()
+    }
+
+    #[test]
+    fn counts_per_kind() {
+        let c = "containers: [{name: c}]";
+        assert_eq!(
+            pods(&format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j}}\nspec:\n  parallelism: 4\n  completions: 2\n  template: {{spec: {{{c}}}}}\n"
+            )),
+            vec![Some(2)]
+        );
+        assert_eq!(
+            pods(&format!(
+                "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: p}}\nspec:\n  pytorchReplicaSpecs:\n    Master: {{replicas: 1, template: {{spec: {{{c}}}}}}}\n    Worker: {{replicas: 3, template: {{spec: {{{c}}}}}}}\n"
+            )),
+            vec![Some(1), Some(3)]
+        );
+        assert_eq!(
+            pods(&format!(
+                "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {{name: s}}\nspec:\n  replicatedJobs:\n    - name: w\n      replicas: 2\n      template: {{spec: {{parallelism: 4, completions: 4, template: {{spec: {{{c}}}}}}}}}\n"
+            )),
+            vec![Some(8)]
+        );
+        assert_eq!(
+            pods(&format!(
+                "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {{name: r}}\nspec:\n  headGroupSpec: {{template: {{spec: {{{c}}}}}}}\n  workerGroupSpecs:\n    - {{groupName: g, replicas: 2, numOfHosts: 2, template: {{spec: {{{c}}}}}}}\n"
+            )),
+            vec![Some(1), Some(4)]
+        );
+        assert_eq!(
+            pods(&format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\nspec:\n  replicas: \"${{N}}\"\n  template: {{spec: {{{c}}}}}\n"
+            )),
+            vec![None]
+        );
+    }
+}
