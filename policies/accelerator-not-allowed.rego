@@ -50,7 +50,11 @@ selected(t) := name if {
 	name := lower(spec.nodeSelector["karpenter.k8s.aws/instance-gpu-name"])
 }
 
+# Without a list nothing is judged: skip the templates then.
+configured if count(data.namespace_accelerators) > 0
+
 deny contains finding if {
+	configured
 	some t in input.gpu_templates
 	ok := allowed(t.namespace)
 	name := selected(t)
@@ -64,6 +68,7 @@ deny contains finding if {
 }
 
 deny contains finding if {
+	configured
 	some t in input.gpu_templates
 	ok := allowed(t.namespace)
 	not selected(t)

@@ -100,10 +100,18 @@ images contains [t, c] if {
 	not placeholder(c.image)
 }
 
+# Each distinct image is judged once: repositories reuse a handful of images thousands of times.
+distinct := {c.image | some [_, c] in images}
+
+unapproved := {img | some img in distinct; not approved(img)}
+
+unpinned := {img: tg | some img in distinct; tg := tag(img); tg in {"", "latest"}}
+
 deny contains finding if {
 	count(registries) > 0
+	count(unapproved) > 0
 	some [t, c] in images
-	not approved(c.image)
+	c.image in unapproved
 	finding := {
 		"msg": sprintf("GPU pod of %s `%s` runs `%s`, from a registry not allowed (allowed: %s)", [t.kind, object.get(t, "name", "<unnamed>"), c.image, concat(", ", registries)]),
 		"object": t.object,
@@ -113,9 +121,9 @@ deny contains finding if {
 }
 
 deny contains finding if {
+	count(unpinned) > 0
 	some [t, c] in images
-	tg := tag(c.image)
-	tg in {"", "latest"}
+	tg := unpinned[c.image]
 	what := {true: "on `:latest`", false: "without a tag (`:latest`)"}[tg == "latest"]
 	finding := {
 		"msg": sprintf("GPU pod of %s `%s` runs `%s` %s: restarted workers may run other code than their peers", [t.kind, object.get(t, "name", "<unnamed>"), c.image, what]),

@@ -283,16 +283,13 @@ fn annotation_entries(fid: FileId, ann: &Node, scope: &Scope, found: &mut Found)
         };
         let written = format!("annotation `{key}`");
         // An annotation key holds one `/`: policies are spelled `ignore.gpuops.dev/policy.<id>`.
-        if name.starts_with(crate::policy::PREFIX) {
+        if let Some(id) = name.strip_prefix(crate::policy::PREFIX) {
             found.invalid.push(Invalid {
                 loc,
                 message: format!(
                     "{written} is not a valid annotation key (one `/` at most), so Kubernetes rejects it"
                 ),
-                help: format!(
-                    "write `{ANNOTATION_PREFIX}policy.{}`",
-                    &name[crate::policy::PREFIX.len()..]
-                ),
+                help: format!("write `{ANNOTATION_PREFIX}policy.{id}`"),
             });
             continue;
         }

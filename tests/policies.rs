@@ -136,6 +136,13 @@ fn bundled_policies_are_off_until_enabled() {
     );
 }
 
+fn settings_with(p: Policies) -> Settings {
+    Settings {
+        policies: Some(Arc::new(p)),
+        ..Settings::default()
+    }
+}
+
 const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n  namespace: ml\nspec:\n  template:\n    spec:\n      containers:\n        - name: t\n          image: x:1\n";
 
 fn user(text: &str) -> Policies {
@@ -149,9 +156,7 @@ fn user(text: &str) -> Policies {
 
 fn lint_with(p: Policies) -> gpuops::Outcome {
     let files = vec![SourceFile::from_text("job.yaml".into(), JOB.into())];
-    let mut s = Settings::default();
-    s.policies = Some(Arc::new(p));
-    gpuops::lint(&files, &s)
+    gpuops::lint(&files, &settings_with(p))
 }
 
 #[test]
@@ -192,14 +197,13 @@ deny contains {"msg": "nowhere", "object": {"kind": "Job", "name": "train"}, "pa
         "image: x:1  # gpuops:ignore[policy/image-check] pinned upstream",
     );
     let files = vec![SourceFile::from_text("job.yaml".into(), text)];
-    let mut s = Settings::default();
-    s.policies = Some(Arc::new(user(
+    let s = settings_with(user(
         r#"package org.image
 import rego.v1
 metadata := {"id": "image-check", "summary": "s"}
 deny contains {"msg": "image", "object": 0, "path": ["spec", "template", "spec", "containers", 0, "image"]} if true
 "#,
-    )));
+    ));
     let out = gpuops::lint(&files, &s);
     assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
     assert!(out.diagnostics[0].suppressed.is_some());
@@ -224,9 +228,7 @@ deny contains {"msg": m, "object": 0} if {
             "image: x:1\n          resources: {requests: {nvidia.com/gpu: 1}}",
         ),
     )];
-    let mut s = Settings::default();
-    s.policies = Some(Arc::new(p));
-    let out = gpuops::lint(&files, &s);
+    let out = gpuops::lint(&files, &settings_with(p));
     assert_eq!(out.policy_errors.len(), 1, "{:?}", out.policy_errors);
     let e = out.policy_errors[0].to_string();
     assert!(e.starts_with("org/user.rego:6:"), "{e}");

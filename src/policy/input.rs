@@ -56,15 +56,39 @@ fn strings<'s>(items: impl IntoIterator<Item = &'s str>) -> Value {
 
 /// A YAML node as Kubernetes would read it (go-yaml v2, YAML 1.1 plain scalars).
 pub fn node_value(n: &Node) -> Value {
-    match &n.value {
-        Y::Scalar { text, .. } => scalar(text, n.yaml11()),
-        Y::Seq(items) => Value::from(items.iter().map(node_value).collect::<Vec<_>>()),
-        Y::Map(entries) => Value::from(
-            entries
-                .iter()
-                .filter_map(|(k, v)| Some((Value::from(k.as_str()?), node_value(v))))
-                .collect::<BTreeMap<Value, Value>>(),
-        ),
+    Strings::default().node(n)
+}
+
+/// Converts nodes, sharing one `Value` per distinct short string: manifests repeat the same keys
+/// and values (`name`, `resources`, `nvidia.com/gpu`) thousands of times, and a shared string is
+/// one allocation to make and to free instead of thousands.
+#[derive(Default)]
+pub struct Strings<'a> {
+    seen: std::collections::HashMap<&'a str, Value>,
+}
+
+impl<'a> Strings<'a> {
+    pub fn get(&mut self, s: &'a str) -> Value {
+        if s.len() > 48 {
+            return Value::from(s);
+        }
+        self.seen.entry(s).or_insert_with(|| Value::from(s)).clone()
+    }
+
+    pub fn node(&mut self, n: &'a Node) -> Value {
+        match &n.value {
+            Y::Scalar { text, .. } => match n.yaml11() {
+                Some(Yaml11::Str) | None => self.get(text),
+                kind => scalar(text, kind),
+            },
+            Y::Seq(items) => Value::from(items.iter().map(|i| self.node(i)).collect::<Vec<_>>()),
+            Y::Map(entries) => Value::from(
+                entries
+                    .iter()
+                    .filter_map(|(k, v)| Some((self.get(k.as_str()?), self.node(v))))
+                    .collect::<BTreeMap<Value, Value>>(),
+            ),
+        }
     }
 }
 
@@ -133,35 +157,55 @@ pub fn node_json(n: &Node) -> serde_json::Value {
 
 /// The path of `target` inside `root`, found by identity.
 pub fn path_to(root: &Node, target: &Node) -> Option<Vec<Seg>> {
-    fn walk(n: &Node, target: *const Node, out: &mut Vec<Seg>) -> bool {
+    fn walk<'n>(n: &'n Node, target: &Node, prune: bool, out: &mut Vec<Step<'n>>) -> bool {
         if std::ptr::eq(n, target) {
             return true;
         }
-        // Spans nest: a subtree that does not contain the target's start cannot hold it (aliases
-        // copy nodes with their anchor's span, so this only prunes, never decides).
+        let at = target.span.start.byte;
+        // Spans nest, so only the child whose span holds the target's start can hold it; aliases
+        // copy nodes with their anchor's span, which the unpruned second pass covers.
+        let holds =
+            |c: &Node| !prune || (c.span.start.byte <= at && at < c.span.end.byte.max(at + 1));
         match &n.value {
             Y::Scalar { .. } => false,
             Y::Seq(items) => items.iter().enumerate().any(|(i, c)| {
-                out.push(Seg::Index(i));
-                let found = walk(c, target, out);
-                if !found {
-                    out.pop();
+                holds(c) && {
+                    out.push(Step::Index(i));
+                    walk(c, target, prune, out) || {
+                        out.pop();
+                        false
+                    }
                 }
-                found
             }),
             Y::Map(entries) => entries.iter().any(|(k, v)| {
                 let Some(key) = k.as_str() else { return false };
-                out.push(Seg::Key(key.to_string()));
-                let found = walk(v, target, out);
-                if !found {
-                    out.pop();
+                holds(v) && {
+                    out.push(Step::Key(key));
+                    walk(v, target, prune, out) || {
+                        out.pop();
+                        false
+                    }
                 }
-                found
             }),
         }
     }
+    enum Step<'n> {
+        Key(&'n str),
+        Index(usize),
+    }
     let mut out = Vec::new();
-    walk(root, target, &mut out).then_some(out)
+    let found = walk(root, target, true, &mut out) || {
+        out.clear();
+        walk(root, target, false, &mut out)
+    };
+    found.then(|| {
+        out.into_iter()
+            .map(|s| match s {
+                Step::Key(k) => Seg::Key(k.to_string()),
+                Step::Index(i) => Seg::Index(i),
+            })
+            .collect()
+    })
 }
 
 /// The node at `path` inside `root`, or the deepest one that exists on the way (with how many
@@ -205,7 +249,9 @@ pub fn build(ix: &Index<'_>, cluster: Option<&str>) -> Value {
         .objects
         .par_iter()
         .enumerate()
-        .map(|(i, o)| object(ix, i, o, cluster, &owned[i]))
+        .map_init(Strings::default, |strings, (i, o)| {
+            object(ix, strings, i, o, cluster, &owned[i])
+        })
         .collect();
     let templates: Vec<Value> = (0..ix.templates.len())
         .into_par_iter()
@@ -390,10 +436,11 @@ pub fn build(ix: &Index<'_>, cluster: Option<&str>) -> Value {
     ])
 }
 
-fn object(
-    ix: &Index<'_>,
+fn object<'a>(
+    ix: &Index<'a>,
+    strings: &mut Strings<'a>,
     i: usize,
-    o: &crate::model::Object<'_>,
+    o: &crate::model::Object<'a>,
     cluster: Option<&str>,
     templates: &[usize],
 ) -> Value {
@@ -403,7 +450,7 @@ fn object(
         if k == "status" {
             continue;
         }
-        m.insert(Value::from(k), node_value(v));
+        m.insert(strings.get(k), strings.node(v));
     }
     m.insert(
         Value::from("gpuops"),
