@@ -123,43 +123,6 @@ fn main() {
                 took.as_secs_f64()
             );
         }
-        for (name, body) in [
-            ("trivial", "deny contains 1 if false"),
-            (
-                "count-templates",
-                "deny contains 1 if count(input.gpu_templates) < 0",
-            ),
-            (
-                "loop-templates",
-                "deny contains 1 if { some t in input.gpu_templates; t.gpus < 0 }",
-            ),
-            (
-                "loop-objects-index",
-                "deny contains 1 if { some t in input.gpu_templates; o := input.objects[t.object]; o.kind == \"x\" }",
-            ),
-            (
-                "loop-containers",
-                "deny contains 1 if { some t in input.gpu_templates; some c in t.containers; c.gpus > 8 }",
-            ),
-        ] {
-            let text = format!(
-                "package bench.{}\nimport rego.v1\nmetadata := {{\"id\": \"{name}\", \"summary\": \"s\"}}\n{body}\n",
-                name.replace('-', "_")
-            );
-            let p = gpuops::policy::Policies::compile(
-                vec![gpuops::policy::Module {
-                    path: "b.rego".into(),
-                    text,
-                }],
-                None,
-            )
-            .expect("compiles");
-            let mut one = settings.clone();
-            one.only = Some(vec![format!("policy/{name}")]);
-            one.policies = Some(std::sync::Arc::new(p));
-            let (took, _) = best_of(runs, || gpuops::policy::run(&ix, &one, None));
-            println!("  {name:40} {:9.3} s (input included)", took.as_secs_f64());
-        }
         let mut found: BTreeMap<&str, usize> = BTreeMap::new();
         for d in out_p
             .diagnostics

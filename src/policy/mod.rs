@@ -424,8 +424,10 @@ impl Policies {
         if enabled.is_empty() {
             return Run::default();
         }
-        let doc = input::build(ix, cluster);
+        let (doc, objects) = input::build_parts(ix, cluster);
         let runs: Vec<Run> = enabled.par_iter().map(|p| self.eval(p, ix, &doc)).collect();
+        drop(doc);
+        objects.into_par_iter().for_each(drop);
         let mut out = Run::default();
         for r in runs {
             out.diagnostics.extend(r.diagnostics);
