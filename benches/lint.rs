@@ -10,6 +10,7 @@
 //! BENCH_RULES=1 BENCH_FILES=1000 cargo bench --bench lint   # each rule alone, on one prebuilt index
 //! BENCH_ONE=gpu-toleration-missing BENCH_FILES=1000 cargo bench --bench lint   # one rule
 //! BENCH_SIZES=1000,2000,4000,10000 cargo bench --bench lint # a markdown table row per size
+//! BENCH_POLICIES=1 cargo bench --bench lint        # lint without, then with the whole bundled policy pack
 //! ```
 //!
 //! The default mode prints files, documents, objects, NodePools, YAML bytes, the seconds of
@@ -82,6 +83,56 @@ fn main() {
                 rule.name,
                 took.as_secs_f64()
             );
+        }
+        return;
+    }
+
+    if env_text("BENCH_POLICIES").is_some() {
+        let (parse, files) = best_of(runs, || load(&root));
+        println!("walk + parse {:.3} s", parse.as_secs_f64());
+        let (plain, out) = best_of(runs, || gpuops::lint(&files, &settings));
+        let with = with_bundled_policies(&settings);
+        let (policies, out_p) = best_of(runs, || gpuops::lint(&files, &with));
+        println!(
+            "lint without policies {:9.3} s ({} findings)",
+            plain.as_secs_f64(),
+            out.diagnostics.len()
+        );
+        println!(
+            "lint with the bundled pack {:9.3} s ({} findings, {} policy errors): +{:.1} %",
+            policies.as_secs_f64(),
+            out_p.diagnostics.len(),
+            out_p.policy_errors.len(),
+            (policies.as_secs_f64() / plain.as_secs_f64() - 1.0) * 100.0
+        );
+        let ix = Index::build(&files, &settings);
+        let (input, _) = best_of(runs, || gpuops::policy::input::build(&ix, None));
+        println!("  input document {:9.3} s", input.as_secs_f64());
+        let (both, _) = best_of(runs, || drop(gpuops::policy::input::build(&ix, None)));
+        println!(
+            "  input document, built and dropped {:9.3} s",
+            both.as_secs_f64()
+        );
+        for b in gpuops::policy::bundled::PACK {
+            let mut one = settings.clone();
+            one.only = Some(vec![b.name.to_string()]);
+            let (took, _) = best_of(runs, || gpuops::policy::run(&ix, &one, None));
+            println!(
+                "  {:40} {:9.3} s (input included)",
+                b.name,
+                took.as_secs_f64()
+            );
+        }
+        let mut found: BTreeMap<&str, usize> = BTreeMap::new();
+        for d in out_p
+            .diagnostics
+            .iter()
+            .filter(|d| d.rule.starts_with("policy/"))
+        {
+            *found.entry(d.rule).or_default() += 1;
+        }
+        for (rule, n) in found {
+            println!("  {rule:40} {n:7}");
         }
         return;
     }
@@ -169,6 +220,21 @@ fn sizes_table(list: &str, runs: usize) {
             out.diagnostics.len()
         );
     }
+}
+
+/// `settings` with every bundled policy turned on at its default severity.
+fn with_bundled_policies(settings: &Settings) -> Settings {
+    let mut s = settings.clone();
+    if let Ok(p) = gpuops::policy::Policies::bundled() {
+        for m in &p.policies {
+            let level = match m.severity {
+                gpuops::diag::Severity::Error => gpuops::config::Level::Error,
+                gpuops::diag::Severity::Warning => gpuops::config::Level::Warning,
+            };
+            s.rules.insert(m.name.to_string(), level);
+        }
+    }
+    s
 }
 
 /// The generated repo for `size` files (generated now unless a complete one is there).

@@ -70,6 +70,15 @@ pub struct Settings {
     /// The shortest `terminationGracePeriodSeconds` a training pod on spot may have
     /// (`spot: {min-termination-grace: 30}`).
     pub spot_min_grace_seconds: u64,
+    /// Directories of Rego policies (`policies:`), relative to `root`.
+    pub policy_dirs: Vec<String>,
+    /// The `data` document policies read (`policy-data:`): allow-lists, limits.
+    pub policy_data: Option<serde_json::Value>,
+    /// `rules:` entries naming policies, checked once the policies are loaded
+    /// ([`crate::policy::Policies::unknown_refs`]): user policy ids are not known before.
+    pub policy_refs: Vec<(String, Span)>,
+    /// The loaded policies; `None` runs the bundled pack.
+    pub policies: Option<std::sync::Arc<crate::policy::Policies>>,
 }
 
 impl Default for Settings {
@@ -89,6 +98,10 @@ impl Default for Settings {
             suppressions: true,
             sources: crate::sources::SourcesConfig::default(),
             spot_min_grace_seconds: 30,
+            policy_dirs: Vec::new(),
+            policy_data: None,
+            policy_refs: Vec::new(),
+            policies: None,
         }
     }
 }
@@ -311,7 +324,15 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                     bad(v, "`rules` maps rule names to off, warning or error".into());
                 }
                 for (name, nn, lv) in v.entries() {
-                    if !known_rules.contains(&name) {
+                    if let Some(id) = name.strip_prefix(crate::policy::PREFIX) {
+                        // Policies load after the config (their directories are in it).
+                        if crate::policy::valid_id(id) {
+                            s.policy_refs.push((name.to_string(), nn.span));
+                        } else {
+                            bad(nn, format!("`{name}`: a policy id is kebab-case"));
+                            continue;
+                        }
+                    } else if !known_rules.contains(&name) {
                         let hint = crate::rules::closest(name)
                             .map(|c| format!(" (did you mean `{c}`?)"))
                             .unwrap_or_default();
@@ -436,6 +457,23 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                 }
             }
             "context" => s.context = path_list(v, "context", &mut bad),
+            "policies" => s.policy_dirs = path_list(v, "policies", &mut bad),
+            "policy-data" => {
+                if let Some((kn2, _)) = v.entry("gpuops") {
+                    bad(
+                        kn2,
+                        "`policy-data.gpuops` is taken: policy packages live under `data.gpuops`"
+                            .into(),
+                    );
+                } else if v.as_map().is_some() {
+                    s.policy_data = Some(crate::policy::input::node_json(v));
+                } else if !v.is_null() {
+                    bad(
+                        v,
+                        "`policy-data` is a mapping: the `data` document policies read".into(),
+                    );
+                }
+            }
             "clusters" => s.clusters = clusters(v, &mut bad),
             "sources" | "charts" | "argo" => {
                 crate::sources::parse_config_key(key, v, &mut s.sources, &mut bad)
@@ -443,7 +481,7 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
             _ => bad(
                 kn,
                 format!(
-                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, spot, context, clusters, sources, charts, argo)"
+                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, spot, context, clusters, sources, charts, argo, policies, policy-data)"
                 ),
             ),
         }

@@ -6,6 +6,7 @@ pub mod diag;
 pub mod index;
 pub mod intent;
 pub mod model;
+pub mod policy;
 pub mod quantity;
 pub mod render;
 pub mod report;
@@ -29,16 +30,32 @@ pub struct Outcome {
     pub files: usize,
     pub documents: usize,
     pub objects: usize,
+    /// Policies that failed at run time (error, time budget); the rest of the run went on.
+    pub policy_errors: Vec<policy::PolicyError>,
 }
 
-/// Whether a rule runs under these settings.
+/// Whether a rule runs under these settings. Bundled policies are opt-in: they run when the
+/// config gives them a level or `--rule` names them.
 pub fn rule_enabled(settings: &Settings, name: &str) -> bool {
-    if let Some(only) = &settings.only
-        && !only.iter().any(|o| o == name)
-    {
+    let selected = settings
+        .only
+        .as_ref()
+        .map(|only| only.iter().any(|o| o == name));
+    if selected == Some(false) {
         return false;
     }
-    settings.level(name) != Some(Level::Off)
+    match settings.level(name) {
+        Some(Level::Off) => false,
+        Some(_) => true,
+        None => selected == Some(true) || !policy::off_by_default(name),
+    }
+}
+
+/// The rule (built-in or policy) a name refers to under these settings.
+pub fn rule_name(settings: &Settings, name: &str) -> Option<&'static str> {
+    rules::find(name)
+        .map(|r| r.name)
+        .or_else(|| policy::known(settings, name))
 }
 
 /// One cluster of the run: the files deployed to it (plus its context) and its facts.
@@ -161,18 +178,29 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
     out
 }
 
-/// Runs the enabled rules over one index, in parallel.
-fn run_rules(ix: &index::Index, settings: &Settings) -> Vec<Diagnostic> {
-    rules::all()
-        .par_iter()
-        .filter(|r| rule_enabled(settings, r.name))
-        .flat_map_iter(|r| {
-            let cx = rules::Ctx { ix, rule: r };
-            let mut out = Vec::new();
-            (r.check)(&cx, &mut out);
-            out
-        })
-        .collect()
+/// Runs the enabled rules over one index, in parallel, and the enabled policies beside them.
+fn run_rules(
+    ix: &index::Index,
+    settings: &Settings,
+    cluster: Option<&str>,
+) -> (Vec<Diagnostic>, Vec<policy::PolicyError>) {
+    let (mut found, policies) = rayon::join(
+        || {
+            rules::all()
+                .par_iter()
+                .filter(|r| rule_enabled(settings, r.name))
+                .flat_map_iter(|r| {
+                    let cx = rules::Ctx { ix, rule: r };
+                    let mut out = Vec::new();
+                    (r.check)(&cx, &mut out);
+                    out
+                })
+                .collect::<Vec<_>>()
+        },
+        || policy::run(ix, settings, cluster),
+    );
+    found.extend(policies.diagnostics);
+    (found, policies.errors)
 }
 
 /// Lints parsed files: [`check`], then [`finish`].
@@ -200,6 +228,7 @@ pub fn check(files: &[SourceFile], settings: &Settings) -> Outcome {
     let mut documents = 0;
     // (finding, the cluster that produced it)
     let mut found: Vec<(Diagnostic, Option<&str>)> = Vec::new();
+    let mut policy_errors: Vec<policy::PolicyError> = Vec::new();
     for sc in &scopes {
         let ix = index::Index::build_for(files, sc.files.clone(), &sc.settings);
         for o in &ix.objects {
@@ -213,8 +242,14 @@ pub fn check(files: &[SourceFile], settings: &Settings) -> Outcome {
                 documents += files[f].docs.len();
             }
         }
+        let (diagnostics, errors) = run_rules(&ix, &sc.settings, sc.name.as_deref());
+        for e in errors {
+            if !policy_errors.contains(&e) {
+                policy_errors.push(e);
+            }
+        }
         found.extend(
-            run_rules(&ix, &sc.settings)
+            diagnostics
                 .into_iter()
                 .filter(|d| d.rule == "invalid-yaml" || !files[d.loc.file].is_context())
                 .map(|d| (d, sc.name.as_deref())),
@@ -225,6 +260,7 @@ pub fn check(files: &[SourceFile], settings: &Settings) -> Outcome {
         files: files.iter().filter(|f| !f.is_context()).count(),
         documents,
         objects,
+        policy_errors,
     }
 }
 

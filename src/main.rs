@@ -1,6 +1,7 @@
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use gpuops::config::{self, Settings};
 use gpuops::diag::Severity;
+use gpuops::policy::Policies;
 use gpuops::report::progress::Progress;
 use gpuops::report::{self, ChangedFiles, Format, HumanOptions, OutputFile};
 use gpuops::source::{self, Discovery, SourceFile};
@@ -23,16 +24,27 @@ struct Cli {
 enum Command {
     /// Lint a GitOps repository (default: the current directory). `-` reads YAML from stdin.
     Lint(LintArgs),
-    /// List the rules: name, category, default severity, summary.
+    /// List the rules: name, category, default severity, summary (policies included).
     Rules {
         /// Print the rule reference as Markdown instead (`gpuops rules --markdown > docs/rules.md`).
         #[arg(long)]
         markdown: bool,
+        /// Also list the policies in this directory (repeatable).
+        #[arg(long = "policy", value_name = "DIR")]
+        policy: Vec<PathBuf>,
     },
     /// Explain one rule.
     Rule {
-        /// Rule name, e.g. gpu-toleration-missing.
+        /// Rule name, e.g. gpu-toleration-missing or policy/team-label-missing.
         name: String,
+        /// Also look among the policies in this directory (repeatable).
+        #[arg(long = "policy", value_name = "DIR")]
+        policy: Vec<PathBuf>,
+    },
+    /// Rego policies: the bundled pack and user directories.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
     },
     /// Print a commented starting platform profile (`gpuops init > platform.yaml`).
     Init,
@@ -53,6 +65,16 @@ enum Command {
     Man {
         #[arg(short, long, value_name = "DIR")]
         output: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Run the Rego unit tests (`test_*` rules) of the bundled pack and of policy directories
+    /// (default: the config's `policies:`); exit 1 when one fails.
+    Test {
+        /// Policy directories (`*.rego`, tests in `*_test.rego`).
+        dirs: Vec<PathBuf>,
     },
 }
 
@@ -132,9 +154,13 @@ struct LintArgs {
     /// Lowest severity that makes the run fail (exit 1); overrides the config.
     #[arg(long, value_enum)]
     fail_on: Option<FailOn>,
-    /// Run only these rules (repeatable).
+    /// Run only these rules (repeatable); a bundled policy named here runs even when the config
+    /// leaves it off.
     #[arg(long = "rule", value_name = "NAME")]
     rules: Vec<String>,
+    /// A directory of Rego policies to run, beside the config's `policies:` (repeatable).
+    #[arg(long = "policy", value_name = "DIR")]
+    policy: Vec<PathBuf>,
     /// The cluster is EKS (its ExtendedResourceToleration plugin adds GPU tolerations).
     #[arg(long)]
     eks: bool,
@@ -203,15 +229,23 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Man { output } => man(output),
-        Command::Rules { markdown: true } => {
+        Command::Rules { markdown: true, .. } => {
             print(&report::rules_markdown());
             ExitCode::SUCCESS
         }
-        Command::Rules { markdown: false } => {
+        Command::Rules {
+            markdown: false,
+            policy,
+        } => {
+            let policies = match listing_policies(&policy) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
             let mut out = String::new();
             let w = gpuops::rules::all()
                 .iter()
                 .map(|r| r.name.len())
+                .chain(policies.policies.iter().map(|p| p.name.len()))
                 .max()
                 .unwrap_or(0);
             for r in gpuops::rules::all() {
@@ -223,11 +257,25 @@ fn main() -> ExitCode {
                     r.summary
                 ));
             }
+            for p in &policies.policies {
+                let opt_in = if p.default_on() {
+                    ""
+                } else {
+                    " (off until enabled)"
+                };
+                out.push_str(&format!(
+                    "{:w$}  {:11}  {:7}  {}{opt_in}\n",
+                    p.name,
+                    "policy",
+                    p.severity.as_str(),
+                    p.summary
+                ));
+            }
             print(&out);
             ExitCode::SUCCESS
         }
-        Command::Rule { name } => match gpuops::rules::find(&name) {
-            Some(r) => {
+        Command::Rule { name, policy } => {
+            if let Some(r) = gpuops::rules::find(&name) {
                 print(&format!(
                     "{} ({}, {} by default)\n{}\n\n{}\n",
                     r.name,
@@ -236,16 +284,103 @@ fn main() -> ExitCode {
                     r.summary,
                     r.explanation()
                 ));
+                return ExitCode::SUCCESS;
+            }
+            let policies = match listing_policies(&policy) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            match policies.find(&name) {
+                Some(p) => {
+                    let opt_in = if p.default_on() {
+                        String::new()
+                    } else {
+                        format!("; off until enabled (`rules: {{{}: error}}`)", p.name)
+                    };
+                    print(&format!(
+                        "{} (policy, {} by default{opt_in})\n{}\n\n{}\n\nSource: {}\n",
+                        p.name,
+                        p.severity,
+                        p.summary,
+                        p.description.trim(),
+                        p.file
+                    ));
+                    ExitCode::SUCCESS
+                }
+                None => {
+                    let hint = gpuops::rules::closest(&name)
+                        .or_else(|| policies.closest(&name))
+                        .map(|c| format!(" (did you mean `{c}`?)"))
+                        .unwrap_or_default();
+                    eprintln!("error: no rule named `{name}`{hint}; `gpuops rules` lists them");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Policy {
+            command: PolicyCommand::Test { dirs },
+        } => policy_test(dirs),
+    }
+}
+
+/// The config found from the current directory (for commands without paths), or defaults.
+fn cwd_settings() -> Result<Settings, ExitCode> {
+    match config::discover(std::path::Path::new(".")) {
+        Some(path) => config::load(&path).map_err(|e| {
+            config_error(&e);
+            ExitCode::from(2)
+        }),
+        None => Ok(Settings::default()),
+    }
+}
+
+/// The policy directories of a run: the config's `policies:` (relative to the config's
+/// directory), then `--policy` ones.
+fn policy_dirs(settings: &Settings, cli: &[PathBuf]) -> Vec<PathBuf> {
+    let root = settings.root.clone().unwrap_or_default();
+    settings
+        .policy_dirs
+        .iter()
+        .map(|d| root.join(d))
+        .chain(cli.iter().cloned())
+        .collect()
+}
+
+/// The bundled pack and the run's policy directories; a policy that cannot load is exit 2.
+fn load_policies(settings: &Settings, cli: &[PathBuf]) -> Result<Policies, ExitCode> {
+    Policies::load(&policy_dirs(settings, cli), settings.policy_data.as_ref()).map_err(|e| {
+        eprintln!("error: invalid policy: {e}");
+        ExitCode::from(2)
+    })
+}
+
+/// The policies `gpuops rules` and `gpuops rule` describe.
+fn listing_policies(cli: &[PathBuf]) -> Result<Policies, ExitCode> {
+    load_policies(&cwd_settings()?, cli)
+}
+
+fn policy_test(dirs: Vec<PathBuf>) -> ExitCode {
+    let dirs = if dirs.is_empty() {
+        match cwd_settings() {
+            Ok(s) => policy_dirs(&s, &[]),
+            Err(code) => return code,
+        }
+    } else {
+        dirs
+    };
+    match gpuops::policy::testing::run(&dirs) {
+        Ok(report) => {
+            print(&report.render());
+            if report.passed() {
                 ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
             }
-            None => {
-                let hint = gpuops::rules::closest(&name)
-                    .map(|c| format!(" (did you mean `{c}`?)"))
-                    .unwrap_or_default();
-                eprintln!("error: no rule named `{name}`{hint}; `gpuops rules` lists them");
-                ExitCode::from(2)
-            }
-        },
+        }
+        Err(e) => {
+            eprintln!("error: invalid policy: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 
@@ -388,6 +523,7 @@ fn lint(args: LintArgs) -> ExitCode {
         .cloned()
         .collect();
 
+    let mut config_path: Option<PathBuf> = None;
     let mut settings = if args.no_config {
         Settings::default()
     } else {
@@ -399,6 +535,7 @@ fn lint(args: LintArgs) -> ExitCode {
                     .map_or(std::path::Path::new("."), |p| p.as_path()),
             ),
         };
+        config_path.clone_from(&found);
         match found {
             Some(path) => match config::load(&path) {
                 Ok(s) => s,
@@ -427,10 +564,26 @@ fn lint(args: LintArgs) -> ExitCode {
         settings.sources.kustomize = false;
         settings.sources.helm = false;
     }
+    let policies = match load_policies(&settings, &args.policy) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let problems = policies.unknown_refs(&settings);
+    if !problems.is_empty() {
+        let path = config_path.unwrap_or_else(|| PathBuf::from(config::FILE_NAME));
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        config_error(&config::ConfigError {
+            path,
+            text,
+            problems,
+        });
+        return ExitCode::from(2);
+    }
     if !args.rules.is_empty() {
         for r in &args.rules {
-            if gpuops::rules::find(r).is_none() {
+            if gpuops::rules::find(r).is_none() && policies.find(r).is_none() {
                 let hint = gpuops::rules::closest(r)
+                    .or_else(|| policies.closest(r))
                     .map(|c| format!(" (did you mean `{c}`?)"))
                     .unwrap_or_default();
                 eprintln!("error: no rule named `{r}`{hint}");
@@ -439,6 +592,7 @@ fn lint(args: LintArgs) -> ExitCode {
         }
         settings.only = Some(args.rules.clone());
     }
+    settings.policies = Some(std::sync::Arc::new(policies));
     // `--changed` alone lints the repository the config belongs to, wherever pre-commit runs it.
     if changed.is_some()
         && given.is_empty()
@@ -585,6 +739,11 @@ fn lint(args: LintArgs) -> ExitCode {
             eprintln!("error: --output-file {path}: {e}");
             code = 2;
         }
+    }
+    // A policy that failed on this input is an error of the run; the others still reported.
+    for e in &outcome.policy_errors {
+        eprintln!("error: {e}");
+        code = 2;
     }
     // Freeing millions of tree nodes one by one costs more than the process exit does.
     std::mem::forget(files);

@@ -96,6 +96,22 @@ pub fn apply(files: &[SourceFile], settings: &Settings, diagnostics: &mut Vec<Di
         .enumerate()
         .map(|(fid, f)| scan(fid, f))
         .collect();
+    // Policies come from the run's directories: a name some other run loaded is unknown here.
+    for f in &mut found {
+        let (known, unknown): (Vec<Entry>, Vec<Entry>) = f.entries.drain(..).partition(|e| {
+            !e.rule.starts_with(crate::policy::PREFIX)
+                || crate::policy::known(settings, e.rule).is_some()
+        });
+        f.entries = known;
+        f.invalid.extend(unknown.into_iter().map(|e| Invalid {
+            loc: e.loc,
+            message: format!(
+                "{} names unknown rule `{}`, so it suppresses nothing",
+                e.written, e.rule
+            ),
+            help: "`gpuops rules` lists the rule names".to_string(),
+        }));
+    }
     if found
         .iter()
         .all(|f| f.entries.is_empty() && f.invalid.is_empty())
@@ -266,7 +282,22 @@ fn annotation_entries(fid: FileId, ann: &Node, scope: &Scope, found: &mut Found)
             span: key_node.span,
         };
         let written = format!("annotation `{key}`");
-        let Some(rule) = resolve(name, loc, &written, found) else {
+        // An annotation key holds one `/`: policies are spelled `ignore.gpuops.dev/policy.<id>`.
+        if let Some(id) = name.strip_prefix(crate::policy::PREFIX) {
+            found.invalid.push(Invalid {
+                loc,
+                message: format!(
+                    "{written} is not a valid annotation key (one `/` at most), so Kubernetes rejects it"
+                ),
+                help: format!("write `{ANNOTATION_PREFIX}policy.{id}`"),
+            });
+            continue;
+        }
+        let policy_name = name
+            .strip_prefix("policy.")
+            .map(|id| format!("{}{id}", crate::policy::PREFIX));
+        let Some(rule) = resolve(policy_name.as_deref().unwrap_or(name), loc, &written, found)
+        else {
             continue;
         };
         let reason = value
@@ -310,6 +341,7 @@ fn resolve(name: &str, loc: Loc, written: &str, found: &mut Found) -> Option<&'s
             None
         }
         Some(r) => Some(r.name),
+        None if crate::policy::interned(name).is_some() => crate::policy::interned(name),
         None => {
             let hint = rules::closest(name)
                 .map(|c| format!(" (did you mean `{c}`?)"))

@@ -1813,3 +1813,158 @@ fn version_completions_and_man_page() {
     assert_eq!(code, 0);
     assert_eq!(out, gpuops::report::rules_markdown());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Policies
+
+#[test]
+fn bundled_policy_enabled_in_config_reports_in_every_format_and_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "job.yaml", GOOD_JOB);
+    write(
+        dir.path(),
+        ".gpuops.yaml",
+        "rules:\n  policy/team-label-missing: warning\n  policy/container-gpus-above-max: error\npolicy-data:\n  max_gpus_per_container: 0\n",
+    );
+    let (code, out, _) = stdout_of(
+        gpuops()
+            .arg("lint")
+            .arg(dir.path())
+            .args(["--format", "json"]),
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("\"policy/team-label-missing\""), "{out}");
+    assert!(out.contains("\"policy/container-gpus-above-max\""), "{out}");
+    let (_, sarif, _) = stdout_of(
+        gpuops()
+            .arg("lint")
+            .arg(dir.path())
+            .args(["--format", "sarif"]),
+    );
+    assert!(sarif.contains("policy/container-gpus-above-max"), "{sarif}");
+    // Off in the config again: no policy runs; `--fail-on` still applies to the rest.
+    write(
+        dir.path(),
+        ".gpuops.yaml",
+        "rules:\n  policy/team-label-missing: off\n",
+    );
+    let (code, out, _) = stdout_of(gpuops().arg("lint").arg(dir.path()));
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn user_policy_dir_runs_by_default_and_is_suppressible_by_annotation() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "policies/kind.rego",
+        "package org.kinds\nimport rego.v1\nmetadata := {\"id\": \"no-jobs\", \"summary\": \"no Jobs\"}\ndeny contains {\"msg\": \"a Job\", \"object\": o} if {\n\tsome o in input.by_kind.Job\n}\n",
+    );
+    write(dir.path(), "repo/job.yaml", GOOD_JOB);
+    let (code, out, _) = stdout_of(
+        gpuops()
+            .arg("lint")
+            .arg(dir.path().join("repo"))
+            .arg("--policy")
+            .arg(dir.path().join("policies")),
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("policy/no-jobs"), "{out}");
+    let suppressed = GOOD_JOB.replace(
+        "  name: ok\n",
+        "  name: ok\n  annotations:\n    ignore.gpuops.dev/policy.no-jobs: \"batch is allowed here\"\n",
+    );
+    write(dir.path(), "repo/job.yaml", &suppressed);
+    let (code, out, _) = stdout_of(
+        gpuops()
+            .arg("lint")
+            .arg(dir.path().join("repo"))
+            .arg("--policy")
+            .arg(dir.path().join("policies")),
+    );
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn policy_syntax_error_exits_two_with_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "p/bad.rego",
+        "package org.bad\n\ndeny contains m if {\n  m := 1 +\n}\n",
+    );
+    write(dir.path(), "job.yaml", GOOD_JOB);
+    let (code, _, err) = stdout_of(
+        gpuops()
+            .arg("lint")
+            .arg(dir.path().join("job.yaml"))
+            .arg("--policy")
+            .arg(dir.path().join("p")),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("p/bad.rego:4:5: "), "{err}");
+}
+
+#[test]
+fn unknown_policy_in_config_is_a_located_config_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "job.yaml", GOOD_JOB);
+    write(
+        dir.path(),
+        ".gpuops.yaml",
+        "rules:\n  policy/team-label-mising: error\n",
+    );
+    let (code, _, err) = stdout_of(gpuops().arg("lint").arg(dir.path()));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("unknown policy `policy/team-label-mising`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("did you mean `policy/team-label-missing`"),
+        "{err}"
+    );
+    assert!(err.contains(":2:3"), "{err}");
+}
+
+#[test]
+fn policy_test_reports_like_opa_and_exits_one_on_failure() {
+    let (code, out, _) = stdout_of(gpuops().args(["policy", "test", "examples/policies"]));
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("data.org.training_queue_test.test_inference_is_not_judged: PASS"),
+        "{out}"
+    );
+    assert!(
+        out.lines().last().is_some_and(|l| l.starts_with("PASS: ")),
+        "{out}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "t/x_test.rego",
+        "package org.x_test\nimport rego.v1\ntest_fails if { 1 == 2 }\ntest_passes if { 1 == 1 }\n",
+    );
+    let (code, out, _) = stdout_of(gpuops().args(["policy", "test"]).arg(dir.path().join("t")));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("data.org.x_test.test_fails: FAIL"), "{out}");
+    assert!(out.contains("FAIL: 1/"), "{out}");
+}
+
+#[test]
+fn rule_explains_policies() {
+    let (code, out, _) = stdout_of(gpuops().args(["rule", "policy/gpu-quota-missing"]));
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("policy/gpu-quota-missing (policy, error by default; off until enabled"),
+        "{out}"
+    );
+    assert!(
+        out.contains("## Why is this bad?")
+            && out.contains("Source: policies/gpu-quota-missing.rego"),
+        "{out}"
+    );
+    let (code, out, _) = stdout_of(gpuops().args(["rules", "--policy", "examples/policies"]));
+    assert_eq!(code, 0);
+    assert!(out.contains("policy/training-queue-missing"), "{out}");
+}

@@ -1,0 +1,89 @@
+# A namespace runs only on the accelerators it is allowed.
+package gpuops.policy.accelerator_not_allowed
+
+import rego.v1
+
+metadata := {
+	"id": "accelerator-not-allowed",
+	"severity": "error",
+	"summary": "GPU workload may run on accelerators its namespace is not allowed",
+	"description": concat("", [
+		`## What it does
+With `,
+		"`policy-data: {namespace_accelerators: {research: [a100, h100]}}`",
+		`, flags GPU pod
+templates of a listed namespace that select an accelerator outside its list
+(`,
+		"`karpenter.k8s.aws/instance-gpu-name`",
+		` in the nodeSelector), or that may land on a NodePool
+whose instance types offer one. Pools whose instance types are open (not bounded by their
+requirements) are not judged. Namespaces not listed are not checked.
+
+## Why is this bad?
+Accelerator budgets are set per team: a research namespace that lands on H200 capacity reserved
+for production inference pushes that traffic onto on-demand capacity, or out of the cluster.
+
+## Example
+    # policy-data: {namespace_accelerators: {research: [a100]}}
+    kind: Job
+    metadata: {name: sweep, namespace: research}
+    spec:
+      template:
+        spec:
+          nodeSelector: {karpenter.k8s.aws/instance-gpu-name: h100}
+
+## Fix
+Select an allowed accelerator (nodeSelector, or a queue whose flavors lead to allowed pools), or
+extend the namespace's list in the config.`,
+	]),
+}
+
+# Namespaces not listed have no set: they are not judged.
+allowed(ns) := {lower(n) | some n in list} if {
+	list := data.namespace_accelerators[ns]
+	is_array(list)
+}
+
+# The GPU names a template selects itself.
+selected(t) := name if {
+	spec := object.get(input.objects[t.object], t.spec_path, {})
+	name := lower(spec.nodeSelector["karpenter.k8s.aws/instance-gpu-name"])
+}
+
+# Without a list nothing is judged: skip the templates then.
+configured if count(data.namespace_accelerators) > 0
+
+deny contains finding if {
+	configured
+	some t in input.gpu_templates
+	ok := allowed(t.namespace)
+	name := selected(t)
+	not name in ok
+	finding := {
+		"msg": sprintf("%s `%s` selects `%s` GPUs; namespace `%s` may use only %s", [t.kind, object.get(t, "name", "<unnamed>"), name, t.namespace, concat(", ", sort(ok))]),
+		"object": t.object,
+		"path": array.concat(t.spec_path, ["nodeSelector", "karpenter.k8s.aws/instance-gpu-name"]),
+		"help": "select an allowed accelerator, or allow this one for the namespace in `policy-data.namespace_accelerators`",
+	}
+}
+
+deny contains finding if {
+	configured
+	some t in input.gpu_templates
+	ok := allowed(t.namespace)
+	not selected(t)
+	pools := sort([sprintf("`%s` (%s)", [p, concat(", ", bad)]) |
+		some p in t.nodepools
+		names := input.nodepools[p].gpu_names
+		is_array(names)
+		bad := sort({n | some n in names; not lower(n) in ok})
+		count(bad) > 0
+	])
+	count(pools) > 0
+	finding := {
+		"msg": sprintf("%s `%s` may land on NodePool %s; namespace `%s` may use only %s", [t.kind, object.get(t, "name", "<unnamed>"), concat(", ", pools), t.namespace, concat(", ", sort(ok))]),
+		"object": t.object,
+		"path": array.concat(t.spec_path, ["nodeSelector"]),
+		"help": "select pools of allowed accelerators (nodeSelector or the queue's flavors), or bound those pools' instance types",
+	}
+}

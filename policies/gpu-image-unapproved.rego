@@ -1,0 +1,134 @@
+# Only approved, pinned images run on GPU nodes.
+package gpuops.policy.gpu_image_unapproved
+
+import rego.v1
+
+metadata := {
+	"id": "gpu-image-unapproved",
+	"severity": "error",
+	"summary": "GPU pod image from a registry not allowed, or on `:latest`",
+	"description": concat("", [
+		`## What it does
+Flags the images of GPU pods (every container of a pod that asks for GPUs) that are on
+`,
+		"`:latest`",
+		` or carry no tag, and, when `,
+		"`policy-data: {allowed_registries: [...]}`",
+		` lists
+registries (`,
+		"`nvcr.io/nvidia`",
+		`, `,
+		"`123456789012.dkr.ecr.us-east-1.amazonaws.com`",
+		`), images from
+any other registry. Images without a registry are Docker Hub's (`,
+		"`docker.io`",
+		`).
+
+## Why is this bad?
+GPU nodes hold the most valuable data and credentials of the cluster (model weights, training
+data, instance roles). An image from an unvetted registry runs with all of it; an image on
+`,
+		"`:latest`",
+		` changes under a running training job, so a restarted worker runs other code (and
+other CUDA libraries) than its peers.
+
+## Example
+    containers:
+    - name: train
+      image: pytorch/pytorch:latest
+      resources: {limits: {nvidia.com/gpu: 8}}
+
+## Fix
+Pull from an approved registry and pin a version tag or a digest:
+`,
+		"`nvcr.io/nvidia/pytorch:24.05-py3`",
+		`.`,
+	]),
+}
+
+default registries := []
+
+registries := data.allowed_registries if is_array(data.allowed_registries)
+
+# `${IMAGE}`, `{{ .Values.image }}`: filled in later, nothing to judge yet.
+placeholder(img) if contains(img, "${")
+
+placeholder(img) if contains(img, "{{")
+
+# The image reference with its registry: `pytorch/pytorch` is `docker.io/pytorch/pytorch`.
+full(img) := img if {
+	first := split(img, "/")[0]
+	count(split(img, "/")) > 1
+	regex.match(`[.:]|^localhost$`, first)
+}
+
+full(img) := concat("/", ["docker.io", img]) if {
+	first := split(img, "/")[0]
+	count(split(img, "/")) > 1
+	not regex.match(`[.:]|^localhost$`, first)
+}
+
+full(img) := concat("/", ["docker.io/library", img]) if {
+	count(split(img, "/")) == 1
+}
+
+approved(img) if {
+	some r in registries
+	prefix := trim_suffix(r, "/")
+	startswith(full(img), concat("", [prefix, "/"]))
+}
+
+# The tag of a reference without digest (`""` when there is none).
+tag(img) := t if {
+	not contains(img, "@")
+	parts := split(img, "/")
+	last := parts[count(parts) - 1]
+	contains(last, ":")
+	t := split(last, ":")[1]
+}
+
+tag(img) := "" if {
+	not contains(img, "@")
+	parts := split(img, "/")
+	not contains(parts[count(parts) - 1], ":")
+}
+
+images contains [t, c] if {
+	some t in input.gpu_templates
+	some c in t.containers
+	is_string(c.image)
+	not placeholder(c.image)
+}
+
+# Each distinct image is judged once: repositories reuse a handful of images thousands of times.
+distinct := {c.image | some [_, c] in images}
+
+unapproved := {img | some img in distinct; not approved(img)}
+
+unpinned := {img: tg | some img in distinct; tg := tag(img); tg in {"", "latest"}}
+
+deny contains finding if {
+	count(registries) > 0
+	count(unapproved) > 0
+	some [t, c] in images
+	c.image in unapproved
+	finding := {
+		"msg": sprintf("GPU pod of %s `%s` runs `%s`, from a registry not allowed (allowed: %s)", [t.kind, object.get(t, "name", "<unnamed>"), c.image, concat(", ", registries)]),
+		"object": t.object,
+		"path": array.concat(c.path, ["image"]),
+		"help": "pull the image from an approved registry (mirror it there first)",
+	}
+}
+
+deny contains finding if {
+	count(unpinned) > 0
+	some [t, c] in images
+	tg := unpinned[c.image]
+	what := {true: "on `:latest`", false: "without a tag (`:latest`)"}[tg == "latest"]
+	finding := {
+		"msg": sprintf("GPU pod of %s `%s` runs `%s` %s: restarted workers may run other code than their peers", [t.kind, object.get(t, "name", "<unnamed>"), c.image, what]),
+		"object": t.object,
+		"path": array.concat(c.path, ["image"]),
+		"help": "pin a version tag or a digest (`@sha256:…`)",
+	}
+}

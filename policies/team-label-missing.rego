@@ -1,0 +1,80 @@
+# GPU workloads must say who pays for them.
+package gpuops.policy.team_label_missing
+
+import rego.v1
+
+metadata := {
+	"id": "team-label-missing",
+	"severity": "error",
+	"summary": "GPU workload without an owner or team label",
+	"description": concat("", [
+		`## What it does
+Flags each GPU pod template whose pods carry none of the chargeback label keys (default
+`,
+		"`team`",
+		` and `,
+		"`owner`",
+		`; `,
+		"`policy-data: {team_label_keys: [...]}`",
+		` sets them), on the pod
+template or on the workload itself.
+
+## Why is this bad?
+GPU hours are the largest line of the bill. Cost tools (Kubecost, OpenCost, CUR split by label)
+attribute them by pod label: an unlabelled training run is charged to nobody, and nobody is asked
+why it ran for a week.
+
+## Example
+    kind: Job
+    metadata: {name: finetune, namespace: ml}
+    spec:
+      template:
+        spec:
+          containers:
+          - name: train
+            resources: {limits: {nvidia.com/gpu: 8}}
+
+## Fix
+Label the pod template (or the workload): `,
+		"`metadata.labels.team: search-ranking`",
+		`.`,
+	]),
+}
+
+default keys := ["team", "owner"]
+
+keys := data.team_label_keys if is_array(data.team_label_keys)
+
+labelled(labels) if {
+	some k in keys
+	is_string(labels[k])
+	labels[k] != ""
+}
+
+# Point at the labels a team label would join: the pod template's, else the workload's (a path
+# that does not resolve points at the workload's name).
+place(t, _) := array.concat(t.path, ["metadata", "labels"]) if count(t.labels) > 0
+
+place(t, o) := ["metadata", "labels"] if {
+	count(t.labels) == 0
+	count(object.get(o, ["metadata", "labels"], {})) > 0
+}
+
+place(t, o) := ["metadata", "name"] if {
+	count(t.labels) == 0
+	count(object.get(o, ["metadata", "labels"], {})) == 0
+}
+
+deny contains finding if {
+	some t in input.gpu_templates
+	o := input.objects[t.object]
+	not labelled(object.get(o, ["metadata", "labels"], {}))
+	not labelled(t.labels)
+	names := concat(" or ", [sprintf("`%s`", [k]) | some k in keys])
+	finding := {
+		"msg": sprintf("%s `%s` runs GPU pods without a %s label: its GPU hours cannot be charged back", [t.kind, object.get(t, "name", "<unnamed>"), names]),
+		"object": t.object,
+		"path": place(t, o),
+		"help": sprintf("add `%s: <team>` to the pod template's labels", [keys[0]]),
+	}
+}

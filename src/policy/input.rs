@@ -1,0 +1,708 @@
+//! The input document policies read, built once per cluster index and shared by every policy.
+//!
+//! Versioned by [`INPUT_VERSION`]; the README ("Policies") documents every field. Objects are the
+//! manifests as Kubernetes reads them (YAML 1.1 scalars resolved: `8` is a number, `"8"` a
+//! string, `yes` a boolean) with a `gpuops` key added for what the file cannot say (index, file,
+//! cluster); derived facts (pod templates, GPU requests, intent, queues, landing NodePools) are
+//! the index's, so policies never re-derive Kubernetes semantics.
+
+use crate::index::Index;
+use crate::intent::IntentKind;
+use crate::model::{Container, is_gpu_resource};
+use crate::yaml::{Node, Value as Y, Yaml11};
+use rayon::prelude::*;
+use regorus::Value;
+use std::collections::BTreeMap;
+
+/// Bumped when a field changes meaning or goes away (additions keep it).
+pub const INPUT_VERSION: &str = "gpuops.dev/policy-input/v1";
+
+/// One step of a field path: a map key or a list index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+impl Seg {
+    fn value(&self) -> Value {
+        match self {
+            Seg::Key(k) => Value::from(k.as_str()),
+            Seg::Index(i) => Value::from(*i as u64),
+        }
+    }
+}
+
+fn path_value(path: &[Seg]) -> Value {
+    Value::from(path.iter().map(Seg::value).collect::<Vec<_>>())
+}
+
+fn obj(entries: Vec<(&str, Value)>) -> Value {
+    Value::from(
+        entries
+            .into_iter()
+            .map(|(k, v)| (Value::from(k), v))
+            .collect::<BTreeMap<Value, Value>>(),
+    )
+}
+
+fn opt_str(s: Option<&str>) -> Value {
+    s.map_or(Value::Null, Value::from)
+}
+
+fn strings<'s>(items: impl IntoIterator<Item = &'s str>) -> Value {
+    Value::from(items.into_iter().map(Value::from).collect::<Vec<_>>())
+}
+
+/// A YAML node as Kubernetes would read it (go-yaml v2, YAML 1.1 plain scalars).
+pub fn node_value(n: &Node) -> Value {
+    Strings::default().node(n)
+}
+
+/// Converts nodes, sharing one `Value` per distinct short string: manifests repeat the same keys
+/// and values (`name`, `resources`, `nvidia.com/gpu`) thousands of times, and a shared string is
+/// one allocation to make and to free instead of thousands.
+#[derive(Default)]
+pub struct Strings<'a> {
+    seen: std::collections::HashMap<&'a str, Value>,
+}
+
+impl<'a> Strings<'a> {
+    pub fn get(&mut self, s: &'a str) -> Value {
+        if s.len() > 48 {
+            return Value::from(s);
+        }
+        self.seen.entry(s).or_insert_with(|| Value::from(s)).clone()
+    }
+
+    pub fn node(&mut self, n: &'a Node) -> Value {
+        match &n.value {
+            Y::Scalar { text, .. } => match n.yaml11() {
+                Some(Yaml11::Str) | None => self.get(text),
+                kind => scalar(text, kind),
+            },
+            Y::Seq(items) => Value::from(items.iter().map(|i| self.node(i)).collect::<Vec<_>>()),
+            Y::Map(entries) => Value::from(
+                entries
+                    .iter()
+                    .filter_map(|(k, v)| Some((self.get(k.as_str()?), self.node(v))))
+                    .collect::<BTreeMap<Value, Value>>(),
+            ),
+        }
+    }
+}
+
+fn scalar(text: &str, kind: Option<Yaml11>) -> Value {
+    match kind {
+        Some(Yaml11::Null) => Value::Null,
+        Some(Yaml11::Bool) => Value::from(matches!(
+            text,
+            "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON"
+        )),
+        Some(Yaml11::Int) => int(text).map_or_else(|| Value::from(text), Value::from),
+        Some(Yaml11::Float) => {
+            let clean = text.replace('_', "");
+            match clean.parse::<f64>() {
+                Ok(f) if f.is_finite() => Value::from(f),
+                // Rego has no infinities or NaN: keep the text.
+                _ => Value::from(text),
+            }
+        }
+        _ => Value::from(text),
+    }
+}
+
+/// A YAML 1.1 integer: decimal, `0x` hex, leading-zero octal, `_` separators.
+fn int(text: &str) -> Option<i64> {
+    let (neg, body) = match text.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let body = body.replace('_', "");
+    let v = if let Some(hex) = body.strip_prefix("0x") {
+        i64::from_str_radix(hex, 16).ok()?
+    } else if body.len() > 1 && body.starts_with('0') {
+        i64::from_str_radix(&body[1..], 8).ok()?
+    } else {
+        body.parse::<i64>().ok()?
+    };
+    Some(if neg { -v } else { v })
+}
+
+/// YAML as JSON, typed the same way (for `policy-data:` in the config).
+pub fn node_json(n: &Node) -> serde_json::Value {
+    use serde_json::Value as J;
+    match &n.value {
+        Y::Scalar { text, .. } => match n.yaml11() {
+            Some(Yaml11::Null) => J::Null,
+            Some(Yaml11::Bool) => J::Bool(scalar(text, n.yaml11()) == Value::from(true)),
+            Some(Yaml11::Int) => int(text).map_or_else(|| J::from(text.as_str()), J::from),
+            Some(Yaml11::Float) => text
+                .replace('_', "")
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map_or_else(|| J::from(text.as_str()), J::Number),
+            _ => J::from(text.as_str()),
+        },
+        Y::Seq(items) => J::Array(items.iter().map(node_json).collect()),
+        Y::Map(entries) => J::Object(
+            entries
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str()?.to_string(), node_json(v))))
+                .collect(),
+        ),
+    }
+}
+
+/// The path of `target` inside `root`, found by identity.
+pub fn path_to(root: &Node, target: &Node) -> Option<Vec<Seg>> {
+    fn walk<'n>(n: &'n Node, target: &Node, prune: bool, out: &mut Vec<Step<'n>>) -> bool {
+        if std::ptr::eq(n, target) {
+            return true;
+        }
+        let at = target.span.start.byte;
+        // Spans nest, so only the child whose span holds the target's start can hold it; aliases
+        // copy nodes with their anchor's span, which the unpruned second pass covers.
+        let holds = |c: &Node| !prune || (c.span.start.byte <= at && at < c.span.end.max(at + 1));
+        match &n.value {
+            Y::Scalar { .. } => false,
+            Y::Seq(items) => items.iter().enumerate().any(|(i, c)| {
+                holds(c) && {
+                    out.push(Step::Index(i));
+                    walk(c, target, prune, out) || {
+                        out.pop();
+                        false
+                    }
+                }
+            }),
+            Y::Map(entries) => entries.iter().any(|(k, v)| {
+                let Some(key) = k.as_str() else { return false };
+                holds(v) && {
+                    out.push(Step::Key(key));
+                    walk(v, target, prune, out) || {
+                        out.pop();
+                        false
+                    }
+                }
+            }),
+        }
+    }
+    enum Step<'n> {
+        Key(&'n str),
+        Index(usize),
+    }
+    let mut out = Vec::new();
+    let found = walk(root, target, true, &mut out) || {
+        out.clear();
+        walk(root, target, false, &mut out)
+    };
+    found.then(|| {
+        out.into_iter()
+            .map(|s| match s {
+                Step::Key(k) => Seg::Key(k.to_string()),
+                Step::Index(i) => Seg::Index(i),
+            })
+            .collect()
+    })
+}
+
+/// The node at `path` inside `root`, or the deepest one that exists on the way (with how many
+/// steps resolved).
+pub fn resolve<'n>(root: &'n Node, path: &[Seg]) -> (&'n Node, usize) {
+    let mut at = root;
+    for (i, seg) in path.iter().enumerate() {
+        let next = match seg {
+            Seg::Key(k) => at.get(k),
+            Seg::Index(ix) => at.as_seq().and_then(|s| s.get(*ix)),
+        };
+        match next {
+            Some(n) => at = n,
+            None => return (at, i),
+        }
+    }
+    (at, path.len())
+}
+
+fn intent_name(k: IntentKind) -> &'static str {
+    match k {
+        IntentKind::Training => "training",
+        IntentKind::Inference => "inference",
+        IntentKind::Benchmark => "benchmark",
+        IntentKind::SmokeTest => "smoke-test",
+        IntentKind::Compile => "compile",
+        IntentKind::Other => "other",
+    }
+}
+
+/// Builds the input document of one cluster's index. Objects are converted in parallel, once;
+/// the views (`by_kind`, `gpu_templates`) share them.
+pub fn build(ix: &Index<'_>, cluster: Option<&str>) -> Value {
+    build_parts(ix, cluster).0
+}
+
+/// [`build`], with the objects kept aside: dropping them in parallel after the document halves
+/// the time freeing hundreds of thousands of values takes.
+pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>) -> (Value, Vec<Value>) {
+    let mut owned: Vec<Vec<usize>> = vec![Vec::new(); ix.objects.len()];
+    for (ti, t) in ix.templates.iter().enumerate() {
+        if let Some(v) = owned.get_mut(t.owner) {
+            v.push(ti);
+        }
+    }
+    let objects: Vec<Value> = ix
+        .objects
+        .par_iter()
+        .enumerate()
+        .map_init(Strings::default, |strings, (i, o)| {
+            object(ix, strings, i, o, cluster, &owned[i])
+        })
+        .collect();
+    let templates: Vec<Value> = (0..ix.templates.len())
+        .into_par_iter()
+        .map(|ti| template(ix, ti))
+        .collect();
+
+    let mut by_kind: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    for (o, v) in ix.objects.iter().zip(&objects) {
+        by_kind.entry(o.kind).or_default().push(v.clone());
+    }
+    let gpu_templates: Vec<Value> = ix
+        .templates
+        .iter()
+        .zip(&templates)
+        .filter(|(t, _)| t.requests_gpu())
+        .map(|(_, v)| v.clone())
+        .collect();
+
+    // Per namespace: its Namespace object, its objects, its GPU templates and what they ask for.
+    #[derive(Default)]
+    struct Ns<'x> {
+        object: Option<usize>,
+        objects: Vec<usize>,
+        gpu_templates: Vec<usize>,
+        gpu_resources: Vec<&'x str>,
+    }
+    let mut namespaces: BTreeMap<&str, Ns> = BTreeMap::new();
+    for (i, o) in ix.objects.iter().enumerate() {
+        if o.is("", "Namespace")
+            && let Some(n) = o.name
+        {
+            namespaces.entry(n).or_default().object.get_or_insert(i);
+        }
+        if let Some(ns) = o.namespace {
+            namespaces.entry(ns).or_default().objects.push(i);
+        }
+    }
+    for (ti, t) in ix.templates.iter().enumerate() {
+        let Some(ns) = ix.owner(t).namespace else {
+            continue;
+        };
+        if !t.requests_gpu() {
+            continue;
+        }
+        let e = namespaces.entry(ns).or_default();
+        e.gpu_templates.push(ti);
+        for c in &t.containers {
+            for (name, _) in c.accelerators() {
+                if is_gpu_resource(name) && !e.gpu_resources.contains(&name) {
+                    e.gpu_resources.push(name);
+                }
+            }
+        }
+    }
+    let indices =
+        |v: &[usize]| Value::from(v.iter().map(|&i| Value::from(i as u64)).collect::<Vec<_>>());
+    let namespaces: BTreeMap<Value, Value> = namespaces
+        .into_iter()
+        .map(|(name, mut n)| {
+            n.gpu_resources.sort_unstable();
+            let facts = obj(vec![
+                ("name", Value::from(name)),
+                (
+                    "object",
+                    n.object.map_or(Value::Null, |i| Value::from(i as u64)),
+                ),
+                ("objects", indices(&n.objects)),
+                ("gpu_templates", indices(&n.gpu_templates)),
+                ("gpu_resources", strings(n.gpu_resources)),
+            ]);
+            (Value::from(name), facts)
+        })
+        .collect();
+
+    let mut nodepools = BTreeMap::new();
+    for p in &ix.nodepools {
+        let key = Value::from(p.name);
+        if nodepools.contains_key(&key) {
+            continue;
+        }
+        let bounded = crate::sched::bounded_instances(p);
+        let gpu_names = bounded.as_ref().map(|b| {
+            let mut n: Vec<&str> = b.iter().map(|i| i.gpu_name).collect();
+            n.sort_unstable();
+            n.dedup();
+            strings(n)
+        });
+        let types = bounded
+            .as_ref()
+            .map(|b| strings(b.iter().map(|i| i.instance_type)));
+        let gpu = match crate::sched::gpu_capability(p) {
+            crate::sched::GpuCapability::Explicit => "explicit",
+            crate::sched::GpuCapability::Possible => "possible",
+            crate::sched::GpuCapability::None => "none",
+        };
+        nodepools.insert(
+            key,
+            obj(vec![
+                ("name", Value::from(p.name)),
+                ("object", Value::from(p.obj as u64)),
+                ("gpu", Value::from(gpu)),
+                ("instance_types", types.unwrap_or(Value::Null)),
+                ("gpu_names", gpu_names.unwrap_or(Value::Null)),
+                ("capacity_types", strings(p.capacity_types())),
+            ]),
+        );
+    }
+    let mut flavors = BTreeMap::new();
+    for f in &ix.flavors {
+        flavors.entry(Value::from(f.name)).or_insert_with(|| {
+            obj(vec![
+                ("name", Value::from(f.name)),
+                ("object", Value::from(f.obj as u64)),
+                (
+                    "node_labels",
+                    f.node_labels_node.map_or(Value::new_object(), node_value),
+                ),
+            ])
+        });
+    }
+    let mut cluster_queues = BTreeMap::new();
+    for q in &ix.cluster_queues {
+        let mut names: Vec<&str> = Vec::new();
+        for (n, _, _) in &q.flavors {
+            if !names.contains(n) {
+                names.push(n);
+            }
+        }
+        cluster_queues
+            .entry(Value::from(q.name))
+            .or_insert_with(|| {
+                obj(vec![
+                    ("name", Value::from(q.name)),
+                    ("object", Value::from(q.obj as u64)),
+                    ("flavors", strings(names)),
+                ])
+            });
+    }
+    let mut local_queues = BTreeMap::new();
+    for q in &ix.local_queues {
+        let key = format!("{}/{}", q.namespace.unwrap_or(""), q.name);
+        local_queues.entry(Value::from(key)).or_insert_with(|| {
+            obj(vec![
+                ("name", Value::from(q.name)),
+                ("namespace", opt_str(q.namespace)),
+                ("object", Value::from(q.obj as u64)),
+                (
+                    "cluster_queue",
+                    opt_str(q.cluster_queue.and_then(|n| n.as_str())),
+                ),
+            ])
+        });
+    }
+
+    let doc = obj(vec![
+        ("version", Value::from(INPUT_VERSION)),
+        ("cluster", opt_str(cluster)),
+        (
+            "settings",
+            obj(vec![
+                ("eks", Value::from(ix.settings.eks)),
+                ("karpenter", Value::from(ix.uses_karpenter())),
+            ]),
+        ),
+        ("objects", Value::from(objects.clone())),
+        (
+            "by_kind",
+            Value::from(
+                by_kind
+                    .into_iter()
+                    .map(|(k, v)| (Value::from(k), Value::from(v)))
+                    .collect::<BTreeMap<_, _>>(),
+            ),
+        ),
+        ("templates", Value::from(templates)),
+        ("gpu_templates", Value::from(gpu_templates)),
+        ("namespaces", Value::from(namespaces)),
+        ("nodepools", Value::from(nodepools)),
+        ("flavors", Value::from(flavors)),
+        ("cluster_queues", Value::from(cluster_queues)),
+        ("local_queues", Value::from(local_queues)),
+    ]);
+    (doc, objects)
+}
+
+fn object<'a>(
+    ix: &Index<'a>,
+    strings: &mut Strings<'a>,
+    i: usize,
+    o: &crate::model::Object<'a>,
+    cluster: Option<&str>,
+    templates: &[usize],
+) -> Value {
+    let mut m: BTreeMap<Value, Value> = BTreeMap::new();
+    for (k, _, v) in o.root.entries() {
+        // Runtime state, not what the repository declares.
+        if k == "status" {
+            continue;
+        }
+        m.insert(strings.get(k), strings.node(v));
+    }
+    m.insert(
+        Value::from("gpuops"),
+        obj(vec![
+            ("index", Value::from(i as u64)),
+            (
+                "file",
+                Value::from(ix.files.get(o.file).map_or("", |f| f.path.as_str())),
+            ),
+            ("cluster", opt_str(cluster)),
+            ("group", Value::from(o.group)),
+            ("version", Value::from(o.version)),
+            (
+                "templates",
+                Value::from(
+                    templates
+                        .iter()
+                        .map(|&t| Value::from(t as u64))
+                        .collect::<Vec<_>>(),
+                ),
+            ),
+        ]),
+    );
+    Value::from(m)
+}
+
+fn container(c: &Container<'_>, spec_path: &[Seg], index: usize) -> Value {
+    let mut path = spec_path.to_vec();
+    path.push(Seg::Key(
+        if c.init {
+            "initContainers"
+        } else {
+            "containers"
+        }
+        .into(),
+    ));
+    path.push(Seg::Index(index));
+    let mut resources = BTreeMap::new();
+    let mut gpu_resources = Vec::new();
+    let mut gpu_path = Value::Null;
+    for (name, _) in c.accelerators() {
+        let (which, q) = match c.limits.and_then(|l| l.get(name)) {
+            Some(q) => ("limits", Some(q)),
+            None => ("requests", c.requests.and_then(|r| r.get(name))),
+        };
+        if let Some(q) = q {
+            resources.insert(Value::from(name), node_value(q));
+        }
+        if is_gpu_resource(name) {
+            gpu_resources.push(Value::from(name));
+            if gpu_path == Value::Null {
+                let mut p = path.clone();
+                for s in ["resources", which, name] {
+                    p.push(Seg::Key(s.into()));
+                }
+                gpu_path = path_value(&p);
+            }
+        }
+    }
+    obj(vec![
+        ("name", opt_str(c.name)),
+        ("init", Value::from(c.init)),
+        ("image", opt_str(c.get("image").and_then(|n| n.as_str()))),
+        ("path", path_value(&path)),
+        ("gpus", Value::from(c.gpu_count())),
+        ("gpu_resources", Value::from(gpu_resources)),
+        ("gpu_path", gpu_path),
+        ("accelerators", Value::from(resources)),
+    ])
+}
+
+fn template(ix: &Index<'_>, ti: usize) -> Value {
+    let t = &ix.templates[ti];
+    let owner = ix.owner(t);
+    // The pod spec's path, found by identity; the template is its parent (a bare Pod is its own).
+    let spec_path = path_to(owner.root, t.spec).unwrap_or_default();
+    let mut tpath = spec_path.clone();
+    tpath.pop();
+    let mut counts = [0usize; 2];
+    let containers: Vec<Value> = t
+        .containers
+        .iter()
+        .map(|c| {
+            let n = &mut counts[usize::from(c.init)];
+            let v = container(c, &spec_path, *n);
+            *n += 1;
+            v
+        })
+        .collect();
+    let intent = ix.classes.get(ti);
+    let queue = ix.queues.get(ti).copied().flatten().map(|q| {
+        let name = q.label.and_then(|n| n.as_str()).unwrap_or("default");
+        let lq = q.local_queue.map(|i| &ix.local_queues[i]);
+        let cq = q.cluster_queue.map(|i| &ix.cluster_queues[i]);
+        let mut flavors: Vec<&str> = Vec::new();
+        for (n, _, _) in cq.map(|c| c.flavors.as_slice()).unwrap_or_default() {
+            if !flavors.contains(n) {
+                flavors.push(n);
+            }
+        }
+        obj(vec![
+            ("name", Value::from(name)),
+            (
+                "local_queue",
+                lq.map_or(Value::Null, |l| {
+                    Value::from(format!("{}/{}", l.namespace.unwrap_or(""), l.name))
+                }),
+            ),
+            ("cluster_queue", opt_str(cq.map(|c| c.name))),
+            ("flavors", strings(flavors)),
+        ])
+    });
+    let landings = landings(ix, ti);
+    let mut pools: Vec<&str> = landings
+        .iter()
+        .flat_map(|(_, ps)| ps.iter().copied())
+        .collect();
+    pools.sort_unstable();
+    pools.dedup();
+    let meta = |k: &str| {
+        t.metadata
+            .and_then(|m| m.get(k))
+            .map_or(Value::new_object(), node_value)
+    };
+    obj(vec![
+        ("index", Value::from(ti as u64)),
+        ("object", Value::from(t.owner as u64)),
+        ("kind", Value::from(owner.kind)),
+        ("namespace", opt_str(owner.namespace)),
+        ("name", opt_str(owner.name)),
+        ("path", path_value(&tpath)),
+        ("spec_path", path_value(&spec_path)),
+        ("path_text", Value::from(t.path.as_str())),
+        ("labels", meta("labels")),
+        ("annotations", meta("annotations")),
+        ("gpus", Value::from(t.gpus_per_pod())),
+        ("requests_gpu", Value::from(t.requests_gpu())),
+        (
+            "intent",
+            Value::from(intent.map_or("other", |i| intent_name(i.kind))),
+        ),
+        (
+            "intent_evidence",
+            Value::from(intent.map_or("", |i| i.evidence.as_str())),
+        ),
+        ("containers", Value::from(containers)),
+        ("queue", queue.unwrap_or(Value::Null)),
+        ("nodepools", strings(pools)),
+        (
+            "landings",
+            Value::from(
+                landings
+                    .into_iter()
+                    .map(|(flavor, ps)| {
+                        obj(vec![
+                            ("flavor", opt_str(flavor)),
+                            ("nodepools", strings(ps)),
+                        ])
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+        ),
+    ])
+}
+
+/// Per variant of a GPU template (one per Kueue flavor; one without Kueue): the flavor and the
+/// NodePools whose labels, requirements and taints admit it, as `Index::landing_pools` decides.
+fn landings<'i>(ix: &'i Index<'_>, ti: usize) -> Vec<(Option<&'i str>, Vec<&'i str>)> {
+    let mut out = Vec::new();
+    for (v, &pl) in ix
+        .variant_placements
+        .get(ti)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let Some(variant) = ix.variants.get(ti).and_then(|vs| vs.get(v)) else {
+            continue;
+        };
+        let Some(placement) = ix.placements.get(pl) else {
+            continue;
+        };
+        let mut tolerated: std::collections::HashMap<u32, bool> = Default::default();
+        let mut pools = Vec::new();
+        for &p in &placement.fits {
+            let p = p as usize;
+            let ok = *tolerated.entry(ix.pools.taint_class[p]).or_insert_with(|| {
+                crate::sched::taints(&variant.constraints, &ix.nodepools[p], ix.settings.eks)
+                    .untolerated
+                    .is_empty()
+            });
+            if ok {
+                pools.push(ix.nodepools[p].name);
+            }
+        }
+        let flavor = variant.flavor.map(|f| ix.flavors[f].name);
+        out.push((flavor, pools));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> Node {
+        let p = crate::yaml::parse(text, crate::yaml::Budget::default());
+        p.docs
+            .into_iter()
+            .next()
+            .map(|d| d.root)
+            .expect("one document")
+    }
+
+    #[test]
+    fn scalars_read_as_kubernetes_reads_them() {
+        let n = doc("a: 8\nb: \"8\"\nc: yes\nd: 0755\ne: 1.5\nf: ~\ng: 0x1F\nh: .inf\n");
+        let v = node_value(&n);
+        assert_eq!(v["a"], Value::from(8u64));
+        assert_eq!(v["b"], Value::from("8"));
+        assert_eq!(v["c"], Value::from(true));
+        assert_eq!(v["d"], Value::from(493u64));
+        assert_eq!(v["e"], Value::from(1.5f64));
+        assert_eq!(v["f"], Value::Null);
+        assert_eq!(v["g"], Value::from(31u64));
+        assert_eq!(v["h"], Value::from(".inf"));
+    }
+
+    #[test]
+    fn paths_resolve_to_the_deepest_existing_node() {
+        let n = doc("spec:\n  containers:\n  - name: a\n    image: x\n");
+        let path = |p: &[Seg]| p.to_vec();
+        let k = |s: &str| Seg::Key(s.into());
+        let (node, steps) = resolve(
+            &n,
+            &path(&[k("spec"), k("containers"), Seg::Index(0), k("image")]),
+        );
+        assert_eq!((node.as_str(), steps), (Some("x"), 4));
+        let (node, steps) = resolve(&n, &path(&[k("spec"), k("volumes"), Seg::Index(0)]));
+        assert_eq!(steps, 1);
+        assert!(node.as_map().is_some());
+        let image = n.at(&["spec", "containers"]).and_then(|c| c.items().next());
+        let image = image.and_then(|c| c.get("image")).expect("image");
+        assert_eq!(
+            path_to(&n, image),
+            Some(vec![k("spec"), k("containers"), Seg::Index(0), k("image")])
+        );
+    }
+}

@@ -1,0 +1,315 @@
+//! Every bundled policy: a failing fixture (snapshot of its human output, run with only that
+//! policy) and a passing fixture (no finding from it), as for built-in rules in `tests/rules.rs`.
+//! `testdata/policies/<id>/config.yaml`, when present, is the fixture's config (`policy-data`).
+//! Beside them: policies that fail at run time, run out of time or try to reach outside.
+
+use gpuops::config::{self, Level, Settings};
+use gpuops::policy::{Module, Policies, bundled};
+use gpuops::report::{HumanOptions, human};
+use gpuops::source::SourceFile;
+use std::path::Path;
+use std::sync::Arc;
+
+fn settings_for(dir: &Path, rule: &str) -> Settings {
+    let cfg = dir.join("config.yaml");
+    let mut s = if cfg.exists() {
+        config::parse(&std::fs::read_to_string(&cfg).unwrap()).expect("fixture config is valid")
+    } else {
+        Settings::default()
+    };
+    if s.policy_data.is_some() {
+        let p = Policies::load(&[], s.policy_data.as_ref()).expect("policies load");
+        s.policies = Some(Arc::new(p));
+    }
+    s.only = Some(vec![rule.to_string()]);
+    s
+}
+
+fn run(dir: &Path, file: &str, rule: &str) -> (String, usize) {
+    let text = std::fs::read_to_string(dir.join(file)).unwrap();
+    let id = rule.trim_start_matches("policy/");
+    let files = vec![SourceFile::from_text(
+        format!("testdata/policies/{id}/{file}"),
+        text,
+    )];
+    let out = gpuops::lint(&files, &settings_for(dir, rule));
+    assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
+    let own: Vec<_> = out
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.rule == rule)
+        .collect();
+    let text = human(
+        &own,
+        &files,
+        HumanOptions {
+            color: false,
+            width: 100,
+        },
+    );
+    (text, own.len())
+}
+
+fn dir_of(b: &bundled::Bundled) -> std::path::PathBuf {
+    Path::new("testdata/policies").join(b.name.trim_start_matches("policy/"))
+}
+
+#[test]
+fn every_bundled_policy_has_both_fixtures_and_a_documented_metadata() {
+    let policies = Policies::bundled().expect("bundled policies compile");
+    for b in bundled::PACK {
+        for f in ["fail.yaml", "pass.yaml"] {
+            assert!(dir_of(b).join(f).exists(), "{} lacks {f}", b.name);
+        }
+        let m = policies.find(b.name).expect("loaded");
+        for section in [
+            "## What it does",
+            "## Why is this bad?",
+            "## Example",
+            "## Fix",
+        ] {
+            assert!(
+                m.description.contains(section),
+                "{} lacks `{section}`",
+                b.name
+            );
+        }
+    }
+    // Every file of policies/ is in the pack.
+    for e in std::fs::read_dir("policies").unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        let Some(id) = name.strip_suffix(".rego") else {
+            continue;
+        };
+        let id = id.trim_end_matches("_test");
+        assert!(
+            bundled::find(&format!("policy/{id}")).is_some(),
+            "policies/{name} is not in bundled::PACK"
+        );
+    }
+}
+
+#[test]
+fn failing_fixtures_fire_and_match_snapshots() {
+    for b in bundled::PACK {
+        if std::env::var("RULE").is_ok_and(|r| r != b.name) {
+            continue;
+        }
+        let (text, own) = run(&dir_of(b), "fail.yaml", b.name);
+        assert!(own > 0, "{}: fail.yaml produced no finding", b.name);
+        insta::assert_snapshot!(b.name.trim_start_matches("policy/"), text);
+    }
+}
+
+#[test]
+fn passing_fixtures_are_clean() {
+    for b in bundled::PACK {
+        let (text, own) = run(&dir_of(b), "pass.yaml", b.name);
+        assert_eq!(own, 0, "{}: pass.yaml has findings:\n{text}", b.name);
+    }
+}
+
+#[test]
+fn bundled_policies_are_off_until_enabled() {
+    let text = std::fs::read_to_string("testdata/policies/team-label-missing/fail.yaml").unwrap();
+    let files = vec![SourceFile::from_text("fail.yaml".into(), text)];
+    let out = gpuops::lint(&files, &Settings::default());
+    assert!(
+        !out.diagnostics
+            .iter()
+            .any(|d| d.rule.starts_with("policy/"))
+    );
+    let mut s = Settings::default();
+    s.rules
+        .insert("policy/team-label-missing".into(), Level::Warning);
+    let out = gpuops::lint(&files, &s);
+    let found: Vec<_> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.rule == "policy/team-label-missing")
+        .collect();
+    assert_eq!(found.len(), 2);
+    assert!(
+        found
+            .iter()
+            .all(|d| d.severity == gpuops::diag::Severity::Warning)
+    );
+}
+
+fn settings_with(p: Policies) -> Settings {
+    Settings {
+        policies: Some(Arc::new(p)),
+        ..Settings::default()
+    }
+}
+
+const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n  namespace: ml\nspec:\n  template:\n    spec:\n      containers:\n        - name: t\n          image: x:1\n";
+
+fn user(text: &str) -> Policies {
+    let mut modules = gpuops::policy::bundled_modules(false);
+    modules.push(Module {
+        path: "org/user.rego".into(),
+        text: text.into(),
+    });
+    Policies::compile(modules, None).expect("compiles")
+}
+
+fn lint_with(p: Policies) -> gpuops::Outcome {
+    let files = vec![SourceFile::from_text("job.yaml".into(), JOB.into())];
+    gpuops::lint(&files, &settings_with(p))
+}
+
+#[test]
+fn findings_point_at_their_path_and_suppressions_apply() {
+    let p = user(
+        r#"package org.image
+import rego.v1
+metadata := {"id": "image-check", "severity": "warning", "summary": "s"}
+deny contains {"msg": "image", "object": o, "path": ["spec", "template", "spec", "containers", 0, "image"]} if {
+	some o in input.by_kind.Job
+}
+deny contains {"msg": "nowhere", "object": {"kind": "Job", "name": "train"}, "path": ["spec", "nope"]} if true
+"#,
+    );
+    let out = lint_with(p);
+    let d: Vec<_> = out
+        .diagnostics
+        .iter()
+        .map(|d| {
+            (
+                d.message.as_str(),
+                d.loc.span.start.line,
+                d.loc.span.start.col,
+                d.severity,
+            )
+        })
+        .collect();
+    assert_eq!(
+        d,
+        vec![
+            ("nowhere", 4, 9, gpuops::diag::Severity::Warning),
+            ("image", 11, 18, gpuops::diag::Severity::Warning),
+        ]
+    );
+    // A comment suppression names the policy like any rule.
+    let text = JOB.replace(
+        "image: x:1",
+        "image: x:1  # gpuops:ignore[policy/image-check] pinned upstream",
+    );
+    let files = vec![SourceFile::from_text("job.yaml".into(), text)];
+    let s = settings_with(user(
+        r#"package org.image
+import rego.v1
+metadata := {"id": "image-check", "summary": "s"}
+deny contains {"msg": "image", "object": 0, "path": ["spec", "template", "spec", "containers", 0, "image"]} if true
+"#,
+    ));
+    let out = gpuops::lint(&files, &s);
+    assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
+    assert!(out.diagnostics[0].suppressed.is_some());
+}
+
+#[test]
+fn a_failing_policy_is_a_located_error_and_the_rest_still_run() {
+    let p = user(
+        r#"package org.broken
+import rego.v1
+metadata := {"id": "broken", "summary": "s"}
+deny contains {"msg": m, "object": 0} if {
+	some o in input.objects
+	m := sprintf("%v", [count(o.kind) / 0])
+}
+"#,
+    );
+    let files = vec![SourceFile::from_text(
+        "job.yaml".into(),
+        JOB.replace(
+            "image: x:1",
+            "image: x:1\n          resources: {requests: {nvidia.com/gpu: 1}}",
+        ),
+    )];
+    let out = gpuops::lint(&files, &settings_with(p));
+    assert_eq!(out.policy_errors.len(), 1, "{:?}", out.policy_errors);
+    let e = out.policy_errors[0].to_string();
+    assert!(e.starts_with("org/user.rego:6:"), "{e}");
+    assert!(
+        e.contains("policy/broken") && e.contains("divide by zero"),
+        "{e}"
+    );
+    // Built-in rules still ran.
+    assert!(
+        out.diagnostics
+            .iter()
+            .any(|d| d.rule == "gpu-limit-missing")
+    );
+}
+
+#[test]
+fn a_policy_past_its_time_budget_is_stopped() {
+    let mut p = user(
+        r#"package org.slow
+import rego.v1
+metadata := {"id": "slow", "summary": "s"}
+deny contains {"msg": "never", "object": 0} if {
+	n := count([1 | some a in numbers.range(1, 3000); some b in numbers.range(1, 3000); a * b > 0])
+	n < 0
+}
+"#,
+    );
+    p.budget = std::time::Duration::from_millis(100);
+    let start = std::time::Instant::now();
+    let out = lint_with(p);
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(out.policy_errors.len(), 1);
+    let e = out.policy_errors[0].to_string();
+    assert!(
+        e.contains("policy/slow") && e.contains("time budget"),
+        "{e}"
+    );
+}
+
+#[test]
+fn policies_cannot_read_files_environment_or_network() {
+    for call in [
+        r#"opa.runtime().env.HOME"#,
+        r#"http.send({"method": "GET", "url": "http://127.0.0.1:1/"}).body"#,
+        r#"net.lookup_ip_addr("localhost")"#,
+        r#"time.now_ns()"#,
+        r#"uuid.rfc4122("x")"#,
+        r#"yaml.unmarshal(opa.runtime().config)"#,
+    ] {
+        let p = user(&format!(
+            "package org.escape\nimport rego.v1\nmetadata := {{\"id\": \"escape\", \"summary\": \"s\"}}\ndeny contains {{\"msg\": sprintf(\"%v\", [x]), \"object\": 0}} if {{\n\tx := {call}\n}}\n"
+        ));
+        let out = lint_with(p);
+        assert!(out.diagnostics.is_empty(), "{call}: {:?}", out.diagnostics);
+        assert_eq!(out.policy_errors.len(), 1, "{call}");
+        let e = out.policy_errors[0].to_string();
+        assert!(e.contains("could not find function"), "{call}: {e}");
+    }
+}
+
+#[test]
+fn malformed_findings_are_errors_of_the_policy() {
+    let p = user(
+        r#"package org.shape
+import rego.v1
+metadata := {"id": "shape", "summary": "s"}
+deny contains "just a string" if true
+deny contains {"msg": "no object"} if true
+"#,
+    );
+    let out = lint_with(p);
+    let errors: Vec<String> = out.policy_errors.iter().map(ToString::to_string).collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.starts_with("org/user.rego:4:1: policy/shape: ")),
+        "{errors:?}"
+    );
+}
