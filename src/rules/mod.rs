@@ -167,6 +167,7 @@ pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
 pub(crate) mod unused_suppression;
+mod yaml_type_trap;
 
 static ALL: &[&Rule] = &[
     &invalid_yaml::RULE,
@@ -191,6 +192,7 @@ static ALL: &[&Rule] = &[
     &ebs_unencrypted::RULE,
     &imds_tokens_optional::RULE,
     &deprecated_api::RULE,
+    &yaml_type_trap::RULE,
     &suppression_invalid::RULE,
     &unused_suppression::RULE,
 ];
