@@ -422,6 +422,9 @@ spec:
         let trap = plan.type_trap && i == 0;
         self.expect_if(trap, "yaml-type-trap", 1);
         let audited = if trap { "\n    audited: yes" } else { "" };
+        // A budget with a schedule but no duration (CEL: both or neither).
+        let budget_cel = plan.type_trap && i == 3;
+        self.expect_if(budget_cel, "schema-violation", 1);
         let version = if old_api { "v1beta1" } else { "v1" };
         let class = if missing_class {
             format!("{team}-{}-v2", p.class)
@@ -440,6 +443,8 @@ spec:
             "WhenEmptyOrUnderutilized\n    consolidateAfter: 30s"
         } else if old_api {
             "WhenEmpty\n    consolidateAfter: 5m"
+        } else if budget_cel {
+            "WhenEmptyOrUnderutilized\n    consolidateAfter: 5m\n    budgets:\n      - nodes: \"10%\"\n        schedule: \"0 9 * * *\""
         } else {
             "WhenEmptyOrUnderutilized\n    consolidateAfter: 5m\n    budgets:\n      - nodes: \"10%\""
         };

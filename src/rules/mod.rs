@@ -162,6 +162,7 @@ mod nodeselector_matches_no_nodepool;
 mod priorityclass_not_found;
 mod queue_name_as_annotation;
 mod resourceflavor_not_found;
+mod schema_violation;
 mod source_build_failed;
 pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
@@ -192,6 +193,7 @@ static ALL: &[&Rule] = &[
     &ebs_unencrypted::RULE,
     &imds_tokens_optional::RULE,
     &deprecated_api::RULE,
+    &schema_violation::RULE,
     &yaml_type_trap::RULE,
     &suppression_invalid::RULE,
     &unused_suppression::RULE,

@@ -1,6 +1,10 @@
 //! What the API server accepts: built-in field knowledge for the kinds gpuops models (tables in
 //! [`builtin`], walked by [`check`]) and how Kubernetes' YAML 1.1 reader types plain scalars.
 
+pub mod builtin;
+pub mod cel;
+pub mod check;
+
 use crate::yaml::{Node, Yaml11};
 
 /// What Kubernetes' YAML 1.1 reader makes of a plain scalar that is not a string: `the boolean
