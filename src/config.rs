@@ -400,7 +400,9 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                     }
                 }
             }
-            "context" => s.context = path_list(v, "context", &mut bad),
+            "context" => s.context.extend(path_list(v, "context", &mut bad)),
+            // CRD files are context like any other: the index holds them, schema-violation reads them.
+            "crds" => s.context.extend(path_list(v, "crds", &mut bad)),
             "clusters" => s.clusters = clusters(v, &mut bad),
             "sources" | "charts" => {
                 crate::sources::parse_config_key(key, v, &mut s.sources, &mut bad)
@@ -408,7 +410,7 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
             _ => bad(
                 kn,
                 format!(
-                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, context, clusters, sources, charts)"
+                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, context, crds, clusters, sources, charts)"
                 ),
             ),
         }

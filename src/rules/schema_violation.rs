@@ -1,6 +1,7 @@
 use super::Ctx;
 use crate::diag::Diagnostic;
 use crate::model::Object;
+use crate::schema::crd::UserCrds;
 use crate::schema::{builtin, cel, check};
 
 declare_rule! {
@@ -61,10 +62,15 @@ declare_rule! {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let user = UserCrds::from_objects(cx.ix.objects.iter());
     let mut found = Vec::new();
     for obj in &cx.ix.objects {
         found.clear();
-        object(obj, &mut found);
+        if !user.is_empty() && user.covers(obj) {
+            user.validate(obj, &mut found);
+        } else {
+            object(obj, &mut found);
+        }
         report(cx, obj, &mut found, out);
     }
     for t in &cx.ix.templates {

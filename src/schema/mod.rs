@@ -4,6 +4,7 @@
 pub mod builtin;
 pub mod cel;
 pub mod check;
+pub mod crd;
 
 use crate::yaml::{Node, Yaml11};
 
