@@ -103,12 +103,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             for env in c.node.get("env").into_iter().flat_map(Node::items) {
                 if let Some(v) = env.get("value") {
                     let name = env.get("name").and_then(Node::as_str).unwrap_or("?");
-                    f.report(v, &format!("env `{name}` value"));
+                    f.report(v, || format!("env `{name}` value"));
                 }
             }
             for key in ["command", "args"] {
                 for item in c.node.get(key).into_iter().flat_map(Node::items) {
-                    f.report(item, &format!("`{key}` item"));
+                    f.report(item, || format!("`{key}` item"));
                 }
             }
         }
@@ -136,14 +136,14 @@ impl Finder<'_, '_, '_, '_> {
 
     fn map_values(&mut self, map: Option<&Node>, what: &str) {
         for (k, _, v) in map.into_iter().flat_map(Node::entries) {
-            self.report(v, &format!("{what} `{k}` value"));
+            self.report(v, || format!("{what} `{k}` value"));
         }
     }
 
     fn item_values(&mut self, list: Option<&Node>, what: &str) {
         for item in list.into_iter().flat_map(Node::items) {
             if let Some(v) = item.get("value") {
-                self.report(v, &format!("{what} value"));
+                self.report(v, || format!("{what} value"));
             }
         }
     }
@@ -152,15 +152,17 @@ impl Finder<'_, '_, '_, '_> {
         for e in list.into_iter().flat_map(Node::items) {
             let key = e.get("key").and_then(Node::as_str).unwrap_or("?");
             for v in e.get("values").into_iter().flat_map(Node::items) {
-                self.report(v, &format!("{what} `{key}` value"));
+                self.report(v, || format!("{what} `{key}` value"));
             }
         }
     }
 
-    fn report(&mut self, v: &Node, what: &str) {
+    /// `what` names the value; it is built only for a finding (most values are fine).
+    fn report(&mut self, v: &Node, what: impl FnOnce() -> String) {
         let Some(reading) = non_string_reading(v) else {
             return;
         };
+        let what = what();
         let text = v.as_str().unwrap_or_default();
         let kind = self.obj.kind;
         self.out.push(
