@@ -481,7 +481,7 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
             _ => bad(
                 kn,
                 format!(
-                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, spot, context, clusters, sources, charts, argo, policies, policy-data)"
+                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, spot, context, crds, clusters, sources, charts, argo, policies, policy-data)"
                 ),
             ),
         }

@@ -12,6 +12,7 @@ pub mod render;
 pub mod report;
 pub mod rules;
 pub mod sched;
+pub mod schema;
 pub mod source;
 pub mod sources;
 pub mod suppress;

@@ -172,6 +172,10 @@ struct LintArgs {
     /// (a `kubectl get … -o yaml` dump, Terraform exports); repeatable. Indexed, never reported on.
     #[arg(long = "context", value_name = "PATH")]
     context: Vec<PathBuf>,
+    /// CustomResourceDefinitions (files or directories, e.g. a chart's `crds/`): objects of their
+    /// kinds are validated against the served version's schema; repeatable. Read as context.
+    #[arg(long = "crd", value_name = "PATH")]
+    crd: Vec<PathBuf>,
     /// Color in human output.
     #[arg(long, value_enum, default_value = "auto")]
     color: Color,
@@ -618,7 +622,8 @@ fn lint(args: LintArgs) -> ExitCode {
         exclude: exclude.as_ref(),
         exclude_root: settings.root.as_deref(),
     };
-    let (context_paths, context_roles, context_problems) = context_files(&settings, &args.context);
+    let (context_paths, context_roles, context_problems) =
+        context_files(&settings, &[&args.context[..], &args.crd[..]].concat());
     let walked = discovery.walk_sources(&fs_paths);
     let walk_problems = walked.problems;
     // A context file under a linted directory is context, not a manifest to lint.

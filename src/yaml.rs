@@ -199,13 +199,48 @@ fn resolve_plain(t: &str) -> Yaml11 {
     ) {
         return Yaml11::Float;
     }
-    let is_float = body.contains('.')
-        && body.chars().any(|c| c.is_ascii_digit())
-        && body.parse::<f64>().is_ok();
-    if is_float {
+    if is_go_yaml_float(&body) {
         return Yaml11::Float;
     }
     Yaml11::Str
+}
+
+/// go-yaml v2's float form (sign already stripped): `.5`, `1.`, `1.5`, and exponents with or
+/// without a dot (`1e3` is the number 1000 to Kubernetes, though YAML 1.1 proper says string).
+fn is_go_yaml_float(body: &str) -> bool {
+    let b = body.as_bytes();
+    let digits = |mut i: usize| {
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        (i, i > start)
+    };
+    let (mut i, int_digits) = digits(0);
+    let mut any = int_digits;
+    if b.get(i) == Some(&b'.') {
+        let (j, frac) = digits(i + 1);
+        if !int_digits && !frac {
+            return false;
+        }
+        any = true;
+        i = j;
+    }
+    if !any {
+        return false;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        let mut j = i + 1;
+        if matches!(b.get(j), Some(b'+' | b'-')) {
+            j += 1;
+        }
+        let (k, exp) = digits(j);
+        if !exp {
+            return false;
+        }
+        i = k;
+    }
+    i == b.len()
 }
 
 /// One document of a stream.
@@ -656,7 +691,7 @@ mod tests {
     #[test]
     fn yaml11_types() {
         let p = parse(
-            "a: yes\nb: \"yes\"\nc: 0755\nd: 1_000\ne: 1.5\nf: ${VAR}\n",
+            "a: yes\nb: \"yes\"\nc: 0755\nd: 1_000\ne: 1.5\nf: ${VAR}\ng: 1e3\nh: 1.2.3\ni: e3\nj: .5\n",
             Budget::default(),
         );
         let r = &p.docs[0].root;
@@ -666,5 +701,9 @@ mod tests {
         assert_eq!(r.get("d").unwrap().yaml11(), Some(Yaml11::Int));
         assert_eq!(r.get("e").unwrap().yaml11(), Some(Yaml11::Float));
         assert_eq!(r.get("f").unwrap().yaml11(), Some(Yaml11::Str));
+        assert_eq!(r.get("g").unwrap().yaml11(), Some(Yaml11::Float));
+        assert_eq!(r.get("h").unwrap().yaml11(), Some(Yaml11::Str));
+        assert_eq!(r.get("i").unwrap().yaml11(), Some(Yaml11::Str));
+        assert_eq!(r.get("j").unwrap().yaml11(), Some(Yaml11::Float));
     }
 }

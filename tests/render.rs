@@ -1447,3 +1447,90 @@ fn check_needs_an_output_directory_and_lint_still_works() {
         missing.stderr
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The same checks through `schema-violation`: built-in knowledge, and the `--crd` path
+
+fn schema_findings(files: Vec<gpuops::source::SourceFile>) -> Vec<gpuops::diag::Diagnostic> {
+    let settings = gpuops::config::Settings {
+        only: Some(vec!["schema-violation".into(), "yaml-type-trap".into()]),
+        ..Default::default()
+    };
+    gpuops::lint(&files, &settings).diagnostics
+}
+
+fn rendered_sources(profile: &str, text: &str) -> Vec<gpuops::source::SourceFile> {
+    render_text(profile, text)
+        .into_iter()
+        .map(|f| gpuops::source::SourceFile::from_text(f.path, f.text))
+        .collect()
+}
+
+#[test]
+fn rendered_objects_pass_the_built_in_schema_checks() {
+    for (profile, text) in clean_profiles() {
+        let found = schema_findings(rendered_sources(&profile, &text));
+        assert!(found.is_empty(), "{profile}: {found:#?}");
+    }
+}
+
+/// The upstream CRDs, read as `--crd` reads them (context files), validate the rendered objects
+/// through schema-violation; a planted mistake is found there too.
+#[test]
+fn rendered_objects_pass_the_upstream_crds_given_as_crd_paths() {
+    let crds = root().join("../shared/reference/crds");
+    if !crds.is_dir() {
+        eprintln!("note: {} is absent; skipped", crds.display());
+        return;
+    }
+    let crd_files = || -> Vec<gpuops::source::SourceFile> {
+        let mut v: Vec<_> = std::fs::read_dir(&crds)
+            .expect("crds dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .map(|p| {
+                let text = std::fs::read_to_string(&p).expect("crd");
+                let mut f = gpuops::source::SourceFile::from_text(p.display().to_string(), text);
+                f.role = gpuops::source::Role::Context { cluster: None };
+                f
+            })
+            .collect();
+        v.sort_by(|a, b| a.path.cmp(&b.path));
+        v
+    };
+    for (profile, text) in clean_profiles() {
+        let mut files = rendered_sources(&profile, &text);
+        files.extend(crd_files());
+        let found = schema_findings(files);
+        assert!(found.is_empty(), "{profile}: {found:#?}");
+    }
+    let mut files: Vec<_> = rendered_sources("platform.yaml", &example_text())
+        .into_iter()
+        .map(|f| {
+            if f.path == "nodepools/training-spot.yaml" {
+                let bad = f
+                    .text
+                    .replace("consolidateAfter", "consolidateafter")
+                    .replace("  weight: 100", "  weight: 0");
+                gpuops::source::SourceFile::from_text(f.path, bad)
+            } else {
+                f
+            }
+        })
+        .collect();
+    files.extend(crd_files());
+    let found = schema_findings(files);
+    let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("`consolidateafter`") && m.contains("CRD schema")),
+        "{messages:#?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("spec.weight") && m.contains("CRD schema")),
+        "{messages:#?}"
+    );
+}

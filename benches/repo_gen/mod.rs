@@ -421,6 +421,13 @@ spec:
         self.expect_if(missing_class, "nodeclass-not-found", 1);
         self.expect_if(untainted, "gpu-nodepool-untainted", 1);
         self.expect_if(old_api, "deprecated-api", 1);
+        // An unquoted YAML 1.1 boolean as a label value of the NodePool object itself.
+        let trap = plan.type_trap && i == 0;
+        self.expect_if(trap, "yaml-type-trap", 1);
+        let audited = if trap { "\n    audited: yes" } else { "" };
+        // A budget with a schedule but no duration (CEL: both or neither).
+        let budget_cel = plan.type_trap && i == 3;
+        self.expect_if(budget_cel, "schema-violation", 1);
         let version = if old_api { "v1beta1" } else { "v1" };
         let class = if missing_class {
             format!("{team}-{}-v2", p.class)
@@ -439,6 +446,8 @@ spec:
             "WhenEmptyOrUnderutilized\n    consolidateAfter: 30s"
         } else if old_api {
             "WhenEmpty\n    consolidateAfter: 5m"
+        } else if budget_cel {
+            "WhenEmptyOrUnderutilized\n    consolidateAfter: 5m\n    budgets:\n      - nodes: \"10%\"\n        schedule: \"0 9 * * *\""
         } else {
             "WhenEmptyOrUnderutilized\n    consolidateAfter: 5m\n    budgets:\n      - nodes: \"10%\""
         };
@@ -459,7 +468,7 @@ kind: NodePool
 metadata:
   name: {team}-{name}
   labels:
-    team: {team}
+    team: {team}{audited}
 spec:
   weight: {weight}
   template:
@@ -965,6 +974,7 @@ struct TeamPlan {
     missing_flavor: bool,
     ebs_unencrypted: bool,
     imds_optional: bool,
+    type_trap: bool,
 }
 
 impl TeamPlan {
@@ -983,6 +993,7 @@ impl TeamPlan {
             missing_flavor: b,
             ebs_unencrypted: b,
             imds_optional: b,
+            type_trap: b,
         }
     }
 }

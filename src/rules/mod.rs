@@ -198,12 +198,14 @@ mod nodeselector_matches_no_nodepool;
 mod priorityclass_not_found;
 mod queue_name_as_annotation;
 mod resourceflavor_not_found;
+mod schema_violation;
 mod source_build_failed;
 mod spot_termination_grace_too_short;
 pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
 pub(crate) mod unused_suppression;
+mod yaml_type_trap;
 
 static ALL: &[&Rule] = &[
     &invalid_yaml::RULE,
@@ -233,6 +235,8 @@ static ALL: &[&Rule] = &[
     &ebs_unencrypted::RULE,
     &imds_tokens_optional::RULE,
     &deprecated_api::RULE,
+    &schema_violation::RULE,
+    &yaml_type_trap::RULE,
     &suppression_invalid::RULE,
     &unused_suppression::RULE,
 ];

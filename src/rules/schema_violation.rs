@@ -1,0 +1,138 @@
+use super::Ctx;
+use crate::diag::Diagnostic;
+use crate::model::Object;
+use crate::schema::crd::UserCrds;
+use crate::schema::{builtin, cel, check};
+
+declare_rule! {
+    /// ## What it does
+    /// Checks the objects gpuops models against what the API server and the Karpenter and Kueue
+    /// admission checks accept: NodePool and EC2NodeClass (`v1`), ResourceFlavor, ClusterQueue,
+    /// LocalQueue and WorkloadPriorityClass (`v1beta1`, `v1beta2`), PriorityClass, and the pod-spec
+    /// parts of every workload (tolerations, nodeSelector, node affinity, containers and their
+    /// resources and env, volumes). It reports wrong types, missing required fields, values
+    /// outside an enum, range or format, unknown fields (with the likely intended name, and the
+    /// new place of fields that moved between API versions), and the cross-field rules the CRDs
+    /// enforce with CEL: requirement operators and value counts, `minValues`, reserved label
+    /// domains (`karpenter.sh/*`, `karpenter.k8s.aws/*`, `kubernetes.io/hostname`) in
+    /// requirements and template labels, budget `schedule`/`duration` pairs, `role` xor
+    /// `instanceProfile`, alias terms, a ClusterQueue's flavor resources in `coveredResources`
+    /// order, `borrowingLimit` without a cohort, and toleration operator/value/effect rules.
+    /// Unknown fields of core kinds are reported only when they are near-misses of known ones.
+    /// Objects whose CRD is given with `--crd` or `crds:` are validated against that CRD instead.
+    ///
+    /// ## Why is this bad?
+    /// A GitOps sync that the API server rejects leaves the NodePool, queue or Job out of the
+    /// cluster, and it shows only as a red application. Unknown fields in a CRD are worse: the API
+    /// server prunes them silently, so a `consolidationPolicy` written in the wrong place or a
+    /// misspelled `toleration:` does nothing at all.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: karpenter.sh/v1
+    /// kind: NodePool
+    /// spec:
+    ///   consolidationPolicy: WhenEmpty     # pruned: it belongs under spec.disruption
+    ///   template:
+    ///     spec:
+    ///       requirements:
+    ///         - key: karpenter.k8s.aws/instance-gpu-count
+    ///           operator: Gt
+    ///           values: ["0", "1"]         # Gt takes exactly one value
+    /// ```
+    ///
+    /// ## Fix
+    /// ```yaml
+    /// spec:
+    ///   disruption:
+    ///     consolidationPolicy: WhenEmpty
+    ///     consolidateAfter: 10m
+    ///   template:
+    ///     spec:
+    ///       requirements:
+    ///         - key: karpenter.k8s.aws/instance-gpu-count
+    ///           operator: Gt
+    ///           values: ["0"]
+    /// ```
+    name: "schema-violation",
+    category: "schema",
+    severity: Error,
+    summary: "a field the API server or the Karpenter/Kueue admission checks reject or prune",
+    check: check,
+}
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let user = UserCrds::from_objects(cx.ix.objects.iter());
+    let mut found = Vec::new();
+    for obj in &cx.ix.objects {
+        found.clear();
+        if !user.is_empty() && user.covers(obj) {
+            user.validate(obj, &mut found);
+        } else {
+            object(obj, &mut found);
+        }
+        report(cx, obj, &mut found, out);
+    }
+    for t in &cx.ix.templates {
+        let obj = cx.ix.owner(t);
+        found.clear();
+        let base = if obj.group.is_empty() && obj.kind == "Pod" {
+            t.path.clone()
+        } else {
+            format!("{}.spec", t.path)
+        };
+        check::walk(
+            t.spec,
+            &builtin::POD_SPEC,
+            &base,
+            "pod spec",
+            obj.kind,
+            &mut found,
+        );
+        if let Some(tol) = t.spec.get("tolerations") {
+            cel::tolerations(tol, &format!("{base}.tolerations"), obj.kind, &mut found);
+        }
+        if let Some(aff) = t.spec.at(&["affinity", "nodeAffinity"]) {
+            cel::node_affinity(aff, &base, obj.kind, &mut found);
+        }
+        report(cx, obj, &mut found, out);
+    }
+}
+
+fn object<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
+    let Some((schema, what)) = builtin::for_kind(obj.group, obj.version, obj.kind) else {
+        return;
+    };
+    check::walk(obj.root, schema, "", what, obj.kind, found);
+    let Some(spec) = obj.spec().filter(|s| s.as_map().is_some()) else {
+        return;
+    };
+    match obj.kind {
+        "NodePool" => cel::nodepool(spec, found),
+        "EC2NodeClass" => cel::ec2nodeclass(spec, found),
+        "ClusterQueue" => {
+            let cohort = if obj.version == "v1beta1" {
+                "cohort"
+            } else {
+                "cohortName"
+            };
+            cel::cluster_queue(spec, cohort, found);
+        }
+        "ResourceFlavor" => {
+            if let Some(t) = spec.get("tolerations") {
+                cel::tolerations(t, "spec.tolerations", obj.kind, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut Vec<Diagnostic>) {
+    for v in found.drain(..) {
+        let mut d = cx.on(obj, v.node, v.message);
+        if let Some(h) = v.help {
+            d = d.help(h);
+        }
+        out.push(d);
+    }
+}

@@ -1,0 +1,944 @@
+//! Built-in field knowledge, written from the published API references (Karpenter v1.14, Kueue
+//! v0.19, Kubernetes core): per object, its fields with their types, enums, ranges and formats,
+//! which are required, which moved between API versions, and how unknown fields are treated.
+
+/// What a field holds.
+#[derive(Clone, Copy, Debug)]
+pub enum Ty {
+    /// A string; a YAML 1.1 boolean or number there is a type error.
+    Str,
+    /// A string whose YAML 1.1 look-alikes (`true`, `0755`) `yaml-type-trap` reports: only
+    /// collections are type errors here.
+    Text,
+    /// An integer within (min, max).
+    Int(i64, i64),
+    Bool,
+    /// A resource quantity: an integer or a string.
+    Quantity,
+    /// One of the values; the second list holds removed values another rule reports
+    /// (`deprecated-api`).
+    Enum(&'static [&'static str], &'static [&'static str]),
+    Format(&'static Format),
+    /// A map of string keys to values of this type.
+    Map(&'static Ty),
+    List(&'static Ty),
+    Obj(&'static Obj),
+    Any,
+}
+
+/// A string format the API checks with a pattern.
+#[derive(Debug)]
+pub struct Format {
+    /// How messages name it: "a duration such as `30m`, `1h30m` or `Never`".
+    pub what: &'static str,
+    pub ok: fn(&str) -> bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Field {
+    pub name: &'static str,
+    pub ty: Ty,
+    pub required: bool,
+}
+
+/// A field written at this level that belongs elsewhere in this API version.
+#[derive(Clone, Copy, Debug)]
+pub struct Moved {
+    pub from: &'static str,
+    /// The full path where it belongs now.
+    pub to: &'static str,
+}
+
+/// What happens to a field the schema does not list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unknown {
+    /// A structural CRD: the API server prunes (drops) it silently.
+    Pruned,
+    /// A core type: dropped (strict validation rejects it).
+    Dropped,
+    /// A core type whose list may grow with new releases: only near-misses of known names are
+    /// reported, as typos.
+    Typos,
+}
+
+#[derive(Debug)]
+pub struct Obj {
+    pub fields: &'static [Field],
+    pub unknown: Unknown,
+    pub moved: &'static [Moved],
+    /// Fields another rule reports (removed in this version, `deprecated-api`): left alone.
+    pub ignored: &'static [&'static str],
+}
+
+const fn f(name: &'static str, ty: Ty) -> Field {
+    Field {
+        name,
+        ty,
+        required: false,
+    }
+}
+const fn req(name: &'static str, ty: Ty) -> Field {
+    Field {
+        name,
+        ty,
+        required: true,
+    }
+}
+const fn crd(fields: &'static [Field]) -> Obj {
+    Obj {
+        fields,
+        unknown: Unknown::Pruned,
+        moved: &[],
+        ignored: &[],
+    }
+}
+const fn core(fields: &'static [Field]) -> Obj {
+    Obj {
+        fields,
+        unknown: Unknown::Dropped,
+        moved: &[],
+        ignored: &[],
+    }
+}
+const fn typos(fields: &'static [Field]) -> Obj {
+    Obj {
+        fields,
+        unknown: Unknown::Typos,
+        moved: &[],
+        ignored: &[],
+    }
+}
+const fn any(name: &'static str) -> Field {
+    f(name, Ty::Any)
+}
+
+const ANY_INT: Ty = Ty::Int(i64::MIN, i64::MAX);
+const NON_NEG: Ty = Ty::Int(0, i64::MAX);
+const INT32: Ty = Ty::Int(i32::MIN as i64, i32::MAX as i64);
+const STRINGS: Ty = Ty::List(&Ty::Str);
+const TEXTS: Ty = Ty::List(&Ty::Text);
+const STR_MAP: Ty = Ty::Map(&Ty::Str);
+const TEXT_MAP: Ty = Ty::Map(&Ty::Text);
+const EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
+
+// ---------------------------------------------------------------------------------------------
+// Formats (the CRDs' patterns, checked by hand: no regex engine per value)
+
+fn units(s: &str, allowed: &[u8]) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut groups = 0;
+    while i < b.len() {
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start || i >= b.len() || !allowed.contains(&b[i]) {
+            return false;
+        }
+        i += 1;
+        groups += 1;
+    }
+    groups > 0
+}
+
+/// `^([0-9]+(s|m|h))+$`
+fn duration(s: &str) -> bool {
+    units(s, b"smh")
+}
+/// `^(([0-9]+(s|m|h))+|Never)$`
+fn duration_or_never(s: &str) -> bool {
+    s == "Never" || duration(s)
+}
+/// `^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$`
+fn budget_duration(s: &str) -> bool {
+    let s = s.strip_suffix("0s").unwrap_or(s);
+    let b = s.as_bytes();
+    let hm: Vec<u8> = b.iter().copied().filter(|c| !c.is_ascii_digit()).collect();
+    units(s, b"hm") && matches!(hm.as_slice(), b"h" | b"m" | b"hm")
+}
+/// `^((100|[0-9]{1,2})%|[0-9]+)$`
+fn budget_nodes(s: &str) -> bool {
+    match s.strip_suffix('%') {
+        Some(p) => {
+            (1..=3).contains(&p.len())
+                && p.bytes().all(|c| c.is_ascii_digit())
+                && p.parse::<u32>().is_ok_and(|v| v <= 100)
+                && (p.len() < 3 || p == "100")
+        }
+        None => !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()),
+    }
+}
+/// Five cron fields, or one of the macros.
+fn schedule(s: &str) -> bool {
+    matches!(
+        s,
+        "@annually" | "@yearly" | "@monthly" | "@weekly" | "@daily" | "@midnight" | "@hourly"
+    ) || s.split_whitespace().count() == 5
+}
+/// An integer with `Gi`, `G`, `Ti` or `T`: no decimals, no bare numbers.
+fn volume_size(s: &str) -> bool {
+    let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &s[digits.len()..];
+    !digits.is_empty()
+        && !digits.starts_with('0')
+        && digits.bytes().all(|c| c.is_ascii_digit())
+        && matches!(unit, "Gi" | "G" | "Ti" | "T")
+}
+
+static DURATION: Format = Format {
+    what: "a duration in s, m and h such as `30m` or `1h30m`",
+    ok: duration,
+};
+static DURATION_OR_NEVER: Format = Format {
+    what: "a duration in s, m and h such as `30m` or `1h30m`, or `Never`",
+    ok: duration_or_never,
+};
+static BUDGET_DURATION: Format = Format {
+    what: "a duration in hours and minutes such as `8h`, `30m` or `1h30m`",
+    ok: budget_duration,
+};
+static BUDGET_NODES: Format = Format {
+    what: "a node count such as `\"5\"` or a percentage such as `\"10%\"`",
+    ok: budget_nodes,
+};
+static SCHEDULE: Format = Format {
+    what: "a cron schedule with five fields or a macro such as `@daily`",
+    ok: schedule,
+};
+static VOLUME_SIZE: Format = Format {
+    what: "a whole size in `Gi`, `G`, `Ti` or `T` such as `200Gi`",
+    ok: volume_size,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Karpenter NodePool karpenter.sh/v1
+
+static TAINT: Obj = crd(&[
+    req("key", Ty::Str),
+    f("value", Ty::Text),
+    req("effect", Ty::Enum(EFFECTS, &[])),
+    f("timeAdded", Ty::Str),
+]);
+static NP_REQUIREMENT: Obj = crd(&[
+    req("key", Ty::Str),
+    req(
+        "operator",
+        Ty::Enum(
+            &[
+                "In",
+                "NotIn",
+                "Exists",
+                "DoesNotExist",
+                "Gt",
+                "Lt",
+                "Gte",
+                "Lte",
+            ],
+            &[],
+        ),
+    ),
+    f("values", TEXTS),
+    f("minValues", Ty::Int(1, 50)),
+]);
+static NODE_CLASS_REF: Obj = Obj {
+    ignored: &["apiVersion"],
+    ..crd(&[
+        req("group", Ty::Str),
+        req("kind", Ty::Str),
+        req("name", Ty::Str),
+    ])
+};
+static NP_TEMPLATE_SPEC: Obj = Obj {
+    moved: &[
+        Moved {
+            from: "consolidationPolicy",
+            to: "spec.disruption.consolidationPolicy",
+        },
+        Moved {
+            from: "labels",
+            to: "spec.template.metadata.labels",
+        },
+    ],
+    ignored: &["kubelet"],
+    ..crd(&[
+        req("nodeClassRef", Ty::Obj(&NODE_CLASS_REF)),
+        req("requirements", Ty::List(&Ty::Obj(&NP_REQUIREMENT))),
+        f("taints", Ty::List(&Ty::Obj(&TAINT))),
+        f("startupTaints", Ty::List(&Ty::Obj(&TAINT))),
+        f("expireAfter", Ty::Format(&DURATION_OR_NEVER)),
+        f("terminationGracePeriod", Ty::Format(&DURATION)),
+    ])
+};
+static NP_TEMPLATE_META: Obj = crd(&[f("labels", TEXT_MAP), f("annotations", TEXT_MAP)]);
+static NP_TEMPLATE: Obj = crd(&[
+    f("metadata", Ty::Obj(&NP_TEMPLATE_META)),
+    req("spec", Ty::Obj(&NP_TEMPLATE_SPEC)),
+]);
+static BUDGET: Obj = crd(&[
+    req("nodes", Ty::Format(&BUDGET_NODES)),
+    f("schedule", Ty::Format(&SCHEDULE)),
+    f("duration", Ty::Format(&BUDGET_DURATION)),
+    f(
+        "reasons",
+        Ty::List(&Ty::Enum(&["Underutilized", "Empty", "Drifted"], &[])),
+    ),
+]);
+static NP_DISRUPTION: Obj = Obj {
+    ignored: &["expireAfter"],
+    ..crd(&[
+        f(
+            "consolidationPolicy",
+            Ty::Enum(
+                &["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"],
+                &["WhenUnderutilized"],
+            ),
+        ),
+        req("consolidateAfter", Ty::Format(&DURATION_OR_NEVER)),
+        f("budgets", Ty::List(&Ty::Obj(&BUDGET))),
+    ])
+};
+static NP_SPEC: Obj = Obj {
+    moved: &[
+        Moved {
+            from: "consolidationPolicy",
+            to: "spec.disruption.consolidationPolicy",
+        },
+        Moved {
+            from: "consolidateAfter",
+            to: "spec.disruption.consolidateAfter",
+        },
+        Moved {
+            from: "consolidation",
+            to: "spec.disruption.consolidationPolicy",
+        },
+        Moved {
+            from: "ttlSecondsAfterEmpty",
+            to: "spec.disruption.consolidateAfter",
+        },
+        Moved {
+            from: "expireAfter",
+            to: "spec.template.spec.expireAfter",
+        },
+        Moved {
+            from: "ttlSecondsUntilExpired",
+            to: "spec.template.spec.expireAfter",
+        },
+        Moved {
+            from: "terminationGracePeriod",
+            to: "spec.template.spec.terminationGracePeriod",
+        },
+        Moved {
+            from: "requirements",
+            to: "spec.template.spec.requirements",
+        },
+        Moved {
+            from: "taints",
+            to: "spec.template.spec.taints",
+        },
+        Moved {
+            from: "startupTaints",
+            to: "spec.template.spec.startupTaints",
+        },
+        Moved {
+            from: "nodeClassRef",
+            to: "spec.template.spec.nodeClassRef",
+        },
+        Moved {
+            from: "providerRef",
+            to: "spec.template.spec.nodeClassRef",
+        },
+        Moved {
+            from: "labels",
+            to: "spec.template.metadata.labels",
+        },
+        Moved {
+            from: "annotations",
+            to: "spec.template.metadata.annotations",
+        },
+        Moved {
+            from: "kubeletConfiguration",
+            to: "EC2NodeClass `spec.kubelet`",
+        },
+    ],
+    ..crd(&[
+        req("template", Ty::Obj(&NP_TEMPLATE)),
+        f("disruption", Ty::Obj(&NP_DISRUPTION)),
+        f("limits", Ty::Map(&Ty::Quantity)),
+        f("weight", Ty::Int(1, 100)),
+        f("replicas", NON_NEG),
+    ])
+};
+
+const CRD_ROOT_FIELDS: [Field; 4] = [
+    any("apiVersion"),
+    any("kind"),
+    any("metadata"),
+    any("status"),
+];
+
+pub static NODEPOOL_V1: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    CRD_ROOT_FIELDS[3],
+    req("spec", Ty::Obj(&NP_SPEC)),
+]);
+
+// ---------------------------------------------------------------------------------------------
+// Karpenter EC2NodeClass karpenter.k8s.aws/v1
+
+static AMI_TERM: Obj = crd(&[
+    f("alias", Ty::Str),
+    f("id", Ty::Str),
+    f("name", Ty::Str),
+    f("owner", Ty::Str),
+    f("ssmParameter", Ty::Str),
+    f("tags", STR_MAP),
+]);
+static ID_TAGS_TERM: Obj = crd(&[f("id", Ty::Str), f("tags", STR_MAP)]);
+static SG_TERM: Obj = crd(&[f("id", Ty::Str), f("name", Ty::Str), f("tags", STR_MAP)]);
+static CR_TERM: Obj = crd(&[
+    f("id", Ty::Str),
+    f(
+        "instanceMatchCriteria",
+        Ty::Enum(&["open", "targeted"], &[]),
+    ),
+    f("ownerID", Ty::Str),
+    f("tags", STR_MAP),
+]);
+static EBS: Obj = crd(&[
+    f("deleteOnTermination", Ty::Bool),
+    f("encrypted", Ty::Bool),
+    f("iops", ANY_INT),
+    f("kmsKeyID", Ty::Str),
+    f("snapshotID", Ty::Str),
+    f("throughput", ANY_INT),
+    f("volumeInitializationRate", Ty::Int(100, 300)),
+    f("volumeSize", Ty::Format(&VOLUME_SIZE)),
+    f(
+        "volumeType",
+        Ty::Enum(&["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"], &[]),
+    ),
+]);
+static BLOCK_DEVICE: Obj = crd(&[
+    f("deviceName", Ty::Str),
+    f("ebs", Ty::Obj(&EBS)),
+    f("rootVolume", Ty::Bool),
+]);
+static KUBELET: Obj = crd(&[
+    f("clusterDNS", STRINGS),
+    f("cpuCFSQuota", Ty::Bool),
+    f("evictionHard", STR_MAP),
+    f("evictionMaxPodGracePeriod", ANY_INT),
+    f("evictionSoft", STR_MAP),
+    f("evictionSoftGracePeriod", STR_MAP),
+    f("imageGCHighThresholdPercent", Ty::Int(0, 100)),
+    f("imageGCLowThresholdPercent", Ty::Int(0, 100)),
+    f("kubeReserved", STR_MAP),
+    f("maxPods", NON_NEG),
+    f("podsPerCore", NON_NEG),
+    f("systemReserved", STR_MAP),
+]);
+const ON_OFF: Ty = Ty::Enum(&["enabled", "disabled"], &[]);
+static METADATA_OPTIONS: Obj = crd(&[
+    f("httpEndpoint", ON_OFF),
+    f("httpProtocolIPv6", ON_OFF),
+    f("httpPutResponseHopLimit", Ty::Int(1, 64)),
+    f("httpTokens", Ty::Enum(&["required", "optional"], &[])),
+]);
+static NETWORK_INTERFACE: Obj = crd(&[
+    req("networkCardIndex", NON_NEG),
+    req("deviceIndex", NON_NEG),
+    req("interfaceType", Ty::Enum(&["interface", "efa-only"], &[])),
+]);
+static CONNECTION_TRACKING: Obj = crd(&[
+    f("tcpEstablishedTimeout", Ty::Int(60, 432_000)),
+    f("udpStreamTimeout", Ty::Int(60, 180)),
+    f("udpTimeout", Ty::Int(30, 60)),
+]);
+static CPU_OPTIONS: Obj = crd(&[f("nestedVirtualization", ON_OFF)]);
+static PLACEMENT_GROUP: Obj = crd(&[f("id", Ty::Str), f("name", Ty::Str)]);
+static EC2NC_SPEC: Obj = Obj {
+    moved: &[
+        Moved {
+            from: "amiSelector",
+            to: "spec.amiSelectorTerms",
+        },
+        Moved {
+            from: "subnetSelector",
+            to: "spec.subnetSelectorTerms",
+        },
+        Moved {
+            from: "securityGroupSelector",
+            to: "spec.securityGroupSelectorTerms",
+        },
+    ],
+    ..crd(&[
+        f(
+            "amiFamily",
+            Ty::Enum(
+                &[
+                    "AL2",
+                    "AL2023",
+                    "Bottlerocket",
+                    "Custom",
+                    "Windows2019",
+                    "Windows2022",
+                    "Windows2025",
+                ],
+                &[],
+            ),
+        ),
+        req("amiSelectorTerms", Ty::List(&Ty::Obj(&AMI_TERM))),
+        f("associatePublicIPAddress", Ty::Bool),
+        f("blockDeviceMappings", Ty::List(&Ty::Obj(&BLOCK_DEVICE))),
+        f(
+            "capacityReservationSelectorTerms",
+            Ty::List(&Ty::Obj(&CR_TERM)),
+        ),
+        f("connectionTracking", Ty::Obj(&CONNECTION_TRACKING)),
+        f("context", Ty::Str),
+        f("cpuOptions", Ty::Obj(&CPU_OPTIONS)),
+        f("detailedMonitoring", Ty::Bool),
+        f("instanceProfile", Ty::Str),
+        f("instanceStorePolicy", Ty::Enum(&["RAID0"], &[])),
+        f("ipPrefixCount", NON_NEG),
+        f("kubelet", Ty::Obj(&KUBELET)),
+        f("metadataOptions", Ty::Obj(&METADATA_OPTIONS)),
+        f("networkInterfaces", Ty::List(&Ty::Obj(&NETWORK_INTERFACE))),
+        f("placementGroupSelector", Ty::Obj(&PLACEMENT_GROUP)),
+        f("role", Ty::Str),
+        req("securityGroupSelectorTerms", Ty::List(&Ty::Obj(&SG_TERM))),
+        req("subnetSelectorTerms", Ty::List(&Ty::Obj(&ID_TAGS_TERM))),
+        f("tags", STR_MAP),
+        f("userData", Ty::Str),
+    ])
+};
+pub static EC2NODECLASS_V1: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    CRD_ROOT_FIELDS[3],
+    req("spec", Ty::Obj(&EC2NC_SPEC)),
+]);
+
+// ---------------------------------------------------------------------------------------------
+// Kueue kueue.x-k8s.io/v1beta1 and v1beta2
+
+const STOP_POLICY: Ty = Ty::Enum(&["None", "Hold", "HoldAndDrain"], &[]);
+static FAIR_SHARING: Obj = crd(&[f("weight", Ty::Quantity)]);
+static KUEUE_TAINT: Obj = crd(&[
+    req("key", Ty::Str),
+    f("value", Ty::Text),
+    req("effect", Ty::Enum(EFFECTS, &[])),
+    f("timeAdded", Ty::Str),
+]);
+const TOLERATION_FIELDS: &[Field] = &[
+    f("key", Ty::Str),
+    f("operator", Ty::Enum(&["Equal", "Exists", ""], &[])),
+    f("value", Ty::Text),
+    f(
+        "effect",
+        Ty::Enum(&["NoSchedule", "PreferNoSchedule", "NoExecute", ""], &[]),
+    ),
+    f("tolerationSeconds", ANY_INT),
+];
+static TOLERATION: Obj = core(TOLERATION_FIELDS);
+static KUEUE_TOLERATION: Obj = crd(TOLERATION_FIELDS);
+static RF_SPEC: Obj = crd(&[
+    f("nodeLabels", TEXT_MAP),
+    f("nodeTaints", Ty::List(&Ty::Obj(&KUEUE_TAINT))),
+    f("tolerations", Ty::List(&Ty::Obj(&KUEUE_TOLERATION))),
+    f("topologyName", Ty::Str),
+]);
+pub static RESOURCE_FLAVOR: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    CRD_ROOT_FIELDS[3],
+    f("spec", Ty::Obj(&RF_SPEC)),
+]);
+static RESOURCE_QUOTA: Obj = crd(&[
+    req("name", Ty::Str),
+    req("nominalQuota", Ty::Quantity),
+    f("borrowingLimit", Ty::Quantity),
+    f("lendingLimit", Ty::Quantity),
+]);
+static FLAVOR_QUOTAS: Obj = crd(&[
+    req("name", Ty::Str),
+    req("resources", Ty::List(&Ty::Obj(&RESOURCE_QUOTA))),
+]);
+static RESOURCE_GROUP: Obj = crd(&[
+    req("coveredResources", STRINGS),
+    req("flavors", Ty::List(&Ty::Obj(&FLAVOR_QUOTAS))),
+]);
+static ADMISSION_CHECK: Obj = crd(&[req("name", Ty::Str), f("onFlavors", STRINGS)]);
+static ADMISSION_CHECKS_STRATEGY: Obj =
+    crd(&[req("admissionChecks", Ty::List(&Ty::Obj(&ADMISSION_CHECK)))]);
+static BORROW_WITHIN_COHORT: Obj = crd(&[
+    f("maxPriorityThreshold", INT32),
+    f("policy", Ty::Enum(&["Never", "LowerPriority"], &[])),
+]);
+static PREEMPTION: Obj = crd(&[
+    f("borrowWithinCohort", Ty::Obj(&BORROW_WITHIN_COHORT)),
+    f(
+        "reclaimWithinCohort",
+        Ty::Enum(&["Never", "LowerPriority", "Any"], &[]),
+    ),
+    f(
+        "withinClusterQueue",
+        Ty::Enum(
+            &["Never", "LowerPriority", "LowerOrNewerEqualPriority"],
+            &[],
+        ),
+    ),
+]);
+static FUNGIBILITY: Obj = crd(&[
+    f(
+        "preference",
+        Ty::Enum(&["BorrowingOverPreemption", "PreemptionOverBorrowing"], &[]),
+    ),
+    f(
+        "whenCanBorrow",
+        Ty::Enum(&["MayStopSearch", "TryNextFlavor"], &["Borrow"]),
+    ),
+    f(
+        "whenCanPreempt",
+        Ty::Enum(&["MayStopSearch", "TryNextFlavor"], &["Preempt"]),
+    ),
+]);
+static ADMISSION_SCOPE_V1B2: Obj = crd(&[req(
+    "admissionMode",
+    Ty::Enum(
+        &["UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"],
+        &[],
+    ),
+)]);
+static ADMISSION_SCOPE_V1B1: Obj = crd(&[req("admissionMode", Ty::Str)]);
+const CQ_COMMON: [Field; 7] = [
+    f("fairSharing", Ty::Obj(&FAIR_SHARING)),
+    f("flavorFungibility", Ty::Obj(&FUNGIBILITY)),
+    // A LabelSelector: its own shape, not GPU-specific.
+    any("namespaceSelector"),
+    f("preemption", Ty::Obj(&PREEMPTION)),
+    f(
+        "queueingStrategy",
+        Ty::Enum(&["StrictFIFO", "BestEffortFIFO"], &[]),
+    ),
+    f("resourceGroups", Ty::List(&RESOURCE_GROUP_TY)),
+    f("stopPolicy", STOP_POLICY),
+];
+static RESOURCE_GROUP_TY: Ty = Ty::Obj(&RESOURCE_GROUP);
+static CQ_SPEC_V1B2: Obj = Obj {
+    moved: &[
+        Moved {
+            from: "cohort",
+            to: "spec.cohortName",
+        },
+        Moved {
+            from: "admissionChecks",
+            to: "spec.admissionChecksStrategy.admissionChecks",
+        },
+    ],
+    ..crd(&[
+        CQ_COMMON[0],
+        CQ_COMMON[1],
+        CQ_COMMON[2],
+        CQ_COMMON[3],
+        CQ_COMMON[4],
+        CQ_COMMON[5],
+        CQ_COMMON[6],
+        f("cohortName", Ty::Str),
+        f(
+            "admissionChecksStrategy",
+            Ty::Obj(&ADMISSION_CHECKS_STRATEGY),
+        ),
+        f("admissionScope", Ty::Obj(&ADMISSION_SCOPE_V1B2)),
+        any("concurrentAdmissionPolicy"),
+    ])
+};
+static CQ_SPEC_V1B1: Obj = Obj {
+    moved: &[Moved {
+        from: "cohortName",
+        to: "spec.cohort",
+    }],
+    ..crd(&[
+        CQ_COMMON[0],
+        CQ_COMMON[1],
+        CQ_COMMON[2],
+        CQ_COMMON[3],
+        CQ_COMMON[4],
+        CQ_COMMON[5],
+        CQ_COMMON[6],
+        f("cohort", Ty::Str),
+        f("admissionChecks", STRINGS),
+        f(
+            "admissionChecksStrategy",
+            Ty::Obj(&ADMISSION_CHECKS_STRATEGY),
+        ),
+        f("admissionScope", Ty::Obj(&ADMISSION_SCOPE_V1B1)),
+    ])
+};
+pub static CLUSTER_QUEUE_V1B2: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    CRD_ROOT_FIELDS[3],
+    f("spec", Ty::Obj(&CQ_SPEC_V1B2)),
+]);
+pub static CLUSTER_QUEUE_V1B1: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    CRD_ROOT_FIELDS[3],
+    f("spec", Ty::Obj(&CQ_SPEC_V1B1)),
+]);
+static LQ_SPEC: Obj = crd(&[
+    f("clusterQueue", Ty::Str),
+    f("fairSharing", Ty::Obj(&FAIR_SHARING)),
+    f("stopPolicy", STOP_POLICY),
+]);
+pub static LOCAL_QUEUE: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    CRD_ROOT_FIELDS[3],
+    f("spec", Ty::Obj(&LQ_SPEC)),
+]);
+pub static WORKLOAD_PRIORITY_CLASS: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    req("value", INT32),
+    f("description", Ty::Str),
+]);
+
+// ---------------------------------------------------------------------------------------------
+// Core: scheduling.k8s.io/v1 PriorityClass and the pod-spec parts gpuops reads
+
+pub static PRIORITY_CLASS: Obj = core(&[
+    any("apiVersion"),
+    any("kind"),
+    any("metadata"),
+    req("value", Ty::Int(i32::MIN as i64, 1_000_000_000)),
+    f("globalDefault", Ty::Bool),
+    f("description", Ty::Str),
+    f(
+        "preemptionPolicy",
+        Ty::Enum(&["PreemptLowerPriority", "Never"], &[]),
+    ),
+]);
+
+static NODE_SELECTOR_REQUIREMENT: Obj = core(&[
+    req("key", Ty::Str),
+    req(
+        "operator",
+        Ty::Enum(&["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"], &[]),
+    ),
+    f("values", TEXTS),
+]);
+static NODE_SELECTOR_TERM: Obj = core(&[
+    f(
+        "matchExpressions",
+        Ty::List(&Ty::Obj(&NODE_SELECTOR_REQUIREMENT)),
+    ),
+    f(
+        "matchFields",
+        Ty::List(&Ty::Obj(&NODE_SELECTOR_REQUIREMENT)),
+    ),
+]);
+static NODE_SELECTOR: Obj = core(&[req(
+    "nodeSelectorTerms",
+    Ty::List(&Ty::Obj(&NODE_SELECTOR_TERM)),
+)]);
+static PREFERRED_TERM: Obj = core(&[
+    req("weight", Ty::Int(1, 100)),
+    req("preference", Ty::Obj(&NODE_SELECTOR_TERM)),
+]);
+static NODE_AFFINITY: Obj = core(&[
+    f(
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        Ty::Obj(&NODE_SELECTOR),
+    ),
+    f(
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        Ty::List(&Ty::Obj(&PREFERRED_TERM)),
+    ),
+]);
+static AFFINITY: Obj = core(&[
+    f("nodeAffinity", Ty::Obj(&NODE_AFFINITY)),
+    any("podAffinity"),
+    any("podAntiAffinity"),
+]);
+static RESOURCES: Obj = core(&[
+    f("limits", Ty::Map(&Ty::Quantity)),
+    f("requests", Ty::Map(&Ty::Quantity)),
+    any("claims"),
+]);
+static ENV_VAR: Obj = core(&[req("name", Ty::Str), f("value", Ty::Text), any("valueFrom")]);
+static CONTAINER: Obj = typos(&[
+    req("name", Ty::Str),
+    f("image", Ty::Str),
+    f("command", TEXTS),
+    f("args", TEXTS),
+    f("env", Ty::List(&Ty::Obj(&ENV_VAR))),
+    f("resources", Ty::Obj(&RESOURCES)),
+    any("envFrom"),
+    any("imagePullPolicy"),
+    any("lifecycle"),
+    any("livenessProbe"),
+    any("ports"),
+    any("readinessProbe"),
+    any("resizePolicy"),
+    any("restartPolicy"),
+    any("restartPolicyRules"),
+    any("securityContext"),
+    any("startupProbe"),
+    any("stdin"),
+    any("stdinOnce"),
+    any("terminationMessagePath"),
+    any("terminationMessagePolicy"),
+    any("tty"),
+    any("volumeDevices"),
+    f("volumeMounts", Ty::List(&Ty::Any)),
+    any("workingDir"),
+]);
+static VOLUME: Obj = typos(&[
+    req("name", Ty::Str),
+    any("awsElasticBlockStore"),
+    any("azureDisk"),
+    any("azureFile"),
+    any("cephfs"),
+    any("cinder"),
+    any("configMap"),
+    any("csi"),
+    any("downwardAPI"),
+    any("emptyDir"),
+    any("ephemeral"),
+    any("fc"),
+    any("flexVolume"),
+    any("flocker"),
+    any("gcePersistentDisk"),
+    any("gitRepo"),
+    any("glusterfs"),
+    any("hostPath"),
+    any("image"),
+    any("iscsi"),
+    any("nfs"),
+    any("persistentVolumeClaim"),
+    any("photonPersistentDisk"),
+    any("portworxVolume"),
+    any("projected"),
+    any("quobyte"),
+    any("rbd"),
+    any("scaleIO"),
+    any("secret"),
+    any("storageos"),
+    any("vsphereVolume"),
+]);
+pub static POD_SPEC: Obj = typos(&[
+    any("activeDeadlineSeconds"),
+    f("affinity", Ty::Obj(&AFFINITY)),
+    any("automountServiceAccountToken"),
+    req("containers", Ty::List(&Ty::Obj(&CONTAINER))),
+    any("dnsConfig"),
+    any("dnsPolicy"),
+    any("enableServiceLinks"),
+    any("ephemeralContainers"),
+    any("hostAliases"),
+    any("hostIPC"),
+    any("hostNetwork"),
+    any("hostPID"),
+    any("hostUsers"),
+    any("hostname"),
+    any("hostnameOverride"),
+    any("imagePullSecrets"),
+    f("initContainers", Ty::List(&Ty::Obj(&CONTAINER))),
+    any("nodeName"),
+    f("nodeSelector", TEXT_MAP),
+    any("os"),
+    any("overhead"),
+    any("preemptionPolicy"),
+    any("priority"),
+    f("priorityClassName", Ty::Str),
+    any("readinessGates"),
+    any("resourceClaims"),
+    any("resources"),
+    f(
+        "restartPolicy",
+        Ty::Enum(&["Always", "OnFailure", "Never"], &[]),
+    ),
+    any("runtimeClassName"),
+    any("schedulerName"),
+    any("schedulingGates"),
+    any("securityContext"),
+    any("serviceAccount"),
+    any("serviceAccountName"),
+    any("setHostnameAsFQDN"),
+    any("shareProcessNamespace"),
+    any("subdomain"),
+    any("terminationGracePeriodSeconds"),
+    f("tolerations", Ty::List(&Ty::Obj(&TOLERATION))),
+    any("topologySpreadConstraints"),
+    f("volumes", Ty::List(&Ty::Obj(&VOLUME))),
+    any("workloadRef"),
+]);
+
+/// The built-in schema of an object's kind and version, with the name messages use for it.
+pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<(&'static Obj, &'static str)> {
+    Some(match (group, version, kind) {
+        ("karpenter.sh", "v1", "NodePool") => (&NODEPOOL_V1, "NodePool v1"),
+        ("karpenter.k8s.aws", "v1", "EC2NodeClass") => (&EC2NODECLASS_V1, "EC2NodeClass v1"),
+        ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "ResourceFlavor") => {
+            (&RESOURCE_FLAVOR, "ResourceFlavor")
+        }
+        ("kueue.x-k8s.io", "v1beta2", "ClusterQueue") => {
+            (&CLUSTER_QUEUE_V1B2, "ClusterQueue v1beta2")
+        }
+        ("kueue.x-k8s.io", "v1beta1", "ClusterQueue") => {
+            (&CLUSTER_QUEUE_V1B1, "ClusterQueue v1beta1")
+        }
+        ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "LocalQueue") => (&LOCAL_QUEUE, "LocalQueue"),
+        ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "WorkloadPriorityClass") => {
+            (&WORKLOAD_PRIORITY_CLASS, "WorkloadPriorityClass")
+        }
+        ("scheduling.k8s.io", "v1", "PriorityClass") => (&PRIORITY_CLASS, "PriorityClass"),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        for ok in ["30m", "1h30m", "0s", "720h"] {
+            assert!(duration(ok), "{ok}");
+        }
+        for bad in ["30d", "1.5h", "", "h", "Never", "30"] {
+            assert!(!duration(bad), "{bad}");
+        }
+        assert!(duration_or_never("Never"));
+        for ok in ["8h", "30m", "1h30m", "1h30m0s"] {
+            assert!(budget_duration(ok), "{ok}");
+        }
+        for bad in ["90s", "1d", "30m1h", "1h1h"] {
+            assert!(!budget_duration(bad), "{bad}");
+        }
+        for ok in ["0", "5", "10%", "100%", "0%"] {
+            assert!(budget_nodes(ok), "{ok}");
+        }
+        for bad in ["101%", "five", "", "1000%", "-1"] {
+            assert!(!budget_nodes(bad), "{bad}");
+        }
+        assert!(schedule("0 9 * * mon-fri") && schedule("@daily") && !schedule("0 9 * *"));
+        assert!(
+            volume_size("200Gi")
+                && volume_size("1T")
+                && !volume_size("200")
+                && !volume_size("1.5Ti")
+        );
+    }
+}

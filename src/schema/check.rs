@@ -1,0 +1,350 @@
+//! Walks an object's tree once against a built-in [`Obj`] table, then the cross-field rules the
+//! CRDs' CEL expressions and the webhooks enforce. Paths are kept as a stack of borrowed segments
+//! and only formatted when something is reported.
+
+use super::builtin::{Field, Obj, Ty, Unknown};
+use super::non_string_reading;
+use crate::quantity::is_placeholder;
+use crate::rules::{close_enough, edit_distance_within};
+use crate::yaml::{Node, Value, Yaml11};
+
+/// One thing the API server (or an admission webhook) would refuse or drop.
+#[derive(Debug)]
+pub struct Violation<'a> {
+    pub node: &'a Node,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+#[derive(Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Idx(usize),
+}
+
+struct Walker<'a, 'o> {
+    /// Where the walked node stands in its object (`spec.template.spec` for a Job's pod spec).
+    base: &'o str,
+    /// How messages name the schema: `NodePool v1`, `pod spec`.
+    what: &'o str,
+    /// The object's kind, for "the API server rejects the …".
+    kind: &'o str,
+    path: Vec<Seg<'a>>,
+    out: &'o mut Vec<Violation<'a>>,
+}
+
+/// Checks `node` (at `base` in an object of `kind`) against `schema`.
+pub fn walk<'a>(
+    node: &'a Node,
+    schema: &'static Obj,
+    base: &str,
+    what: &str,
+    kind: &str,
+    out: &mut Vec<Violation<'a>>,
+) {
+    let mut w = Walker {
+        base,
+        what,
+        kind,
+        path: Vec::with_capacity(16),
+        out,
+    };
+    w.value(node, None, &Ty::Obj(schema));
+}
+
+fn path_string(base: &str, segs: &[Seg]) -> String {
+    let mut s = String::from(base);
+    for seg in segs {
+        match seg {
+            Seg::Key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(k);
+            }
+            Seg::Idx(i) => {
+                s.push('[');
+                s.push_str(&i.to_string());
+                s.push(']');
+            }
+        }
+    }
+    s
+}
+
+/// The closest of `names` to `word`, when close enough to be a typo.
+pub fn did_you_mean<'n>(word: &str, names: impl Iterator<Item = &'n str>) -> Option<&'n str> {
+    let lower = word.to_ascii_lowercase();
+    names
+        .filter_map(|n| {
+            if n.to_ascii_lowercase() == lower {
+                return Some((0, n));
+            }
+            let d = edit_distance_within(word, n, 3)?;
+            close_enough(n, d).then_some((d, n))
+        })
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+/// An unquoted `{{ .Values.x }}` (a Helm template not rendered): YAML reads it as a map whose key
+/// is itself a map, which no Kubernetes object holds.
+fn template_slot(n: &Node) -> bool {
+    n.as_map()
+        .is_some_and(|m| m.iter().any(|(k, _)| k.as_map().is_some()))
+}
+
+fn describe(n: &Node) -> String {
+    match &n.value {
+        Value::Map(_) => "a map".into(),
+        Value::Seq(_) => "a list".into(),
+        Value::Scalar { text, .. } => {
+            non_string_reading(n).unwrap_or_else(|| format!("the string `{text}`"))
+        }
+    }
+}
+
+fn expected(ty: &Ty) -> &'static str {
+    match ty {
+        Ty::Str | Ty::Text | Ty::Enum(..) | Ty::Format(_) => "a string",
+        Ty::Int(..) => "an integer",
+        Ty::Bool => "a boolean",
+        Ty::Quantity => "a quantity (a number or a string)",
+        Ty::Map(_) | Ty::Obj(_) => "a map",
+        Ty::List(_) => "a list",
+        Ty::Any => "anything",
+    }
+}
+
+impl<'a> Walker<'a, '_> {
+    fn path(&self) -> String {
+        path_string(self.base, &self.path)
+    }
+
+    fn push(&mut self, node: &'a Node, message: String, help: Option<String>) {
+        self.out.push(Violation {
+            node,
+            message,
+            help,
+        });
+    }
+
+    fn type_error(&mut self, n: &'a Node, ty: &Ty) {
+        let msg = format!(
+            "`{}` must be {}, not {}: the API server rejects the {}",
+            self.path(),
+            expected(ty),
+            describe(n),
+            self.kind
+        );
+        self.push(n, msg, None);
+    }
+
+    /// `key` is the node naming the value (for required-field findings inside it).
+    fn value(&mut self, n: &'a Node, key: Option<&'a Node>, ty: &Ty) {
+        if n.is_null() || n.as_str().is_some_and(is_placeholder) || template_slot(n) {
+            return;
+        }
+        let scalar = n.as_str();
+        match ty {
+            Ty::Any => {}
+            Ty::Str | Ty::Text => {
+                let bad = match n.yaml11() {
+                    None => true,
+                    Some(Yaml11::Str) => false,
+                    Some(_) => matches!(ty, Ty::Str),
+                };
+                if bad {
+                    self.type_error(n, ty);
+                }
+            }
+            Ty::Int(min, max) => match n.yaml11() {
+                Some(Yaml11::Int) => {
+                    let v = scalar.and_then(|s| s.replace('_', "").parse::<i64>().ok());
+                    if let Some(v) = v
+                        && (v < *min || v > *max)
+                    {
+                        let range = match (*min, *max) {
+                            (lo, i64::MAX) => format!("at least {lo}"),
+                            (lo, hi) if lo == i32::MIN as i64 => format!("at most {hi}"),
+                            (lo, hi) => format!("between {lo} and {hi}"),
+                        };
+                        let msg = format!(
+                            "`{}` is {v}, but it must be {range}: the API server rejects the {}",
+                            self.path(),
+                            self.kind
+                        );
+                        self.push(n, msg, None);
+                    }
+                }
+                _ => self.type_error(n, ty),
+            },
+            Ty::Bool => {
+                if n.yaml11() != Some(Yaml11::Bool) {
+                    self.type_error(n, ty);
+                }
+            }
+            Ty::Quantity => {
+                if !matches!(n.yaml11(), Some(Yaml11::Int | Yaml11::Float | Yaml11::Str)) {
+                    self.type_error(n, ty);
+                }
+            }
+            Ty::Enum(values, legacy) => {
+                let Some(s) = scalar.filter(|_| n.yaml11() == Some(Yaml11::Str)) else {
+                    self.type_error(n, ty);
+                    return;
+                };
+                if values.contains(&s) || legacy.contains(&s) {
+                    return;
+                }
+                let shown: Vec<&str> = values.iter().copied().filter(|v| !v.is_empty()).collect();
+                let msg = format!(
+                    "`{}` is `{s}`, not one of {}: the API server rejects the {}",
+                    self.path(),
+                    crate::diag::backticked(&shown, ", "),
+                    self.kind
+                );
+                let help =
+                    did_you_mean(s, shown.iter().copied()).map(|m| format!("did you mean `{m}`?"));
+                self.push(n, msg, help);
+            }
+            Ty::Format(fmt) => {
+                let Some(s) = scalar.filter(|_| n.yaml11() == Some(Yaml11::Str)) else {
+                    self.type_error(n, ty);
+                    return;
+                };
+                if !(fmt.ok)(s) {
+                    let msg = format!(
+                        "`{}` is `{s}`, not {}: the API server rejects the {}",
+                        self.path(),
+                        fmt.what,
+                        self.kind
+                    );
+                    self.push(n, msg, None);
+                }
+            }
+            Ty::Map(inner) => {
+                if n.as_map().is_none() {
+                    self.type_error(n, ty);
+                    return;
+                }
+                for (k, kn, v) in n.entries() {
+                    self.path.push(Seg::Key(k));
+                    self.value(v, Some(kn), inner);
+                    self.path.pop();
+                }
+            }
+            Ty::List(inner) => {
+                let Some(items) = n.as_seq() else {
+                    self.type_error(n, ty);
+                    return;
+                };
+                for (i, item) in items.iter().enumerate() {
+                    self.path.push(Seg::Idx(i));
+                    self.value(item, None, inner);
+                    self.path.pop();
+                }
+            }
+            Ty::Obj(obj) => {
+                if n.as_map().is_none() {
+                    self.type_error(n, ty);
+                    return;
+                }
+                self.object(n, key, obj);
+            }
+        }
+    }
+
+    fn object(&mut self, n: &'a Node, key: Option<&'a Node>, obj: &'static Obj) {
+        for (k, kn, v) in n.entries() {
+            if let Some(field) = obj.fields.iter().find(|f| f.name == k) {
+                self.path.push(Seg::Key(k));
+                self.value(v, Some(kn), &field.ty);
+                self.path.pop();
+                continue;
+            }
+            if obj.ignored.contains(&k) {
+                continue;
+            }
+            self.unknown(kn, k, obj);
+        }
+        for field in obj.fields.iter().filter(|f| f.required) {
+            if n.get(field.name).is_none() {
+                self.missing(n, key, field);
+            }
+        }
+    }
+
+    fn unknown(&mut self, kn: &'a Node, k: &'a str, obj: &'static Obj) {
+        self.path.push(Seg::Key(k));
+        let path = self.path();
+        self.path.pop();
+        let fate = match obj.unknown {
+            Unknown::Pruned => {
+                "the API server prunes (drops) it, and strict `kubectl apply` validation rejects it"
+            }
+            Unknown::Dropped | Unknown::Typos => {
+                "the API server drops it, and strict `kubectl apply` validation rejects it"
+            }
+        };
+        if let Some(m) = obj.moved.iter().find(|m| m.from == k) {
+            let version = self
+                .what
+                .rsplit(' ')
+                .next()
+                .filter(|v| v.starts_with('v'))
+                .unwrap_or(self.what);
+            let msg = format!(
+                "`{path}` is not a {} field; in {version} it is `{}`: {fate}",
+                self.what, m.to
+            );
+            let help = format!("move it to `{}`", m.to);
+            self.push(kn, msg, Some(help));
+            return;
+        }
+        let suggestion = did_you_mean(k, obj.fields.iter().map(|f| f.name));
+        if obj.unknown == Unknown::Typos && suggestion.is_none() {
+            return;
+        }
+        let msg = format!("`{path}` is not a {} field: {fate}", self.what);
+        let help = suggestion.map(|s| format!("did you mean `{s}`?"));
+        self.push(kn, msg, help);
+    }
+
+    fn missing(&mut self, n: &'a Node, key: Option<&'a Node>, field: &Field) {
+        let parent = self.path();
+        let full = if parent.is_empty() {
+            field.name.to_string()
+        } else {
+            format!("{parent}.{}", field.name)
+        };
+        // Point at the key naming the block, else at the block's first key.
+        let at = key
+            .or_else(|| n.as_map().and_then(|m| m.first()).map(|(k, _)| k))
+            .unwrap_or(n);
+        let msg = format!(
+            "`{full}` is required: the API server rejects the {}",
+            self.kind
+        );
+        self.push(at, msg, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn did_you_mean_finds_typos_and_case() {
+        let names = ["tolerations", "nodeSelector", "containers"];
+        assert_eq!(
+            did_you_mean("toleration", names.iter().copied()),
+            Some("tolerations")
+        );
+        assert_eq!(
+            did_you_mean("nodeselector", names.iter().copied()),
+            Some("nodeSelector")
+        );
+        assert_eq!(did_you_mean("volumes", names.iter().copied()), None);
+    }
+}

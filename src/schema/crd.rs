@@ -1,0 +1,248 @@
+//! CustomResourceDefinitions the user has (in the linted repository, in context paths, or given
+//! with `--crd` / `crds:`): objects of their kinds are validated against the served version's
+//! `openAPIV3Schema` with the `jsonschema` crate. `x-kubernetes-validations` (CEL) are not run:
+//! only the built-in rules of `cel.rs` cover CEL, for the kinds gpuops knows.
+
+use super::check::Violation;
+use crate::model::Object;
+use crate::yaml::{Node, Value as YValue, Yaml11};
+use serde_json::{Map, Value, json};
+
+struct Entry {
+    group: String,
+    kind: String,
+    version: String,
+    validator: jsonschema::Validator,
+}
+
+/// The validators of every served version of the CRDs found among the objects.
+#[derive(Default)]
+pub struct UserCrds {
+    entries: Vec<Entry>,
+}
+
+impl UserCrds {
+    pub fn from_objects<'a>(objects: impl Iterator<Item = &'a Object<'a>>) -> Self {
+        let mut entries = Vec::new();
+        for o in objects {
+            if !(o.group == "apiextensions.k8s.io" && o.kind == "CustomResourceDefinition") {
+                continue;
+            }
+            let Some(spec) = o.spec() else { continue };
+            let group = spec.get("group").and_then(Node::as_str).unwrap_or("");
+            let kind = spec
+                .at(&["names", "kind"])
+                .and_then(Node::as_str)
+                .unwrap_or("");
+            if group.is_empty() || kind.is_empty() {
+                continue;
+            }
+            for v in spec.get("versions").into_iter().flat_map(Node::items) {
+                let served = v.get("served").and_then(Node::as_str) != Some("false");
+                let name = v.get("name").and_then(Node::as_str).unwrap_or("");
+                let Some(schema) = v.at(&["schema", "openAPIV3Schema"]) else {
+                    continue;
+                };
+                if !served || name.is_empty() {
+                    continue;
+                }
+                let mut schema = to_json(schema);
+                normalize(&mut schema);
+                let built = jsonschema::options()
+                    .with_draft(jsonschema::Draft::Draft4)
+                    .with_pattern_options(jsonschema::PatternOptions::regex())
+                    .build(&schema);
+                // A schema that does not compile validates nothing rather than failing the run.
+                if let Ok(validator) = built
+                    && !entries
+                        .iter()
+                        .any(|e: &Entry| e.group == group && e.kind == kind && e.version == name)
+                {
+                    entries.push(Entry {
+                        group: group.to_string(),
+                        kind: kind.to_string(),
+                        version: name.to_string(),
+                        validator,
+                    });
+                }
+            }
+        }
+        UserCrds { entries }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn find(&self, group: &str, version: &str, kind: &str) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find(|e| e.group == group && e.kind == kind && e.version == version)
+    }
+
+    /// Whether a user CRD covers this kind and version (it then replaces the built-in schema).
+    pub fn covers(&self, obj: &Object) -> bool {
+        self.find(obj.group, obj.version, obj.kind).is_some()
+    }
+
+    /// Violations of the object against its CRD, each at the node its instance path names.
+    pub fn validate<'a>(&self, obj: &Object<'a>, out: &mut Vec<Violation<'a>>) {
+        let Some(e) = self.find(obj.group, obj.version, obj.kind) else {
+            return;
+        };
+        let instance = to_json(obj.root);
+        for err in e.validator.iter_errors(&instance) {
+            let segs: Vec<String> = err.instance_path().iter().map(|s| s.to_string()).collect();
+            let mut node = obj.root;
+            for s in &segs {
+                let next = match &node.value {
+                    YValue::Map(_) => node.get(s),
+                    YValue::Seq(items) => s.parse::<usize>().ok().and_then(|i| items.get(i)),
+                    YValue::Scalar { .. } => None,
+                };
+                match next {
+                    Some(v) => node = v,
+                    None => break,
+                }
+            }
+            let path = segs.iter().fold(String::new(), |mut acc, s| {
+                if s.parse::<usize>().is_ok() {
+                    acc.push_str(&format!("[{s}]"));
+                } else {
+                    if !acc.is_empty() {
+                        acc.push('.');
+                    }
+                    acc.push_str(s);
+                }
+                acc
+            });
+            let shown = if path.is_empty() {
+                "the object".to_string()
+            } else {
+                format!("`{path}`")
+            };
+            let (at, message) = match err.kind() {
+                jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => {
+                    // Point at the first unknown key itself.
+                    let key = unexpected
+                        .first()
+                        .and_then(|u| node.entry(u).map(|(k, _)| k))
+                        .unwrap_or(node);
+                    (
+                        key,
+                        format!(
+                            "{} in {shown} {} not in the {} {} CRD schema: the API server prunes (drops) {}",
+                            crate::diag::backticked(unexpected, ", "),
+                            if unexpected.len() == 1 { "is" } else { "are" },
+                            e.kind,
+                            e.version,
+                            if unexpected.len() == 1 { "it" } else { "them" },
+                        ),
+                    )
+                }
+                _ => (
+                    node,
+                    format!(
+                        "{shown}: {err} (the {} {} CRD schema): the API server rejects the {}",
+                        e.kind, e.version, e.kind
+                    ),
+                ),
+            };
+            out.push(Violation {
+                node: at,
+                message,
+                help: None,
+            });
+        }
+    }
+}
+
+/// A YAML node as Kubernetes' YAML 1.1 reader types it.
+pub fn to_json(n: &Node) -> Value {
+    match &n.value {
+        YValue::Map(m) => {
+            let mut o = Map::new();
+            for (k, v) in m {
+                o.insert(k.as_str().unwrap_or_default().to_string(), to_json(v));
+            }
+            Value::Object(o)
+        }
+        YValue::Seq(s) => Value::Array(s.iter().map(to_json).collect()),
+        YValue::Scalar { text, .. } => match n.yaml11() {
+            Some(Yaml11::Null) => Value::Null,
+            Some(Yaml11::Bool) => Value::Bool(matches!(
+                text.as_str(),
+                "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON"
+            )),
+            Some(Yaml11::Int) => {
+                let t = text.replace('_', "");
+                let (neg, body) = match t.strip_prefix('-') {
+                    Some(b) => (true, b.to_string()),
+                    None => (false, t.trim_start_matches('+').to_string()),
+                };
+                let v = match body.strip_prefix("0x") {
+                    Some(h) => i64::from_str_radix(h, 16).ok(),
+                    None if body.len() > 1 && body.starts_with('0') => {
+                        i64::from_str_radix(&body[1..], 8).ok()
+                    }
+                    None => body.parse::<i64>().ok(),
+                };
+                v.map_or_else(
+                    || Value::String(text.to_string()),
+                    |i| json!(if neg { -i } else { i }),
+                )
+            }
+            Some(Yaml11::Float) => text
+                .replace('_', "")
+                .parse::<f64>()
+                .ok()
+                .and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
+                .unwrap_or_else(|| Value::String(text.to_string())),
+            _ => Value::String(text.to_string()),
+        },
+    }
+}
+
+/// Kubernetes OpenAPI v3 → plain JSON schema: `nullable` → also null, int-or-string → integer
+/// or string, `x-kubernetes-*` dropped (CEL is not run here), and unknown fields reported where
+/// the schema lists properties and does not preserve unknown fields (the API server prunes
+/// them).
+pub fn normalize(schema: &mut Value) {
+    let Value::Object(m) = schema else { return };
+    let int_or_string = m.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true))
+        || m.get("format").and_then(Value::as_str) == Some("int-or-string");
+    let preserve = m.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+    let nullable = m.remove("nullable") == Some(Value::Bool(true));
+    m.retain(|k, _| !k.starts_with("x-kubernetes-"));
+    if int_or_string {
+        m.remove("type");
+        m.remove("format");
+        m.entry("anyOf")
+            .or_insert_with(|| json!([{ "type": "integer" }, { "type": "string" }]));
+    }
+    if nullable && let Some(Value::String(t)) = m.get("type").cloned() {
+        m.insert("type".into(), json!([t, "null"]));
+    }
+    if m.contains_key("properties") && !m.contains_key("additionalProperties") && !preserve {
+        m.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    if let Some(Value::Object(props)) = m.get_mut("properties") {
+        for v in props.values_mut() {
+            normalize(v);
+        }
+    }
+    for key in ["items", "additionalProperties", "not"] {
+        if let Some(v) = m.get_mut(key)
+            && v.is_object()
+        {
+            normalize(v);
+        }
+    }
+    for key in ["anyOf", "allOf", "oneOf"] {
+        if let Some(Value::Array(alts)) = m.get_mut(key) {
+            for a in alts {
+                normalize(a);
+            }
+        }
+    }
+}
