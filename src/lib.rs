@@ -16,6 +16,7 @@ pub mod schema;
 pub mod source;
 pub mod sources;
 pub mod suppress;
+pub mod why;
 pub mod yaml;
 pub mod yaml_compat;
 

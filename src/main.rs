@@ -24,6 +24,9 @@ struct Cli {
 enum Command {
     /// Lint a GitOps repository (default: the current directory). `-` reads YAML from stdin.
     Lint(LintArgs),
+    /// Why is a pod Pending? Where an object's pods may land (NodePools, Kueue route, instance
+    /// types) and what stops them.
+    Why(WhyArgs),
     /// List the rules: name, category, default severity, summary (policies included).
     Rules {
         /// Print the rule reference as Markdown instead (`gpuops rules --markdown > docs/rules.md`).
@@ -104,6 +107,36 @@ struct RenderArgs {
     /// Color in error reports.
     #[arg(long, value_enum, default_value = "auto")]
     color: Color,
+}
+
+#[derive(clap::Args)]
+struct WhyArgs {
+    /// The object: `file[:line]` (the object at that line; a file alone: each object with pod
+    /// templates in it) or `Kind/[namespace/]name` (kind case-insensitive).
+    target: String,
+    /// Files or directories to read, as for lint (default: the current directory).
+    paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    format: WhyFormat,
+    /// Config file (default: .gpuops.yaml found upward from the first path).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Ignore any .gpuops.yaml.
+    #[arg(long, conflicts_with = "config")]
+    no_config: bool,
+    /// The cluster is EKS (its ExtendedResourceToleration plugin adds GPU tolerations).
+    #[arg(long)]
+    eks: bool,
+    /// Cluster context files (as for lint); repeatable.
+    #[arg(long = "context", value_name = "PATH")]
+    context: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum WhyFormat {
+    Human,
+    Json,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -206,6 +239,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Lint(args) => lint(args),
+        Command::Why(args) => why(args),
         Command::Init => {
             print(gpuops::render::INIT_PROFILE);
             ExitCode::SUCCESS
@@ -753,6 +787,77 @@ fn lint(args: LintArgs) -> ExitCode {
     // Freeing millions of tree nodes one by one costs more than the process exit does.
     std::mem::forget(files);
     ExitCode::from(code)
+}
+
+/// `gpuops why`: the same discovery, config and sources as lint, then one object explained.
+fn why(args: WhyArgs) -> ExitCode {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let mut settings = if args.no_config {
+        Settings::default()
+    } else {
+        let found = args.config.clone().or_else(|| config::discover(&paths[0]));
+        match found.map(|p| config::load(&p)) {
+            Some(Ok(s)) => s,
+            Some(Err(e)) => {
+                config_error(&e);
+                return ExitCode::from(2);
+            }
+            None => Settings::default(),
+        }
+    };
+    settings.eks |= args.eks;
+    let mut exclude = globset::GlobSetBuilder::new();
+    for g in settings
+        .exclude
+        .iter()
+        .filter_map(|g| globset::Glob::new(g).ok())
+    {
+        exclude.add(g);
+    }
+    let exclude = exclude.build().ok();
+    let discovery = Discovery {
+        exclude: exclude.as_ref(),
+        exclude_root: settings.root.as_deref(),
+    };
+    let walked = discovery.walk_sources(&paths);
+    let (context_paths, roles, context_problems) = context_files(&settings, &args.context);
+    let mut sources = gpuops::sources::Sources::plan(walked.files, walked.charts, &settings);
+    let (mut files, mut problems) = load(sources.raw(), &Progress::disabled());
+    sources.render(&mut files);
+    let (mut context, more) = source::load(&context_paths);
+    problems.extend(more.into_iter().chain(context_problems));
+    for f in &mut context {
+        if let Some(role) = roles.get(&f.path) {
+            f.role = role.clone();
+        }
+    }
+    files.extend(context);
+    for p in walked.problems.iter().chain(&problems) {
+        eprintln!("warning: {}: {}", p.path, p.message);
+    }
+    let target = gpuops::why::Target::parse(&args.target, |p| std::path::Path::new(p).is_file());
+    let report = match gpuops::why::explain(&files, &settings, &target) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {}", e.message);
+            return ExitCode::from(2);
+        }
+    };
+    match args.format {
+        WhyFormat::Human => print(&gpuops::why::human(&report)),
+        WhyFormat::Json => match serde_json::to_string_pretty(&report) {
+            Ok(s) => print(&format!("{s}\n")),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    }
+    ExitCode::SUCCESS
 }
 
 /// Reads and parses the files; with a progress line, in slices so it can count them.

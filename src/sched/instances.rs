@@ -239,3 +239,41 @@ pub fn instances_for(
             .collect(),
     )
 }
+
+/// Catalog instances a pod may get from `pool`: [`instances_for`], or for an open pool the
+/// catalog's GPU instances the pool's requirements allow, narrowed the same way. For explaining
+/// a placement (`gpuops why`), where an open pool still has a cheapest candidate.
+pub fn candidate_instances(
+    pod: &super::constraints::PodConstraints<'_>,
+    pool: &NodePool<'_>,
+) -> Vec<&'static catalog::Instance> {
+    if let Some(known) = instances_for(pod, pool) {
+        return known;
+    }
+    catalog::instances()
+        .iter()
+        .filter(|i| i.gpu_count > 0 && i.gpu_count as u64 >= pod.nvidia_gpus)
+        .filter(|i| pool_allows(pool, i))
+        .filter(|i| {
+            pod.base.iter().all(|r| {
+                r.values.iter().any(|v| super::is_placeholder(v))
+                    || i.label(r.key)
+                        .is_none_or(|v| expr_holds(r.op, &r.values, &v))
+            })
+        })
+        .collect()
+}
+
+/// The most GPUs one node of the pool may have: the largest catalog instance its requirements
+/// allow, capped by its `instance-gpu-count` bound (`None`: no GPU instance is allowed).
+pub fn max_gpus_per_node(pool: &NodePool<'_>) -> Option<u64> {
+    let largest = catalog::instances()
+        .iter()
+        .filter(|i| i.gpu_count > 0 && pool_allows(pool, i))
+        .map(|i| i.gpu_count as u64)
+        .max()?;
+    Some(match gpu_count_cap(pool) {
+        Some((cap, _)) => largest.min(cap),
+        None => largest,
+    })
+}

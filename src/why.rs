@@ -1,0 +1,961 @@
+//! `gpuops why`: where one workload's pods may land, and what stops them.
+//!
+//! Per pod template: a verdict, the NodePools that pass (and the closest that fail) with the
+//! deciding YAML on both sides, the Kueue route, and the instance types Karpenter could pick.
+//! The answers come from the same scheduling model the rules use ([`crate::sched`]).
+
+use crate::catalog::Instance;
+use crate::config::Settings;
+use crate::diag::Loc;
+use crate::index::Index;
+use crate::model::Object;
+use crate::sched::{self, GpuCapability, PodConstraints};
+use crate::source::SourceFile;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// Passing pools listed before "and N more".
+const MAX_PASSING: usize = 20;
+/// Failing pools listed (the closest ones).
+const MAX_FAILING: usize = 5;
+/// Instance types listed.
+const MAX_INSTANCES: usize = 5;
+
+/// What the user asked about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A file, optionally a line in it (the object whose document holds that line).
+    File { path: String, line: Option<u32> },
+    /// `Kind/name` or `Kind/namespace/name`; the kind is case-insensitive.
+    Name {
+        kind: String,
+        namespace: Option<String>,
+        name: String,
+    },
+}
+
+impl Target {
+    /// Reads `file[:line]` or `Kind/[namespace/]name`; `is_file` says whether a path exists.
+    pub fn parse(s: &str, is_file: impl Fn(&str) -> bool) -> Target {
+        let file = |path: &str, line| Target::File {
+            path: crate::source::display_path(std::path::Path::new(path)),
+            line,
+        };
+        if is_file(s) {
+            return file(s, None);
+        }
+        if let Some((p, l)) = s.rsplit_once(':')
+            && let Ok(n) = l.parse::<u32>()
+            && is_file(p)
+        {
+            return file(p, Some(n));
+        }
+        // A kind is one word; anything else (`dir/file.yaml`, `a.yaml:3`) is a path.
+        let parts: Vec<&str> = s.split('/').collect();
+        let kind = |k: &str| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric());
+        let pathlike = s.contains(':') || [".yaml", ".yml", ".json"].iter().any(|e| s.ends_with(e));
+        if pathlike {
+            return file(s.split(':').next().unwrap_or(s), None);
+        }
+        match parts.as_slice() {
+            [k, n] if kind(k) => Target::Name {
+                kind: k.to_string(),
+                namespace: None,
+                name: n.to_string(),
+            },
+            [k, ns, n] if kind(k) => Target::Name {
+                kind: k.to_string(),
+                namespace: Some(ns.to_string()),
+                name: n.to_string(),
+            },
+            _ => file(s, None),
+        }
+    }
+}
+
+/// Why the target could not be explained.
+#[derive(Debug)]
+pub struct NotFound {
+    pub message: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub objects: Vec<ObjectReport>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ObjectReport {
+    pub object: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub location: String,
+    pub templates: Vec<TemplateReport>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TemplateReport {
+    pub path: String,
+    pub location: String,
+    pub gpus_per_pod: u64,
+    pub verdict: Verdict,
+    pub pools: Vec<PoolRow>,
+    /// Passing pools beyond those listed.
+    pub more_pools: usize,
+    pub route: Option<Route>,
+    pub instances: Vec<InstanceRow>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Verdict {
+    pub lands: bool,
+    pub summary: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PoolRow {
+    pub name: String,
+    pub location: String,
+    pub fits: bool,
+    /// The Kueue flavor under which it fits (or was checked).
+    pub flavor: Option<String>,
+    pub capacity_types: Vec<String>,
+    /// The most GPUs one node of the pool may have (`None`: no GPU instance).
+    pub max_gpus_per_node: Option<u64>,
+    pub checks: Vec<Check>,
+}
+
+/// One check of a pool: `labels`, `taints` or `gpus`.
+#[derive(Debug, Serialize)]
+pub struct Check {
+    pub check: &'static str,
+    pub ok: bool,
+    pub detail: String,
+    /// The pod's side of a failing check.
+    pub pod: Option<String>,
+    /// The pool's side of a failing check.
+    pub pool: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Route {
+    /// The `kueue.x-k8s.io/queue-name` value (`default` when Kueue defaults it).
+    pub queue: String,
+    pub queue_label: Option<String>,
+    /// `namespace/name` of the LocalQueue the label resolves to.
+    pub local_queue_name: String,
+    pub local_queue: Option<String>,
+    pub cluster_queue_name: Option<String>,
+    pub cluster_queue: Option<String>,
+    pub flavors: Vec<FlavorRow>,
+    /// What blocks admission, if anything.
+    pub blocked: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FlavorRow {
+    pub name: String,
+    pub location: Option<String>,
+    pub assignable: bool,
+    pub reason: Option<String>,
+    pub pod: Option<String>,
+    pub flavor: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct InstanceRow {
+    pub instance_type: String,
+    pub gpus: u32,
+    pub gpu_name: String,
+    pub price_usd_hour: Option<f64>,
+    pub pools: Vec<String>,
+}
+
+fn at(ix: &Index, loc: Loc) -> String {
+    format!(
+        "{}:{}:{}",
+        ix.path(loc),
+        loc.span.start.line,
+        loc.span.start.col
+    )
+}
+
+/// Explains the target: every matching object of the first cluster that has one.
+pub fn explain(
+    files: &[SourceFile],
+    settings: &Settings,
+    target: &Target,
+) -> Result<Report, NotFound> {
+    let mut names: Vec<String> = Vec::new();
+    for scope in crate::clusters(files, settings) {
+        let ix = Index::build_for(files, scope.files.clone(), &scope.settings);
+        let chosen = select(&ix, target);
+        if !chosen.is_empty() {
+            let objects = chosen.into_iter().map(|oi| object(&ix, oi)).collect();
+            return Ok(Report { objects });
+        }
+        names.extend(
+            (0..ix.objects.len())
+                .filter(|&oi| !ix.templates_of(oi).is_empty())
+                .map(|oi| reference(&ix.objects[oi])),
+        );
+    }
+    Err(not_found(target, files, &names))
+}
+
+/// `Kind/namespace/name` (or `Kind/name`).
+fn reference(o: &Object) -> String {
+    match o.namespace {
+        Some(ns) => format!("{}/{ns}/{}", o.kind, o.name_or_unnamed()),
+        None => format!("{}/{}", o.kind, o.name_or_unnamed()),
+    }
+}
+
+fn not_found(target: &Target, files: &[SourceFile], names: &[String]) -> NotFound {
+    let closest = |asked: &str, among: &mut dyn Iterator<Item = String>| {
+        among
+            .map(|n| {
+                (
+                    crate::rules::edit_distance(&asked.to_lowercase(), &n.to_lowercase()),
+                    n,
+                )
+            })
+            .filter(|(d, n)| *d <= n.len() / 3 + 2)
+            .min()
+            .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+            .unwrap_or_default()
+    };
+    let message = match target {
+        Target::Name {
+            kind,
+            namespace,
+            name,
+        } => {
+            let asked = match namespace {
+                Some(ns) => format!("{kind}/{ns}/{name}"),
+                None => format!("{kind}/{name}"),
+            };
+            // Names matter more than kinds and namespaces: compare names, suggest references.
+            let by_name = names
+                .iter()
+                .map(|n| {
+                    (
+                        crate::rules::edit_distance(name, n.rsplit('/').next().unwrap_or(n)),
+                        n,
+                    )
+                })
+                .filter(|(d, _)| *d <= name.len() / 3 + 1)
+                .min()
+                .map(|(_, n)| format!(" (did you mean `{n}`?)"));
+            let hint = by_name.unwrap_or_else(|| closest(&asked, &mut names.iter().cloned()));
+            format!("no object with pod templates named `{asked}`{hint}")
+        }
+        Target::File { path, line } => {
+            let known = files.iter().any(|f| f.path == *path);
+            let what = match line {
+                Some(l) => format!("{path}:{l}"),
+                None => path.clone(),
+            };
+            if known {
+                format!("no object with pod templates at `{what}`")
+            } else {
+                let hint = closest(path, &mut files.iter().map(|f| f.path.clone()));
+                format!("`{path}` is not among the files read{hint}")
+            }
+        }
+    };
+    NotFound { message }
+}
+
+/// The objects (with pod templates) the target names.
+fn select(ix: &Index, target: &Target) -> Vec<usize> {
+    let with_templates = |oi: &usize| !ix.templates_of(*oi).is_empty();
+    match target {
+        Target::Name {
+            kind,
+            namespace,
+            name,
+        } => (0..ix.objects.len())
+            .filter(|&oi| {
+                let o = &ix.objects[oi];
+                o.kind.eq_ignore_ascii_case(kind)
+                    && o.name == Some(name.as_str())
+                    && namespace
+                        .as_deref()
+                        .is_none_or(|ns| o.namespace.is_none_or(|on| on == ns))
+            })
+            .filter(with_templates)
+            .collect(),
+        Target::File { path, line } => {
+            let in_file: Vec<usize> = (0..ix.objects.len())
+                .filter(|&oi| ix.files[ix.objects[oi].file].path == *path)
+                .collect();
+            match line {
+                None => in_file.into_iter().filter(with_templates).collect(),
+                // Objects come in document order: the last one starting at or before the line
+                // holds it (a `---` or comment line belongs to the one above).
+                Some(l) => in_file
+                    .into_iter()
+                    .rfind(|&oi| ix.objects[oi].root.span.start.line <= *l)
+                    .filter(with_templates)
+                    .into_iter()
+                    .collect(),
+            }
+        }
+    }
+}
+
+fn object(ix: &Index, oi: usize) -> ObjectReport {
+    let o = &ix.objects[oi];
+    let first = ix.templates.iter().position(|t| t.owner == oi).unwrap_or(0);
+    let templates = (first..first + ix.templates_of(oi).len())
+        .map(|ti| template(ix, ti))
+        .collect();
+    ObjectReport {
+        object: reference(o),
+        kind: o.kind.to_string(),
+        namespace: o.namespace.map(str::to_string),
+        name: o.name_or_unnamed().to_string(),
+        location: at(ix, o.loc(o.anchor())),
+        templates,
+    }
+}
+
+/// One variant's view of a pool: the verdict and the flavor it runs under.
+struct Seen<'a> {
+    pool: usize,
+    flavor: Option<usize>,
+    verdict: sched::Verdict<'a>,
+    constraints: PodConstraints<'a>,
+}
+
+fn template(ix: &Index, ti: usize) -> TemplateReport {
+    let t = &ix.templates[ti];
+    let gpus = t.gpus_per_pod();
+    let wants_gpu = t.requests_gpu();
+    let eks = ix.settings.eks;
+    // The ways the pod may run: the flavors Kueue may assign; with none, its own constraints
+    // (the pool table then shows what would happen were it admitted).
+    let mut ways: Vec<(Option<usize>, PodConstraints)> = sched::assignable_variants(ix, ti)
+        .into_iter()
+        .map(|v| (v.flavor, v.constraints.clone()))
+        .collect();
+    if ways.is_empty() {
+        ways.push((None, PodConstraints::from_template(t)));
+    }
+    let usable = |p: usize| !wants_gpu || ix.pools.capability[p] != GpuCapability::None;
+
+    // Passing pools, each with the first way that fits it.
+    let mut passing: Vec<Seen> = Vec::new();
+    // Pools whose labels fit but whose taints do not: the closest failures.
+    let mut tainted: Vec<Seen> = Vec::new();
+    for (flavor, c) in &ways {
+        for p in ix.pools.label_fits(c, &ix.nodepools) {
+            let p = p as usize;
+            if !usable(p) || passing.iter().any(|s| s.pool == p) {
+                continue;
+            }
+            let verdict = sched::fit(c, &ix.nodepools[p], eks);
+            let seen = Seen {
+                pool: p,
+                flavor: *flavor,
+                verdict,
+                constraints: c.clone(),
+            };
+            if seen.verdict.fits() {
+                tainted.retain(|s| s.pool != p);
+                passing.push(seen);
+            } else if !tainted.iter().any(|s| s.pool == p) {
+                tainted.push(seen);
+            }
+        }
+    }
+    passing.sort_by_key(|s| s.pool);
+    let mut failing: Vec<Seen> = tainted.into_iter().take(MAX_FAILING).collect();
+    // Then the pools with the fewest label issues, under the first way.
+    if let Some((flavor, c)) = ways.first() {
+        while failing.len() < MAX_FAILING {
+            let taken = |p: usize| {
+                passing.iter().any(|s| s.pool == p) || failing.iter().any(|s| s.pool == p)
+            };
+            let Some((p, _)) = ix
+                .pools
+                .closest(c, &ix.nodepools, |p| usable(p) && !taken(p), true)
+            else {
+                break;
+            };
+            failing.push(Seen {
+                pool: p,
+                flavor: *flavor,
+                verdict: sched::fit(c, &ix.nodepools[p], eks),
+                constraints: c.clone(),
+            });
+        }
+    }
+
+    let route = route(ix, ti);
+    let instances = instances(ix, &passing);
+    let verdict = verdict(ix, route.as_ref(), &passing, failing.first(), &instances);
+    let more_pools = passing.len().saturating_sub(MAX_PASSING);
+    // The pod's side of a taint check: its tolerations, or the pod spec that has none.
+    let tolerations = at(
+        ix,
+        t.spec
+            .get("tolerations")
+            .map_or(t.loc(t.spec), |n| t.loc(n)),
+    );
+    let pools = passing
+        .iter()
+        .take(MAX_PASSING)
+        .chain(&failing)
+        .map(|s| pool_row(ix, s, gpus, &tolerations))
+        .collect();
+    TemplateReport {
+        path: t.path.clone(),
+        location: at(ix, t.loc(t.spec)),
+        gpus_per_pod: gpus,
+        verdict,
+        pools,
+        more_pools,
+        route,
+        instances,
+    }
+}
+
+fn flavor_name(ix: &Index, f: Option<usize>) -> Option<String> {
+    f.and_then(|f| ix.flavors.get(f))
+        .map(|f| f.name.to_string())
+}
+
+fn verdict(
+    ix: &Index,
+    route: Option<&Route>,
+    passing: &[Seen],
+    closest: Option<&Seen>,
+    instances: &[InstanceRow],
+) -> Verdict {
+    if let Some(blocked) = route.and_then(|r| r.blocked.as_ref()) {
+        return Verdict {
+            lands: false,
+            summary: format!("Kueue: {blocked}"),
+        };
+    }
+    if let Some(first) = passing.first() {
+        let mut s = format!("lands on NodePool `{}`", ix.nodepools[first.pool].name);
+        if passing.len() > 1 {
+            let _ = write!(s, " (or {} more)", passing.len() - 1);
+        }
+        if let Some(f) = flavor_name(ix, first.flavor) {
+            let _ = write!(s, " via flavor `{f}`");
+        }
+        match instances.first() {
+            Some(InstanceRow {
+                instance_type,
+                price_usd_hour: Some(p),
+                ..
+            }) => {
+                let _ = write!(
+                    s,
+                    "; cheapest instance {instance_type} (${p:.2}/h on demand)"
+                );
+            }
+            Some(i) => {
+                let _ = write!(
+                    s,
+                    "; cheapest instance {} (no price known)",
+                    i.instance_type
+                );
+            }
+            None => {}
+        }
+        return Verdict {
+            lands: true,
+            summary: s,
+        };
+    }
+    let summary = match closest {
+        None if ix.nodepools.is_empty() => "no NodePool in the files read".to_string(),
+        None => "no NodePool can launch a GPU node for it".to_string(),
+        Some(s) => {
+            let pool = ix.nodepools[s.pool].name;
+            if let Some(issue) = s.verdict.labels.first() {
+                let req = s
+                    .constraints
+                    .base
+                    .iter()
+                    .chain(s.constraints.terms.iter().flatten())
+                    .find(|r| r.loc == issue.pod)
+                    .map_or_else(|| issue.key.clone(), |r| r.describe());
+                let sets_key = |p: &crate::model::NodePool| {
+                    p.labels.iter().any(|(k, _, _)| *k == issue.key)
+                        || p.requirements.iter().any(|r| r.key == issue.key)
+                };
+                let gpu_pools = (0..ix.nodepools.len())
+                    .filter(|&p| ix.pools.capability[p] != GpuCapability::None);
+                if issue.pool.is_none() && !gpu_pools.clone().any(|p| sets_key(&ix.nodepools[p])) {
+                    format!("no NodePool: `{req}` is a label no GPU pool sets (closest: `{pool}`)")
+                } else {
+                    format!("no NodePool: `{req}`: {} (closest: `{pool}`)", issue.reason)
+                }
+            } else if let Some(t) = s.verdict.untolerated.first() {
+                format!("does not tolerate `{}` of `{pool}`", t.display())
+            } else {
+                format!("no NodePool fits (closest: `{pool}`)")
+            }
+        }
+    };
+    Verdict {
+        lands: false,
+        summary,
+    }
+}
+
+fn pool_row(ix: &Index, s: &Seen, gpus: u64, tolerations: &str) -> PoolRow {
+    let pool = &ix.nodepools[s.pool];
+    let pool_obj = &ix.objects[pool.obj];
+    let mut checks = Vec::new();
+    match s.verdict.labels.first() {
+        None => checks.push(Check {
+            check: "labels",
+            ok: true,
+            detail: "ok".into(),
+            pod: None,
+            pool: None,
+        }),
+        Some(_) => checks.extend(s.verdict.labels.iter().map(|i| Check {
+            check: "labels",
+            ok: false,
+            detail: format!("`{}`: {}", i.key, i.reason),
+            pod: Some(at(ix, i.pod)),
+            // A label the pool never sets has no field of its own: point at the pool.
+            pool: Some(at(ix, i.pool.unwrap_or_else(|| pool.loc(pool.anchor)))),
+        })),
+    }
+    let eks_note = if s.verdict.eks_only.is_empty() {
+        String::new()
+    } else {
+        let ts: Vec<String> = s.verdict.eks_only.iter().map(|t| t.display()).collect();
+        format!(" (EKS-only: {})", ts.join(", "))
+    };
+    if s.verdict.untolerated.is_empty() {
+        checks.push(Check {
+            check: "taints",
+            ok: true,
+            detail: format!("ok{eks_note}"),
+            pod: None,
+            pool: None,
+        });
+    } else {
+        checks.extend(s.verdict.untolerated.iter().map(|t| Check {
+            check: "taints",
+            ok: false,
+            detail: format!("untolerated `{}`{eks_note}", t.display()),
+            pod: Some(tolerations.to_string()),
+            pool: Some(at(ix, pool_obj.loc(t.node))),
+        }));
+    }
+    let max = sched::max_gpus_per_node(pool);
+    let gpus_ok = gpus == 0 || max.is_some_and(|m| m >= gpus);
+    checks.push(Check {
+        check: "gpus",
+        ok: gpus_ok,
+        detail: match max {
+            Some(m) => format!("{gpus}/{m}"),
+            None => format!("{gpus}/none"),
+        },
+        pod: None,
+        pool: None,
+    });
+    PoolRow {
+        name: pool.name.to_string(),
+        location: at(ix, pool.loc(pool.anchor)),
+        fits: s.verdict.fits(),
+        flavor: flavor_name(ix, s.flavor),
+        capacity_types: pool
+            .capacity_types()
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        max_gpus_per_node: max,
+        checks,
+    }
+}
+
+fn route(ix: &Index, ti: usize) -> Option<Route> {
+    let q = ix.queues.get(ti).copied().flatten()?;
+    let t = &ix.templates[ti];
+    let owner = ix.owner(t);
+    let queue = q
+        .label
+        .and_then(|n| n.as_str())
+        .unwrap_or("default")
+        .to_string();
+    let lq = q.local_queue.and_then(|i| ix.local_queues.get(i));
+    let cq_name = lq
+        .and_then(|l| l.cluster_queue)
+        .and_then(|n| n.as_str())
+        .map(str::to_string);
+    let cq = q.cluster_queue.and_then(|i| ix.cluster_queues.get(i));
+    let ns = owner.namespace.unwrap_or("default");
+    let mut blocked = None;
+    let mut flavors = Vec::new();
+    match (lq, cq) {
+        (None, _) => blocked = Some(format!("LocalQueue `{ns}/{queue}` does not exist")),
+        (Some(_), None) => {
+            blocked = Some(match &cq_name {
+                Some(n) => {
+                    format!("ClusterQueue `{n}` (of LocalQueue `{ns}/{queue}`) does not exist")
+                }
+                None => format!("LocalQueue `{ns}/{queue}` names no ClusterQueue"),
+            })
+        }
+        (Some(_), Some(cq)) => {
+            let assigned: Vec<Option<usize>> = sched::assignable_variants(ix, ti)
+                .into_iter()
+                .map(|v| v.flavor)
+                .collect();
+            let cq_obj = &ix.objects[cq.obj];
+            for (name, node, _) in &cq.flavors {
+                if flavors.iter().any(|f: &FlavorRow| f.name == *name) {
+                    continue;
+                }
+                let Some(fi) = ix.flavor(name) else {
+                    flavors.push(FlavorRow {
+                        name: name.to_string(),
+                        location: Some(at(ix, cq_obj.loc(node))),
+                        assignable: false,
+                        reason: Some("the ResourceFlavor does not exist".into()),
+                        pod: None,
+                        flavor: None,
+                    });
+                    continue;
+                };
+                let fobj = &ix.objects[ix.flavors[fi].obj];
+                let location = Some(at(ix, fobj.loc(fobj.anchor())));
+                let row = match sched::flavor_reject(ix, ti, fi) {
+                    None if assigned.contains(&Some(fi)) => FlavorRow {
+                        name: name.to_string(),
+                        location,
+                        assignable: true,
+                        reason: None,
+                        pod: None,
+                        flavor: None,
+                    },
+                    None => FlavorRow {
+                        name: name.to_string(),
+                        location,
+                        assignable: false,
+                        reason: Some("covers no GPU resource the pod requests".into()),
+                        pod: None,
+                        flavor: None,
+                    },
+                    Some(sched::FlavorReject::Labels { key, pod, flavor }) => FlavorRow {
+                        name: name.to_string(),
+                        location,
+                        assignable: false,
+                        reason: Some(match flavor {
+                            Some(_) => format!("its nodeLabels disagree with the pod on `{key}`"),
+                            None => format!("it sets no `{key}` the pod selects"),
+                        }),
+                        pod: Some(at(ix, pod)),
+                        flavor: flavor.map(|l| at(ix, l)),
+                    },
+                    Some(sched::FlavorReject::Taint { taint, flavor }) => FlavorRow {
+                        name: name.to_string(),
+                        location,
+                        assignable: false,
+                        reason: Some(format!("the pod does not tolerate its nodeTaint `{taint}`")),
+                        pod: None,
+                        flavor: Some(at(ix, flavor)),
+                    },
+                };
+                flavors.push(row);
+            }
+            if !flavors.is_empty() && flavors.iter().all(|f| !f.assignable) {
+                blocked = Some(format!(
+                    "no flavor of ClusterQueue `{}` can be assigned",
+                    cq.name
+                ));
+            }
+        }
+    }
+    Some(Route {
+        local_queue_name: format!("{ns}/{queue}"),
+        queue,
+        queue_label: q.label.map(|n| at(ix, owner.loc(n))),
+        local_queue: lq.map(|l| {
+            let o = &ix.objects[l.obj];
+            at(ix, o.loc(o.anchor()))
+        }),
+        cluster_queue_name: cq_name,
+        cluster_queue: cq.map(|c| {
+            let o = &ix.objects[c.obj];
+            at(ix, o.loc(o.anchor()))
+        }),
+        flavors,
+        blocked,
+    })
+}
+
+/// Instance types the passing pools may launch for the pod, cheapest first.
+fn instances(ix: &Index, passing: &[Seen]) -> Vec<InstanceRow> {
+    let mut found: Vec<(&'static Instance, Vec<String>)> = Vec::new();
+    for s in passing {
+        let pool = &ix.nodepools[s.pool];
+        for i in sched::candidate_instances(&s.constraints, pool) {
+            match found
+                .iter_mut()
+                .find(|(f, _)| f.instance_type == i.instance_type)
+            {
+                Some((_, pools)) => {
+                    if !pools.iter().any(|p| p == pool.name) {
+                        pools.push(pool.name.to_string());
+                    }
+                }
+                None => found.push((i, vec![pool.name.to_string()])),
+            }
+        }
+    }
+    // Unknown prices last; then by name so the order is stable.
+    found.sort_by(|(a, _), (b, _)| {
+        let price = |i: &Instance| i.price_usd_hour.unwrap_or(f64::INFINITY);
+        price(a)
+            .total_cmp(&price(b))
+            .then_with(|| a.instance_type.cmp(b.instance_type))
+    });
+    found
+        .into_iter()
+        .take(MAX_INSTANCES)
+        .map(|(i, pools)| InstanceRow {
+            instance_type: i.instance_type.to_string(),
+            gpus: i.gpu_count,
+            gpu_name: i.gpu_name.to_string(),
+            price_usd_hour: i.price_usd_hour,
+            pools,
+        })
+        .collect()
+}
+
+/// The human report: a verdict per template, then the pools, the Kueue route and instances.
+pub fn human(report: &Report) -> String {
+    let mut out = String::new();
+    for o in &report.objects {
+        let _ = writeln!(out, "{} ({})", o.object, o.location);
+        for t in &o.templates {
+            let mark = if t.verdict.lands { "✓" } else { "✗" };
+            let s = if t.gpus_per_pod == 1 { "" } else { "s" };
+            let _ = writeln!(
+                out,
+                "\n{} ({}, {} GPU{s} per pod)",
+                t.path, t.location, t.gpus_per_pod
+            );
+            let _ = writeln!(out, "  {mark} {}", t.verdict.summary);
+            pools_table(&mut out, t);
+            route_text(&mut out, t.route.as_ref());
+            instances_text(&mut out, &t.instances);
+        }
+    }
+    out
+}
+
+fn pools_table(out: &mut String, t: &TemplateReport) {
+    if t.pools.is_empty() {
+        let _ = writeln!(out, "\n  NodePools: none in the files read");
+        return;
+    }
+    let short = |c: &Check| -> String {
+        if c.ok {
+            return c.detail.clone();
+        }
+        match c.check {
+            "labels" => c
+                .detail
+                .split_once(':')
+                .map_or(c.detail.clone(), |(k, _)| format!("✗ {k}")),
+            _ => format!("✗ {}", c.detail),
+        }
+    };
+    let rows: Vec<[String; 6]> = t
+        .pools
+        .iter()
+        .map(|p| {
+            let get = |name: &str| -> String {
+                let cs: Vec<String> = p
+                    .checks
+                    .iter()
+                    .filter(|c| c.check == name)
+                    .map(&short)
+                    .collect();
+                cs.join(", ")
+            };
+            let name = match &p.flavor {
+                Some(f) => format!("{} [{f}]", p.name),
+                None => p.name.clone(),
+            };
+            [
+                name,
+                if p.fits { "yes" } else { "no" }.to_string(),
+                get("labels"),
+                get("taints"),
+                get("gpus"),
+                p.capacity_types.join(","),
+            ]
+        })
+        .collect();
+    let head = [
+        "NodePool [flavor]",
+        "fits",
+        "labels/requirements",
+        "taints",
+        "GPUs pod/node",
+        "capacity",
+    ];
+    let mut w = head.map(|h| h.chars().count());
+    for r in &rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: &[&str]| -> String {
+        let mut s = String::from("  ");
+        for (i, c) in cells.iter().enumerate() {
+            s.push_str(c);
+            if i + 1 < cells.len() {
+                let pad = w[i] - c.chars().count() + 2;
+                s.push_str(&" ".repeat(pad));
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let _ = writeln!(out, "\n{}", line(&head));
+    for r in &rows {
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        let _ = writeln!(out, "{}", line(&cells));
+    }
+    if t.more_pools > 0 {
+        let _ = writeln!(out, "  … and {} more passing pools", t.more_pools);
+    }
+    // Where each failing check is decided, on both sides.
+    let mut first = true;
+    for p in t.pools.iter().filter(|p| !p.fits) {
+        for c in p.checks.iter().filter(|c| !c.ok && c.check != "gpus") {
+            if first {
+                let _ = writeln!(out, "\n  Why not:");
+                first = false;
+            }
+            let _ = writeln!(out, "    {}: {}", p.name, c.detail);
+            if let Some(l) = &c.pod {
+                let _ = writeln!(out, "      pod   {l}");
+            }
+            if let Some(l) = &c.pool {
+                let _ = writeln!(out, "      pool  {l}");
+            }
+        }
+    }
+}
+
+fn route_text(out: &mut String, route: Option<&Route>) {
+    let Some(r) = route else {
+        let _ = writeln!(
+            out,
+            "\n  Kueue: not queued (no `kueue.x-k8s.io/queue-name` label)"
+        );
+        return;
+    };
+    let _ = writeln!(out, "\n  Kueue route:");
+    let label = r.queue_label.as_deref().unwrap_or("defaulted");
+    let _ = writeln!(out, "    queue-name    {}  ({label})", r.queue);
+    let _ = writeln!(
+        out,
+        "    LocalQueue    {}  ({})",
+        r.local_queue_name,
+        r.local_queue.as_deref().unwrap_or("missing")
+    );
+    if r.local_queue.is_some() {
+        let cq = r.cluster_queue_name.as_deref().unwrap_or("?");
+        let _ = writeln!(
+            out,
+            "    ClusterQueue  {cq}  ({})",
+            r.cluster_queue.as_deref().unwrap_or("missing")
+        );
+    }
+    for f in &r.flavors {
+        let state = if f.assignable {
+            "assignable".to_string()
+        } else {
+            format!("not assignable: {}", f.reason.as_deref().unwrap_or("?"))
+        };
+        let _ = writeln!(
+            out,
+            "    flavor {}  {state}  ({})",
+            f.name,
+            f.location.as_deref().unwrap_or("?")
+        );
+        if let Some(l) = &f.pod {
+            let _ = writeln!(out, "      pod     {l}");
+        }
+        if let Some(l) = &f.flavor {
+            let _ = writeln!(out, "      flavor  {l}");
+        }
+    }
+    if let Some(b) = &r.blocked {
+        let _ = writeln!(out, "    ✗ {b}");
+    }
+    let _ = writeln!(out, "    (nominal quota is not checked)");
+}
+
+fn instances_text(out: &mut String, instances: &[InstanceRow]) {
+    if instances.is_empty() {
+        let _ = writeln!(out, "\n  Instance types: none (no passing pool)");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n  Instance types Karpenter could pick (cheapest first):"
+    );
+    for i in instances {
+        let price = i
+            .price_usd_hour
+            .map_or_else(|| "price unknown".to_string(), |p| format!("${p:.2}/h"));
+        let _ = writeln!(
+            out,
+            "    {:<16} {} × {:<6} {:>10} on demand  ({})",
+            i.instance_type,
+            i.gpus,
+            i.gpu_name,
+            price,
+            i.pools.join(", ")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Target;
+
+    #[test]
+    fn targets_are_files_or_references() {
+        let none = |_: &str| false;
+        assert_eq!(
+            Target::parse("job/ml/train", none),
+            Target::Name {
+                kind: "job".into(),
+                namespace: Some("ml".into()),
+                name: "train".into()
+            }
+        );
+        assert!(matches!(
+            Target::parse("deploy/x.yaml", none),
+            Target::File { line: None, .. }
+        ));
+        let yes = |p: &str| p == "a/b.yaml";
+        assert_eq!(
+            Target::parse("a/b.yaml:12", yes),
+            Target::File {
+                path: "a/b.yaml".into(),
+                line: Some(12)
+            }
+        );
+    }
+}

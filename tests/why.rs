@@ -1,0 +1,83 @@
+//! `gpuops why`: the explanation of one object, in human and JSON form, and a target not found.
+
+use assert_cmd::Command;
+
+fn gpuops() -> Command {
+    let mut c = Command::cargo_bin("gpuops").unwrap();
+    c.env("NO_COLOR", "1");
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn why(args: &[&str]) -> (String, String, i32) {
+    let out = gpuops().arg("why").args(args).output().unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn why_a_deployment_that_cannot_land() {
+    let (out, err, code) = why(&["Deployment/serving/llm-server", "examples/platform"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("why-llm-server", out);
+}
+
+#[test]
+fn why_a_job_that_lands_through_kueue() {
+    let (out, err, code) = why(&[
+        "examples/clean/workloads/train-llama.yaml:5",
+        "examples/clean",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("why-train-llama", out);
+}
+
+#[test]
+fn why_json_is_structured() {
+    let (out, err, code) = why(&[
+        "job/research/finetune-llama",
+        "examples/clean",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let o = &v["objects"][0];
+    assert_eq!(o["object"], "Job/research/finetune-llama");
+    let t = &o["templates"][0];
+    assert_eq!(t["path"], "spec.template");
+    assert_eq!(t["verdict"]["lands"], true);
+    assert_eq!(t["route"]["local_queue_name"], "research/training");
+    assert_eq!(t["route"]["flavors"][0]["assignable"], true);
+    let pools = t["pools"].as_array().unwrap();
+    assert!(pools.iter().any(|p| p["fits"] == true));
+    let failing = pools.iter().find(|p| p["fits"] == false).unwrap();
+    let check = failing["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["ok"] == false)
+        .unwrap();
+    assert!(check["pod"].as_str().unwrap().contains(".yaml:"));
+    assert!(check["pool"].as_str().unwrap().contains("nodepools.yaml:"));
+    let first = &t["instances"][0];
+    assert_eq!(first["instance_type"], "p4d.24xlarge");
+    assert!(first["price_usd_hour"].as_f64().is_some());
+}
+
+#[test]
+fn why_unknown_object_is_exit_2_with_a_suggestion() {
+    let (out, err, code) = why(&["Deployment/serving/llm-servr", "examples/platform"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("did you mean `Deployment/serving/llm-server`?"),
+        "{err}"
+    );
+    let (_, err, code) = why(&["examples/platform/nope.yaml", "examples/platform"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not among the files read"), "{err}");
+}
