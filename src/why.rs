@@ -161,6 +161,8 @@ pub struct FlavorRow {
     pub reason: Option<String>,
     pub pod: Option<String>,
     pub flavor: Option<String>,
+    /// The flavor's nominal quota of each GPU resource in the ClusterQueue: (resource, quota).
+    pub gpu_quota: Vec<(String, String)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -601,7 +603,24 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
     let mut blocked = None;
     let mut flavors = Vec::new();
     match (lq, cq) {
-        (None, _) => blocked = Some(format!("LocalQueue `{ns}/{queue}` does not exist")),
+        (None, _) => {
+            // A misspelt queue name is the usual cause: suggest the closest LocalQueue.
+            let hint = ix
+                .local_queues
+                .iter()
+                .map(|l| (crate::rules::edit_distance(&queue, l.name), l))
+                .filter(|(d, _)| *d <= 2)
+                .min_by_key(|(d, _)| *d)
+                .map(|(_, l)| {
+                    format!(
+                        " (did you mean `{}/{}`?)",
+                        l.namespace.unwrap_or("default"),
+                        l.name
+                    )
+                })
+                .unwrap_or_default();
+            blocked = Some(format!("LocalQueue `{ns}/{queue}` does not exist{hint}"))
+        }
         (Some(_), None) => {
             blocked = Some(match &cq_name {
                 Some(n) => {
@@ -628,6 +647,7 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
                         reason: Some("the ResourceFlavor does not exist".into()),
                         pod: None,
                         flavor: None,
+                        gpu_quota: Vec::new(),
                     });
                     continue;
                 };
@@ -641,6 +661,7 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
                         reason: None,
                         pod: None,
                         flavor: None,
+                        gpu_quota: Vec::new(),
                     },
                     None => FlavorRow {
                         name: name.to_string(),
@@ -649,6 +670,7 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
                         reason: Some("covers no GPU resource the pod requests".into()),
                         pod: None,
                         flavor: None,
+                        gpu_quota: Vec::new(),
                     },
                     Some(sched::FlavorReject::Labels { key, pod, flavor }) => FlavorRow {
                         name: name.to_string(),
@@ -660,6 +682,7 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
                         }),
                         pod: Some(at(ix, pod)),
                         flavor: flavor.map(|l| at(ix, l)),
+                        gpu_quota: Vec::new(),
                     },
                     Some(sched::FlavorReject::Taint { taint, flavor }) => FlavorRow {
                         name: name.to_string(),
@@ -668,9 +691,13 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
                         reason: Some(format!("the pod does not tolerate its nodeTaint `{taint}`")),
                         pod: None,
                         flavor: Some(at(ix, flavor)),
+                        gpu_quota: Vec::new(),
                     },
                 };
-                flavors.push(row);
+                flavors.push(FlavorRow {
+                    gpu_quota: gpu_quota(cq_obj, name),
+                    ..row
+                });
             }
             if !flavors.is_empty() && flavors.iter().all(|f| !f.assignable) {
                 blocked = Some(format!(
@@ -696,6 +723,23 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
         flavors,
         blocked,
     })
+}
+
+/// The nominal quota of GPU resources a ClusterQueue gives one of its flavors.
+fn gpu_quota(cq: &Object, flavor: &str) -> Vec<(String, String)> {
+    let groups = cq.spec().and_then(|s| s.get("resourceGroups"));
+    groups
+        .into_iter()
+        .flat_map(|g| g.items())
+        .flat_map(|g| g.get("flavors").into_iter().flat_map(|f| f.items()))
+        .filter(|f| f.get("name").and_then(|n| n.as_str()) == Some(flavor))
+        .flat_map(|f| f.get("resources").into_iter().flat_map(|r| r.items()))
+        .filter_map(|r| {
+            let name = r.get("name")?.as_str()?;
+            let quota = r.get("nominalQuota")?.as_str()?;
+            crate::model::is_gpu_resource(name).then(|| (name.to_string(), quota.to_string()))
+        })
+        .collect()
 }
 
 /// Instance types the passing pools may launch for the pod, cheapest first.
@@ -886,9 +930,14 @@ fn route_text(out: &mut String, route: Option<&Route>) {
         } else {
             format!("not assignable: {}", f.reason.as_deref().unwrap_or("?"))
         };
+        let quota: String = f
+            .gpu_quota
+            .iter()
+            .map(|(r, q)| format!(", {r} quota {q}"))
+            .collect();
         let _ = writeln!(
             out,
-            "    flavor {}  {state}  ({})",
+            "    flavor {}  {state}{quota}  ({})",
             f.name,
             f.location.as_deref().unwrap_or("?")
         );
@@ -902,7 +951,10 @@ fn route_text(out: &mut String, route: Option<&Route>) {
     if let Some(b) = &r.blocked {
         let _ = writeln!(out, "    ✗ {b}");
     }
-    let _ = writeln!(out, "    (nominal quota is not checked)");
+    let _ = writeln!(
+        out,
+        "    (quota: nominal only; usage, borrowing and fit are not checked)"
+    );
 }
 
 fn instances_text(out: &mut String, instances: &[InstanceRow]) {

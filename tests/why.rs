@@ -81,3 +81,37 @@ fn why_unknown_object_is_exit_2_with_a_suggestion() {
     assert_eq!(code, 2);
     assert!(err.contains("not among the files read"), "{err}");
 }
+
+#[test]
+fn why_a_misspelt_queue_is_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    for rel in [
+        "karpenter/nodepools.yaml",
+        "kueue/queues.yaml",
+        "workloads/train-llama.yaml",
+    ] {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("examples/clean")
+                .join(rel),
+        )
+        .unwrap()
+        .replace("queue-name: training", "queue-name: trainng");
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let out = gpuops()
+        .current_dir(dir.path())
+        .args(["why", "Job/finetune-llama", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &v["objects"][0]["templates"][0];
+    assert_eq!(t["verdict"]["lands"], false);
+    assert_eq!(
+        t["verdict"]["summary"],
+        "Kueue: LocalQueue `research/trainng` does not exist (did you mean `research/training`?)"
+    );
+}
