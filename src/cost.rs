@@ -343,6 +343,8 @@ pub struct TeamQueue {
     pub name: String,
     /// Other namespaces submit to it too: its cost is listed under each.
     pub shared: bool,
+    /// The ClusterQueue exists with a GPU quota (a missing one costs nothing here).
+    pub priced: bool,
 }
 
 /// A namespace and the ClusterQueues its LocalQueues point at.
@@ -382,6 +384,7 @@ pub fn teams(ix: &Index<'_>, queues: &[QueueCost]) -> Vec<TeamCost> {
                     .map(|q| TeamQueue {
                         name: q.clone(),
                         shared: users(q) > 1,
+                        priced: queues.iter().any(|c| &c.name == q),
                     })
                     .collect(),
                 best: costs.iter().fold(0.0, |a, c| a + c.best),
@@ -556,12 +559,10 @@ impl Report {
                 let queues: Vec<String> = t
                     .queues
                     .iter()
-                    .map(|q| {
-                        if q.shared {
-                            format!("{} (shared)", q.name)
-                        } else {
-                            q.name.clone()
-                        }
+                    .map(|q| match (q.shared, q.priced) {
+                        (_, false) => format!("{} (no GPU quota found)", q.name),
+                        (true, true) => format!("{} (shared)", q.name),
+                        (false, true) => q.name.clone(),
                     })
                     .collect();
                 rows.push(vec![
@@ -631,7 +632,19 @@ impl Report {
                 usd(q.best),
                 usd(q.worst),
                 usd(q.worst_spot),
-                String::new(),
+                {
+                    let orphans: Vec<&str> = q
+                        .flavors
+                        .iter()
+                        .filter(|f| f.pools.is_empty())
+                        .map(|f| f.flavor.as_str())
+                        .collect();
+                    if orphans.is_empty() {
+                        String::new()
+                    } else {
+                        format!("no GPU NodePool for flavor {}", orphans.join(" "))
+                    }
+                },
             ]);
         }
         for t in &self.teams {
@@ -743,6 +756,23 @@ mod tests {
         let r = report_of(&pool("cpu", "g6.xlarge", "  limits:\n    cpu: 2k\n"));
         let w = r.nodepools[0].worst.as_ref().expect("bounded");
         assert_eq!(w.nodes, 500);
+    }
+
+    #[test]
+    fn open_pool_prices_every_allowed_catalog_instance() {
+        // No bounded set of types: every catalog `g` instance with 8 GPUs, 2 nodes each.
+        let yaml = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: open}\nspec:\n  template:\n    spec:\n      requirements:\n        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [g]}\n        - {key: karpenter.k8s.aws/instance-gpu-count, operator: In, values: [\"8\"]}\n  limits:\n    nvidia.com/gpu: 16\n";
+        let r = report_of(yaml);
+        let p = &r.nodepools[0];
+        assert!(p.open_instance_set);
+        let dearest = catalog::instances()
+            .iter()
+            .filter(|i| i.category == "g" && i.gpu_count == 8)
+            .filter_map(|i| i.price_usd_hour)
+            .fold(0.0, f64::max);
+        let w = p.worst.as_ref().expect("bounded");
+        assert_eq!(w.nodes, 2);
+        assert!((w.on_demand - 2.0 * dearest).abs() < 1e-9);
     }
 
     #[test]

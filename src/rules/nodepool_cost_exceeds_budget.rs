@@ -103,7 +103,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     };
     let pools: Vec<cost::PoolCost> = costs.iter().map(|(_, c)| c.clone()).collect();
     let total = cost::total(&pools);
-    let over = !total.unbounded_pools.is_empty() || total.on_demand > total_budget;
+    // What the pools pay at worst: spot-only ones at spot.
+    let spend = costs
+        .iter()
+        .filter_map(|(_, c)| c.worst_usd())
+        .fold(0.0, |a, b| a + b);
+    let over = !total.unbounded_pools.is_empty() || spend > total_budget;
     // The finding goes to the pool that weighs most: an unbounded one, else the dearest.
     let culprit = costs.iter().max_by(|(_, a), (_, b)| {
         let w = |c: &cost::PoolCost| c.worst_usd().unwrap_or(f64::INFINITY);
@@ -111,7 +116,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     });
     if let (true, Some((i, c))) = (over, culprit) {
         let sum = if total.unbounded_pools.is_empty() {
-            format!("cost at worst ${:.2}/h at their limits", total.on_demand)
+            format!("cost at worst ${spend:.2}/h at their limits")
         } else {
             format!(
                 "have no bounded worst case ({} without a bounding limit)",
@@ -131,5 +136,46 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             )
             .help("lower the pools' `spec.limits`, or raise `cost.budget.total` in the config"),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Settings;
+    use crate::source::SourceFile;
+
+    fn lint(text: &str, cost: crate::cost::CostSettings) -> Vec<String> {
+        let files = vec![SourceFile::from_text("t.yaml".into(), text.into())];
+        let settings = Settings {
+            only: Some(vec![super::RULE.name.to_string()]),
+            cost,
+            ..Settings::default()
+        };
+        crate::lint(&files, &settings)
+            .diagnostics
+            .into_iter()
+            .map(|d| d.message)
+            .collect()
+    }
+
+    const POOL: &str = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: train}\nspec:\n  template:\n    spec:\n      requirements:\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [p4d.24xlarge]}\n  limits:\n    nvidia.com/gpu: 16\n";
+
+    #[test]
+    fn total_budget_on_bounded_pools() {
+        // 2 × p4d.24xlarge at $21.957642/h = $43.92/h.
+        let mut cs = crate::cost::CostSettings {
+            budget_total: Some(40.0),
+            ..Default::default()
+        };
+        let found = lint(POOL, cs.clone());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("$43.92/h"), "{found:?}");
+        cs.budget_total = Some(50.0);
+        assert!(lint(POOL, cs).is_empty());
+    }
+
+    #[test]
+    fn silent_without_budget() {
+        assert!(lint(POOL, crate::cost::CostSettings::default()).is_empty());
     }
 }
