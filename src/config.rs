@@ -79,6 +79,8 @@ pub struct Settings {
     pub policy_refs: Vec<(String, Span)>,
     /// The loaded policies; `None` runs the bundled pack.
     pub policies: Option<std::sync::Arc<crate::policy::Policies>>,
+    /// Prices, spot discount and budgets for `gpuops cost` (`cost:`).
+    pub cost: crate::cost::CostSettings,
 }
 
 impl Default for Settings {
@@ -102,6 +104,7 @@ impl Default for Settings {
             policy_data: None,
             policy_refs: Vec::new(),
             policies: None,
+            cost: crate::cost::CostSettings::default(),
         }
     }
 }
@@ -196,6 +199,96 @@ fn path_list(v: &Node, what: &str, bad: &mut dyn FnMut(&Node, String)) -> Vec<St
         }
     }
     out
+}
+
+/// `cost: {spot-discount: 0.65, prices: {type-or-family: usd}, budget: {total: usd,
+/// nodepools: {pool: usd}}}`, $/h throughout.
+fn cost(v: &Node, bad: &mut dyn FnMut(&Node, String)) -> crate::cost::CostSettings {
+    let mut c = crate::cost::CostSettings::default();
+    // A price or budget is a non-negative number of dollars per hour.
+    let usd = |n: &Node| {
+        n.as_str()
+            .and_then(|t| t.parse::<f64>().ok())
+            .filter(|x| x.is_finite() && *x >= 0.0)
+    };
+    if v.as_map().is_none() {
+        if !v.is_null() {
+            bad(
+                v,
+                "`cost` is a mapping (spot-discount, prices, budget)".into(),
+            );
+        }
+        return c;
+    }
+    for (k, kn, val) in v.entries() {
+        match k {
+            "spot-discount" => match usd(val).filter(|d| *d < 1.0) {
+                Some(d) => c.spot_discount = d,
+                None => bad(
+                    val,
+                    "`cost.spot-discount` is a fraction from 0 to below 1 (0.65: spot costs 35% of on-demand)".into(),
+                ),
+            },
+            "prices" => {
+                if val.as_map().is_none() {
+                    bad(val, "`cost.prices` maps instance types or families to $/h".into());
+                }
+                for (t, tn, p) in val.entries() {
+                    let known = crate::catalog::instances()
+                        .iter()
+                        .any(|i| i.instance_type == t || i.family == t);
+                    match usd(p) {
+                        _ if !known => bad(
+                            tn,
+                            format!("`{t}` is no instance type or family of the catalog"),
+                        ),
+                        Some(x) => {
+                            c.prices.insert(t.to_string(), x);
+                        }
+                        None => bad(p, format!("the price of `{t}` is a number of $/h")),
+                    }
+                }
+            }
+            "budget" => {
+                if val.as_map().is_none() {
+                    bad(val, "`cost.budget` is a mapping (total, nodepools)".into());
+                }
+                for (bk, bkn, bv) in val.entries() {
+                    match bk {
+                        "total" => match usd(bv) {
+                            Some(x) => c.budget_total = Some(x),
+                            None => bad(bv, "`cost.budget.total` is a number of $/h".into()),
+                        },
+                        "nodepools" => {
+                            if bv.as_map().is_none() {
+                                bad(bv, "`cost.budget.nodepools` maps NodePool names to $/h".into());
+                            }
+                            for (pn, _, pv) in bv.entries() {
+                                match usd(pv) {
+                                    Some(x) => {
+                                        c.budget_pools.insert(pn.to_string(), x);
+                                    }
+                                    None => bad(
+                                        pv,
+                                        format!("the budget of NodePool `{pn}` is a number of $/h"),
+                                    ),
+                                }
+                            }
+                        }
+                        _ => bad(
+                            bkn,
+                            format!("unknown key `cost.budget.{bk}` (known: total, nodepools)"),
+                        ),
+                    }
+                }
+            }
+            _ => bad(
+                kn,
+                format!("unknown key `cost.{k}` (known: spot-discount, prices, budget)"),
+            ),
+        }
+    }
+    c
 }
 
 /// `clusters: {name: {paths: [globs], eks, karpenter, context: [paths], server: url}}`.
@@ -475,13 +568,14 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                 }
             }
             "clusters" => s.clusters = clusters(v, &mut bad),
+            "cost" => s.cost = cost(v, &mut bad),
             "sources" | "charts" | "argo" => {
                 crate::sources::parse_config_key(key, v, &mut s.sources, &mut bad)
             }
             _ => bad(
                 kn,
                 format!(
-                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, spot, context, crds, clusters, sources, charts, argo, policies, policy-data)"
+                    "unknown key `{key}` (known: fail-on, rules, exclude, external, cluster, training, spot, context, crds, clusters, sources, charts, argo, policies, policy-data, cost)"
                 ),
             ),
         }
@@ -529,6 +623,17 @@ mod tests {
         assert!(s.clusters[1].paths.is_empty());
         let errs = parse("clusters:\n  prod: {eks: true}\n").unwrap_err();
         assert!(errs[0].message.contains("needs `paths`"), "{errs:?}");
+    }
+
+    #[test]
+    fn cost_key() {
+        let s = parse("cost: {spot-discount: 0.5, prices: {p5.48xlarge: 98.32, g6: 0.9}, budget: {total: 500, nodepools: {gpu-training: 200}}}\n").unwrap();
+        assert_eq!(s.cost.spot_discount, 0.5);
+        assert_eq!(s.cost.prices.get("g6"), Some(&0.9));
+        assert_eq!(s.cost.budget_total, Some(500.0));
+        assert_eq!(s.cost.budget_pools.get("gpu-training"), Some(&200.0));
+        let errs = parse("cost: {spot-discount: 2, prices: {m9: 1, g6: cheap}, budget: {total: -1, nodepools: {a: x}, other: 1}, bogus: 1}\n").unwrap_err();
+        assert_eq!(errs.len(), 7, "{errs:?}");
     }
 
     #[test]

@@ -24,6 +24,9 @@ struct Cli {
 enum Command {
     /// Lint a GitOps repository (default: the current directory). `-` reads YAML from stdin.
     Lint(LintArgs),
+    /// Worst-case $/h of the GPU capacity: NodePools at their limits, ClusterQueues at their GPU
+    /// quota, teams, total (on-demand and spot).
+    Cost(CostArgs),
     /// Why is a pod Pending? Where an object's pods may land (NodePools, Kueue route, instance
     /// types) and what stops them.
     Why(WhyArgs),
@@ -232,6 +235,28 @@ fn command() -> clap::Command {
     Cli::command().version(&*version.leak())
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum CostFormat {
+    Human,
+    Json,
+    Csv,
+}
+
+#[derive(clap::Args)]
+struct CostArgs {
+    /// Files or directories (default: the current directory), found as `lint` finds them.
+    paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    format: CostFormat,
+    /// Config file (default: .gpuops.yaml found upward from the first path).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Ignore any .gpuops.yaml.
+    #[arg(long, conflicts_with = "config")]
+    no_config: bool,
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::from_arg_matches(&command().get_matches()) {
         Ok(c) => c,
@@ -240,6 +265,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Lint(args) => lint(args),
         Command::Why(args) => why(args),
+        Command::Cost(args) => cost(args),
         Command::Init => {
             print(gpuops::render::INIT_PROFILE);
             ExitCode::SUCCESS
@@ -1037,4 +1063,68 @@ fn render(args: RenderArgs) -> ExitCode {
         }
         Err(e) => fail(&e.into()),
     }
+}
+
+/// `gpuops cost`: the files `lint` would read (and the config's context), priced.
+fn cost(args: CostArgs) -> ExitCode {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths
+    };
+    let found = match (&args.config, args.no_config) {
+        (_, true) => None,
+        (Some(c), _) => Some(c.clone()),
+        (None, _) => config::discover(&paths[0]),
+    };
+    let settings = match found.map(|p| config::load(&p)) {
+        Some(Ok(s)) => s,
+        Some(Err(e)) => {
+            config_error(&e);
+            return ExitCode::from(2);
+        }
+        None => Settings::default(),
+    };
+    let exclude = settings
+        .exclude
+        .iter()
+        .filter_map(|g| globset::Glob::new(g).ok())
+        .fold(globset::GlobSetBuilder::new(), |mut b, g| {
+            b.add(g);
+            b
+        })
+        .build()
+        .ok();
+    let discovery = Discovery {
+        exclude: exclude.as_ref(),
+        exclude_root: settings.root.as_deref(),
+    };
+    let walked = discovery.walk_sources(&paths);
+    let mut sources = gpuops::sources::Sources::plan(walked.files, walked.charts, &settings);
+    let (mut files, mut problems) = source::load(sources.raw());
+    sources.render(&mut files);
+    let (context_paths, _, context_problems) = context_files(&settings, &[]);
+    let (context, p) = source::load(&context_paths);
+    files.extend(context);
+    problems.extend(p);
+    problems.extend(context_problems);
+    problems.extend(walked.problems);
+    for p in &problems {
+        eprintln!("warning: {}: {}", p.path, p.message);
+    }
+    let ix = gpuops::index::Index::build(&files, &settings);
+    let report = gpuops::cost::report(&ix, &settings.cost);
+    let out = match args.format {
+        CostFormat::Human => report.human(),
+        CostFormat::Csv => report.csv(),
+        CostFormat::Json => match serde_json::to_string_pretty(&report) {
+            Ok(s) => format!("{s}\n"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    print(&out);
+    ExitCode::SUCCESS
 }

@@ -33,7 +33,9 @@ fn findings_match_the_planted_mistakes() {
     // Every rule has a planted mistake even at this size, but those about broken input or
     // suppressions, which a generated platform repo does not hold.
     for rule in gpuops::rules::all() {
-        let not_planted = matches!(rule.category, "yaml" | "suppression" | "sources");
+        let not_planted = matches!(rule.category, "yaml" | "suppression" | "sources")
+            // needs a configured budget: the bench lints with default Settings.
+            || rule.name == "nodepool-cost-exceeds-budget";
         assert!(
             not_planted || summary.expected.contains_key(rule.name),
             "nothing planted for {}",

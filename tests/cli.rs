@@ -1969,3 +1969,31 @@ fn rule_explains_policies() {
     assert_eq!(code, 0);
     assert!(out.contains("policy/training-queue-missing"), "{out}");
 }
+
+#[test]
+fn cost_json_prices_a_pool_at_its_limits() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(
+        dir.path(),
+        "pool.yaml",
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: train}\nspec:\n  template:\n    spec:\n      requirements:\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [p4d.24xlarge]}\n  limits:\n    nvidia.com/gpu: 16\n",
+    );
+    write(dir.path(), ".gpuops.yaml", "cost: {spot-discount: 0.5}\n");
+    let (code, out, err) = stdout_of(
+        gpuops()
+            .arg("cost")
+            .arg("--format")
+            .arg("json")
+            .arg(dir.path()),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let pool = &v["nodepools"][0];
+    assert_eq!(pool["name"], "train");
+    assert_eq!(pool["worst"]["nodes"], 2);
+    // 2 × $21.957642/h (catalog), spot at half of it.
+    let od = pool["worst"]["on_demand"].as_f64().expect("number");
+    assert!((od - 43.915284).abs() < 1e-9, "{od}");
+    let spot = v["total"]["spot"].as_f64().expect("number");
+    assert!((spot - 21.957642).abs() < 1e-9, "{spot}");
+}

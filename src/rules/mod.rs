@@ -194,6 +194,7 @@ mod inference_spot_only;
 mod invalid_yaml;
 mod localqueue_not_found;
 mod nodeclass_not_found;
+mod nodepool_cost_exceeds_budget;
 mod nodeselector_matches_no_nodepool;
 mod priorityclass_not_found;
 mod queue_name_as_annotation;
@@ -216,6 +217,7 @@ static ALL: &[&Rule] = &[
     &nodeselector_matches_no_nodepool::RULE,
     &gpu_nodepool_untainted::RULE,
     &gpu_nodepool_unbounded::RULE,
+    &nodepool_cost_exceeds_budget::RULE,
     &training_do_not_disrupt_missing::RULE,
     &training_consolidation_underutilized::RULE,
     &checkpoint_volume_missing::RULE,

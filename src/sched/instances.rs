@@ -50,6 +50,14 @@ fn compute_bounded(pool: &NodePool<'_>) -> Option<Vec<&'static catalog::Instance
     )
 }
 
+/// Catalog instances the pool's requirements on instance labels allow, bounded set or not.
+pub fn allowed_instances(pool: &NodePool<'_>) -> Vec<&'static catalog::Instance> {
+    catalog::instances()
+        .iter()
+        .filter(|i| pool_allows(pool, i))
+        .collect()
+}
+
 /// Whether the pool's requirements on instance labels allow the instance.
 fn pool_allows(pool: &NodePool<'_>, i: &catalog::Instance) -> bool {
     pool.requirements.iter().all(|r| match i.label(r.key) {

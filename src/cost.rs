@@ -1,0 +1,822 @@
+//! Worst-case hourly cost of GPU capacity: NodePools at their `spec.limits`, ClusterQueues at
+//! their nominal GPU quota, teams (namespaces) and the total. Pure functions over the index and
+//! the settings, shared by `gpuops cost` and the `nodepool-cost-exceeds-budget` rule.
+//!
+//! Prices are the catalog's on-demand us-east-1 prices unless `cost.prices` overrides them (per
+//! instance type, then per family); spot is on-demand × (1 − `cost.spot-discount`).
+
+use crate::catalog::{self, Instance};
+use crate::index::Index;
+use crate::model::{NodePool, is_gpu_resource};
+use crate::sched::{self, GpuCapability, PodConstraints, Req};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Typical AWS GPU spot savings; an assumption, configurable with `cost.spot-discount`.
+pub const DEFAULT_SPOT_DISCOUNT: f64 = 0.65;
+
+/// The `cost:` config key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostSettings {
+    /// Fraction of the on-demand price spot saves (0 to 1).
+    pub spot_discount: f64,
+    /// $/h per instance type or per family, over the catalog's.
+    pub prices: BTreeMap<String, f64>,
+    /// Budget for the sum of the pools' worst cases, $/h.
+    pub budget_total: Option<f64>,
+    /// Budget per NodePool name, $/h.
+    pub budget_pools: BTreeMap<String, f64>,
+}
+
+impl Default for CostSettings {
+    fn default() -> Self {
+        CostSettings {
+            spot_discount: DEFAULT_SPOT_DISCOUNT,
+            prices: BTreeMap::new(),
+            budget_total: None,
+            budget_pools: BTreeMap::new(),
+        }
+    }
+}
+
+impl CostSettings {
+    /// On-demand $/h of an instance: an override by type, then by family, then the catalog.
+    pub fn price(&self, i: &Instance) -> Option<f64> {
+        self.prices
+            .get(i.instance_type)
+            .or_else(|| self.prices.get(i.family))
+            .copied()
+            .or(i.price_usd_hour)
+    }
+    pub fn spot(&self, on_demand: f64) -> f64 {
+        on_demand * (1.0 - self.spot_discount)
+    }
+}
+
+/// How much of a limited resource one node of the instance brings, in milli-units; `None` when
+/// the catalog cannot tell (`pods`, `ephemeral-storage`), so that limit is left out.
+fn per_node(resource: &str, i: &Instance) -> Option<i128> {
+    match resource {
+        "nvidia.com/gpu" if i.gpu_manufacturer == "nvidia" => Some(i128::from(i.gpu_count) * 1000),
+        "cpu" => Some(i128::from(i.vcpu) * 1000),
+        "memory" => Some(i128::from(i.memory_mib) * (1 << 20) * 1000),
+        "nodes" => Some(1000),
+        // Accelerators the instance does not carry (MIG slices, AMD, Neuron): a node adds none,
+        // so that limit never stops Karpenter.
+        r if is_gpu_resource(r) => Some(0),
+        _ => None,
+    }
+}
+
+/// The most nodes of `i` the limits (resource, milli-units) allow: the minimum over limited
+/// resources the instance has of floor(limit / per-node amount). `None`: nothing bounds them.
+pub fn max_nodes(limits: &[(String, i128)], i: &Instance) -> Option<u64> {
+    limits
+        .iter()
+        .filter_map(|(r, lim)| {
+            let n = per_node(r, i).filter(|n| *n > 0)?;
+            Some(u64::try_from(lim.max(&0) / n).unwrap_or(u64::MAX))
+        })
+        .min()
+}
+
+/// A pool's limits in milli-units; a static pool (`spec.replicas`) is limited to that many nodes.
+/// Values that are not quantities (placeholders, typos) are left out: other rules report them.
+pub fn pool_limits(pool: &NodePool<'_>) -> Option<Vec<(String, i128)>> {
+    if !pool.legacy_provisioner
+        && let Some(r) = pool
+            .spec
+            .get("replicas")
+            .and_then(|r| r.as_str())
+            .and_then(crate::quantity::whole)
+    {
+        return Some(vec![("nodes".into(), r * 1000)]);
+    }
+    let limits = pool.limits?;
+    Some(
+        limits
+            .entries()
+            .filter_map(|(k, _, v)| Some((k.to_string(), crate::quantity::parse(v.as_str()?)?.0)))
+            .collect(),
+    )
+}
+
+/// One instance type at a pool's limits.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct InstanceCost {
+    pub instance_type: String,
+    pub nodes: u64,
+    pub on_demand: f64,
+    pub spot: f64,
+}
+
+/// A NodePool at its limits.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PoolCost {
+    pub name: String,
+    /// The pool names no bounded instance set: every catalog instance its requirements allow.
+    pub open_instance_set: bool,
+    /// Only spot capacity: the worst case is priced at spot.
+    pub spot_only: bool,
+    /// The most expensive allowed instance type at the limit.
+    pub worst: Option<InstanceCost>,
+    /// The cheapest allowed instance type at the limit.
+    pub best: Option<InstanceCost>,
+    /// Why the pool has no figure (no `spec.limits`, no limit that bounds nodes, no price).
+    pub unbounded: Option<String>,
+}
+
+impl PoolCost {
+    /// The pool's worst case in $/h at the price it pays (spot for a spot-only pool).
+    pub fn worst_usd(&self) -> Option<f64> {
+        self.worst
+            .as_ref()
+            .map(|w| if self.spot_only { w.spot } else { w.on_demand })
+    }
+}
+
+/// Instances a GPU pool may launch, and whether its set is open; `None` for a pool that rules
+/// GPU instances out (the catalog holds only GPU instances, so it has no figure).
+fn pool_instances(pool: &NodePool<'_>) -> Option<(Vec<&'static Instance>, bool)> {
+    if sched::gpu_capability(pool) == GpuCapability::None {
+        return None;
+    }
+    Some(match sched::bounded_instances(pool) {
+        Some(b) => (b, false),
+        None => (sched::allowed_instances(pool), true),
+    })
+}
+
+/// The worst and best case of a GPU pool at its limits; `None` for a pool without GPUs.
+pub fn pool_cost(pool: &NodePool<'_>, cs: &CostSettings) -> Option<PoolCost> {
+    let (instances, open) = pool_instances(pool)?;
+    let spot_only = pool.capacity_types() == ["spot"];
+    let mut out = PoolCost {
+        name: pool.name.to_string(),
+        open_instance_set: open,
+        spot_only,
+        worst: None,
+        best: None,
+        unbounded: None,
+    };
+    let Some(limits) = pool_limits(pool) else {
+        out.unbounded = Some("no `spec.limits`".into());
+        return Some(out);
+    };
+    let mut figures = Vec::new();
+    for i in instances {
+        let Some(price) = cs.price(i) else { continue };
+        let Some(nodes) = max_nodes(&limits, i) else {
+            out.unbounded = Some(format!(
+                "`spec.limits` caps nothing {} has (nvidia.com/gpu, cpu, memory, nodes)",
+                i.instance_type
+            ));
+            return Some(out);
+        };
+        let on_demand = nodes as f64 * price;
+        figures.push(InstanceCost {
+            instance_type: i.instance_type.to_string(),
+            nodes,
+            on_demand,
+            spot: cs.spot(on_demand),
+        });
+    }
+    // Ties go to the instance name so the report is stable.
+    let key = |c: &InstanceCost| (c.on_demand, c.instance_type.clone());
+    let cmp = |a: &&InstanceCost, b: &&InstanceCost| {
+        let (ka, kb) = (key(a), key(b));
+        ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1))
+    };
+    out.worst = figures.iter().max_by(cmp).cloned();
+    out.best = figures.iter().min_by(cmp).cloned();
+    if out.worst.is_none() {
+        out.unbounded = Some("no allowed instance type has a price".into());
+    }
+    Some(out)
+}
+
+/// Every GPU pool of the index, in index order.
+pub fn pools(ix: &Index<'_>, cs: &CostSettings) -> Vec<PoolCost> {
+    ix.nodepools
+        .iter()
+        .filter_map(|p| pool_cost(p, cs))
+        .collect()
+}
+
+/// The cheapest and dearest on-demand $/GPU-hour among a pool's allowed instances.
+fn per_gpu(pool: &NodePool<'_>, cs: &CostSettings) -> Option<(f64, f64)> {
+    let (instances, _) = pool_instances(pool)?;
+    instances
+        .iter()
+        .filter(|i| i.gpu_count > 0)
+        .filter_map(|i| Some(cs.price(i)? / f64::from(i.gpu_count)))
+        .fold(None, |acc, p| match acc {
+            None => Some((p, p)),
+            Some((lo, hi)) => Some((p.min(lo), p.max(hi))),
+        })
+}
+
+/// One flavor of a ClusterQueue at its nominal GPU quota.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlavorCost {
+    pub flavor: String,
+    pub gpus: f64,
+    /// The GPU pools the flavor's `nodeLabels` select.
+    pub pools: Vec<String>,
+    /// On-demand $/h of the quota on the cheapest and the dearest $/GPU-hour instance.
+    pub best: Option<f64>,
+    pub worst: Option<f64>,
+}
+
+/// A ClusterQueue at its nominal `nvidia.com/gpu` quota.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct QueueCost {
+    pub name: String,
+    pub flavors: Vec<FlavorCost>,
+    pub best: f64,
+    pub worst: f64,
+    pub worst_spot: f64,
+}
+
+/// The GPU pools a flavor's `nodeLabels` select (every GPU pool for a flavor without labels).
+fn flavor_pools(ix: &Index<'_>, flavor: &str) -> Vec<usize> {
+    let Some(f) = ix.flavor(flavor).and_then(|i| ix.flavors.get(i)) else {
+        return Vec::new();
+    };
+    let Some(fobj) = ix.objects.get(f.obj) else {
+        return Vec::new();
+    };
+    let base: Vec<Req> = f
+        .node_labels
+        .iter()
+        .filter_map(|(k, _, v)| {
+            Some(Req {
+                key: k,
+                op: "In",
+                values: vec![v.as_str()?],
+                loc: fobj.loc(v),
+            })
+        })
+        .collect();
+    let pod = PodConstraints {
+        base,
+        ..PodConstraints::default()
+    };
+    ix.pools
+        .label_fits(&pod, &ix.nodepools)
+        .into_iter()
+        .map(|p| p as usize)
+        .filter(|&p| sched::gpu_capability(&ix.nodepools[p]) != GpuCapability::None)
+        .collect()
+}
+
+/// Every ClusterQueue with a nominal `nvidia.com/gpu` quota.
+pub fn queues(ix: &Index<'_>, cs: &CostSettings) -> Vec<QueueCost> {
+    let mut out = Vec::new();
+    for cq in &ix.cluster_queues {
+        let Some(spec) = ix.objects.get(cq.obj).and_then(|o| o.spec()) else {
+            continue;
+        };
+        let mut flavors = Vec::new();
+        let groups = spec
+            .get("resourceGroups")
+            .into_iter()
+            .flat_map(|n| n.items());
+        for f in groups.flat_map(|g| g.get("flavors").into_iter().flat_map(|n| n.items())) {
+            let Some(name) = f.get("name").and_then(|n| n.as_str()) else {
+                continue;
+            };
+            let quota = f
+                .get("resources")
+                .into_iter()
+                .flat_map(|n| n.items())
+                .filter(|r| r.get("name").and_then(|n| n.as_str()) == Some("nvidia.com/gpu"))
+                .filter_map(|r| crate::quantity::parse(r.get("nominalQuota")?.as_str()?))
+                .map(|m| m.0 as f64 / 1000.0)
+                .next();
+            let Some(gpus) = quota else { continue };
+            let pools = flavor_pools(ix, name);
+            let range = pools
+                .iter()
+                .filter_map(|&p| per_gpu(&ix.nodepools[p], cs))
+                .fold(None, |acc: Option<(f64, f64)>, (lo, hi)| match acc {
+                    None => Some((lo, hi)),
+                    Some((a, b)) => Some((a.min(lo), b.max(hi))),
+                });
+            flavors.push(FlavorCost {
+                flavor: name.to_string(),
+                gpus,
+                pools: pools
+                    .iter()
+                    .map(|&p| ix.nodepools[p].name.to_string())
+                    .collect(),
+                best: range.map(|(lo, _)| lo * gpus),
+                worst: range.map(|(_, hi)| hi * gpus),
+            });
+        }
+        if flavors.is_empty() {
+            continue;
+        }
+        // A fold from 0.0: an empty f64 sum is -0.0.
+        let best = flavors
+            .iter()
+            .filter_map(|f| f.best)
+            .fold(0.0, |a, b| a + b);
+        let worst: f64 = flavors
+            .iter()
+            .filter_map(|f| f.worst)
+            .fold(0.0, |a, b| a + b);
+        out.push(QueueCost {
+            name: cq.name.to_string(),
+            flavors,
+            best,
+            worst,
+            worst_spot: cs.spot(worst),
+        });
+    }
+    out
+}
+
+/// A team's queue in the team table.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TeamQueue {
+    pub name: String,
+    /// Other namespaces submit to it too: its cost is listed under each.
+    pub shared: bool,
+    /// The ClusterQueue exists with a GPU quota (a missing one costs nothing here).
+    pub priced: bool,
+}
+
+/// A namespace and the ClusterQueues its LocalQueues point at.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TeamCost {
+    pub namespace: String,
+    pub queues: Vec<TeamQueue>,
+    pub best: f64,
+    pub worst: f64,
+}
+
+/// Teams by namespace, from their LocalQueues; a shared ClusterQueue is listed under each.
+pub fn teams(ix: &Index<'_>, queues: &[QueueCost]) -> Vec<TeamCost> {
+    let mut by_ns: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for lq in &ix.local_queues {
+        let Some(cq) = lq.cluster_queue.and_then(|n| n.as_str()) else {
+            continue;
+        };
+        let ns = lq.namespace.unwrap_or("default").to_string();
+        let list = by_ns.entry(ns).or_default();
+        if !list.iter().any(|q| q == cq) {
+            list.push(cq.to_string());
+        }
+    }
+    let users = |cq: &str| by_ns.values().filter(|l| l.iter().any(|q| q == cq)).count();
+    by_ns
+        .iter()
+        .map(|(ns, list)| {
+            let costs: Vec<&QueueCost> = list
+                .iter()
+                .filter_map(|q| queues.iter().find(|c| &c.name == q))
+                .collect();
+            TeamCost {
+                namespace: ns.clone(),
+                queues: list
+                    .iter()
+                    .map(|q| TeamQueue {
+                        name: q.clone(),
+                        shared: users(q) > 1,
+                        priced: queues.iter().any(|c| &c.name == q),
+                    })
+                    .collect(),
+                best: costs.iter().fold(0.0, |a, c| a + c.best),
+                worst: costs.iter().fold(0.0, |a, c| a + c.worst),
+            }
+        })
+        .collect()
+}
+
+/// The sum of the pools' worst cases.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Total {
+    pub on_demand: f64,
+    pub spot: f64,
+    /// Pools left out of the sum: they have no figure.
+    pub unbounded_pools: Vec<String>,
+}
+
+pub fn total(pools: &[PoolCost]) -> Total {
+    let mut t = Total {
+        on_demand: 0.0,
+        spot: 0.0,
+        unbounded_pools: Vec::new(),
+    };
+    for p in pools {
+        match &p.worst {
+            Some(w) => {
+                t.on_demand += w.on_demand;
+                t.spot += w.spot;
+            }
+            None => t.unbounded_pools.push(p.name.clone()),
+        }
+    }
+    t
+}
+
+/// Everything `gpuops cost` reports.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Report {
+    pub spot_discount: f64,
+    pub nodepools: Vec<PoolCost>,
+    pub cluster_queues: Vec<QueueCost>,
+    pub teams: Vec<TeamCost>,
+    pub total: Total,
+}
+
+pub fn report(ix: &Index<'_>, cs: &CostSettings) -> Report {
+    let nodepools = pools(ix, cs);
+    let cluster_queues = queues(ix, cs);
+    Report {
+        spot_discount: cs.spot_discount,
+        teams: teams(ix, &cluster_queues),
+        total: total(&nodepools),
+        nodepools,
+        cluster_queues,
+    }
+}
+
+fn usd(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+fn opt_usd(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), usd)
+}
+
+/// Left-aligned columns two spaces apart.
+fn table(rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = Vec::new();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            if widths.len() <= i {
+                widths.push(0);
+            }
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c:w$}", w = widths[i]))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn instance_cell(c: &Option<InstanceCost>) -> String {
+    c.as_ref().map_or_else(
+        || "-".into(),
+        |c| format!("{} × {}", c.nodes, c.instance_type),
+    )
+}
+
+impl Report {
+    /// Aligned tables for a terminal.
+    pub fn human(&self) -> String {
+        let mut out = String::from("NodePools at their limits ($/h)\n");
+        let mut rows = vec![
+            [
+                "POOL",
+                "WORST CASE",
+                "ON-DEMAND",
+                "SPOT",
+                "BEST CASE",
+                "ON-DEMAND",
+                "NOTE",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ];
+        for p in &self.nodepools {
+            let mut note = Vec::new();
+            if let Some(u) = &p.unbounded {
+                note.push(format!("unbounded: {u}"));
+            }
+            if p.open_instance_set {
+                note.push("open instance set".to_string());
+            }
+            if p.spot_only {
+                note.push("spot only".to_string());
+            }
+            rows.push(vec![
+                p.name.clone(),
+                instance_cell(&p.worst),
+                opt_usd(p.worst.as_ref().map(|w| w.on_demand)),
+                opt_usd(p.worst.as_ref().map(|w| w.spot)),
+                instance_cell(&p.best),
+                opt_usd(p.best.as_ref().map(|b| b.on_demand)),
+                note.join("; "),
+            ]);
+        }
+        out.push_str(&table(&rows));
+        if !self.cluster_queues.is_empty() {
+            out.push_str("\nClusterQueues at their nominal GPU quota (on-demand $/h)\n");
+            let mut rows = vec![
+                ["QUEUE", "FLAVOR", "GPUS", "POOLS", "BEST", "WORST"]
+                    .map(String::from)
+                    .to_vec(),
+            ];
+            for q in &self.cluster_queues {
+                for f in &q.flavors {
+                    rows.push(vec![
+                        q.name.clone(),
+                        f.flavor.clone(),
+                        format!("{}", f.gpus),
+                        if f.pools.is_empty() {
+                            "(no GPU NodePool)".into()
+                        } else {
+                            f.pools.join(",")
+                        },
+                        opt_usd(f.best),
+                        opt_usd(f.worst),
+                    ]);
+                }
+            }
+            out.push_str(&table(&rows));
+        }
+        if !self.teams.is_empty() {
+            out.push_str(
+                "\nTeams (namespaces) by their LocalQueues' ClusterQueues (on-demand $/h)\n",
+            );
+            let mut rows = vec![
+                ["NAMESPACE", "QUEUES", "BEST", "WORST"]
+                    .map(String::from)
+                    .to_vec(),
+            ];
+            for t in &self.teams {
+                let queues: Vec<String> = t
+                    .queues
+                    .iter()
+                    .map(|q| match (q.shared, q.priced) {
+                        (_, false) => format!("{} (no GPU quota found)", q.name),
+                        (true, true) => format!("{} (shared)", q.name),
+                        (false, true) => q.name.clone(),
+                    })
+                    .collect();
+                rows.push(vec![
+                    t.namespace.clone(),
+                    queues.join(", "),
+                    usd(t.best),
+                    usd(t.worst),
+                ]);
+            }
+            out.push_str(&table(&rows));
+        }
+        out.push_str(&format!(
+            "\nTotal worst case over the NodePools: {} $/h on-demand, {} $/h spot (spot discount {:.0}%)\n",
+            usd(self.total.on_demand),
+            usd(self.total.spot),
+            self.spot_discount * 100.0
+        ));
+        if !self.total.unbounded_pools.is_empty() {
+            out.push_str(&format!(
+                "Not in the total (unbounded): {}\n",
+                self.total.unbounded_pools.join(", ")
+            ));
+        }
+        out
+    }
+
+    /// One row per figure: `kind,name,detail,best_on_demand,worst_on_demand,worst_spot,note`.
+    pub fn csv(&self) -> String {
+        fn field(s: &str) -> String {
+            if s.contains([',', '"', '\n']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.to_string()
+            }
+        }
+        let mut out =
+            String::from("kind,name,detail,best_on_demand,worst_on_demand,worst_spot,note\n");
+        let mut row = |cells: [String; 7]| {
+            let line: Vec<String> = cells.iter().map(|c| field(c)).collect();
+            out.push_str(&line.join(","));
+            out.push('\n');
+        };
+        let num = |v: Option<f64>| v.map(usd).unwrap_or_default();
+        for p in &self.nodepools {
+            row([
+                "nodepool".into(),
+                p.name.clone(),
+                p.worst
+                    .as_ref()
+                    .map(|w| format!("{} x {}", w.nodes, w.instance_type))
+                    .unwrap_or_default(),
+                num(p.best.as_ref().map(|b| b.on_demand)),
+                num(p.worst.as_ref().map(|w| w.on_demand)),
+                num(p.worst.as_ref().map(|w| w.spot)),
+                p.unbounded
+                    .as_ref()
+                    .map(|u| format!("unbounded: {u}"))
+                    .unwrap_or_default(),
+            ]);
+        }
+        for q in &self.cluster_queues {
+            let gpus: f64 = q.flavors.iter().map(|f| f.gpus).sum();
+            row([
+                "clusterqueue".into(),
+                q.name.clone(),
+                format!("{gpus} GPUs"),
+                usd(q.best),
+                usd(q.worst),
+                usd(q.worst_spot),
+                {
+                    let orphans: Vec<&str> = q
+                        .flavors
+                        .iter()
+                        .filter(|f| f.pools.is_empty())
+                        .map(|f| f.flavor.as_str())
+                        .collect();
+                    if orphans.is_empty() {
+                        String::new()
+                    } else {
+                        format!("no GPU NodePool for flavor {}", orphans.join(" "))
+                    }
+                },
+            ]);
+        }
+        for t in &self.teams {
+            let shared: Vec<&str> = t
+                .queues
+                .iter()
+                .filter(|q| q.shared)
+                .map(|q| q.name.as_str())
+                .collect();
+            row([
+                "team".into(),
+                t.namespace.clone(),
+                t.queues
+                    .iter()
+                    .map(|q| q.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                usd(t.best),
+                usd(t.worst),
+                String::new(),
+                if shared.is_empty() {
+                    String::new()
+                } else {
+                    format!("shared: {}", shared.join(" "))
+                },
+            ]);
+        }
+        row([
+            "total".into(),
+            "nodepools".into(),
+            String::new(),
+            String::new(),
+            usd(self.total.on_demand),
+            usd(self.total.spot),
+            if self.total.unbounded_pools.is_empty() {
+                String::new()
+            } else {
+                format!("unbounded: {}", self.total.unbounded_pools.join(" "))
+            },
+        ]);
+        out
+    }
+}
+
+/// The catalog price of an instance type (tests, docs).
+pub fn catalog_price(instance_type: &str) -> Option<f64> {
+    catalog::instances()
+        .iter()
+        .find(|i| i.instance_type == instance_type)
+        .and_then(|i| i.price_usd_hour)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Settings;
+    use crate::source::SourceFile;
+
+    fn report_of(yaml: &str) -> Report {
+        let files = vec![SourceFile::from_text("t.yaml".into(), yaml.into())];
+        let settings = Settings::default();
+        let ix = Index::build(&files, &settings);
+        report(&ix, &settings.cost)
+    }
+
+    fn pool(name: &str, types: &str, limits: &str) -> String {
+        format!(
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: {name}}}\nspec:\n  template:\n    spec:\n      requirements:\n        - {{key: node.kubernetes.io/instance-type, operator: In, values: [{types}]}}\n{limits}"
+        )
+    }
+
+    #[test]
+    fn gpu_limit_on_p4d() {
+        // p4d.24xlarge: 8 A100s at $21.957642/h; 16 GPUs → 2 nodes.
+        let r = report_of(&pool(
+            "train",
+            "p4d.24xlarge",
+            "  limits:\n    nvidia.com/gpu: 16\n",
+        ));
+        let w = r.nodepools[0].worst.clone().expect("bounded");
+        assert_eq!((w.instance_type.as_str(), w.nodes), ("p4d.24xlarge", 2));
+        assert!((w.on_demand - 2.0 * 21.957642).abs() < 1e-9);
+        assert!((w.spot - 2.0 * 21.957642 * 0.35).abs() < 1e-9);
+        assert_eq!(r.nodepools[0].best, Some(w));
+        assert!((r.total.on_demand - 43.915284).abs() < 1e-9);
+    }
+
+    #[test]
+    fn memory_limit_picks_worst_and_best() {
+        // 2Ti = 2048 GiB: g5.48xlarge (768 GiB, $16.288) → 2 nodes; g5.xlarge (16 GiB, $1.006)
+        // → 128 nodes = $128.768; the GPU limit (64) caps g5.xlarge at 64 nodes = $64.384.
+        let r = report_of(&pool(
+            "inf",
+            "g5.xlarge, g5.48xlarge",
+            "  limits:\n    memory: 2Ti\n    nvidia.com/gpu: \"64\"\n",
+        ));
+        let p = &r.nodepools[0];
+        let w = p.worst.as_ref().expect("bounded");
+        let b = p.best.as_ref().expect("bounded");
+        assert_eq!((w.instance_type.as_str(), w.nodes), ("g5.xlarge", 64));
+        assert!((w.on_demand - 64.0 * 1.006).abs() < 1e-9);
+        assert_eq!((b.instance_type.as_str(), b.nodes), ("g5.48xlarge", 2));
+        assert!((b.on_demand - 2.0 * 16.288).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cpu_only_limit_still_bounds() {
+        // g6.xlarge has 4 vCPUs: cpu 2k → 500 nodes.
+        let r = report_of(&pool("cpu", "g6.xlarge", "  limits:\n    cpu: 2k\n"));
+        let w = r.nodepools[0].worst.as_ref().expect("bounded");
+        assert_eq!(w.nodes, 500);
+    }
+
+    #[test]
+    fn open_pool_prices_every_allowed_catalog_instance() {
+        // No bounded set of types: every catalog `g` instance with 8 GPUs, 2 nodes each.
+        let yaml = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: open}\nspec:\n  template:\n    spec:\n      requirements:\n        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [g]}\n        - {key: karpenter.k8s.aws/instance-gpu-count, operator: In, values: [\"8\"]}\n  limits:\n    nvidia.com/gpu: 16\n";
+        let r = report_of(yaml);
+        let p = &r.nodepools[0];
+        assert!(p.open_instance_set);
+        let dearest = catalog::instances()
+            .iter()
+            .filter(|i| i.category == "g" && i.gpu_count == 8)
+            .filter_map(|i| i.price_usd_hour)
+            .fold(0.0, f64::max);
+        let w = p.worst.as_ref().expect("bounded");
+        assert_eq!(w.nodes, 2);
+        assert!((w.on_demand - 2.0 * dearest).abs() < 1e-9);
+    }
+
+    #[test]
+    fn no_limits_is_unbounded() {
+        let r = report_of(&pool("open", "p5.48xlarge", ""));
+        let p = &r.nodepools[0];
+        assert_eq!(p.unbounded.as_deref(), Some("no `spec.limits`"));
+        assert!(p.worst.is_none());
+        assert_eq!(r.total.unbounded_pools, vec!["open".to_string()]);
+        assert_eq!(r.total.on_demand, 0.0);
+    }
+
+    #[test]
+    fn price_overrides_by_type_then_family() {
+        let mut cs = CostSettings::default();
+        cs.prices.insert("g6".into(), 0.9);
+        cs.prices.insert("g6.xlarge".into(), 0.5);
+        let find = |t: &str| {
+            catalog::instances()
+                .iter()
+                .find(|i| i.instance_type == t)
+                .expect("in the catalog")
+        };
+        assert_eq!(cs.price(find("g6.xlarge")), Some(0.5));
+        assert_eq!(cs.price(find("g6.2xlarge")), Some(0.9));
+        assert_eq!(cs.price(find("g5.xlarge")), catalog_price("g5.xlarge"));
+    }
+
+    #[test]
+    fn queue_quota_and_shared_team() {
+        let yaml = format!(
+            "{}---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {{name: a100}}\nspec:\n  nodeLabels: {{karpenter.sh/nodepool: train}}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {{name: research}}\nspec:\n  resourceGroups:\n    - coveredResources: [nvidia.com/gpu]\n      flavors:\n        - name: a100\n          resources:\n            - {{name: nvidia.com/gpu, nominalQuota: 8}}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {{name: q, namespace: ml}}\nspec: {{clusterQueue: research}}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {{name: q, namespace: vision}}\nspec: {{clusterQueue: research}}\n",
+            pool(
+                "train",
+                "p4d.24xlarge",
+                "  limits:\n    nvidia.com/gpu: 16\n"
+            )
+        );
+        let r = report_of(&yaml);
+        let q = &r.cluster_queues[0];
+        assert_eq!(q.flavors[0].pools, vec!["train".to_string()]);
+        // 8 GPUs × $21.957642 / 8 per GPU-hour.
+        assert!((q.worst - 21.957642).abs() < 1e-9);
+        assert_eq!(r.teams.len(), 2);
+        assert!(r.teams.iter().all(|t| t.queues[0].shared));
+    }
+}
