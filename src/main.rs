@@ -671,46 +671,20 @@ fn lint(args: LintArgs) -> ExitCode {
         Progress::stderr()
     };
 
-    let mut exclude = globset::GlobSetBuilder::new();
-    for g in &settings.exclude {
-        if let Ok(g) = globset::Glob::new(g) {
-            exclude.add(g);
-        }
-    }
-    let exclude = exclude.build().ok();
-    let discovery = Discovery {
-        exclude: exclude.as_ref(),
-        exclude_root: settings.root.as_deref(),
-    };
-    let (context_paths, context_roles, context_problems) =
-        context_files(&settings, &[&args.context[..], &args.crd[..]].concat());
-    let walked = discovery.walk_sources(&fs_paths);
-    let walk_problems = walked.problems;
-    // A context file under a linted directory is context, not a manifest to lint.
-    let context_abs: std::collections::HashSet<PathBuf> = context_paths
-        .iter()
-        .filter_map(|p| std::path::absolute(p).ok())
-        .collect();
-    let found: Vec<PathBuf> = walked
-        .files
-        .into_iter()
-        .filter(|p| std::path::absolute(p).is_ok_and(|a| !context_abs.contains(&a)))
-        .collect();
-    let mut sources = gpuops::sources::Sources::plan(found, walked.charts, &settings);
-    let (mut files, mut load_problems) = load(sources.raw(), &progress);
-    sources.render(&mut files);
+    let Repo {
+        mut files,
+        sources,
+        walk_problems,
+        load_problems,
+    } = read_repo(
+        &settings,
+        &fs_paths,
+        &[&args.context[..], &args.crd[..]].concat(),
+        &progress,
+    );
     if args.explain_sources {
         eprint!("{}", sources.explain());
     }
-    let (mut context, problems) = source::load(&context_paths);
-    load_problems.extend(problems);
-    load_problems.extend(context_problems);
-    for f in &mut context {
-        if let Some(role) = context_roles.get(&f.path) {
-            f.role = role.clone();
-        }
-    }
-    files.extend(context);
     // What fails the run besides findings (SARIF lists them too), and warnings; printed once the
     // progress line is gone.
     let mut errors = Vec::new();
@@ -822,47 +796,13 @@ fn why(args: WhyArgs) -> ExitCode {
     } else {
         args.paths.clone()
     };
-    let mut settings = if args.no_config {
-        Settings::default()
-    } else {
-        let found = args.config.clone().or_else(|| config::discover(&paths[0]));
-        match found.map(|p| config::load(&p)) {
-            Some(Ok(s)) => s,
-            Some(Err(e)) => {
-                config_error(&e);
-                return ExitCode::from(2);
-            }
-            None => Settings::default(),
-        }
+    let Some(mut settings) = found_settings(args.config.as_ref(), args.no_config, &paths[0]) else {
+        return ExitCode::from(2);
     };
     settings.eks |= args.eks;
-    let mut exclude = globset::GlobSetBuilder::new();
-    for g in settings
-        .exclude
-        .iter()
-        .filter_map(|g| globset::Glob::new(g).ok())
-    {
-        exclude.add(g);
-    }
-    let exclude = exclude.build().ok();
-    let discovery = Discovery {
-        exclude: exclude.as_ref(),
-        exclude_root: settings.root.as_deref(),
-    };
-    let walked = discovery.walk_sources(&paths);
-    let (context_paths, roles, context_problems) = context_files(&settings, &args.context);
-    let mut sources = gpuops::sources::Sources::plan(walked.files, walked.charts, &settings);
-    let (mut files, mut problems) = load(sources.raw(), &Progress::disabled());
-    sources.render(&mut files);
-    let (mut context, more) = source::load(&context_paths);
-    problems.extend(more.into_iter().chain(context_problems));
-    for f in &mut context {
-        if let Some(role) = roles.get(&f.path) {
-            f.role = role.clone();
-        }
-    }
-    files.extend(context);
-    for p in walked.problems.iter().chain(&problems) {
+    let repo = read_repo(&settings, &paths, &args.context, &Progress::disabled());
+    let files = repo.files;
+    for p in repo.walk_problems.iter().chain(&repo.load_problems) {
         eprintln!("warning: {}: {}", p.path, p.message);
     }
     let target = gpuops::why::Target::parse(&args.target, |p| std::path::Path::new(p).is_file());
@@ -884,6 +824,87 @@ fn why(args: WhyArgs) -> ExitCode {
         },
     }
     ExitCode::SUCCESS
+}
+
+/// The config `--config` names, or the one found upward from `first`; `None` after reporting an
+/// invalid one.
+fn found_settings(
+    config: Option<&PathBuf>,
+    no_config: bool,
+    first: &std::path::Path,
+) -> Option<Settings> {
+    if no_config {
+        return Some(Settings::default());
+    }
+    let found = config.cloned().or_else(|| config::discover(first));
+    match found.map(|p| config::load(&p)) {
+        Some(Ok(s)) => Some(s),
+        Some(Err(e)) => {
+            config_error(&e);
+            None
+        }
+        None => Some(Settings::default()),
+    }
+}
+
+/// What `lint`, `why` and `cost` read: the files under `paths` (kustomizations built, charts
+/// rendered), then the context files, with their roles. A context file under a linted directory is
+/// context, not a manifest to lint.
+struct Repo {
+    files: Vec<SourceFile>,
+    sources: gpuops::sources::Sources,
+    walk_problems: Vec<source::IoProblem>,
+    load_problems: Vec<source::IoProblem>,
+}
+
+fn read_repo(
+    settings: &Settings,
+    paths: &[PathBuf],
+    cli_context: &[PathBuf],
+    progress: &Progress,
+) -> Repo {
+    let mut exclude = globset::GlobSetBuilder::new();
+    for g in settings
+        .exclude
+        .iter()
+        .filter_map(|g| globset::Glob::new(g).ok())
+    {
+        exclude.add(g);
+    }
+    let exclude = exclude.build().ok();
+    let discovery = Discovery {
+        exclude: exclude.as_ref(),
+        exclude_root: settings.root.as_deref(),
+    };
+    let (context_paths, context_roles, context_problems) = context_files(settings, cli_context);
+    let walked = discovery.walk_sources(paths);
+    let context_abs: std::collections::HashSet<PathBuf> = context_paths
+        .iter()
+        .filter_map(|p| std::path::absolute(p).ok())
+        .collect();
+    let found: Vec<PathBuf> = walked
+        .files
+        .into_iter()
+        .filter(|p| std::path::absolute(p).is_ok_and(|a| !context_abs.contains(&a)))
+        .collect();
+    let mut sources = gpuops::sources::Sources::plan(found, walked.charts, settings);
+    let (mut files, mut load_problems) = load(sources.raw(), progress);
+    sources.render(&mut files);
+    let (mut context, problems) = source::load(&context_paths);
+    load_problems.extend(problems);
+    load_problems.extend(context_problems);
+    for f in &mut context {
+        if let Some(role) = context_roles.get(&f.path) {
+            f.role = role.clone();
+        }
+    }
+    files.extend(context);
+    Repo {
+        files,
+        sources,
+        walk_problems: walked.problems,
+        load_problems,
+    }
 }
 
 /// Reads and parses the files; with a progress line, in slices so it can count them.
@@ -1072,44 +1093,12 @@ fn cost(args: CostArgs) -> ExitCode {
     } else {
         args.paths
     };
-    let found = match (&args.config, args.no_config) {
-        (_, true) => None,
-        (Some(c), _) => Some(c.clone()),
-        (None, _) => config::discover(&paths[0]),
+    let Some(settings) = found_settings(args.config.as_ref(), args.no_config, &paths[0]) else {
+        return ExitCode::from(2);
     };
-    let settings = match found.map(|p| config::load(&p)) {
-        Some(Ok(s)) => s,
-        Some(Err(e)) => {
-            config_error(&e);
-            return ExitCode::from(2);
-        }
-        None => Settings::default(),
-    };
-    let exclude = settings
-        .exclude
-        .iter()
-        .filter_map(|g| globset::Glob::new(g).ok())
-        .fold(globset::GlobSetBuilder::new(), |mut b, g| {
-            b.add(g);
-            b
-        })
-        .build()
-        .ok();
-    let discovery = Discovery {
-        exclude: exclude.as_ref(),
-        exclude_root: settings.root.as_deref(),
-    };
-    let walked = discovery.walk_sources(&paths);
-    let mut sources = gpuops::sources::Sources::plan(walked.files, walked.charts, &settings);
-    let (mut files, mut problems) = source::load(sources.raw());
-    sources.render(&mut files);
-    let (context_paths, _, context_problems) = context_files(&settings, &[]);
-    let (context, p) = source::load(&context_paths);
-    files.extend(context);
-    problems.extend(p);
-    problems.extend(context_problems);
-    problems.extend(walked.problems);
-    for p in &problems {
+    let repo = read_repo(&settings, &paths, &[], &Progress::disabled());
+    let files = repo.files;
+    for p in repo.walk_problems.iter().chain(&repo.load_problems) {
         eprintln!("warning: {}: {}", p.path, p.message);
     }
     let ix = gpuops::index::Index::build(&files, &settings);
