@@ -549,7 +549,9 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                     bad(v, "`spot` is a mapping (min-termination-grace)".into());
                 }
             }
-            "context" => s.context = path_list(v, "context", &mut bad),
+            "context" => s.context.extend(path_list(v, "context", &mut bad)),
+            // CRD files are context like any other: the index holds them, schema-violation reads them.
+            "crds" => s.context.extend(path_list(v, "crds", &mut bad)),
             "policies" => s.policy_dirs = path_list(v, "policies", &mut bad),
             "policy-data" => {
                 if let Some((kn2, _)) = v.entry("gpuops") {

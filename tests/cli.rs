@@ -1997,3 +1997,76 @@ fn cost_json_prices_a_pool_at_its_limits() {
     let spot = v["total"]["spot"].as_f64().expect("number");
     assert!((spot - 21.957642).abs() < 1e-9, "{spot}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// User CRDs
+
+const GPU_QUOTA_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gpuquotas.platform.example.com
+spec:
+  group: platform.example.com
+  names: {kind: GpuQuota, plural: gpuquotas}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              required: [gpus]
+              properties:
+                gpus: {type: integer, minimum: 0}
+                tier: {type: string, enum: [gold, silver]}
+";
+
+#[test]
+fn objects_of_a_user_crd_are_validated_with_crd() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "crds/gpuquota.yaml", GPU_QUOTA_CRD);
+    write(
+        d.path(),
+        "apps/quota.yaml",
+        "apiVersion: platform.example.com/v1\nkind: GpuQuota\nmetadata: {name: ml, namespace: ml}\nspec:\n  gpus: eight\n  tier: bronze\n",
+    );
+    let lint = |extra: &[&str]| {
+        let (code, out, err) = stdout_of(
+            gpuops()
+                .current_dir(d.path())
+                .args([
+                    "lint",
+                    "apps",
+                    "--rule",
+                    "schema-violation",
+                    "--format",
+                    "json",
+                ])
+                .args(extra),
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
+        let found: Vec<(u64, u64)> = v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| (x["line"].as_u64().unwrap(), x["column"].as_u64().unwrap()))
+            .collect();
+        (code, found)
+    };
+    // Without the CRD the kind is unknown: nothing to check.
+    assert_eq!(lint(&[]), (0, vec![]));
+    // With it, both wrong values are found at their nodes: `gpus` (line 5) and `tier` (line 6).
+    let (code, found) = lint(&["--crd", "crds"]);
+    assert_eq!(code, 1);
+    assert_eq!(found, vec![(5, 9), (6, 9)]);
+    // The same through the config.
+    write(d.path(), ".gpuops.yaml", "crds: [crds/gpuquota.yaml]\n");
+    let (code, found) = lint(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(found, vec![(5, 9), (6, 9)]);
+}

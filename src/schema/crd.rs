@@ -47,6 +47,7 @@ impl UserCrds {
                     continue;
                 }
                 let mut schema = to_json(schema);
+                with_object_meta(&mut schema);
                 normalize(&mut schema);
                 let built = jsonschema::options()
                     .with_draft(jsonschema::Draft::Draft4)
@@ -200,6 +201,28 @@ pub fn to_json(n: &Node) -> Value {
                 .unwrap_or_else(|| Value::String(text.to_string())),
             _ => Value::String(text.to_string()),
         },
+    }
+}
+
+/// Every custom object has `apiVersion`, `kind` and `metadata`, whether or not its CRD's schema
+/// lists them (minimal schemas often describe `spec` only): the API server validates those itself.
+fn with_object_meta(schema: &mut Value) {
+    let Value::Object(m) = schema else { return };
+    let Value::Object(props) = m
+        .entry("properties")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()))
+    else {
+        return;
+    };
+    for (key, shape) in [
+        ("apiVersion", json!({"type": "string"})),
+        ("kind", json!({"type": "string"})),
+        (
+            "metadata",
+            json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+        ),
+    ] {
+        props.entry(key).or_insert(shape);
     }
 }
 
