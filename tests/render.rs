@@ -249,49 +249,6 @@ fn parse_one(path: &str, text: &str) -> (Node, Value) {
     (node, json)
 }
 
-/// Kubernetes OpenAPI v3 → plain JSON schema: drop `x-kubernetes-*` (CEL rules cannot be run
-/// here), `nullable` → also null, int-or-string → integer or string, and — like
-/// `kubectl apply --validate=strict` — unknown fields are errors where the schema lists properties.
-fn normalize(schema: &mut Value) {
-    let Value::Object(m) = schema else { return };
-    let int_or_string = m.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true))
-        || m.get("format").and_then(Value::as_str) == Some("int-or-string");
-    let preserve = m.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
-    let nullable = m.remove("nullable") == Some(Value::Bool(true));
-    m.retain(|k, _| !k.starts_with("x-kubernetes-"));
-    if int_or_string {
-        m.remove("type");
-        m.remove("format");
-        m.entry("anyOf")
-            .or_insert_with(|| json!([{ "type": "integer" }, { "type": "string" }]));
-    }
-    if nullable && let Some(Value::String(t)) = m.get("type").cloned() {
-        m.insert("type".into(), json!([t, "null"]));
-    }
-    if m.contains_key("properties") && !m.contains_key("additionalProperties") && !preserve {
-        m.insert("additionalProperties".into(), Value::Bool(false));
-    }
-    if let Some(Value::Object(props)) = m.get_mut("properties") {
-        for v in props.values_mut() {
-            normalize(v);
-        }
-    }
-    for key in ["items", "additionalProperties", "not"] {
-        if let Some(v) = m.get_mut(key)
-            && v.is_object()
-        {
-            normalize(v);
-        }
-    }
-    for key in ["anyOf", "allOf", "oneOf"] {
-        if let Some(Value::Array(alts)) = m.get_mut(key) {
-            for a in alts {
-                normalize(a);
-            }
-        }
-    }
-}
-
 fn crd_file(kind: &str) -> Option<&'static str> {
     Some(match kind {
         "NodePool" => "karpenter.sh_nodepools.yaml",
@@ -322,7 +279,8 @@ fn crd_validator(dir: &Path, kind: &str, version: &str) -> jsonschema::Validator
         "{file} {version} is not served"
     );
     let mut schema = v["schema"]["openAPIV3Schema"].clone();
-    normalize(&mut schema);
+    // The same normalisation `--crd` applies (unknown fields are errors, as with strict apply).
+    gpuops::schema::crd::normalize(&mut schema);
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft4)
         .with_pattern_options(jsonschema::PatternOptions::regex())

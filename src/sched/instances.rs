@@ -20,25 +20,29 @@ pub(super) fn bounded_cached<'p>(
         .as_deref()
 }
 
-fn compute_bounded(pool: &NodePool<'_>) -> Option<Vec<&'static catalog::Instance>> {
-    let bounding = pool.requirements.iter().any(|r| {
-        r.op == "In"
-            && !r.values.is_empty()
-            && match r.key {
-                "node.kubernetes.io/instance-type" => r
-                    .values
-                    .iter()
-                    .all(|v| catalog::instances().iter().any(|i| i.instance_type == *v)),
-                "karpenter.k8s.aws/instance-family" => r
-                    .values
-                    .iter()
-                    .all(|v| catalog::instances().iter().any(|i| i.family == *v)),
-                "karpenter.k8s.aws/instance-gpu-name" => {
-                    r.values.iter().all(|v| catalog::gpu_names().contains(v))
-                }
-                _ => false,
+/// Whether `key In values` limits instances to known catalog ones: instance types, families or
+/// GPU names that all stand in the catalog.
+fn names_catalog_instances(key: &str, values: &[&str]) -> bool {
+    !values.is_empty()
+        && match key {
+            "node.kubernetes.io/instance-type" => values
+                .iter()
+                .all(|v| catalog::instances().iter().any(|i| i.instance_type == *v)),
+            "karpenter.k8s.aws/instance-family" => values
+                .iter()
+                .all(|v| catalog::instances().iter().any(|i| i.family == *v)),
+            "karpenter.k8s.aws/instance-gpu-name" => {
+                values.iter().all(|v| catalog::gpu_names().contains(v))
             }
-    });
+            _ => false,
+        }
+}
+
+fn compute_bounded(pool: &NodePool<'_>) -> Option<Vec<&'static catalog::Instance>> {
+    let bounding = pool
+        .requirements
+        .iter()
+        .any(|r| r.op == "In" && names_catalog_instances(r.key, &r.values));
     if !bounding {
         return None;
     }
@@ -209,22 +213,7 @@ pub fn instances_for(
     pool: &NodePool<'_>,
 ) -> Option<Vec<&'static catalog::Instance>> {
     let bounding = |r: &&super::constraints::Req<'_>| {
-        r.op == "In"
-            && !r.values.is_empty()
-            && match r.key {
-                "node.kubernetes.io/instance-type" => r
-                    .values
-                    .iter()
-                    .all(|v| catalog::instances().iter().any(|i| i.instance_type == *v)),
-                "karpenter.k8s.aws/instance-family" => r
-                    .values
-                    .iter()
-                    .all(|v| catalog::instances().iter().any(|i| i.family == *v)),
-                "karpenter.k8s.aws/instance-gpu-name" => {
-                    r.values.iter().all(|v| catalog::gpu_names().contains(v))
-                }
-                _ => false,
-            }
+        r.op == "In" && names_catalog_instances(r.key, &r.values)
     };
     let base: Vec<&'static catalog::Instance> = match bounded_cached(pool) {
         Some(b) => b.to_vec(),
