@@ -654,6 +654,6 @@ mod tests {
             errs.iter()
                 .any(|e| e.message.contains("did you mean `gpu-limit-missing`"))
         );
-        assert_eq!(errs[0].span.start.line, 1);
+        assert_eq!(errs[0].span.start(), 0);
     }
 }

@@ -966,9 +966,10 @@ fn skipped_notes(files: &[SourceFile], settings: &Settings) {
         } else {
             "render it (helm template …) and lint the output via stdin"
         };
+        let p = f.pos(s.span.start());
         eprintln!(
             "note: skipped {} {}:{}:{} ({}); {how}",
-            s.reason, f.path, s.span.start.line, s.span.start.col, s.marker
+            s.reason, f.path, p.line, p.col, s.marker
         );
     }
 }

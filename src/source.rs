@@ -23,7 +23,13 @@ pub struct SourceFile {
     /// no documents and no problems, and the CLI lists it as skipped.
     pub skipped: Option<Skipped>,
     pub role: Role,
+    /// Byte offset of each line's start, built the first time a position is asked for.
+    pub lines: LineTable,
 }
+
+/// Where each line of a file starts; `Default` is not built yet.
+#[derive(Debug, Default)]
+pub struct LineTable(std::sync::OnceLock<Box<[u32]>>);
 
 /// What a file is to the run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -43,6 +49,37 @@ pub enum Role {
 }
 
 impl SourceFile {
+    /// Line and column of a byte offset (the line table is built once per file).
+    pub fn pos(&self, byte: usize) -> Pos {
+        let starts = self.lines.0.get_or_init(|| {
+            std::iter::once(0)
+                .chain(
+                    self.text
+                        .bytes()
+                        .enumerate()
+                        .filter(|&(_, b)| b == b'\n')
+                        .map(|(i, _)| i as u32 + 1),
+                )
+                .collect()
+        });
+        let mut byte = byte.min(self.text.len());
+        while !self.text.is_char_boundary(byte) {
+            byte -= 1;
+        }
+        let line = starts.partition_point(|&s| s as usize <= byte).max(1);
+        let start = starts[line - 1] as usize;
+        Pos {
+            byte: byte as u32,
+            line: line as u32,
+            col: self.text[start..byte].chars().count() as u32 + 1,
+        }
+    }
+
+    /// Where a span starts and ends.
+    pub fn span_pos(&self, span: Span) -> (Pos, Pos) {
+        (self.pos(span.start()), self.pos(span.end()))
+    }
+
     pub fn is_context(&self) -> bool {
         matches!(self.role, Role::Context { .. })
     }
@@ -84,6 +121,7 @@ impl SourceFile {
                     span: t.span,
                 }),
                 role: Role::Linted,
+                lines: LineTable::default(),
             };
         }
         SourceFile {
@@ -93,26 +131,23 @@ impl SourceFile {
             problems: parsed.problems,
             skipped: None,
             role: Role::Linted,
+            lines: LineTable::default(),
         }
     }
 
     fn unreadable(path: String, message: String) -> Self {
-        let p = Pos {
-            byte: 0,
-            line: 1,
-            col: 1,
-        };
         SourceFile {
             path,
             text: String::new(),
             docs: Vec::new(),
             problems: vec![Problem {
-                span: Span::at(p),
+                span: Span::at(0),
                 message,
                 first: None,
             }],
             skipped: None,
             role: Role::Linted,
+            lines: LineTable::default(),
         }
     }
 }
@@ -331,13 +366,14 @@ pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
             let valid = &e.as_bytes()[..at];
             let line = valid.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
             let col = valid.iter().rev().take_while(|&&b| b != b'\n').count() as u32 + 1;
-            let p = Pos { byte: 0, line, col };
+            // The valid prefix is the same bytes in the lossy text, so the offset stands.
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
             SourceFile {
                 path,
-                text: String::new(),
+                text,
                 docs: Vec::new(),
                 problems: vec![Problem {
-                    span: Span::at(p),
+                    span: Span::at(at),
                     message: format!(
                         "not UTF-8 text (invalid byte at line {line}, column {col}); not linted"
                     ),
@@ -345,6 +381,7 @@ pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
                 }],
                 skipped: None,
                 role: Role::Linted,
+                lines: LineTable::default(),
             }
         }
     }

@@ -13,7 +13,7 @@ use crate::diag::{Diagnostic, FileId, Loc, ObjectRef, Suppression, SuppressionKi
 use crate::model::{self, Object};
 use crate::rules::{self, Rule, suppression_invalid, unused_suppression};
 use crate::source::SourceFile;
-use crate::yaml::{Node, Pos, Span, Style, Value};
+use crate::yaml::{Node, Span, Style, Value};
 use rayon::prelude::*;
 
 /// The rules whose findings come from this pass: they judge other rules' findings, so they only
@@ -42,13 +42,14 @@ enum Scope {
 }
 
 impl Scope {
-    fn covers(&self, d: &Diagnostic) -> bool {
-        let at = d.loc.span.start;
+    /// Whether the finding `d`, which starts on `line` of its file, is in scope.
+    fn covers(&self, d: &Diagnostic, line: u32) -> bool {
+        let at = d.loc.span.start();
         match self {
-            Scope::Line(line) => at.line == *line,
-            Scope::Template { start, end } => (*start..*end).contains(&(at.byte as usize)),
+            Scope::Line(l) => line == *l,
+            Scope::Template { start, end } => (*start..*end).contains(&at),
             Scope::Object { start, end, object } => {
-                (*start..*end).contains(&(at.byte as usize)) || d.object.as_ref() == Some(object)
+                (*start..*end).contains(&at) || d.object.as_ref() == Some(object)
             }
             Scope::File => true,
         }
@@ -128,9 +129,10 @@ pub fn apply(files: &[SourceFile], settings: &Settings, diagnostics: &mut Vec<Di
                 continue;
             };
             let mut best: Option<usize> = None;
+            let line = files[d.loc.file].pos(d.loc.span.start()).line;
             for i in 0..file.entries.len() {
                 let e = &mut file.entries[i];
-                if e.rule != d.rule || !e.scope.covers(d) {
+                if e.rule != d.rule || !e.scope.covers(d, line) {
                     continue;
                 }
                 // Every covering suppression counts as used, so none of them is called stale;
@@ -249,8 +251,8 @@ fn object_annotations(o: &Object<'_>, found: &mut Found) {
     let obj_meta = o.metadata();
     if let Some(ann) = o.annotations() {
         let scope = Scope::Object {
-            start: o.root.span.start.byte as usize,
-            end: o.root.span.end as usize,
+            start: o.root.span.start(),
+            end: o.root.span.end(),
             object: o.obj_ref(),
         };
         annotation_entries(o.file, ann, &scope, found);
@@ -265,8 +267,8 @@ fn object_annotations(o: &Object<'_>, found: &mut Found) {
             continue;
         };
         let scope = Scope::Template {
-            start: meta.span.start.byte.min(t.spec.span.start.byte) as usize,
-            end: meta.span.end.max(t.spec.span.end) as usize,
+            start: meta.span.start().min(t.spec.span.start()),
+            end: meta.span.end().max(t.spec.span.end()),
         };
         annotation_entries(o.file, ann, &scope, found);
     }
@@ -366,11 +368,12 @@ fn resolve(name: &str, loc: Loc, written: &str, found: &mut Found) -> Option<&'s
 /// would have to re-learn (a `'` in `don't` opens nothing; a `#` in a `|` block is text).
 fn scalar_spans(text: &str, n: &Node, out: &mut Vec<(usize, usize)>) {
     match &n.value {
-        Value::Scalar { style, .. } => {
-            let (start, end) = (n.span.start.byte as usize, n.span.end as usize);
+        Value::Scalar { .. } => {
+            let (start, end) = (n.span.start(), n.span.end());
+            let style = n.style().unwrap_or(Style::Plain);
             let end = match style {
                 Style::DoubleQuoted | Style::SingleQuoted => {
-                    crate::yaml::quoted_end(text, start, *style)
+                    crate::yaml::quoted_end(text, start, style)
                 }
                 _ => None,
             }
@@ -508,14 +511,6 @@ fn parse_directive(d: &str) -> Result<Directive<'_>, &'static str> {
     })
 }
 
-fn pos_in(line_no: u32, line: &Line<'_>, col_byte: usize) -> Pos {
-    Pos {
-        byte: (line.start + col_byte) as u32,
-        line: line_no,
-        col: line.text.get(..col_byte).map_or(0, |t| t.chars().count()) as u32 + 1,
-    }
-}
-
 fn scan_comments(fid: FileId, text: &str, spans: &[(usize, usize)], found: &mut Found) {
     let lines = lines(text);
     // The leading block ends at the first line with content; a `---` is content too, so
@@ -540,10 +535,7 @@ fn scan_comments(fid: FileId, text: &str, spans: &[(usize, usize)], found: &mut 
         let at = hash + rel;
         let directive = &line.text[at..];
         let line_no = i as u32 + 1;
-        let span_of = |from: usize, len: usize| Span {
-            start: pos_in(line_no, line, from),
-            end: pos_in(line_no, line, from + len).byte,
-        };
+        let span_of = |from: usize, len: usize| Span::new(line.start + from, line.start + from + len);
         let whole = Loc {
             file: fid,
             span: span_of(hash, line.text.trim_end().len() - hash),
@@ -700,7 +692,13 @@ mod tests {
         let names: Vec<(&str, u32, u32)> = f
             .entries
             .iter()
-            .map(|e| (e.rule, e.loc.span.start.col, e.loc.span.end_pos(text).col))
+            .map(|e| {
+                (
+                    e.rule,
+                    e.loc.span.start_pos(text).col,
+                    e.loc.span.end_pos(text).col,
+                )
+            })
             .collect();
         assert_eq!(
             names,
@@ -874,7 +872,7 @@ spec:
         let s = ds[0]
             .suppressed
             .as_ref()
-            .map(|s| (s.reason.as_str(), s.loc.span.start.line));
+            .map(|s| (s.reason.as_str(), s.loc.span.start_pos(&text).line));
         assert_eq!(s, Some(("limits come from the webhook", 7)));
         assert_eq!(ds[0].severity, Severity::Error);
     }
@@ -905,7 +903,7 @@ spec:
             summary(&ds),
             vec![(GLM, None), (GLM, Some(SuppressionKind::Annotation))]
         );
-        assert_eq!(ds[0].loc.span.start.line, 10);
+        assert_eq!(ds[0].loc.span.start_pos(text).line, 10);
     }
 
     #[test]

@@ -175,12 +175,8 @@ pub struct InstanceRow {
 }
 
 fn at(ix: &Index, loc: Loc) -> String {
-    format!(
-        "{}:{}:{}",
-        ix.path(loc),
-        loc.span.start.line,
-        loc.span.start.col
-    )
+    let p = ix.files[loc.file].pos(loc.span.start());
+    format!("{}:{}:{}", ix.path(loc), p.line, p.col)
 }
 
 /// Explains the target: every matching object of the first cluster that has one.
@@ -299,7 +295,10 @@ fn select(ix: &Index, target: &Target) -> Vec<usize> {
                 // holds it (a `---` or comment line belongs to the one above).
                 Some(l) => in_file
                     .into_iter()
-                    .rfind(|&oi| ix.objects[oi].root.span.start.line <= *l)
+                    .rfind(|&oi| {
+                        let o = &ix.objects[oi];
+                        ix.files[o.file].pos(o.root.span.start()).line <= *l
+                    })
                     .filter(with_templates)
                     .into_iter()
                     .collect(),

@@ -9,82 +9,174 @@ use saphyr_parser::{Event, Parser, ScalarStyle};
 use std::collections::HashMap;
 
 /// A position in a file: byte offset plus 1-based line and 1-based column (in characters).
+/// Nodes keep only byte offsets; a position is worked out from the text when a report needs it
+/// ([`Pos::of`], or `SourceFile::pos`, which keeps a line table).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Pos {
-    /// Files over 4 GiB are never parsed (see `source::MAX_FILE_BYTES`), so 32 bits suffice and
-    /// keep every node small.
+    /// Files over 4 GiB are never parsed (see `source::MAX_FILE_BYTES`), so 32 bits suffice.
     pub byte: u32,
     pub line: u32,
     pub col: u32,
 }
 
-/// A half-open byte range: its start position, and its end as a byte offset. Every node carries
-/// one, so the end's line and column are derived from the text when a report needs them
-/// ([`Span::end_pos`]) rather than stored millions of times.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+impl Pos {
+    /// The line and column of `byte` in `text`, counted from the start (clamped to the text and
+    /// to a character boundary).
+    pub fn of(text: &str, byte: usize) -> Pos {
+        let mut byte = byte.min(text.len());
+        while !text.is_char_boundary(byte) {
+            byte -= 1;
+        }
+        let before = &text.as_bytes()[..byte];
+        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        Pos {
+            byte: byte as u32,
+            line: before.iter().filter(|&&b| b == b'\n').count() as u32 + 1,
+            col: text[line_start..byte].chars().count() as u32 + 1,
+        }
+    }
+
+    /// The byte offset of 1-based `line` and `col` (in characters) in `text`, clamped to it.
+    pub fn offset_of(text: &str, line: u32, col: u32) -> usize {
+        let mut at = 0;
+        for _ in 1..line.max(1) {
+            match text[at..].find('\n') {
+                Some(i) => at += i + 1,
+                None => return text.len(),
+            }
+        }
+        let rest = &text[at..];
+        let line_len = rest.find('\n').unwrap_or(rest.len());
+        at + rest[..line_len]
+            .char_indices()
+            .nth(col.saturating_sub(1) as usize)
+            .map_or(line_len, |(i, _)| i)
+    }
+}
+
+/// Bits of `Span::end` that hold the offset; the three above hold a scalar node's style. Files
+/// over 32 MiB are never parsed, so 29 bits are plenty.
+const END_BITS: u32 = 29;
+const END_MASK: u32 = (1 << END_BITS) - 1;
+
+/// A half-open byte range. Every node carries one, so it is two 32-bit offsets and nothing else
+/// (8 bytes: a 50,000-object repository is millions of nodes); line and column are read off the
+/// text when a report needs them. A scalar node's [`Style`] rides in the top bits of the end.
+#[derive(Clone, Copy, Default)]
 pub struct Span {
-    pub start: Pos,
-    /// Byte offset just past the end.
-    pub end: u32,
+    start: u32,
+    end: u32,
 }
 
 impl Span {
-    /// An empty span at `p`.
-    pub fn at(p: Pos) -> Self {
+    /// The range `start..end` (offsets past 512 MiB are clamped; no parsed file is that big).
+    pub fn new(start: usize, end: usize) -> Self {
+        let clamp = |b: usize| b.min(END_MASK as usize) as u32;
+        let start = clamp(start);
         Span {
-            start: p,
-            end: p.byte,
+            start,
+            end: clamp(end).max(start),
         }
     }
+    /// An empty span at `byte`.
+    pub fn at(byte: usize) -> Self {
+        Span::new(byte, byte)
+    }
+    pub fn start(&self) -> usize {
+        self.start as usize
+    }
+    /// Byte offset just past the end.
+    pub fn end(&self) -> usize {
+        (self.end & END_MASK) as usize
+    }
     pub fn len(&self) -> usize {
-        self.end.saturating_sub(self.start.byte) as usize
+        self.end() - self.start()
     }
     /// The byte range, for slicing the file's text.
     pub fn range(&self) -> std::ops::Range<usize> {
-        self.start.byte as usize..self.end as usize
+        self.start()..self.end()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Line and column (in characters) of the end, read off `text`, the file the span is in.
+    /// Line and column of the start, read off `text`, the file the span is in.
+    pub fn start_pos(&self, text: &str) -> Pos {
+        Pos::of(text, self.start())
+    }
+    /// Line and column (in characters) of the end, read off `text`.
     pub fn end_pos(&self, text: &str) -> Pos {
-        let start = (self.start.byte as usize).min(text.len());
-        let end = (self.end as usize).clamp(start, text.len());
-        let Some(inner) = text.get(start..end) else {
-            return Pos {
-                byte: self.end,
-                ..self.start
-            };
-        };
-        match inner.rfind('\n') {
-            Some(nl) => Pos {
-                byte: self.end,
-                line: self.start.line + inner.matches('\n').count() as u32,
-                col: inner[nl + 1..].chars().count() as u32 + 1,
-            },
-            None => Pos {
-                byte: self.end,
-                line: self.start.line,
-                col: self.start.col + inner.chars().count() as u32,
-            },
+        Pos::of(text, self.end())
+    }
+    /// The same range with another end (kept at or after the start).
+    pub fn with_end(self, end: usize) -> Self {
+        Span {
+            end: (self.end & !END_MASK) | (end.min(END_MASK as usize) as u32).max(self.start),
+            ..self
         }
+    }
+    fn tagged(self, style: Style) -> Self {
+        Span {
+            end: (self.end & END_MASK) | ((style as u32) << END_BITS),
+            ..self
+        }
+    }
+    fn style(self) -> Style {
+        match self.end >> END_BITS {
+            1 => Style::SingleQuoted,
+            2 => Style::DoubleQuoted,
+            3 => Style::Literal,
+            4 => Style::Folded,
+            _ => Style::Plain,
+        }
+    }
+    fn key(&self) -> (u32, u32) {
+        (self.start, self.end & END_MASK)
+    }
+}
+
+// Spans compare as ranges: the style bits are the node's, not the place's.
+impl PartialEq for Span {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for Span {}
+impl PartialOrd for Span {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Span {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+impl std::hash::Hash for Span {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.key().hash(h);
+    }
+}
+impl std::fmt::Debug for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}..{}", self.start(), self.end())
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
-    Plain,
-    SingleQuoted,
-    DoubleQuoted,
-    Literal,
-    Folded,
+    Plain = 0,
+    SingleQuoted = 1,
+    DoubleQuoted = 2,
+    Literal = 3,
+    Folded = 4,
 }
 
 /// Children are exact-size boxed slices and short scalars live inline (no heap allocation up to
 /// 24 bytes): a 50,000-object repository is millions of nodes, so their size is the memory bill.
+/// A value is 24 bytes and a node 32; a scalar's style is kept in its span.
 #[derive(Clone, Debug)]
 pub enum Value {
-    Scalar { text: CompactString, style: Style },
+    Scalar { text: CompactString },
     Seq(Box<[Node]>),
     Map(Box<[(Node, Node)]>),
 }
@@ -127,8 +219,15 @@ impl Node {
     }
     pub fn style(&self) -> Option<Style> {
         match &self.value {
-            Value::Scalar { style, .. } => Some(*style),
+            Value::Scalar { .. } => Some(self.span.style()),
             _ => None,
+        }
+    }
+    /// A scalar node.
+    pub fn scalar(span: Span, text: &str, style: Style) -> Node {
+        Node {
+            span: span.tagged(style),
+            value: Value::Scalar { text: text.into() },
         }
     }
     pub fn is_null(&self) -> bool {
@@ -293,26 +392,18 @@ impl<'a> Offsets<'a> {
         };
         Offsets { text, ascii, table }
     }
-    fn pos(&self, m: &saphyr_parser::Marker) -> Pos {
-        let byte = if self.ascii {
+    fn byte(&self, m: &saphyr_parser::Marker) -> usize {
+        if self.ascii {
             m.index().min(self.text.len())
         } else {
             self.table
                 .get(m.index())
                 .copied()
                 .unwrap_or(self.text.len())
-        };
-        Pos {
-            byte: byte as u32,
-            line: m.line() as u32,
-            col: m.col() as u32 + 1,
         }
     }
     fn span(&self, s: &saphyr_parser::Span) -> Span {
-        Span {
-            start: self.pos(&s.start),
-            end: self.pos(&s.end).byte,
-        }
+        Span::new(self.byte(&s.start), self.byte(&s.end))
     }
 }
 
@@ -360,9 +451,8 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
         let (event, span) = match ev {
             Ok(e) => e,
             Err(e) => {
-                let p = offsets.pos(e.marker());
                 out.problems.push(Problem {
-                    span: Span::at(p),
+                    span: Span::at(offsets.byte(e.marker())),
                     message: format!("YAML syntax error: {}", e.info()),
                     first: None,
                 });
@@ -395,17 +485,8 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                     Style::SingleQuoted | Style::DoubleQuoted => clip_quoted(text, span, style),
                     _ => span,
                 };
-                Some((
-                    Node {
-                        span,
-                        value: Value::Scalar {
-                            // Copied, not adopted: the scanner's buffers carry slack capacity.
-                            text: CompactString::new(&value),
-                            style,
-                        },
-                    },
-                    anchor,
-                ))
+                // Copied, not adopted: the scanner's buffers carry slack capacity.
+                Some((Node::scalar(span, &value, style), anchor))
             }
             Event::Alias(id) => match anchors.get(&id) {
                 Some(target) => {
@@ -422,7 +503,11 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                         return out;
                     }
                     let mut n = target.clone();
-                    n.span = span;
+                    // The alias's place; a scalar keeps its anchor's style.
+                    n.span = match n.style() {
+                        Some(style) => span.tagged(style),
+                        None => span,
+                    };
                     Some((n, 0))
                 }
                 None => {
@@ -458,8 +543,8 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                 Some(f) => {
                     let end = children[f.base..]
                         .last()
-                        .map_or(span.end, |n| n.span.end)
-                        .max(f.start.end);
+                        .map_or(span.end(), |n| n.span.end())
+                        .max(f.start.end());
                     let value = if f.map {
                         let mut entries = Vec::with_capacity((children.len() - f.base) / 2);
                         let mut it = children.drain(f.base..);
@@ -473,10 +558,7 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                     };
                     Some((
                         Node {
-                            span: Span {
-                                start: f.start.start,
-                                end,
-                            },
+                            span: Span::new(f.start.start(), end),
                             value,
                         },
                         f.anchor,
@@ -549,11 +631,8 @@ pub(crate) fn quoted_end(text: &str, start: usize, style: Style) -> Option<usize
 
 /// A quoted scalar's span cut at its closing quote (see [`quoted_end`]).
 fn clip_quoted(text: &str, span: Span, style: Style) -> Span {
-    match quoted_end(text, span.start.byte as usize, style) {
-        Some(end) if end < span.end as usize => Span {
-            start: span.start,
-            end: end as u32,
-        },
+    match quoted_end(text, span.start(), style) {
+        Some(end) if end < span.end() => span.with_end(end),
         _ => span,
     }
 }

@@ -14,7 +14,7 @@
 //!
 //! Everything else is left to saphyr: what neither parser reads stays a located syntax error.
 
-use crate::yaml::{self, Budget, Parsed, Pos, Problem, Span};
+use crate::yaml::{self, Budget, Parsed, Problem, Span};
 
 /// How yaml.rs words a problem that stopped the parser.
 const SYNTAX_ERROR: &str = "YAML syntax error";
@@ -25,11 +25,11 @@ pub fn is_syntax_error(p: &Problem) -> bool {
 }
 
 /// Where the first syntax error of a parse stands, if there is one.
-pub fn syntax_error(p: &Parsed) -> Option<Pos> {
+pub fn syntax_error(p: &Parsed) -> Option<Span> {
     p.problems
         .iter()
         .find(|p| is_syntax_error(p))
-        .map(|p| p.span.start)
+        .map(|p| p.span)
 }
 
 /// Parses like [`yaml::parse`]; when that stops at a syntax error and go-yaml would have read
@@ -443,18 +443,10 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
             } else {
                 marker.to_string()
             };
-            let pos = |b: usize| Pos {
-                byte: (start + b) as u32,
-                line: i as u32 + 1,
-                col: line[..b].chars().count() as u32 + 1,
-            };
             return Some(TemplateHint {
                 kind,
                 marker: shown,
-                span: Span {
-                    start: pos(at),
-                    end: pos(end).byte,
-                },
+                span: Span::new(start + at, start + end),
             });
         }
         if opens_block_scalar(body) {
@@ -591,7 +583,8 @@ mod tests {
 
     /// (line, column) of a node, and the text its span covers in `src`.
     fn at<'s>(src: &'s str, n: &yaml::Node) -> (u32, u32, &'s str) {
-        (n.span.start.line, n.span.start.col, &src[n.span.range()])
+        let p = n.span.start_pos(src);
+        (p.line, p.col, &src[n.span.range()])
     }
 
     fn strs(n: &yaml::Node) -> Vec<&str> {
@@ -774,7 +767,7 @@ mod tests {
         // The `]` lines are text, not flow syntax: nothing to move, and the real error stays.
         let src = "a: |\n  [\n  \"x\"\n]\n";
         let e = error(src);
-        assert_eq!(e.span.start.line, 4);
+        assert_eq!(e.span.start_pos(src).line, 4);
         let src = "a: \"[\n  x\"\nb: [\n  \"y\"\n]\n";
         let p = quirk(src);
         assert_eq!(p.docs[0].root.get("a").unwrap().as_str(), Some("[ x"));
@@ -876,7 +869,7 @@ mod tests {
         assert_eq!(r.get("items").unwrap().items().count(), 20_001);
         let end = r.get("end").unwrap();
         assert_eq!(at(&src, end).2, "true");
-        assert_eq!(end.span.start.line, 1);
+        assert_eq!(end.span.start_pos(src).line, 1);
         let long = format!("data:\n  blob: {}\n", "QUJD".repeat(60_000));
         ok(&long);
     }
@@ -934,17 +927,17 @@ mod tests {
     #[test]
     fn unclosed_flow_at_eof_stays_an_error() {
         let e = error("a: [1, 2\n");
-        assert!(e.span.start.line >= 1);
+        assert!(e.span.start_pos(src).line >= 1);
         let e = error("spec:\n  values: [\n    \"a\",\n  ]\n  other: [\n    \"b\"\n");
-        assert!(e.span.start.line >= 5, "{e:?}");
+        assert!(e.span.start_pos(src).line >= 5, "{e:?}");
     }
 
     #[test]
     fn bad_block_indentation_stays_an_error() {
         let e = error("a:\n  b: 1\n c: 2\n");
-        assert_eq!(e.span.start.line, 3);
+        assert_eq!(e.span.start_pos(src).line, 3);
         let e = error("a:\n    b: 1\n  c: 2\n");
-        assert_eq!(e.span.start.line, 3);
+        assert_eq!(e.span.start_pos(src).line, 3);
     }
 
     #[test]
@@ -952,7 +945,7 @@ mod tests {
         // The closer quirk is read past; the missing `:` further down is the error reported.
         let src = "a: [\n  \"x\"\n]\nb: 1\nc\nd: 2\n";
         let e = error(src);
-        assert!(e.span.start.line >= 5, "{e:?}");
+        assert!(e.span.start_pos(src).line >= 5, "{e:?}");
     }
 
     #[test]
@@ -1109,17 +1102,17 @@ mod tests {
     fn check_starts(src: &str, n: &yaml::Node) {
         match &n.value {
             yaml::Value::Scalar { text, .. } => {
-                let here = &src[n.span.start.byte as usize..];
+                let here = &src[n.span.start()..];
                 assert!(
                     here.trim_start_matches(['"', '\''])
                         .starts_with(text.as_str()),
                     "{text:?} in {src}"
                 );
-                let before = &src[..n.span.start.byte as usize];
+                let before = &src[..n.span.start()];
                 let line = before.matches('\n').count() as u32 + 1;
                 let col = before.rsplit('\n').next().unwrap_or("").chars().count() as u32 + 1;
                 assert_eq!(
-                    (n.span.start.line, n.span.start.col),
+                    (n.span.start_pos(src).line, n.span.start_pos(src).col),
                     (line, col),
                     "{text:?} in {src}"
                 );
@@ -1139,19 +1132,19 @@ mod tests {
         let h = template_markers(src).unwrap();
         assert_eq!(h.kind, "Go template");
         assert_eq!(h.marker, "{{- if .Values.gpu }}");
-        assert_eq!((h.span.start.line, h.span.start.col), (3, 1));
+        assert_eq!((h.span.start_pos(src).line, h.span.start_pos(src).col), (3, 1));
         assert_eq!(&src[h.span.range()], h.marker);
     }
 
     #[test]
     fn template_unquoted_values_are_recognised() {
         let h = template_markers("spec:\n  image: {{ .Values.image }}\n").unwrap();
-        assert_eq!((h.span.start.line, h.span.start.col), (2, 10));
+        assert_eq!((h.span.start_pos(src).line, h.span.start_pos(src).col), (2, 10));
         let h = template_markers(
             "metadata:\n  labels:\n    {{- include \"x.labels\" . | nindent 4 }}\n",
         )
         .unwrap();
-        assert_eq!(h.span.start.line, 3);
+        assert_eq!(h.span.start_pos(src).line, 3);
         let h = template_markers("spec:\n  - {{ toYaml .Values.extra }}\n").unwrap();
         assert_eq!(h.marker, "{{ toYaml .Values.extra }}");
     }
@@ -1160,7 +1153,7 @@ mod tests {
     fn jinja_templates_are_recognised() {
         let h = template_markers("kind: Pod\n{% if gpu %}\nspec: {}\n{% endif %}\n").unwrap();
         assert_eq!(h.kind, "Jinja template");
-        assert_eq!((h.span.start.line, h.marker.as_str()), (2, "{% if gpu %}"));
+        assert_eq!((h.span.start_pos(src).line, h.marker.as_str()), (2, "{% if gpu %}"));
         let h = template_markers("a: 1 {# note #}\n").unwrap();
         assert_eq!(h.kind, "Jinja template");
     }
@@ -1168,7 +1161,7 @@ mod tests {
     #[test]
     fn helm_expressions_count_even_quoted() {
         let h = template_markers("a: \"{{ .Values.x }}\"\nb: [\n").unwrap();
-        assert_eq!((h.span.start.line, h.span.start.col), (1, 5));
+        assert_eq!((h.span.start_pos(src).line, h.span.start_pos(src).col), (1, 5));
     }
 
     #[test]
@@ -1194,6 +1187,6 @@ mod tests {
     fn template_after_a_block_scalar_is_found() {
         let src = "data:\n  run.sh: |\n    echo {{ .Values.x }}\n{{- end }}\n";
         let h = template_markers(src).unwrap();
-        assert_eq!(h.span.start.line, 4);
+        assert_eq!(h.span.start_pos(src).line, 4);
     }
 }

@@ -178,8 +178,8 @@ deny contains {"msg": "nowhere", "object": {"kind": "Job", "name": "train"}, "pa
         .map(|d| {
             (
                 d.message.as_str(),
-                d.loc.span.start.line,
-                d.loc.span.start.col,
+                d.loc.span.start_pos(JOB).line,
+                d.loc.span.start_pos(JOB).col,
                 d.severity,
             )
         })

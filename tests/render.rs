@@ -715,8 +715,8 @@ jobs:
             YValue::Scalar { text, .. } => {
                 if risky.contains(&text.as_str()) && n.yaml11() != Some(Yaml11::Str) {
                     found.push(format!(
-                        "{path}:{}: `{text}` reads as {:?}",
-                        n.span.start.line,
+                        "{path} (byte {}): `{text}` reads as {:?}",
+                        n.span.start(),
                         n.yaml11()
                     ));
                 }

@@ -161,10 +161,10 @@ pub fn path_to(root: &Node, target: &Node) -> Option<Vec<Seg>> {
         if std::ptr::eq(n, target) {
             return true;
         }
-        let at = target.span.start.byte;
+        let at = target.span.start();
         // Spans nest, so only the child whose span holds the target's start can hold it; aliases
         // copy nodes with their anchor's span, which the unpruned second pass covers.
-        let holds = |c: &Node| !prune || (c.span.start.byte <= at && at < c.span.end.max(at + 1));
+        let holds = |c: &Node| !prune || (c.span.start() <= at && at < c.span.end().max(at + 1));
         match &n.value {
             Y::Scalar { .. } => false,
             Y::Seq(items) => items.iter().enumerate().any(|(i, c)| {

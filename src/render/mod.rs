@@ -143,11 +143,11 @@ pub struct RenderedFile {
 
 /// Clips a span to its first line (miette labels read better on one line).
 pub(crate) fn first_line(text: &str, span: Span) -> Span {
-    let mut start = (span.start.byte as usize).min(text.len());
+    let mut start = span.start().min(text.len());
     while !text.is_char_boundary(start) {
         start -= 1;
     }
-    let mut end = (span.end as usize).clamp(start, text.len());
+    let mut end = span.end().clamp(start, text.len());
     while !text.is_char_boundary(end) {
         end -= 1;
     }
@@ -160,10 +160,7 @@ pub(crate) fn first_line(text: &str, span: Span) -> Span {
     } else {
         end
     };
-    Span {
-        start: span.start,
-        end: end as u32,
-    }
+    Span::new(start, end)
 }
 
 /// Where a serde-saphyr value stands, as a span of the profile text.
@@ -172,25 +169,14 @@ pub(crate) fn span_of<T>(text: &str, s: &serde_saphyr::Spanned<T>) -> Span {
     let sp = loc.span();
     let byte = sp.byte_offset().map_or(0, |b| b as usize).min(text.len());
     let len = sp.byte_len().map_or(0, |l| l as usize);
-    let start = Pos {
-        byte: byte as u32,
-        line: u32::try_from(loc.line()).unwrap_or(u32::MAX),
-        col: u32::try_from(loc.column()).unwrap_or(u32::MAX),
-    };
-    first_line(
-        text,
-        Span {
-            start,
-            end: (byte + len).min(text.len()) as u32,
-        },
-    )
+    first_line(text, Span::new(byte, (byte + len).min(text.len())))
 }
 
 /// Parses and validates a profile; all problems at once.
 pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
     let fail = |problems: Vec<ProfileProblem>| {
         let mut problems = problems;
-        problems.sort_by_key(|p| (p.span.start.byte, p.message.clone()));
+        problems.sort_by_key(|p| (p.span.start(), p.message.clone()));
         problems.dedup();
         ProfileError {
             path: path.to_string(),
@@ -236,13 +222,8 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
     }
     match parsed.docs.first() {
         None if problems.is_empty() => {
-            let p = Pos {
-                byte: 0,
-                line: 1,
-                col: 1,
-            };
             problems.push(ProfileProblem {
-                span: Span::at(p),
+                span: Span::at(0),
                 message: "the profile is empty".into(),
                 help: Some("`gpuops init` prints a starting profile".into()),
                 related: Vec::new(),
@@ -267,21 +248,15 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
     let profile: profile::Profile = match serde_saphyr::from_str(text) {
         Ok(p) => p,
         Err(e) => {
-            let (line, col, byte) = e
+            // The parser's byte offset when it has one, else its line and column.
+            let byte = e
                 .location()
-                .map(|l| {
-                    (
-                        l.line() as u32,
-                        l.column() as u32,
-                        l.span().byte_offset().unwrap_or(0) as usize,
-                    )
+                .map(|l| match l.span().byte_offset() {
+                    Some(b) => b as usize,
+                    None => Pos::offset_of(text, l.line() as u32, l.column() as u32),
                 })
-                .unwrap_or((1, 1, 0));
-            let p = Pos {
-                byte: byte.min(text.len()) as u32,
-                line,
-                col,
-            };
+                .unwrap_or(0)
+                .min(text.len());
             let msg = e.to_string();
             let first = msg
                 .lines()
@@ -290,7 +265,7 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
                 .trim_start_matches("error: ")
                 .to_string();
             return Err(fail(vec![ProfileProblem {
-                span: first_line(text, Span::at(p)),
+                span: first_line(text, Span::at(byte)),
                 message: first,
                 help: None,
                 related: Vec::new(),

@@ -202,7 +202,8 @@ fn check_identity(template: &str, o: &Object, body: &str) -> Result<(), RenderEr
     if let Some(p) = parsed.problems.first() {
         return Err(mismatch(format!(
             "invalid YAML ({} at line {})",
-            p.message, p.span.start.line
+            p.message,
+            p.span.start_pos(body).line
         )));
     }
     if parsed.docs.len() != 1 {

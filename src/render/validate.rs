@@ -1063,7 +1063,7 @@ mod tests {
                 .contains("add up to 20 GPUs, above its ceiling of 16")
         );
         assert_eq!(e.problems[0].related.len(), 2);
-        assert_eq!(e.problems[0].span.start.line, 14);
+        assert_eq!(e.problems[0].span.start_pos(&text).line, 14);
     }
 
     #[test]

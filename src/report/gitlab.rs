@@ -19,9 +19,9 @@ pub fn gitlab(diags: &[Diagnostic], files: &[SourceFile]) -> String {
         .zip(&fingerprints)
         .filter(|(d, _)| d.suppressed.is_none())
         .map(|(d, fingerprint)| {
-            let s = d.loc.span;
-            let text = files.get(d.loc.file).map_or("", |f| f.text.as_str());
-            let end = s.end_pos(text);
+            let (s, end) = files
+                .get(d.loc.file)
+                .map_or_else(Default::default, |f| f.span_pos(d.loc.span));
             let mut issue = json!({
                 "type": "issue",
                 "check_name": d.rule,
@@ -33,7 +33,7 @@ pub fn gitlab(diags: &[Diagnostic], files: &[SourceFile]) -> String {
                 "fingerprint": fingerprint,
                 "location": {
                     "path": files.get(d.loc.file).map_or("", |f| f.path.as_str()),
-                    "lines": {"begin": s.start.line, "end": end.line.max(s.start.line)},
+                    "lines": {"begin": s.line, "end": end.line.max(s.line)},
                 },
             });
             if let Some(h) = &d.help {

@@ -42,7 +42,7 @@ impl SourceCode for Src<'_> {
 }
 
 fn source_span(loc: Loc) -> SourceSpan {
-    SourceSpan::new((loc.span.start.byte as usize).into(), loc.span.len())
+    SourceSpan::new(loc.span.start().into(), loc.span.len())
 }
 
 /// One finding (or one related place in another file) as miette sees it.
@@ -98,10 +98,9 @@ impl miette::Diagnostic for Report<'_> {
 }
 
 fn location(files: &[SourceFile], loc: Loc) -> String {
-    format!(
-        "{}:{}:{}",
-        files[loc.file].path, loc.span.start.line, loc.span.start.col
-    )
+    let f = &files[loc.file];
+    let p = f.pos(loc.span.start());
+    format!("{}:{}:{}", f.path, p.line, p.col)
 }
 
 fn build<'a>(d: &'a Diagnostic, files: &'a [SourceFile]) -> Report<'a> {

@@ -13,16 +13,16 @@ pub fn json(
     let items: Vec<Value> = diags
         .iter()
         .map(|d| {
-            let s = d.loc.span;
-            let end = s.end_pos(&files[d.loc.file].text);
+            let (s, end) = files[d.loc.file].span_pos(d.loc.span);
+            let at = |loc: crate::diag::Loc| files[loc.file].pos(loc.span.start());
             json!({
                 "rule": d.rule,
                 "severity": d.severity,
                 "message": d.message,
                 "help": d.help,
                 "path": files[d.loc.file].path,
-                "line": s.start.line,
-                "column": s.start.col,
+                "line": s.line,
+                "column": s.col,
                 "end_line": end.line,
                 "end_column": end.col,
                 "object": d.object,
@@ -30,12 +30,12 @@ pub fn json(
                     "kind": s.kind,
                     "reason": s.reason,
                     "path": files[s.loc.file].path,
-                    "line": s.loc.span.start.line,
+                    "line": at(s.loc).line,
                 })),
                 "related": d.related.iter().map(|r| json!({
                     "path": files[r.loc.file].path,
-                    "line": r.loc.span.start.line,
-                    "column": r.loc.span.start.col,
+                    "line": at(r.loc).line,
+                    "column": at(r.loc).col,
                     "message": r.message,
                 })).collect::<Vec<_>>(),
             })
@@ -48,8 +48,8 @@ pub fn json(
             let s = f.skipped.as_ref()?;
             Some(json!({
                 "path": f.path,
-                "line": s.span.start.line,
-                "column": s.span.start.col,
+                "line": f.pos(s.span.start()).line,
+                "column": f.pos(s.span.start()).col,
                 "reason": s.reason,
                 "marker": s.marker,
             }))

@@ -55,10 +55,16 @@ pub fn junit(diags: &[Diagnostic], files: &[SourceFile]) -> String {
 }
 
 fn testcase(out: &mut String, d: &Diagnostic, files: &[SourceFile], path: &str) {
-    let s = d.loc.span.start;
+    let pos = |loc: crate::diag::Loc| {
+        files
+            .get(loc.file)
+            .map_or_else(Default::default, |f| f.pos(loc.span.start()))
+    };
+    let s = pos(d.loc);
     let place = |loc: crate::diag::Loc| {
         let p = files.get(loc.file).map_or("", |f| f.path.as_str());
-        format!("{p}:{}:{}", loc.span.start.line, loc.span.start.col)
+        let at = pos(loc);
+        format!("{p}:{}:{}", at.line, at.col)
     };
     let mut body = format!(
         "{}[{}]: {}\n  at {}",

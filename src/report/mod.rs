@@ -130,8 +130,7 @@ pub fn github(diags: &[Diagnostic], files: &[SourceFile]) -> String {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        let s = d.loc.span;
-        let end = s.end_pos(&files[d.loc.file].text);
+        let (s, end) = files[d.loc.file].span_pos(d.loc.span);
         let mut msg = d.message.clone();
         if let Some(h) = &d.help {
             msg.push_str("\nhelp: ");
@@ -140,9 +139,9 @@ pub fn github(diags: &[Diagnostic], files: &[SourceFile]) -> String {
         out.push_str(&format!(
             "::{level} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
             esc_prop(&files[d.loc.file].path),
-            s.start.line,
-            s.start.col,
-            end.line.max(s.start.line),
+            s.line,
+            s.col,
+            end.line.max(s.line),
             end.col,
             esc_prop(d.rule),
             esc(&msg)

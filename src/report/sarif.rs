@@ -2,13 +2,13 @@ use crate::diag::Severity;
 use crate::rules;
 use serde_json::{Value, json};
 
-fn region(s: crate::yaml::Span, text: &str) -> Value {
-    let end = s.end_pos(text);
+fn region(span: crate::yaml::Span, file: &crate::source::SourceFile) -> Value {
+    let (s, end) = file.span_pos(span);
     json!({
-        "startLine": s.start.line,
-        "startColumn": s.start.col,
-        "endLine": end.line.max(s.start.line),
-        "endColumn": if end.line > s.start.line || end.col > s.start.col { end.col } else { s.start.col + 1 },
+        "startLine": s.line,
+        "startColumn": s.col,
+        "endLine": end.line.max(s.line),
+        "endColumn": if end.line > s.line || end.col > s.col { end.col } else { s.col + 1 },
     })
 }
 
@@ -46,14 +46,14 @@ pub fn sarif(run: &super::Run) -> String {
                 "message": {"text": text},
                 "locations": [{"physicalLocation": {
                     "artifactLocation": {"uri": files[d.loc.file].path},
-                    "region": region(d.loc.span, &files[d.loc.file].text),
+                    "region": region(d.loc.span, &files[d.loc.file]),
                 }}],
                 "relatedLocations": d.related.iter().enumerate().map(|(i, r)| json!({
                     "id": i + 1,
                     "message": {"text": r.message},
                     "physicalLocation": {
                         "artifactLocation": {"uri": files[r.loc.file].path},
-                        "region": region(r.loc.span, &files[r.loc.file].text),
+                        "region": region(r.loc.span, &files[r.loc.file]),
                     }
                 })).collect::<Vec<_>>(),
                 // Code scanning matches results across commits by these, not by line numbers.
@@ -66,7 +66,7 @@ pub fn sarif(run: &super::Run) -> String {
                     "justification": s.reason,
                     "location": {"physicalLocation": {
                         "artifactLocation": {"uri": files[s.loc.file].path},
-                        "region": region(s.loc.span, &files[s.loc.file].text),
+                        "region": region(s.loc.span, &files[s.loc.file]),
                     }},
                 }]);
             }

@@ -101,7 +101,7 @@ fn is_template_slot(cx: &Ctx, file: crate::diag::FileId, v: &crate::yaml::Node) 
             .ix
             .files
             .get(file)
-            .and_then(|f| f.text.get(v.span.start.byte as usize..))
+            .and_then(|f| f.text.get(v.span.start()..))
             .is_some_and(|t| t.starts_with("{{")),
     }
 }

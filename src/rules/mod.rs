@@ -4,7 +4,7 @@ use crate::diag::{Diagnostic, FileId, Loc, Severity};
 use crate::index::Index;
 use crate::intent::Intent;
 use crate::model::{Object, PodTemplate, is_gpu_resource};
-use crate::yaml::{Node, Pos, Span};
+use crate::yaml::{Node, Span};
 
 /// A lint rule: its metadata, its explanation and its check.
 pub struct Rule {
@@ -81,27 +81,9 @@ impl<'a> Ctx<'_, 'a> {
         if needle.is_empty() || (start == 0 && end == src.len()) {
             return whole;
         }
-        let pos = |off: usize| -> Pos {
-            let before = &src[..off];
-            match before.rfind('\n') {
-                Some(nl) => Pos {
-                    byte: span.start.byte + off as u32,
-                    line: span.start.line + before.matches('\n').count() as u32,
-                    col: before[nl + 1..].chars().count() as u32 + 1,
-                },
-                None => Pos {
-                    byte: span.start.byte + off as u32,
-                    line: span.start.line,
-                    col: span.start.col + before.chars().count() as u32,
-                },
-            }
-        };
         Loc {
             file,
-            span: Span {
-                start: pos(start),
-                end: pos(end).byte,
-            },
+            span: Span::new(span.start() + start, span.start() + end),
         }
     }
 }

@@ -49,7 +49,7 @@ fn item_id(n: &Node) -> Option<(&'static str, String)> {
 }
 
 fn contains(outer: Span, inner: Span) -> bool {
-    outer.start.byte <= inner.start.byte && inner.end <= outer.end
+    outer.start() <= inner.start() && inner.end() <= outer.end()
 }
 
 /// The path from `root` to the node at `span` (or to the deepest node holding it).
@@ -202,7 +202,7 @@ fn doc_at(file: &SourceFile, span: Span) -> Option<(usize, &Node)> {
     file.docs
         .iter()
         .enumerate()
-        .rfind(|(_, d)| d.root.span.start.byte <= span.start.byte)
+        .rfind(|(_, d)| d.root.span.start() <= span.start())
         .map(|(i, d)| (i, &d.root))
 }
 
@@ -347,22 +347,12 @@ fn line_starts(text: &str) -> Vec<usize> {
 
 /// Position of a byte offset: 1-based line and column (in characters).
 pub fn pos_at(text: &str, byte: usize) -> Pos {
-    let byte = byte.min(text.len());
-    let before = &text[..byte];
-    let line = before.matches('\n').count() as u32 + 1;
-    let start = before.rfind('\n').map_or(0, |i| i + 1);
-    Pos {
-        byte: byte as u32,
-        line,
-        col: text[start..byte].chars().count() as u32 + 1,
-    }
+    Pos::of(text, byte)
 }
 
 pub fn span_at(text: &str, start: usize, len: usize) -> Span {
-    Span {
-        start: pos_at(text, start),
-        end: pos_at(text, start + len).byte,
-    }
+    let start = start.min(text.len());
+    Span::new(start, (start + len).min(text.len()))
 }
 
 impl Inline {
@@ -371,7 +361,7 @@ impl Inline {
             return None;
         }
         let outer_lines = line_starts(outer);
-        let first_line = scalar.span.start.line;
+        let first_line = pos_at(outer, scalar.span.start()).line;
         let first = *outer_lines.get((first_line as usize).checked_sub(1)?)?;
         let line = &outer[first..];
         let indent = line.len() - line.trim_start_matches(' ').len();
@@ -384,29 +374,20 @@ impl Inline {
         })
     }
 
-    fn pos(&self, outer: &str, p: Pos) -> Option<Pos> {
-        let l = p.line as usize;
-        let in_line = (p.byte as usize).checked_sub(*self.text_lines.get(l.checked_sub(1)?)?)?;
+    /// The outer file's byte offset of a byte offset in the block's own text.
+    fn byte(&self, outer: &str, byte: usize) -> Option<usize> {
+        let l = self.text_lines.partition_point(|&st| st <= byte);
+        let in_line = byte.checked_sub(*self.text_lines.get(l.checked_sub(1)?)?)?;
         let outer_start = *self
             .outer_lines
             .get((self.first_line as usize + l).checked_sub(2)?)?;
-        let byte = outer_start + self.indent + in_line;
-        (byte <= outer.len() && outer.is_char_boundary(byte)).then(|| pos_at(outer, byte))
+        let at = outer_start + self.indent + in_line;
+        (at <= outer.len() && outer.is_char_boundary(at)).then_some(at)
     }
 
     fn span(&self, outer: &str, s: Span) -> Span {
-        // The end's line in the block's own text, from its byte offset.
-        let end_line = self.text_lines.partition_point(|&st| st <= s.end as usize);
-        let end = Pos {
-            byte: s.end,
-            line: end_line as u32,
-            col: 0,
-        };
-        match (self.pos(outer, s.start), self.pos(outer, end)) {
-            (Some(a), Some(b)) => Span {
-                start: a,
-                end: b.byte,
-            },
+        match (self.byte(outer, s.start()), self.byte(outer, s.end())) {
+            (Some(a), Some(b)) => Span::new(a, b),
             _ => self.whole,
         }
     }
@@ -786,7 +767,7 @@ pub fn helm(
 ) -> Option<Resolved> {
     let template = sources
         .iter()
-        .rfind(|(at, _)| *at <= span.start.byte as usize)?
+        .rfind(|(at, _)| *at <= span.start())?
         .1
         .as_ref()?;
     let tf = cx.file(template)?;
@@ -896,10 +877,11 @@ mod tests {
                 Seg::Key("image".into()),
             ]
         );
-        let origin = root("spec:\n  containers:\n    - name: a\n      image: x\n");
+        let text = "spec:\n  containers:\n    - name: a\n      image: x\n";
+        let origin = root(text);
         let f = follow(&origin, &p.segs);
         assert_eq!(f.depth, 4);
-        assert_eq!(f.node.span.start.line, 4);
+        assert_eq!(f.node.span.start_pos(text).line, 4);
     }
 
     #[test]
@@ -961,7 +943,8 @@ mod tests {
         let x = inner.at(&["spec", "x"]).unwrap();
         let m = Inline::new(k, scalar, text).unwrap();
         let s = m.span(k, x.span);
-        assert_eq!((s.start.line, s.start.col), (5, 12));
+        let p = s.start_pos(k);
+        assert_eq!((p.line, p.col), (5, 12));
         assert_eq!(&k[s.range()], "1");
     }
 
@@ -1005,7 +988,8 @@ mod tests {
         let job_root = &rendered.docs[0].root;
         let at = |n: &Node| {
             let r = kustomize(&cx, &kpath, &origins, &rendered, n.span).unwrap();
-            (r.place.file == kpath, r.place.span.start.line)
+            let text = if r.place.file == kpath { kust } else { job };
+            (r.place.file == kpath, r.place.span.start_pos(text).line)
         };
         let meta = job_root.get("metadata").unwrap();
         assert_eq!(at(meta.get("namespace").unwrap()), (true, 1));

@@ -285,7 +285,7 @@ mod tests {
         let p = parse(text, Budget::default());
         let mut out = SourcesConfig::default();
         let mut problems = Vec::new();
-        let mut bad = |n: &Node, m: String| problems.push((n.span.start.line, m));
+        let mut bad = |n: &Node, m: String| problems.push((n.span.start_pos(text).line, m));
         for (k, _, v) in p.docs[0].root.entries() {
             parse_key(k, v, &mut out, &mut bad);
         }

@@ -161,16 +161,13 @@ impl Params {
 /// The template with the parameters filled into every scalar (keys too), spans kept.
 fn render(n: &Node, p: &Params, missing: &mut BTreeSet<String>) -> Node {
     let value = match &n.value {
-        Value::Scalar { text, style } => {
+        Value::Scalar { text } => {
             let filled = if text.contains("{{") {
                 p.fill(text, missing).into()
             } else {
                 text.clone()
             };
-            Value::Scalar {
-                text: filled,
-                style: *style,
-            }
+            Value::Scalar { text: filled }
         }
         Value::Seq(items) => Value::Seq(items.iter().map(|i| render(i, p, missing)).collect()),
         Value::Map(entries) => Value::Map(

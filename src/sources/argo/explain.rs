@@ -30,7 +30,7 @@ impl Sources {
                     _ => None,
                 },
                 Kind::Helm { sources, .. } => doc.and_then(|d| {
-                    let start = d.root.span.start.byte as usize;
+                    let start = d.root.span.start();
                     sources
                         .iter()
                         .rfind(|(offset, _)| *offset <= start)
@@ -48,7 +48,10 @@ impl Sources {
             })
         });
         let at = match span {
-            Some(s) => format!("{}:{}:{}", f.path, s.start.line, s.start.col),
+            Some(s) => {
+                let p = f.pos(s.start());
+                format!("{}:{}:{}", f.path, p.line, p.col)
+            }
             None => f.path.clone(),
         };
         (f.path.clone(), at)
