@@ -727,6 +727,9 @@ fn lint(args: LintArgs) -> ExitCode {
     let (files, notes) = sources.finish(&mut outcome.diagnostics, files);
     gpuops::finish(&files, &settings, &mut outcome);
     progress.finish();
+    // A policy that failed on this input is an error of the run; the others still reported.
+    errors.extend(outcome.policy_errors.iter().map(ToString::to_string));
+    let fatal = fatal || !outcome.policy_errors.is_empty();
     for w in &warnings {
         eprintln!("warning: {w}");
     }
@@ -778,11 +781,6 @@ fn lint(args: LintArgs) -> ExitCode {
             eprintln!("error: --output-file {path}: {e}");
             code = 2;
         }
-    }
-    // A policy that failed on this input is an error of the run; the others still reported.
-    for e in &outcome.policy_errors {
-        eprintln!("error: {e}");
-        code = 2;
     }
     // Freeing millions of tree nodes one by one costs more than the process exit does.
     std::mem::forget(files);
