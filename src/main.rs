@@ -1030,6 +1030,11 @@ fn render(args: RenderArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // On stderr, so the stream on stdout stays pipeable into kubectl.
+    eprintln!(
+        "{}",
+        render::ceiling::line(&render::ceiling::total(&sources))
+    );
 
     let Some(dir) = args.output else {
         print(&render::stream(&files));
