@@ -2363,3 +2363,60 @@ spec:
         "{with_crd:#?}"
     );
 }
+
+/// All the upstream Karpenter and Kueue CRDs at once: for every kind of the schema-violation
+/// fixture they cover, as many findings as the built-in checks give (each problem once).
+#[test]
+fn upstream_crds_find_as_much_as_the_builtin_checks_per_kind() {
+    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/crds");
+    if !crds.is_dir() {
+        eprintln!("note: {} is absent; skipped", crds.display());
+        return;
+    }
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules/schema-violation/fail.yaml");
+    let per_kind = |extra: &[&std::ffi::OsStr]| -> std::collections::BTreeMap<String, usize> {
+        let (_, out, err) = stdout_of(
+            gpuops()
+                .arg("lint")
+                .arg(&fixture)
+                .args(["--rule", "schema-violation", "--format", "json"])
+                .args(extra),
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
+        let mut m = std::collections::BTreeMap::new();
+        for d in v["diagnostics"].as_array().unwrap() {
+            *m.entry(d["object"]["kind"].as_str().unwrap().to_string())
+                .or_default() += 1;
+        }
+        m
+    };
+    let builtin = per_kind(&[]);
+    let with_crds = per_kind(&["--crd".as_ref(), crds.as_os_str()]);
+    for kind in ["NodePool", "EC2NodeClass", "ClusterQueue", "ResourceFlavor"] {
+        assert!(builtin.get(kind).is_some_and(|n| *n > 0), "{builtin:?}");
+        assert_eq!(
+            builtin.get(kind),
+            with_crds.get(kind),
+            "{kind}: {builtin:?} {with_crds:?}"
+        );
+    }
+    // Kinds without an upstream CRD here keep the built-in checks.
+    for kind in ["PriorityClass", "Job"] {
+        assert_eq!(builtin.get(kind), with_crds.get(kind), "{kind}");
+    }
+    // The passing fixture keeps every schema and CEL rule of the upstream CRDs, and no rule of
+    // theirs is skipped.
+    let pass =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules/schema-violation/pass.yaml");
+    let (code, out, err) = stdout_of(
+        gpuops()
+            .arg("lint")
+            .arg(&pass)
+            .args(["--rule", "schema-violation", "--crd"])
+            .arg(&crds),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("CEL"), "{err}");
+}

@@ -241,9 +241,8 @@ fn shape(schema: &Node, what: &str, depth: usize) -> Shape {
         Some(a) if a.as_str() == Some("true") => s.preserve = true,
         _ => {}
     }
-    // Only objects with neither properties nor additionalProperties keep unknown fields
-    // when the schema says nothing (`type: object` alone is an empty object to the API server,
-    // but a schema that gives no type at all describes nothing).
+    // No type and no structure: the schema describes nothing, so nothing is pruned. (An
+    // object schema with no properties is an empty object to the API server.)
     if schema.get("type").is_none()
         && s.props.is_empty()
         && s.items.is_none()
@@ -349,57 +348,82 @@ fn nesting(text: &str) -> usize {
     max
 }
 
-/// The deepest nesting of comprehensions in `e`, or `None` when the tree is deeper than the
-/// interpreter should recurse.
+/// How many comprehensions (`all`, `exists`, `map`, …) nest in `e`, counting only those that
+/// multiply the work: one that walks a part of an enclosing comprehension's element
+/// (`self.groups.all(g, g.flavors.all(f, …))`) visits each node once overall. `None` when the
+/// tree is deeper than the interpreter should recurse.
 fn loops(e: &::cel::IdedExpr, depth: usize) -> Option<u32> {
-    use ::cel::common::ast::Expr;
-    if depth > MAX_AST_DEPTH {
-        return None;
-    }
-    let max = |es: &mut dyn Iterator<Item = &::cel::IdedExpr>| -> Option<u32> {
+    Loops::default().of(e, depth)
+}
+
+#[derive(Default)]
+struct Loops {
+    /// Iteration variables in scope.
+    vars: Vec<String>,
+}
+
+impl Loops {
+    fn of(&mut self, e: &::cel::IdedExpr, depth: usize) -> Option<u32> {
+        use ::cel::common::ast::{EntryExpr, Expr};
+        if depth > MAX_AST_DEPTH {
+            return None;
+        }
         let mut m = 0;
-        for e in es {
-            m = m.max(loops(e, depth + 1)?);
+        match &e.expr {
+            Expr::Call(c) => {
+                for a in c.target.iter().map(|t| &**t).chain(c.args.iter()) {
+                    m = m.max(self.of(a, depth + 1)?);
+                }
+            }
+            Expr::Comprehension(c) => {
+                let range = self.of(&c.iter_range, depth + 1)?;
+                let nested =
+                    root_ident(&c.iter_range).is_some_and(|r| self.vars.iter().any(|v| v == r));
+                let before = self.vars.len();
+                self.vars.push(c.iter_var.clone());
+                self.vars.extend(c.iter_var2.iter().cloned());
+                let mut body = 0;
+                for part in [&c.accu_init, &c.loop_cond, &c.loop_step, &c.result] {
+                    body = body.max(self.of(part, depth + 1)?);
+                }
+                self.vars.truncate(before);
+                m = range.max(body + u32::from(!nested));
+            }
+            Expr::List(l) => {
+                for x in &l.elements {
+                    m = m.max(self.of(x, depth + 1)?);
+                }
+            }
+            Expr::Map(map) => {
+                for entry in &map.entries {
+                    if let EntryExpr::MapEntry(en) = &entry.expr {
+                        m = m
+                            .max(self.of(&en.key, depth + 1)?)
+                            .max(self.of(&en.value, depth + 1)?);
+                    }
+                }
+            }
+            Expr::Struct(st) => {
+                for entry in &st.entries {
+                    if let EntryExpr::StructField(f) = &entry.expr {
+                        m = m.max(self.of(&f.value, depth + 1)?);
+                    }
+                }
+            }
+            Expr::Select(sel) => m = self.of(&sel.operand, depth + 1)?,
+            Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
         }
         Some(m)
-    };
-    match &e.expr {
-        Expr::Call(c) => max(&mut c.target.iter().map(|t| &**t).chain(c.args.iter())),
-        Expr::Comprehension(c) => Some(
-            1 + max(&mut [
-                &c.iter_range,
-                &c.accu_init,
-                &c.loop_cond,
-                &c.loop_step,
-                &c.result,
-            ]
-            .into_iter())?,
-        ),
-        Expr::List(l) => max(&mut l.elements.iter()),
-        Expr::Map(m) => {
-            let mut n = 0;
-            for entry in &m.entries {
-                n = n.max(entry_depth(entry, depth)?);
-            }
-            Some(n)
-        }
-        Expr::Struct(s) => {
-            let mut n = 0;
-            for entry in &s.entries {
-                n = n.max(entry_depth(entry, depth)?);
-            }
-            Some(n)
-        }
-        Expr::Select(s) => loops(&s.operand, depth + 1),
-        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => Some(0),
     }
 }
 
-fn entry_depth(entry: &::cel::common::ast::IdedEntryExpr, depth: usize) -> Option<u32> {
-    use ::cel::common::ast::EntryExpr;
-    match &entry.expr {
-        EntryExpr::MapEntry(m) => Some(loops(&m.key, depth + 1)?.max(loops(&m.value, depth + 1)?)),
-        EntryExpr::StructField(f) => loops(&f.value, depth + 1),
+/// `x` of `x.a.b`.
+fn root_ident(e: &::cel::IdedExpr) -> Option<&str> {
+    use ::cel::common::ast::Expr;
+    match &e.expr {
+        Expr::Ident(name) => Some(name),
+        Expr::Select(s) => root_ident(&s.operand),
+        _ => None,
     }
 }
 
@@ -482,13 +506,17 @@ fn to_cel(n: &Node, s: Option<&Shape>, root: bool) -> Value {
                     m.insert(Key::from(name), to_cel(v, None, false));
                     continue;
                 };
-                if let Some((_, cel_name, sub)) = s.props.iter().find(|(p, _, _)| p == name) {
-                    let value = if root && name == "metadata" {
+                // Every object has these, whether or not its schema lists them.
+                if root && matches!(name, "apiVersion" | "kind" | "metadata") {
+                    let value = if name == "metadata" {
                         metadata(v)
                     } else {
-                        to_cel(v, Some(sub), false)
+                        to_cel(v, None, false)
                     };
-                    m.insert(Key::from(cel_name.as_str()), value);
+                    m.insert(Key::from(name), value);
+                } else if let Some((_, cel_name, sub)) = s.props.iter().find(|(p, _, _)| p == name)
+                {
+                    m.insert(Key::from(cel_name.as_str()), to_cel(v, Some(sub), false));
                 } else if let Some(sub) = &s.additional {
                     m.insert(Key::from(name), to_cel(v, Some(sub), false));
                 } else if s.preserve {
@@ -1048,7 +1076,11 @@ x-kubernetes-validations:
 "#;
         let object = "apiVersion: a/v1\nkind: Thing\nmetadata: {name: x, labels: {a: b}}\nspec:\n  max-gpus: 2\n  namespace: ml\n  extra: 1\n  share: 1\n  labels: {a.b/c: 'on'}\n  free: {x: {y: 1}}\n";
         assert_eq!(run(schema, object), Vec::<String>::new());
-        for rule in ["self.mode == 'shared'", "self.max__dash__gpus == 2"] {
+        for rule in schema
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("- rule: "))
+        {
+            let rule = rule.trim_matches('"');
             assert_eq!(skip_of_rule(rule), None, "{rule}");
         }
     }
@@ -1156,6 +1188,18 @@ properties:
             Budget::default(),
         );
         assert!(Rules::compile(&s.docs[0].root, "T", "v1").is_none());
+    }
+
+    #[test]
+    fn only_comprehensions_over_the_same_data_multiply() {
+        let n = |rule: &str| loops(env().compile(rule).unwrap().expression(), 0);
+        assert_eq!(n("self.size() > 0"), Some(0));
+        assert_eq!(n("self.all(x, x > 0)"), Some(1));
+        assert_eq!(n("self.all(x, self.exists(y, y == x))"), Some(2));
+        assert_eq!(
+            n("self.groups.all(g, g.flavors.all(f, f.resources.all(r, !has(r.limit))))"),
+            Some(1)
+        );
     }
 
     #[test]
