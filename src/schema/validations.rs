@@ -141,7 +141,7 @@ enum PathSeg {
 
 /// The part of a CRD version's schema that rules and `self` need.
 #[derive(Default)]
-pub struct Shape {
+struct Shape {
     /// `type: number`: integers are doubles to CEL.
     number: bool,
     /// `x-kubernetes-preserve-unknown-fields` (or no schema for the children): keep everything.
