@@ -771,6 +771,9 @@ fn lint(args: LintArgs) -> ExitCode {
         for n in &notes {
             eprintln!("{n}");
         }
+        if let Some(n) = gpuops::schema::validations::take_notes() {
+            eprintln!("{n}");
+        }
     }
     let mut code = code;
     for o in outputs {
