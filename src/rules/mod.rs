@@ -179,9 +179,12 @@ mod ami_alias_unpinned;
 mod checkpoint_volume_missing;
 mod clusterqueue_not_found;
 mod deprecated_api;
+mod device_plugin_misses_gpu_pool;
 mod ebs_unencrypted;
 mod efa_not_requested;
+mod expire_after_shorter_than_job;
 mod flavor_matches_no_nodepool;
+mod gpu_count_exceeds_instance;
 mod gpu_count_mismatch_processes;
 mod gpu_inference_pdb_missing;
 mod gpu_limit_missing;
@@ -195,6 +198,7 @@ mod invalid_yaml;
 mod localqueue_not_found;
 mod nodeclass_not_found;
 mod nodepool_cost_exceeds_budget;
+mod nodepool_requirements_unsatisfiable;
 mod nodeselector_matches_no_nodepool;
 mod priorityclass_not_found;
 mod queue_name_as_annotation;
@@ -215,6 +219,9 @@ static ALL: &[&Rule] = &[
     &gpu_quantity_invalid::RULE,
     &gpu_toleration_missing::RULE,
     &nodeselector_matches_no_nodepool::RULE,
+    &gpu_count_exceeds_instance::RULE,
+    &nodepool_requirements_unsatisfiable::RULE,
+    &device_plugin_misses_gpu_pool::RULE,
     &gpu_nodepool_untainted::RULE,
     &gpu_nodepool_unbounded::RULE,
     &nodepool_cost_exceeds_budget::RULE,
@@ -224,6 +231,7 @@ static ALL: &[&Rule] = &[
     &gpu_inference_pdb_missing::RULE,
     &inference_spot_only::RULE,
     &spot_termination_grace_too_short::RULE,
+    &expire_after_shorter_than_job::RULE,
     &efa_not_requested::RULE,
     &gpu_count_mismatch_processes::RULE,
     &nodeclass_not_found::RULE,
