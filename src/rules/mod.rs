@@ -182,6 +182,7 @@ mod deprecated_api;
 mod ebs_unencrypted;
 mod efa_not_requested;
 mod flavor_matches_no_nodepool;
+mod flavor_toleration_mismatch;
 mod gpu_count_mismatch_processes;
 mod gpu_inference_pdb_missing;
 mod gpu_limit_missing;
@@ -198,6 +199,8 @@ mod nodepool_cost_exceeds_budget;
 mod nodeselector_matches_no_nodepool;
 mod priorityclass_not_found;
 mod queue_name_as_annotation;
+mod queue_quota_exceeds_pool_limit;
+mod queue_resource_unknown;
 mod resourceflavor_not_found;
 mod schema_violation;
 mod source_build_failed;
@@ -206,6 +209,7 @@ pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
 pub(crate) mod unused_suppression;
+mod workload_exceeds_queue_quota;
 mod yaml_type_trap;
 
 static ALL: &[&Rule] = &[
@@ -233,6 +237,10 @@ static ALL: &[&Rule] = &[
     &priorityclass_not_found::RULE,
     &flavor_matches_no_nodepool::RULE,
     &queue_name_as_annotation::RULE,
+    &queue_quota_exceeds_pool_limit::RULE,
+    &workload_exceeds_queue_quota::RULE,
+    &queue_resource_unknown::RULE,
+    &flavor_toleration_mismatch::RULE,
     &ami_alias_unpinned::RULE,
     &ebs_unencrypted::RULE,
     &imds_tokens_optional::RULE,
