@@ -93,14 +93,13 @@ fn aimed_miss<'a>(tol: &Toleration<'a>, taint: &Taint) -> Option<(&'a Node, Stri
             "without `operator: Exists` it matches only an empty value, and the taint's value is `{}`",
             taint.value
         ),
+        "Equal" | "" if taint.value.is_empty() => format!(
+            "it matches value `{}`, and the taint has no value",
+            tol.value
+        ),
         "Equal" | "" => format!(
             "it matches value `{}`, and the taint's value is `{}`",
-            tol.value,
-            if taint.value.is_empty() {
-                "empty"
-            } else {
-                taint.value
-            }
+            tol.value, taint.value
         ),
         op => format!("operator `{op}` is neither `Exists` nor `Equal`"),
     };
