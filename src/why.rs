@@ -770,7 +770,8 @@ fn quota_rows(
     let Some(fq) = cq.flavor_quotas(flavor) else {
         return Vec::new();
     };
-    let written = |q: Option<crate::model::Quantity>| q.and_then(|q| q.node.as_str().map(str::to_string));
+    let written =
+        |q: Option<crate::model::Quantity>| q.and_then(|q| q.node.as_str().map(str::to_string));
     fq.resources
         .iter()
         .filter(|r| crate::model::is_gpu_resource(r.name))

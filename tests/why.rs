@@ -54,7 +54,12 @@ fn why_a_job_larger_than_its_queue() {
     assert_eq!(q["nominal"], "96");
     assert_eq!(q["max"], "96");
     assert_eq!(q["request"], 128);
-    assert!(q["location"].as_str().unwrap().ends_with("quota-queues.yaml:42:29"));
+    assert!(
+        q["location"]
+            .as_str()
+            .unwrap()
+            .ends_with("quota-queues.yaml:42:29")
+    );
 }
 
 #[test]

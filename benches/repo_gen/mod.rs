@@ -295,7 +295,7 @@ spec:
                 self.write(&format!("{dir}/platform/nodepools.yaml"), &docs);
             }
             2 => {
-                let docs = self.kueue(&team, &plan);
+                let docs = self.kueue(t, &team, &plan);
                 self.write(&format!("{dir}/queues/kueue.yaml"), &docs);
             }
             3 => {
@@ -505,10 +505,18 @@ spec:
         )
     }
 
-    fn kueue(&mut self, team: &str, plan: &TeamPlan) -> Vec<String> {
+    fn kueue(&mut self, t: usize, team: &str, plan: &TeamPlan) -> Vec<String> {
         self.expect_if(plan.missing_cq, "clusterqueue-not-found", 1);
         self.expect_if(plan.missing_flavor, "resourceflavor-not-found", 1);
         self.expect_if(plan.spare_flavor, "flavor-matches-no-nodepool", 1);
+        self.expect_if(plan.burst_queue, "workload-exceeds-queue-quota", 1);
+        self.expect_if(plan.burst_queue, "queue-resource-unknown", 1);
+        self.expect_if(plan.burst_queue, "flavor-toleration-mismatch", 1);
+        self.expect_if(
+            plan.overcommitted_flavor,
+            "queue-quota-exceeds-pool-limit",
+            1,
+        );
         let flavor = |name: &str, workload: &str| {
             format!(
                 "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: {name}\nspec:\n  nodeLabels:\n    team: {team}\n    workload: {workload}\n"
@@ -578,6 +586,49 @@ spec:
         if plan.spare_flavor {
             // Left over from a pool rename: its label value matches no pool.
             docs.push(flavor(&format!("{team}-spare"), "gpu-training"));
+        }
+        if plan.burst_queue {
+            // A queue outside the cohort with room for one 8-GPU pod, and a 4-pod sweep sent to it.
+            let burst = cq(
+                &format!("{team}-burst"),
+                &format!("{team}-training"),
+                8,
+                false,
+            )
+            .replace("  cohortName: gpu\n", "");
+            docs.push(burst);
+            docs.push(lq("burst", &format!("{team}-burst")));
+            let sweep = self.job(team, 1_000_000 + t * 100, JobShape::Sweep, None);
+            docs.push(sweep.replace(
+                "kueue.x-k8s.io/queue-name: training",
+                "kueue.x-k8s.io/queue-name: burst",
+            ));
+            // Quota for a misspelt GPU resource.
+            docs.push(
+                cq(
+                    &format!("{team}-scratch"),
+                    &format!("{team}-interactive"),
+                    1,
+                    false,
+                )
+                .replace("nvidia.com/gpu", "nvidia.com/gpus"),
+            );
+            // A serving flavor whose toleration expects a value the pools' taint does not have.
+            docs.push(format!(
+                "{}  tolerations:\n    - key: nvidia.com/gpu\n      value: \"true\"\n      effect: NoSchedule\n",
+                flavor(&format!("{team}-serving"), "inference")
+            ));
+        }
+        if plan.overcommitted_flavor {
+            // More inference quota than the team's two inference pools may launch (16 GPUs each
+            // per scale step; the interactive queue already holds 16).
+            let scale = 1 + t % 4;
+            docs.push(cq(
+                &format!("{team}-interactive-burst"),
+                &format!("{team}-interactive"),
+                32 * scale,
+                false,
+            ));
         }
         docs
     }
@@ -975,6 +1026,8 @@ struct TeamPlan {
     ebs_unencrypted: bool,
     imds_optional: bool,
     type_trap: bool,
+    burst_queue: bool,
+    overcommitted_flavor: bool,
 }
 
 impl TeamPlan {
@@ -994,6 +1047,8 @@ impl TeamPlan {
             ebs_unencrypted: b,
             imds_optional: b,
             type_trap: b,
+            burst_queue: a,
+            overcommitted_flavor: b,
         }
     }
 }

@@ -183,22 +183,41 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if open.iter().any(|(_, left)| left.is_empty()) {
             continue;
         }
-        let mut aimed = false;
         let several = pools.len() > 1;
+        // One finding per toleration and taint, however many pools carry that taint.
+        let mut misses: Vec<(&Node, &Taint, String, Vec<usize>)> = Vec::new();
         for (p, left) in &open {
             for t in left {
-                let Some((node, why)) = f.tolerations.iter().find_map(|x| aimed_miss(x, t))
-                else {
+                let Some((node, why)) = f.tolerations.iter().find_map(|x| aimed_miss(x, t)) else {
                     continue;
                 };
-                aimed = true;
-                let what = format!(
-                    "has a toleration for taint `{}` of {} that does not tolerate it ({why})",
-                    t.display(),
-                    pool_phrase(ix.nodepools[*p].name, several)
-                );
-                out.push(pool_finding(cx, f, node, *p, t, &what));
+                let same = |m: &&mut (&Node, &Taint, String, Vec<usize>)| {
+                    std::ptr::eq(m.0, node)
+                        && (m.1.key, m.1.value, m.1.effect) == (t.key, t.value, t.effect)
+                };
+                match misses.iter_mut().find(same) {
+                    Some(m) => m.3.push(*p),
+                    None => misses.push((node, t, why, vec![*p])),
+                }
             }
+        }
+        let aimed = !misses.is_empty();
+        for (node, t, why, on) in misses {
+            let mut pools = pool_phrase(ix.nodepools[on[0]].name, several && on.len() == 1);
+            if on.len() > 1 {
+                pools = format!(
+                    "NodePools {}",
+                    crate::diag::backticked(
+                        &on.iter().map(|&p| ix.nodepools[p].name).collect::<Vec<_>>(),
+                        ", "
+                    )
+                );
+            }
+            let what = format!(
+                "has a toleration for taint `{}` of {pools} that does not tolerate it ({why})",
+                t.display(),
+            );
+            out.push(pool_finding(cx, f, node, on[0], t, &what));
         }
         if aimed || reported {
             continue;

@@ -51,6 +51,10 @@ declare_rule! {
     check: check,
 }
 
+/// The holders of quota per (flavor, resource), in first-seen order; `None` once a quota is not a
+/// quantity.
+type Sums<'s, 'a> = Vec<((&'s str, &'s str), Option<Vec<Holder<'a>>>)>;
+
 /// One holder of quota on a flavor: the object (ClusterQueue or Cohort) and its quota node.
 struct Holder<'a> {
     obj: usize,
@@ -76,7 +80,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     }
     holders.sort_by_key(|(oi, _)| *oi);
     // (flavor, resource) → holders, in first-seen order; `None` once a quota is not a quantity.
-    let mut sums: Vec<((&str, &str), Option<Vec<Holder>>)> = Vec::new();
+    let mut sums: Sums = Vec::new();
     let mut at: std::collections::HashMap<(&str, &str), usize> = Default::default();
     for (oi, quotas) in &holders {
         for fq in quotas {

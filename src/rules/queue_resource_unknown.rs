@@ -72,7 +72,13 @@ const MIG: [(&str, u64, &[&str]); 5] = [
         "a100",
         40,
         &[
-            "1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb",
+            "1g.5gb",
+            "1g.5gb+me",
+            "1g.10gb",
+            "2g.10gb",
+            "3g.20gb",
+            "4g.20gb",
+            "7g.40gb",
         ],
     ),
     (
@@ -257,10 +263,7 @@ fn unknown(
         ),
         None if mig => format!(
             "use a MIG profile the GPUs behind the queue's flavors support, e.g. {}",
-            crate::diag::backticked(
-                &all_mig_names().take(3).collect::<Vec<_>>(),
-                ", "
-            )
+            crate::diag::backticked(&all_mig_names().take(3).collect::<Vec<_>>(), ", ")
         ),
         None => "use the name the device plugin advertises, e.g. `nvidia.com/gpu`".to_string(),
     }))

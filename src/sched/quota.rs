@@ -63,7 +63,9 @@ impl<'a> QuotaIndex<'a> {
             };
             for f in &cq.quotas {
                 for r in &f.resources {
-                    let sum = lendable.entry((cohort, f.flavor, r.name)).or_insert(Some(0));
+                    let sum = lendable
+                        .entry((cohort, f.flavor, r.name))
+                        .or_insert(Some(0));
                     *sum = sum.zip(self::lendable(r)).map(|(a, b)| a + b);
                 }
             }
@@ -206,7 +208,8 @@ pub fn workload_requests<'a>(ix: &Index<'a>, oi: usize) -> Option<Vec<WorkloadRe
         }
         let pods = match (obj.group, obj.kind) {
             // Kueue admits each pod of a Deployment as a workload of its own.
-            ("apps" | "extensions", "Deployment" | "ReplicaSet") | ("", "ReplicationController") => 1,
+            ("apps" | "extensions", "Deployment" | "ReplicaSet")
+            | ("", "ReplicationController") => 1,
             // One workload per group of a LeaderWorkerSet.
             ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => {
                 let groups = obj
@@ -303,10 +306,11 @@ pub struct PoolCap<'a> {
 pub fn pool_cap<'a>(pool: &NodePool<'a>, resource: &str) -> Option<PoolCap<'a>> {
     let limits = crate::cost::pool_limits(pool)?;
     let node_of = |key: &str| -> Option<&'a Node> {
-        if key == "nodes" && !pool.legacy_provisioner {
-            if let Some(r) = pool.spec.get("replicas") {
-                return Some(r);
-            }
+        if key == "nodes"
+            && !pool.legacy_provisioner
+            && let Some(r) = pool.spec.get("replicas")
+        {
+            return Some(r);
         }
         pool.limits?.get(key)
     };
@@ -431,9 +435,7 @@ pub fn admission<'q>(
                 Some(_) => {}
             }
         }
-        let max = caps
-            .iter()
-            .try_fold(0i128, |a, c| c.max.map(|m| a + m));
+        let max = caps.iter().try_fold(0i128, |a, c| c.max.map(|m| a + m));
         if let (Some(m), Some(true)) = (max, fits)
             && i128::from(request.total()) * 1000 > m
         {
@@ -464,7 +466,9 @@ impl FlavorCap<'_> {
         let nominal = format!("nominal {}", q(self.quota.nominal.as_ref()));
         match (self.cohort, &self.quota.borrowing_limit) {
             (None, _) => nominal,
-            (Some(c), Some(b)) => format!("{nominal} + borrowing limit {} (cohort `{c}`)", q(Some(b))),
+            (Some(c), Some(b)) => {
+                format!("{nominal} + borrowing limit {} (cohort `{c}`)", q(Some(b)))
+            }
             (Some(c), None) => match self.cohort_total {
                 Some(t) => format!(
                     "{nominal}; {} with what cohort `{c}` may lend",
@@ -481,5 +485,97 @@ impl FlavorCap<'_> {
         let bl = self.quota.borrowing_limit.filter(|_| self.cohort.is_some());
         bl.or(self.quota.nominal)
             .map_or(self.quota.name_node, |q| q.node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Settings;
+    use crate::source::SourceFile;
+
+    fn pool_gpus(reqs: &str, limits: &str) -> Option<i128> {
+        let y = format!(
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: p}}\nspec:\n  template:\n    spec:\n      requirements:\n        - {reqs}\n  limits: {limits}\n"
+        );
+        let p = crate::yaml::parse(&y, crate::yaml::Budget::default());
+        let o = crate::model::Object::from_node(0, &p.docs[0].root).unwrap();
+        let pool = NodePool::from_object(0, &o).unwrap();
+        pool_cap(&pool, "nvidia.com/gpu").map(|c| c.max / 1000)
+    }
+
+    #[test]
+    fn pool_gpus_from_limits() {
+        let p5 = "{key: node.kubernetes.io/instance-type, operator: In, values: [p5.48xlarge]}";
+        assert_eq!(pool_gpus(p5, "{cpu: \"384\"}"), Some(16));
+        assert_eq!(pool_gpus(p5, "{cpu: \"384\", nvidia.com/gpu: 8}"), Some(8));
+        assert_eq!(pool_gpus(p5, "{memory: 4096Gi}"), Some(16));
+        assert_eq!(pool_gpus(p5, "{nodes: \"3\"}"), Some(24));
+        // p5.4xlarge has the better ratio (1 GPU per 16 vCPUs): it bounds any mix.
+        let family = "{key: karpenter.k8s.aws/instance-family, operator: In, values: [p5]}";
+        assert_eq!(pool_gpus(family, "{cpu: \"384\"}"), Some(24));
+        // An open instance set: the CPU limit says nothing about GPUs.
+        let open = "{key: karpenter.k8s.aws/instance-gpu-count, operator: Gt, values: [\"0\"]}";
+        assert_eq!(pool_gpus(open, "{cpu: \"384\"}"), None);
+        assert_eq!(pool_gpus(open, "{nvidia.com/gpu: 4}"), Some(4));
+    }
+
+    const QUEUES: &str = r#"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  cohortName: c
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: b}
+spec:
+  cohortName: c
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 16, lendingLimit: 4}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: d}
+spec:
+  cohort: c
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 2, borrowingLimit: 1}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: alone}
+spec:
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]
+"#;
+
+    #[test]
+    fn what_a_queue_may_admit() {
+        let files = vec![SourceFile::from_text("q.yaml".into(), QUEUES.into())];
+        let settings = Settings::default();
+        let ix = Index::build(&files, &settings);
+        let q = QuotaIndex::build(&ix);
+        let max = |name: &str| {
+            let cq = &ix.cluster_queues[ix.cluster_queue(name).unwrap()];
+            q.cap(cq, "f", "nvidia.com/gpu")
+                .unwrap()
+                .max
+                .map(|m| m / 1000)
+        };
+        // Its 8, plus 4 from `b` (its lending limit) and 2 from `d`.
+        assert_eq!(max("a"), Some(14));
+        // Its 16, plus 8 from `a` and 2 from `d`.
+        assert_eq!(max("b"), Some(26));
+        // A borrowing limit bounds it (v1beta1 `cohort`).
+        assert_eq!(max("d"), Some(3));
+        assert_eq!(max("alone"), Some(4));
     }
 }
