@@ -716,7 +716,7 @@ classes:
 teams:
   - name: "on"
     namespace: "yes"
-    gpuQuota: {"no": 8}
+    gpuQuota: {"no": 16}
 jobs:
   - name: "0755"
     team: "on"

@@ -185,6 +185,7 @@ mod efa_not_requested;
 mod expire_after_shorter_than_job;
 mod flavor_matches_no_nodepool;
 mod gpu_count_exceeds_instance;
+mod flavor_toleration_mismatch;
 mod gpu_count_mismatch_processes;
 mod gpu_inference_pdb_missing;
 mod gpu_limit_missing;
@@ -202,6 +203,8 @@ mod nodepool_requirements_unsatisfiable;
 mod nodeselector_matches_no_nodepool;
 mod priorityclass_not_found;
 mod queue_name_as_annotation;
+mod queue_quota_exceeds_pool_limit;
+mod queue_resource_unknown;
 mod resourceflavor_not_found;
 mod schema_violation;
 mod source_build_failed;
@@ -210,6 +213,7 @@ pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
 pub(crate) mod unused_suppression;
+mod workload_exceeds_queue_quota;
 mod yaml_type_trap;
 
 static ALL: &[&Rule] = &[
@@ -241,6 +245,10 @@ static ALL: &[&Rule] = &[
     &priorityclass_not_found::RULE,
     &flavor_matches_no_nodepool::RULE,
     &queue_name_as_annotation::RULE,
+    &queue_quota_exceeds_pool_limit::RULE,
+    &workload_exceeds_queue_quota::RULE,
+    &queue_resource_unknown::RULE,
+    &flavor_toleration_mismatch::RULE,
     &ami_alias_unpinned::RULE,
     &ebs_unencrypted::RULE,
     &imds_tokens_optional::RULE,
