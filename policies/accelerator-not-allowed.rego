@@ -46,8 +46,7 @@ allowed(ns) := {lower(n) | some n in list} if {
 
 # The GPU names a template selects itself.
 selected(t) := name if {
-	spec := object.get(input.objects[t.object], t.spec_path, {})
-	name := lower(spec.nodeSelector["karpenter.k8s.aws/instance-gpu-name"])
+	name := lower(t.node_selector["karpenter.k8s.aws/instance-gpu-name"])
 }
 
 # Without a list nothing is judged: skip the templates then.

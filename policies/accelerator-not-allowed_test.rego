@@ -6,9 +6,8 @@ import rego.v1
 allowed := {"research": ["A100", "h100"]}
 
 doc(ns, selector, pools) := {
-	"objects": [{"kind": "Job", "spec": {"template": {"spec": {"nodeSelector": selector}}}}],
 	"gpu_templates": [{
-		"object": 0, "kind": "Job", "name": "sweep", "namespace": ns,
+		"object": 0, "kind": "Job", "name": "sweep", "namespace": ns, "node_selector": selector,
 		"spec_path": ["spec", "template", "spec"], "nodepools": pools,
 	}],
 	"nodepools": {

@@ -93,15 +93,13 @@ tag(img) := "" if {
 	not contains(parts[count(parts) - 1], ":")
 }
 
-images contains [t, c] if {
+# Each distinct image is judged once: repositories reuse a handful of images thousands of times.
+distinct := {c.image |
 	some t in input.gpu_templates
 	some c in t.containers
 	is_string(c.image)
 	not placeholder(c.image)
 }
-
-# Each distinct image is judged once: repositories reuse a handful of images thousands of times.
-distinct := {c.image | some [_, c] in images}
 
 unapproved := {img | some img in distinct; not approved(img)}
 
@@ -110,7 +108,8 @@ unpinned := {img: tg | some img in distinct; tg := tag(img); tg in {"", "latest"
 deny contains finding if {
 	count(registries) > 0
 	count(unapproved) > 0
-	some [t, c] in images
+	some t in input.gpu_templates
+	some c in t.containers
 	c.image in unapproved
 	finding := {
 		"msg": sprintf("GPU pod of %s `%s` runs `%s`, from a registry not allowed (allowed: %s)", [t.kind, object.get(t, "name", "<unnamed>"), c.image, concat(", ", registries)]),
@@ -122,7 +121,8 @@ deny contains finding if {
 
 deny contains finding if {
 	count(unpinned) > 0
-	some [t, c] in images
+	some t in input.gpu_templates
+	some c in t.containers
 	tg := unpinned[c.image]
 	what := {true: "on `:latest`", false: "without a tag (`:latest`)"}[tg == "latest"]
 	finding := {

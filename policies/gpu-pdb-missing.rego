@@ -34,48 +34,15 @@ minutes to boot and load weights: the service is down meanwhile.
       selector: {matchLabels: {app: llm}}`,
 }
 
-match_expr(e, labels) if {
-	e.operator == "In"
-	labels[e.key] in e.values
-}
-
-match_expr(e, labels) if {
-	e.operator == "NotIn"
-	not labels[e.key] in e.values
-}
-
-match_expr(e, labels) if {
-	e.operator == "Exists"
-	_ = labels[e.key]
-}
-
-match_expr(e, labels) if {
-	e.operator == "DoesNotExist"
-	not labels[e.key]
-}
-
-# policy/v1: an empty selector selects every pod of the namespace.
-selects(sel, labels) if {
-	every k, v in object.get(sel, "matchLabels", {}) {
-		labels[k] == v
-	}
-	every e in object.get(sel, "matchExpressions", []) {
-		match_expr(e, labels)
-	}
-}
-
-covered(o, t) if {
-	some pdb in object.get(input.by_kind, "PodDisruptionBudget", [])
-	object.get(pdb, ["metadata", "namespace"], "") == object.get(o, ["metadata", "namespace"], "")
-	selects(object.get(pdb, ["spec", "selector"], {}), t.labels)
-}
+# `t.pdbs`: the PodDisruptionBudgets of its namespace whose selector (matchLabels and
+# matchExpressions; policy/v1: an empty one selects every pod) selects the template's pods.
+covered(t) if count(object.get(t, "pdbs", [])) > 0
 
 deny contains finding if {
 	some t in input.gpu_templates
 	t.kind == "Deployment"
-	o := input.objects[t.object]
-	startswith(o.apiVersion, "apps/")
-	not covered(o, t)
+	startswith(t.api_version, "apps/")
+	not covered(t)
 	finding := {
 		"msg": sprintf("Deployment `%s` runs GPU pods without a PodDisruptionBudget: a node drain may evict every replica at once", [object.get(t, "name", "<unnamed>")]),
 		"object": t.object,

@@ -49,7 +49,7 @@ covered contains [ns, r] if {
 
 anchor(facts) := [facts.object, ["metadata", "name"]] if is_number(facts.object)
 
-anchor(facts) := [input.templates[facts.gpu_templates[0]].object, ["metadata", "namespace"]] if {
+anchor(facts) := [facts.gpu_objects[0], ["metadata", "namespace"]] if {
 	not is_number(facts.object)
 }
 

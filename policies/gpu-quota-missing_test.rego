@@ -5,10 +5,9 @@ import rego.v1
 
 doc(namespace_object, quotas) := {
 	"by_kind": {"ResourceQuota": quotas},
-	"templates": [{"object": 1}],
 	"namespaces": {"research": {
 		"name": "research", "object": namespace_object,
-		"gpu_templates": [0], "gpu_resources": ["nvidia.com/gpu"],
+		"gpu_templates": [0], "gpu_objects": [1], "gpu_resources": ["nvidia.com/gpu"],
 	}},
 }
 

@@ -53,28 +53,27 @@ labelled(labels) if {
 
 # Point at the labels a team label would join: the pod template's, else the workload's (a path
 # that does not resolve points at the workload's name).
-place(t, _) := array.concat(t.path, ["metadata", "labels"]) if count(t.labels) > 0
+place(t) := array.concat(t.path, ["metadata", "labels"]) if count(t.labels) > 0
 
-place(t, o) := ["metadata", "labels"] if {
+place(t) := ["metadata", "labels"] if {
 	count(t.labels) == 0
-	count(object.get(o, ["metadata", "labels"], {})) > 0
+	count(t.object_labels) > 0
 }
 
-place(t, o) := ["metadata", "name"] if {
+place(t) := ["metadata", "name"] if {
 	count(t.labels) == 0
-	count(object.get(o, ["metadata", "labels"], {})) == 0
+	count(t.object_labels) == 0
 }
 
 deny contains finding if {
 	some t in input.gpu_templates
-	o := input.objects[t.object]
-	not labelled(object.get(o, ["metadata", "labels"], {}))
+	not labelled(t.object_labels)
 	not labelled(t.labels)
 	names := concat(" or ", [sprintf("`%s`", [k]) | some k in keys])
 	finding := {
 		"msg": sprintf("%s `%s` runs GPU pods without a %s label: its GPU hours cannot be charged back", [t.kind, object.get(t, "name", "<unnamed>"), names]),
 		"object": t.object,
-		"path": place(t, o),
+		"path": place(t),
 		"help": sprintf("add `%s: <team>` to the pod template's labels", [keys[0]]),
 	}
 }

@@ -4,9 +4,8 @@ import data.gpuops.policy.team_label_missing as p
 import rego.v1
 
 job(labels, template_labels) := {
-	"objects": [{"kind": "Job", "metadata": {"name": "train", "labels": labels}}],
 	"gpu_templates": [{
-		"object": 0, "kind": "Job", "name": "train",
+		"object": 0, "kind": "Job", "name": "train", "object_labels": labels,
 		"path": ["spec", "template"], "labels": template_labels,
 	}],
 }

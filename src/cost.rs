@@ -55,7 +55,7 @@ impl CostSettings {
 
 /// How much of a limited resource one node of the instance brings, in milli-units; `None` when
 /// the catalog cannot tell (`pods`, `ephemeral-storage`), so that limit is left out.
-fn per_node(resource: &str, i: &Instance) -> Option<i128> {
+pub fn per_node(resource: &str, i: &Instance) -> Option<i128> {
     match resource {
         "nvidia.com/gpu" if i.gpu_manufacturer == "nvidia" => Some(i128::from(i.gpu_count) * 1000),
         "cpu" => Some(i128::from(i.vcpu) * 1000),

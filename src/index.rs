@@ -394,6 +394,11 @@ impl<'a> Index<'a> {
             .map_or(&[], |r| &self.templates[r.clone()])
     }
 
+    /// The indices into `templates` of object `oi`'s templates.
+    pub fn template_range(&self, oi: usize) -> std::ops::Range<usize> {
+        self.template_ranges.get(oi).cloned().unwrap_or(0..0)
+    }
+
     pub fn owner(&self, t: &PodTemplate) -> &Object<'a> {
         &self.objects[t.owner]
     }

@@ -727,6 +727,9 @@ fn lint(args: LintArgs) -> ExitCode {
     let (files, notes) = sources.finish(&mut outcome.diagnostics, files);
     gpuops::finish(&files, &settings, &mut outcome);
     progress.finish();
+    // A policy that failed on this input is an error of the run; the others still reported.
+    errors.extend(outcome.policy_errors.iter().map(ToString::to_string));
+    let fatal = fatal || !outcome.policy_errors.is_empty();
     for w in &warnings {
         eprintln!("warning: {w}");
     }
@@ -768,6 +771,9 @@ fn lint(args: LintArgs) -> ExitCode {
         for n in &notes {
             eprintln!("{n}");
         }
+        if let Some(n) = gpuops::schema::validations::take_notes() {
+            eprintln!("{n}");
+        }
     }
     let mut code = code;
     for o in outputs {
@@ -778,11 +784,6 @@ fn lint(args: LintArgs) -> ExitCode {
             eprintln!("error: --output-file {path}: {e}");
             code = 2;
         }
-    }
-    // A policy that failed on this input is an error of the run; the others still reported.
-    for e in &outcome.policy_errors {
-        eprintln!("error: {e}");
-        code = 2;
     }
     // Freeing millions of tree nodes one by one costs more than the process exit does.
     std::mem::forget(files);
@@ -1033,6 +1034,11 @@ fn render(args: RenderArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // On stderr, so the stream on stdout stays pipeable into kubectl.
+    eprintln!(
+        "{}",
+        render::ceiling::line(&render::ceiling::total(&sources))
+    );
 
     let Some(dir) = args.output else {
         print(&render::stream(&files));

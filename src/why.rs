@@ -161,8 +161,28 @@ pub struct FlavorRow {
     pub reason: Option<String>,
     pub pod: Option<String>,
     pub flavor: Option<String>,
-    /// The flavor's nominal quota of each GPU resource in the ClusterQueue: (resource, quota).
-    pub gpu_quota: Vec<(String, String)>,
+    /// The ClusterQueue's quota on this flavor for each GPU resource, against the workload's
+    /// total request.
+    pub quota: Vec<QuotaRow>,
+}
+
+/// One GPU resource of a flavor: the quota arithmetic Kueue admits by.
+#[derive(Debug, Serialize)]
+pub struct QuotaRow {
+    pub resource: String,
+    /// `nominalQuota` as written.
+    pub nominal: Option<String>,
+    /// `borrowingLimit` as written (only counts in a cohort).
+    pub borrowing_limit: Option<String>,
+    /// The cohort the ClusterQueue borrows from.
+    pub cohort: Option<String>,
+    /// The most the ClusterQueue may ever admit on this flavor (`None`: unknown or unbounded).
+    pub max: Option<String>,
+    /// What the whole workload asks for at once (every pod set), when it can be counted.
+    pub request: Option<u64>,
+    /// `nominal 16 + borrowing limit 8 (cohort `gpu`)`.
+    pub summary: String,
+    pub location: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -629,6 +649,10 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
             })
         }
         (Some(_), Some(cq)) => {
+            let quotas = sched::QuotaIndex::build(ix);
+            let admissions = sched::admission(ix, &quotas, t.owner)
+                .map(|(_, a)| a)
+                .unwrap_or_default();
             let assigned: Vec<Option<usize>> = sched::assignable_variants(ix, ti)
                 .into_iter()
                 .map(|v| v.flavor)
@@ -646,7 +670,7 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
                         reason: Some("the ResourceFlavor does not exist".into()),
                         pod: None,
                         flavor: None,
-                        gpu_quota: Vec::new(),
+                        quota: Vec::new(),
                     });
                     continue;
                 };
@@ -660,7 +684,7 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
                         reason: None,
                         pod: None,
                         flavor: None,
-                        gpu_quota: Vec::new(),
+                        quota: Vec::new(),
                     },
                     None => FlavorRow {
                         name: name.to_string(),
@@ -669,7 +693,7 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
                         reason: Some("covers no GPU resource the pod requests".into()),
                         pod: None,
                         flavor: None,
-                        gpu_quota: Vec::new(),
+                        quota: Vec::new(),
                     },
                     Some(sched::FlavorReject::Labels { key, pod, flavor }) => FlavorRow {
                         name: name.to_string(),
@@ -681,7 +705,7 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
                         }),
                         pod: Some(at(ix, pod)),
                         flavor: flavor.map(|l| at(ix, l)),
-                        gpu_quota: Vec::new(),
+                        quota: Vec::new(),
                     },
                     Some(sched::FlavorReject::Taint { taint, flavor }) => FlavorRow {
                         name: name.to_string(),
@@ -690,11 +714,11 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
                         reason: Some(format!("the pod does not tolerate its nodeTaint `{taint}`")),
                         pod: None,
                         flavor: Some(at(ix, flavor)),
-                        gpu_quota: Vec::new(),
+                        quota: Vec::new(),
                     },
                 };
                 flavors.push(FlavorRow {
-                    gpu_quota: gpu_quota(cq_obj, name),
+                    quota: quota_rows(ix, &quotas, cq, name, &admissions, cq_obj),
                     ..row
                 });
             }
@@ -702,6 +726,14 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
                 blocked = Some(format!(
                     "no flavor of ClusterQueue `{}` can be assigned",
                     cq.name
+                ));
+            } else if let Some(a) = admissions.iter().find(|a| a.fits == Some(false)) {
+                blocked = Some(format!(
+                    "the workload needs {} {} at once, more than ClusterQueue `{}` may ever admit on the flavors it may get (at most {})",
+                    a.request.total(),
+                    a.request.resource,
+                    cq.name,
+                    a.max.map_or("?".into(), sched::show_quantity)
                 ));
             }
         }
@@ -724,19 +756,39 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
     })
 }
 
-/// The nominal quota of GPU resources a ClusterQueue gives one of its flavors.
-fn gpu_quota(cq: &Object, flavor: &str) -> Vec<(String, String)> {
-    let groups = cq.spec().and_then(|s| s.get("resourceGroups"));
-    groups
-        .into_iter()
-        .flat_map(|g| g.items())
-        .flat_map(|g| g.get("flavors").into_iter().flat_map(|f| f.items()))
-        .filter(|f| f.get("name").and_then(|n| n.as_str()) == Some(flavor))
-        .flat_map(|f| f.get("resources").into_iter().flat_map(|r| r.items()))
+/// The quota a ClusterQueue gives one of its flavors for each GPU resource, against what the
+/// workload asks for.
+fn quota_rows(
+    ix: &Index,
+    quotas: &sched::QuotaIndex,
+    cq: &crate::model::ClusterQueue,
+    flavor: &str,
+    admissions: &[sched::Admission],
+    cq_obj: &Object,
+) -> Vec<QuotaRow> {
+    let Some(fq) = cq.flavor_quotas(flavor) else {
+        return Vec::new();
+    };
+    let written =
+        |q: Option<crate::model::Quantity>| q.and_then(|q| q.node.as_str().map(str::to_string));
+    fq.resources
+        .iter()
+        .filter(|r| crate::model::is_gpu_resource(r.name))
         .filter_map(|r| {
-            let name = r.get("name")?.as_str()?;
-            let quota = r.get("nominalQuota")?.as_str()?;
-            crate::model::is_gpu_resource(name).then(|| (name.to_string(), quota.to_string()))
+            let cap = quotas.cap(cq, flavor, r.name)?;
+            Some(QuotaRow {
+                resource: r.name.to_string(),
+                nominal: written(r.nominal),
+                borrowing_limit: written(r.borrowing_limit),
+                cohort: cap.cohort.map(str::to_string),
+                max: cap.max.map(sched::show_quantity),
+                request: admissions
+                    .iter()
+                    .find(|a| a.request.resource == r.name)
+                    .map(|a| a.request.total()),
+                summary: cap.describe(),
+                location: at(ix, cq_obj.loc(cap.node())),
+            })
         })
         .collect()
 }
@@ -929,17 +981,30 @@ fn route_text(out: &mut String, route: Option<&Route>) {
         } else {
             format!("not assignable: {}", f.reason.as_deref().unwrap_or("?"))
         };
-        let quota: String = f
-            .gpu_quota
-            .iter()
-            .map(|(r, q)| format!(", {r} quota {q}"))
-            .collect();
         let _ = writeln!(
             out,
-            "    flavor {}  {state}{quota}  ({})",
+            "    flavor {}  {state}  ({})",
             f.name,
             f.location.as_deref().unwrap_or("?")
         );
+        for q in &f.quota {
+            let max = q.max.as_deref().and_then(|m| m.parse::<u64>().ok());
+            let line = match (q.request, max, &q.max) {
+                (Some(r), Some(m), Some(ms)) => format!(
+                    "{} workload needs {r}, queue admits at most {ms}",
+                    if r > m { "✗" } else { "✓" }
+                ),
+                (Some(r), _, Some(ms)) => format!("workload needs {r}, queue admits at most {ms}"),
+                (Some(r), _, None) => format!("workload needs {r}, queue has no fixed ceiling"),
+                (None, _, Some(ms)) => format!("queue admits at most {ms}"),
+                (None, _, None) => "queue has no fixed ceiling".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "      {}  {line} ({})  ({})",
+                q.resource, q.summary, q.location
+            );
+        }
         if let Some(l) = &f.pod {
             let _ = writeln!(out, "      pod     {l}");
         }
@@ -952,7 +1017,7 @@ fn route_text(out: &mut String, route: Option<&Route>) {
     }
     let _ = writeln!(
         out,
-        "    (quota: nominal only; usage, borrowing and fit are not checked)"
+        "    (quota: the most the ClusterQueue may ever admit; current usage is not known)"
     );
 }
 

@@ -2070,3 +2070,353 @@ fn objects_of_a_user_crd_are_validated_with_crd() {
     assert_eq!(code, 1);
     assert_eq!(found, vec![(5, 9), (6, 9)]);
 }
+
+const GPU_QUOTA_CEL_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gpuquotas.platform.example.com
+spec:
+  group: platform.example.com
+  names: {kind: GpuQuota, plural: gpuquotas}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              x-kubernetes-validations:
+                - rule: self.minGpus <= self.maxGpus
+                  message: minGpus must not exceed maxGpus
+                  fieldPath: .minGpus
+                - rule: self.maxGpus >= oldSelf.maxGpus
+                  message: quotas only grow
+              properties:
+                minGpus: {type: integer}
+                maxGpus: {type: integer}
+                docs:
+                  type: string
+                  x-kubernetes-validations:
+                    - rule: isURL(self)
+";
+
+#[test]
+fn cel_rules_of_a_user_crd_are_checked_and_unsupported_ones_noted() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "crds/gpuquota.yaml", GPU_QUOTA_CEL_CRD);
+    write(
+        d.path(),
+        "apps/quota.yaml",
+        "apiVersion: platform.example.com/v1\nkind: GpuQuota\nmetadata: {name: ml, namespace: ml}\nspec:\n  minGpus: 16\n  maxGpus: 8\n  docs: see the wiki\n",
+    );
+    let run = |extra: &[&str]| {
+        stdout_of(
+            gpuops()
+                .current_dir(d.path())
+                .args(["lint", "apps", "--rule", "schema-violation"])
+                .args(extra),
+        )
+    };
+    // Without the CRD nothing is known about the kind, and no CEL is run.
+    let (code, out, err) = run(&[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("CEL"), "{err}");
+    // With it, the failing rule is reported at its fieldPath (`minGpus`, line 5), once; the
+    // transition rule is not run and the rule calling an unsupported function is only counted.
+    let (code, out, err) = run(&["--crd", "crds"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(
+            "`spec.minGpus`: minGpus must not exceed maxGpus (a CEL rule of the GpuQuota v1 CRD)"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("quota.yaml:5:12"), "{out}");
+    assert!(!out.contains("quotas only grow"), "{out}");
+    assert_eq!(out.matches("× ").count(), 1, "{out}");
+    assert!(
+        err.contains(
+            "note: 1 CEL rule (x-kubernetes-validations) of user CRDs not checked: 1 calls a function not supported here (`isURL`)"
+        ),
+        "{err}"
+    );
+    // Machine formats carry the finding and no note.
+    let (code, out, err) = run(&["--crd", "crds", "--format", "json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}"));
+    let found = v["diagnostics"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{out}");
+    assert_eq!(
+        (found[0]["line"].as_u64(), found[0]["column"].as_u64()),
+        (Some(5), Some(12))
+    );
+    assert!(!err.contains("note:"), "{err}");
+}
+
+/// The real Karpenter NodePool CRD given with `--crd` replaces the built-in NodePool knowledge:
+/// its schema and CEL rules find the same classes of problems in the schema-violation fixture,
+/// and nothing is reported twice.
+#[test]
+fn nodepool_crd_cel_rules_find_what_the_builtin_checks_find() {
+    let crd = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/reference/crds/karpenter.sh_nodepools.yaml");
+    if !crd.is_file() {
+        eprintln!("note: {} is absent; skipped", crd.display());
+        return;
+    }
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules/schema-violation/fail.yaml");
+    let nodepool_findings = |extra: &[&std::ffi::OsStr]| -> Vec<(u64, String)> {
+        let (_, out, err) = stdout_of(
+            gpuops()
+                .arg("lint")
+                .arg(&fixture)
+                .args(["--rule", "schema-violation", "--format", "json"])
+                .args(extra),
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["object"]["kind"] == "NodePool")
+            .map(|d| {
+                (
+                    d["line"].as_u64().unwrap(),
+                    d["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let builtin = nodepool_findings(&[]);
+    let with_crd = nodepool_findings(&["--crd".as_ref(), crd.as_os_str()]);
+    // (built-in wording, CRD wording) for each class of problem in the fixture's NodePool.
+    let classes = [
+        // CEL rules of the CRD
+        (
+            "uses `Gt` with 2 values",
+            "'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value",
+        ),
+        (
+            "uses `In` without values",
+            "requirements with operator 'In' must have a value defined",
+        ),
+        (
+            "template label `karpenter.sh/team` is restricted",
+            "label domain \"karpenter.sh\" is restricted",
+        ),
+        (
+            "requirement key `karpenter.k8s.aws/instance-pods` is restricted",
+            "label domain \"karpenter.k8s.aws\" is restricted",
+        ),
+        (
+            "sets only one of `schedule` and `duration`",
+            "'schedule' must be set with 'duration'",
+        ),
+        // its OpenAPI schema
+        (
+            "`spec.consolidationPolicy` is not a NodePool v1 field",
+            "`consolidationPolicy` in `spec` is not in the NodePool v1 CRD schema",
+        ),
+        (
+            "`spec.weight` is 0",
+            "`spec.weight`: 0 is less than the minimum of 1",
+        ),
+        (
+            "`spec.template.spec.expireAfter` is `30d`",
+            "`spec.template.spec.expireAfter`: \"30d\" does not match",
+        ),
+        (
+            "`spec.template.spec.taints[0].effect` is `NoSchedul`",
+            "`spec.template.spec.taints[0].effect`: \"NoSchedul\" is not one of",
+        ),
+        (
+            "`spec.disruption.consolidateAfter` is required",
+            "\"consolidateAfter\" is a required property",
+        ),
+        (
+            "`spec.disruption.consolidationPolicy` is `WhenIdle`",
+            "\"WhenIdle\" is not one of",
+        ),
+    ];
+    let has = |found: &[(u64, String)], text: &str| {
+        found.iter().filter(|(_, m)| m.contains(text)).count()
+    };
+    for (ours, theirs) in classes {
+        assert_eq!(has(&builtin, ours), 1, "built-in: {ours}\n{builtin:#?}");
+        assert_eq!(has(&with_crd, theirs), 1, "CRD: {theirs}\n{with_crd:#?}");
+    }
+    // Each problem once: the built-in checks are off for the NodePool the CRD covers.
+    assert_eq!(builtin.len(), classes.len(), "{builtin:#?}");
+    assert_eq!(with_crd.len(), classes.len(), "{with_crd:#?}");
+    assert!(
+        with_crd.iter().all(|(_, m)| m.contains("CRD")),
+        "{with_crd:#?}"
+    );
+}
+
+/// A CRD for a workload kind also describes its pod templates: the built-in pod-spec checks
+/// step aside, so a mistake both know is reported once, by the CRD.
+#[test]
+fn a_user_crd_of_a_workload_kind_replaces_the_builtin_pod_spec_checks() {
+    let d = tempfile::tempdir().unwrap();
+    let pod_spec = "type: object\n                                    x-kubernetes-preserve-unknown-fields: true\n                                    properties:\n                                      tolerations: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}";
+    write(
+        d.path(),
+        "crds/jobset.yaml",
+        &format!(
+            "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: jobsets.jobset.x-k8s.io
+spec:
+  group: jobset.x-k8s.io
+  names: {{kind: JobSet, plural: jobsets}}
+  scope: Namespaced
+  versions:
+    - name: v1alpha2
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                replicatedJobs:
+                  type: array
+                  items:
+                    type: object
+                    properties:
+                      name: {{type: string}}
+                      template:
+                        type: object
+                        properties:
+                          spec:
+                            type: object
+                            x-kubernetes-preserve-unknown-fields: true
+                            properties:
+                              template:
+                                type: object
+                                properties:
+                                  spec:
+                                    {pod_spec}
+"
+        ),
+    );
+    write(
+        d.path(),
+        "apps/train.yaml",
+        "apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: train, namespace: ml}
+spec:
+  replicatedJobs:
+    - name: workers
+      template:
+        spec:
+          template:
+            spec:
+              tolerations: 7
+              containers: [{name: t, image: t:1}]
+",
+    );
+    let found = |extra: &[&str]| -> Vec<String> {
+        let (_, out, err) = stdout_of(
+            gpuops()
+                .current_dir(d.path())
+                .args([
+                    "lint",
+                    "apps",
+                    "--rule",
+                    "schema-violation",
+                    "--format",
+                    "json",
+                ])
+                .args(extra),
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| format!("{}: {}", d["line"], d["message"].as_str().unwrap()))
+            .collect()
+    };
+    let builtin = found(&[]);
+    assert_eq!(builtin.len(), 1, "{builtin:#?}");
+    assert!(
+        builtin[0].starts_with("11: ") && builtin[0].contains("must be a list"),
+        "{builtin:#?}"
+    );
+    let with_crd = found(&["--crd", "crds"]);
+    assert_eq!(with_crd.len(), 1, "{with_crd:#?}");
+    assert!(
+        with_crd[0].starts_with("11: ") && with_crd[0].contains("JobSet v1alpha2 CRD schema"),
+        "{with_crd:#?}"
+    );
+}
+
+/// All the upstream Karpenter and Kueue CRDs at once: for every kind of the schema-violation
+/// fixture they cover, as many findings as the built-in checks give (each problem once).
+#[test]
+fn upstream_crds_find_as_much_as_the_builtin_checks_per_kind() {
+    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/crds");
+    if !crds.is_dir() {
+        eprintln!("note: {} is absent; skipped", crds.display());
+        return;
+    }
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules/schema-violation/fail.yaml");
+    let per_kind = |extra: &[&std::ffi::OsStr]| -> std::collections::BTreeMap<String, usize> {
+        let (_, out, err) = stdout_of(
+            gpuops()
+                .arg("lint")
+                .arg(&fixture)
+                .args(["--rule", "schema-violation", "--format", "json"])
+                .args(extra),
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
+        let mut m = std::collections::BTreeMap::new();
+        for d in v["diagnostics"].as_array().unwrap() {
+            *m.entry(d["object"]["kind"].as_str().unwrap().to_string())
+                .or_default() += 1;
+        }
+        m
+    };
+    let builtin = per_kind(&[]);
+    let with_crds = per_kind(&["--crd".as_ref(), crds.as_os_str()]);
+    for kind in ["NodePool", "EC2NodeClass", "ClusterQueue", "ResourceFlavor"] {
+        assert!(builtin.get(kind).is_some_and(|n| *n > 0), "{builtin:?}");
+        assert_eq!(
+            builtin.get(kind),
+            with_crds.get(kind),
+            "{kind}: {builtin:?} {with_crds:?}"
+        );
+    }
+    // Kinds without an upstream CRD here keep the built-in checks.
+    for kind in ["PriorityClass", "Job"] {
+        assert_eq!(builtin.get(kind), with_crds.get(kind), "{kind}");
+    }
+    // The passing fixture keeps every schema and CEL rule of the upstream CRDs, and no rule of
+    // theirs is skipped.
+    let pass =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules/schema-violation/pass.yaml");
+    let (code, out, err) = stdout_of(
+        gpuops()
+            .arg("lint")
+            .arg(&pass)
+            .args(["--rule", "schema-violation", "--crd"])
+            .arg(&crds),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("CEL"), "{err}");
+}

@@ -450,6 +450,35 @@ fn check_core(path: &str, kind: &str, o: &Value) {
                 "{path}"
             );
         }
+        "DaemonSet" => {
+            assert_eq!(o["apiVersion"], "apps/v1", "{path}");
+            let pod = &o["spec"]["template"]["spec"];
+            assert_eq!(pod["priorityClassName"], "system-node-critical", "{path}");
+            let matches = s(o, &["spec", "selector", "matchLabels"])
+                .as_object()
+                .expect("selector");
+            for (k, v) in matches {
+                assert_eq!(
+                    &o["spec"]["template"]["metadata"]["labels"][k], v,
+                    "{path}: the selector selects the template"
+                );
+            }
+            for c in pod["containers"].as_array().expect("containers") {
+                let image = c["image"].as_str().unwrap_or_default();
+                let tag = image.rsplit_once(':').map(|(_, t)| t).unwrap_or_default();
+                assert!(
+                    !tag.is_empty() && tag != "latest" && !tag.contains('/'),
+                    "{path}: pinned image, got {image}"
+                );
+                for r in ["cpu", "memory"] {
+                    assert!(c["resources"]["limits"][r].is_string(), "{path}: {r} limit");
+                    assert!(
+                        c["resources"]["requests"][r].is_string(),
+                        "{path}: {r} request"
+                    );
+                }
+            }
+        }
         other => panic!("{path}: no check for kind {other}"),
     }
 }
@@ -687,7 +716,7 @@ classes:
 teams:
   - name: "on"
     namespace: "yes"
-    gpuQuota: {"no": 8}
+    gpuQuota: {"no": 16}
 jobs:
   - name: "0755"
     team: "on"
@@ -783,7 +812,15 @@ fn schema_describes_the_profiles() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let schema: Value = serde_json::from_str(&r.stdout).expect("JSON");
     assert_eq!(schema["title"], "gpuops Platform profile");
-    for key in ["apiVersion", "kind", "cluster", "classes", "teams", "jobs"] {
+    for key in [
+        "apiVersion",
+        "kind",
+        "cluster",
+        "devicePlugin",
+        "classes",
+        "teams",
+        "jobs",
+    ] {
         assert!(schema["properties"][key].is_object(), "{key}");
     }
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
@@ -1098,6 +1135,296 @@ fn spot_grace_and_checkpoint_path_are_enforced() {
             .any(|m| m.contains("never mention the checkpoint path `/checkpoints`")),
         "{messages:#?}"
     );
+}
+
+/// A spot class's grace period must fit between the lint rule's minimum (30 s) and the notice;
+/// an on-demand class is not held to the minimum. Errors are located and nothing is written.
+#[test]
+fn spot_grace_below_the_minimum_is_a_located_error() {
+    let text = profile_with(&[(
+        "terminationGracePeriodSeconds: 90",
+        "terminationGracePeriodSeconds: 20",
+    )]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write_profile(tmp.path(), &text);
+    let r = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(!tmp.path().join("deploy").exists(), "nothing is written");
+    assert!(
+        r.stderr.contains(
+            "20 seconds is too short to write a checkpoint when a spot instance is reclaimed"
+        ),
+        "{}",
+        r.stderr
+    );
+    let place = format!(
+        "platform.yaml:{}",
+        at(&text, "terminationGracePeriodSeconds: 20", 1, "20")
+    );
+    assert!(r.stderr.contains(&place), "{place} in {}", r.stderr);
+    assert!(r.stderr.contains("use 30 to 120 seconds"), "{}", r.stderr);
+    // The bounds themselves are accepted on spot; on-demand may go lower.
+    for secs in ["30", "120"] {
+        let ok = profile_with(&[(
+            "terminationGracePeriodSeconds: 90",
+            &format!("terminationGracePeriodSeconds: {secs}"),
+        )]);
+        let files = render_text("platform.yaml", &ok);
+        let (_, findings) = render::self_check(&files, "");
+        assert!(findings.is_empty(), "{secs}: {findings:#?}");
+    }
+    let on_demand = profile_with(&[
+        (
+            "    capacity: spot
+",
+            "    capacity: on-demand
+",
+        ),
+        (
+            "terminationGracePeriodSeconds: 90",
+            "terminationGracePeriodSeconds: 10",
+        ),
+    ]);
+    let files = render_text("platform.yaml", &on_demand);
+    let job = files
+        .iter()
+        .find(|f| f.path == "jobs/ml-applied.embeddings-backfill.yaml")
+        .expect("job");
+    assert!(job.text.contains("terminationGracePeriodSeconds: 10"));
+    let (_, findings) = render::self_check(&files, "");
+    assert!(findings.is_empty(), "{findings:#?}");
+}
+
+#[test]
+fn the_default_grace_leaves_a_margin_inside_the_spot_notice() {
+    let files = render_text("platform.yaml", &example_text());
+    let job = files
+        .iter()
+        .find(|f| f.path == "jobs/ml-research.llama-finetune.yaml")
+        .expect("job");
+    assert!(
+        job.text.contains("terminationGracePeriodSeconds: 90\n"),
+        "{}",
+        job.text
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device plugin
+
+/// Several classes with different GPU kinds and capacities, on AL2023 with the device plugin.
+fn device_plugin_profile() -> String {
+    profile_with(&[
+        (
+            "amiAlias: bottlerocket@v1.42.0",
+            "amiAlias: al2023@v20250715",
+        ),
+        ("\nclasses:\n", "\ndevicePlugin: nvidia\n\nclasses:\n"),
+        ("rootVolume: 20Gi", "rootVolume: 100Gi"),
+    ])
+}
+
+/// Whether a toleration tolerates a taint (Kubernetes' rule: key, operator Exists or equal
+/// values, and an empty effect matching any).
+fn tolerates(t: &Value, taint: &Value) -> bool {
+    let key_ok = t["key"].is_null() && t["operator"] == "Exists" || t["key"] == taint["key"];
+    let value_ok = t["operator"] == "Exists" || t["value"] == taint["value"];
+    let effect_ok = t["effect"].is_null() || t["effect"] == taint["effect"];
+    key_ok && value_ok && effect_ok
+}
+
+/// Whether a node with `labels` (a pool's template labels) satisfies one match expression.
+fn satisfies(labels: &Value, e: &Value) -> bool {
+    let v = labels[e["key"].as_str().unwrap_or_default()].as_str();
+    let values: Vec<&str> = e["values"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    match e["operator"].as_str() {
+        Some("In") => v.is_some_and(|v| values.contains(&v)),
+        Some("NotIn") => v.is_none_or(|v| !values.contains(&v)),
+        Some("Exists") => v.is_some(),
+        Some("DoesNotExist") => v.is_none(),
+        _ => false,
+    }
+}
+
+#[test]
+fn the_device_plugin_tolerates_and_selects_every_gpu_pool() {
+    let files = render_text("platform.yaml", &device_plugin_profile());
+    let ds = files
+        .iter()
+        .find(|f| f.path == "daemonsets/kube-system.nvidia-device-plugin.yaml")
+        .expect("the device plugin is rendered");
+    let (_, ds) = parse_one(&ds.path, &ds.text);
+    let pod = &ds["spec"]["template"]["spec"];
+    let tolerations = pod["tolerations"].as_array().expect("tolerations");
+    let terms = s(
+        pod,
+        &[
+            "affinity",
+            "nodeAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+        ],
+    )
+    .as_array()
+    .expect("node selector terms");
+    assert!(pod["nodeSelector"].is_null());
+    let mut pools = 0;
+    for f in files.iter().filter(|f| f.path.starts_with("nodepools/")) {
+        let (_, pool) = parse_one(&f.path, &f.text);
+        let tmpl = &pool["spec"]["template"];
+        for taint in tmpl["spec"]["taints"].as_array().into_iter().flatten() {
+            assert!(
+                tolerations.iter().any(|t| tolerates(t, taint)),
+                "{}: taint {taint} not tolerated",
+                f.path
+            );
+        }
+        let labels = &tmpl["metadata"]["labels"];
+        let admitted = terms.iter().any(|term| {
+            term["matchExpressions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .all(|e| satisfies(labels, e))
+        });
+        assert!(admitted, "{}: the plugin's affinity excludes it", f.path);
+        pools += 1;
+    }
+    assert_eq!(pools, 5, "every class's pools were checked");
+    let (_, findings) = render::self_check(&files, "");
+    assert!(findings.is_empty(), "{findings:#?}");
+}
+
+#[test]
+fn no_device_plugin_unless_the_profile_asks() {
+    let files = render_text("platform.yaml", &example_text());
+    assert!(!files.iter().any(|f| f.path.starts_with("daemonsets/")));
+}
+
+#[test]
+fn a_device_plugin_on_bottlerocket_is_a_located_error() {
+    let text = profile_with(&[("\nclasses:\n", "\ndevicePlugin: nvidia\n\nclasses:\n")]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write_profile(tmp.path(), &text);
+    let r = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(!tmp.path().join("deploy").exists(), "nothing is written");
+    assert!(
+        r.stderr
+            .contains("Bottlerocket's NVIDIA variants already run the NVIDIA device plugin"),
+        "{}",
+        r.stderr
+    );
+    let place = format!("platform.yaml:{}", at(&text, "devicePlugin:", 1, "nvidia"));
+    assert!(r.stderr.contains(&place), "{place} in {}", r.stderr);
+    assert!(
+        r.stderr.contains("Bottlerocket chosen here"),
+        "{}",
+        r.stderr
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cost ceiling
+
+/// render's stderr line is `gpuops cost`'s total over the files it writes.
+#[test]
+fn render_prints_the_cost_ceiling_of_its_output() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write_profile(tmp.path(), &example_text());
+    let r = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {}", r.stderr);
+    let c = run(tmp.path(), &["cost", "deploy", "--format", "json"]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    let report: Value = serde_json::from_str(&c.stdout).expect("JSON");
+    let total = &report["total"];
+    let expected = format!(
+        "cost ceiling: {:.2} $/h on-demand, {:.2} $/h spot,",
+        total["on_demand"].as_f64().expect("on-demand"),
+        total["spot"].as_f64().expect("spot")
+    );
+    assert!(
+        lines[0].starts_with(&expected),
+        "{} vs {expected}",
+        lines[0]
+    );
+    assert!(
+        total["unbounded_pools"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
+    // The stream mode keeps stdout pure YAML: the line goes to stderr there too.
+    let s = run(tmp.path(), &["render", "platform.yaml"]);
+    assert!(s.stderr.starts_with("cost ceiling: "), "{}", s.stderr);
+    assert!(!s.stdout.contains("cost ceiling"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lint-clean by construction, over many shapes of profile
+
+/// Classes of every GPU kind and capacity, single- and multi-node jobs on EFA and non-EFA
+/// instances, grace periods at the bounds, both AMI families (with the device plugin on AL2023):
+/// the output has no finding under the full rule set.
+#[test]
+fn every_shape_of_profile_renders_lint_clean() {
+    let gpus = [
+        "[a100]",
+        "[h100, a100]",
+        "[p5]",
+        "[p4d.24xlarge]",
+        "[g5, a100]",
+        "[l4]",
+        "[g6e.xlarge, g6e.12xlarge]",
+    ];
+    let mut checked = 0;
+    for (gi, g) in gpus.iter().enumerate() {
+        for capacity in ["spot", "on-demand", "spot-first"] {
+            for class_type in ["training", "batch"] {
+                let al2023 = (gi + checked) % 2 == 0;
+                let (alias, plugin) = if al2023 {
+                    ("al2023@v20250715", "devicePlugin: nvidia\n")
+                } else {
+                    ("bottlerocket@v1.42.0", "")
+                };
+                let per_node = if g.contains("l4") || g.contains("g6e.xlarge") {
+                    1
+                } else {
+                    8
+                };
+                let grace = ["30", "90", "120"][checked % 3];
+                let text = format!(
+                    "apiVersion: gpuops.dev/v1alpha1\nkind: Platform\ncluster:\n  name: c\n  region: us-east-1\n  zones: [us-east-1a, us-east-1b]\n  nodeRole: r\n  amiAlias: {alias}\n{plugin}classes:\n  - name: work\n    type: {class_type}\n    gpus: {g}\n    capacity: {capacity}\n    maxGpus: 32\n  - name: serve\n    type: inference\n    gpus: [l4]\n    capacity: on-demand\n    maxGpus: 4\nteams:\n  - name: t\n    gpuQuota: {{work: 32, serve: 4}}\njobs:\n  - name: multi\n    team: t\n    class: work\n    image: example/trainer:1\n    command: [torchrun]\n    args: [--nnodes=2, --nproc-per-node={per_node}, train.py, --checkpoint-dir=/ckpt]\n    gpusPerWorker: {per_node}\n    workers: 2\n    checkpoint: {{claim: ckpt, path: /ckpt}}\n    terminationGracePeriodSeconds: {grace}\n  - name: single\n    team: t\n    class: work\n    image: example/trainer:1\n    args: [--checkpoint-dir=/ckpt]\n    gpusPerWorker: 1\n    checkpoint: {{claim: ckpt, path: /ckpt}}\n"
+                );
+                let files = render_text("p.yaml", &text);
+                let (sources, findings) = render::self_check(&files, "");
+                assert!(
+                    findings.is_empty(),
+                    "{text}\n{}",
+                    gpuops::report::human(
+                        &findings,
+                        &sources,
+                        gpuops::report::HumanOptions {
+                            color: false,
+                            width: 100
+                        }
+                    )
+                );
+                assert_eq!(
+                    files.iter().any(|f| f.path.starts_with("daemonsets/")),
+                    al2023
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 42);
 }
 
 #[test]

@@ -481,8 +481,8 @@ fn the_example_overlay_points_at_its_patch() {
         d["related"][0]["path"],
         "examples/platform/training/finetune/base/job.yaml"
     );
-    assert_eq!(v["summary"]["errors"], 9);
-    assert_eq!(v["summary"]["warnings"], 10);
+    assert_eq!(v["summary"]["errors"], 14);
+    assert_eq!(v["summary"]["warnings"], 13);
 }
 
 #[test]

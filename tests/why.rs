@@ -36,6 +36,33 @@ fn why_a_job_that_lands_through_kueue() {
 }
 
 #[test]
+fn why_a_job_larger_than_its_queue() {
+    let (out, err, code) = why(&["job/research/sweep-lr", "examples/platform"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("why-sweep-lr", out);
+    let (out, _, _) = why(&[
+        "job/research/sweep-lr",
+        "examples/platform",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let t = &v["objects"][0]["templates"][0];
+    assert_eq!(t["verdict"]["lands"], false);
+    let q = &t["route"]["flavors"][0]["quota"][0];
+    assert_eq!(q["resource"], "nvidia.com/gpu");
+    assert_eq!(q["nominal"], "96");
+    assert_eq!(q["max"], "96");
+    assert_eq!(q["request"], 128);
+    assert!(
+        q["location"]
+            .as_str()
+            .unwrap()
+            .ends_with("quota-queues.yaml:42:29")
+    );
+}
+
+#[test]
 fn why_json_is_structured() {
     let (out, err, code) = why(&[
         "job/research/finetune-llama",
@@ -52,6 +79,9 @@ fn why_json_is_structured() {
     assert_eq!(t["verdict"]["lands"], true);
     assert_eq!(t["route"]["local_queue_name"], "research/training");
     assert_eq!(t["route"]["flavors"][0]["assignable"], true);
+    let quota = &t["route"]["flavors"][0]["quota"][0];
+    assert_eq!(quota["request"], 8);
+    assert_eq!(quota["cohort"], "gpu");
     let pools = t["pools"].as_array().unwrap();
     assert!(pools.iter().any(|p| p["fits"] == true));
     let failing = pools.iter().find(|p| p["fits"] == false).unwrap();

@@ -1,4 +1,19 @@
 //! AWS GPU instance facts (from Karpenter's generated instance-type tables), compiled in.
+//!
+//! `aws-gpu-instances.csv`, one row per instance type (44: every size Karpenter knows of g4dn, g5,
+//! g6, g6e, gr6, p3, p3dn, p4d, p4de, p5, p5e, p5en, p6-b200). Sources, all in the
+//! aws/karpenter-provider-aws repository:
+//! - GPUs, GPU name, manufacturer and memory, vCPU, memory and `vpc.amazonaws.com/efa`
+//!   (EC2 `MaximumEfaInterfaces`): the generated instance-type reference,
+//!   `website/content/en/v1.14/reference/instance-types.md` (last changed 2026-07-11); the three p3
+//!   rows from the v1.12 copy (2026-04-25), the types having left the newer tables.
+//! - On-demand price (Linux, us-east-1, USD/hour): Karpenter's generated price table
+//!   `pkg/providers/pricing/zz_generated.pricing_aws.go`, generated 2026-07-20. List prices, not
+//!   spot; p5e.48xlarge has no entry there and so no price here.
+//! - Neuron devices (`aws.amazon.com/neuron`, `aws.amazon.com/neurondevice`) and cores
+//!   (`aws.amazon.com/neuroncore`): 0 on every row, as none of these types carries an Inferentia or
+//!   Trainium chip. Inf1/Inf2/Trn1/Trn2 have no rows: the source catalog does not hold them, so a
+//!   pool limited to them has an unknown instance set and is never judged by count.
 
 use std::sync::OnceLock;
 
@@ -17,6 +32,9 @@ pub struct Instance {
     pub memory_mib: u64,
     pub efa: u32,
     pub price_usd_hour: Option<f64>,
+    /// Neuron devices (Inferentia/Trainium chips).
+    pub neuron_devices: u32,
+    pub neuron_cores: u32,
 }
 
 impl Instance {
@@ -39,6 +57,18 @@ impl Instance {
             ("kubernetes.io/arch", _) => "amd64".to_string(),
             _ => return None,
         })
+    }
+
+    /// How many of a device resource one node of this type offers, for the device resources the
+    /// catalog counts (`None`: a resource it does not know).
+    pub fn device_capacity(&self, resource: &str) -> Option<u64> {
+        Some(u64::from(match resource {
+            "nvidia.com/gpu" => self.gpu_count,
+            "vpc.amazonaws.com/efa" => self.efa,
+            "aws.amazon.com/neuron" | "aws.amazon.com/neurondevice" => self.neuron_devices,
+            "aws.amazon.com/neuroncore" => self.neuron_cores,
+            _ => return None,
+        }))
     }
 }
 
@@ -77,6 +107,8 @@ pub fn instances() -> &'static [Instance] {
                     memory_mib: f[7].parse::<u64>().ok()? * 1024,
                     efa: f[8].parse().ok()?,
                     price_usd_hour: f[9].parse().ok(),
+                    neuron_devices: f.get(10).and_then(|v| v.parse().ok()).unwrap_or(0),
+                    neuron_cores: f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0),
                 })
             })
             .collect()
@@ -170,5 +202,28 @@ mod tests {
         assert_eq!(gr6.category, "gr");
         assert!(gpu_names().contains(&"a10g"));
         assert!(is_accelerator_family("g6f") && !is_accelerator_family("m5"));
+    }
+
+    #[test]
+    fn every_row_has_a_price_and_device_counts() {
+        for i in instances() {
+            // The source price table has no p5e.48xlarge entry.
+            assert_eq!(
+                i.price_usd_hour.is_some(),
+                i.instance_type != "p5e.48xlarge",
+                "{}",
+                i.instance_type
+            );
+            assert_eq!((i.neuron_devices, i.neuron_cores), (0, 0));
+        }
+        let p5 = instances()
+            .iter()
+            .find(|i| i.instance_type == "p5.48xlarge")
+            .unwrap();
+        assert_eq!(p5.device_capacity("vpc.amazonaws.com/efa"), Some(32));
+        assert_eq!(p5.device_capacity("aws.amazon.com/neuroncore"), Some(0));
+        assert_eq!(p5.device_capacity("amd.com/gpu"), None);
+        assert_eq!(CSV.lines().next().map(|h| h.split(',').count()), Some(12));
+        assert!(CSV.lines().skip(1).all(|l| l.split(',').count() == 12));
     }
 }

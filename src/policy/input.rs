@@ -12,7 +12,9 @@ use crate::model::{Container, is_gpu_resource};
 use crate::yaml::{Node, Value as Y, Yaml11};
 use rayon::prelude::*;
 use regorus::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+pub use super::needs::Needs;
 
 /// Bumped when a field changes meaning or goes away (additions keep it).
 pub const INPUT_VERSION: &str = "gpuops.dev/policy-input/v1";
@@ -238,34 +240,61 @@ fn intent_name(k: IntentKind) -> &'static str {
 /// Builds the input document of one cluster's index. Objects are converted in parallel, once;
 /// the views (`by_kind`, `gpu_templates`) share them.
 pub fn build(ix: &Index<'_>, cluster: Option<&str>) -> Value {
-    build_parts(ix, cluster).0
+    build_parts(ix, cluster, &Needs::everything()).0
 }
 
-/// [`build`], with the objects kept aside: dropping them in parallel after the document halves
-/// the time freeing hundreds of thousands of values takes.
-pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>) -> (Value, Vec<Value>) {
+/// The parts of the document `needs` asks for (see [`Needs`]), with the objects kept aside:
+/// dropping them in parallel after the document halves the time freeing hundreds of thousands
+/// of values takes.
+pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Value, Vec<Value>) {
     let mut owned: Vec<Vec<usize>> = vec![Vec::new(); ix.objects.len()];
     for (ti, t) in ix.templates.iter().enumerate() {
         if let Some(v) = owned.get_mut(t.owner) {
             v.push(ti);
         }
     }
+    // Objects not needed stay `Null` placeholders that are never put in the document.
+    let want_objects = needs.key("objects");
+    let want_kinds = needs.key("by_kind");
     let objects: Vec<Value> = ix
         .objects
         .par_iter()
         .enumerate()
         .map_init(Strings::default, |strings, (i, o)| {
-            object(ix, strings, i, o, cluster, &owned[i])
+            if want_objects || (want_kinds && needs.kind(o.kind)) {
+                object(ix, strings, i, o, cluster, &owned[i])
+            } else {
+                Value::Null
+            }
         })
         .collect();
+    let want_templates = needs.key("templates");
+    let want_gpu_templates = needs.key("gpu_templates");
+    // PodDisruptionBudgets by namespace (`None`: none written, which matches any).
+    let mut pdbs: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
+    for (i, o) in ix.objects.iter().enumerate() {
+        if o.is("policy", "PodDisruptionBudget") {
+            pdbs.entry(o.namespace).or_default().push(i);
+        }
+    }
     let templates: Vec<Value> = (0..ix.templates.len())
         .into_par_iter()
-        .map(|ti| template(ix, ti))
+        .map(|ti| {
+            if want_templates || (want_gpu_templates && ix.templates[ti].requests_gpu()) {
+                template(ix, ti, &pdbs)
+            } else {
+                Value::Null
+            }
+        })
         .collect();
 
     let mut by_kind: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
-    for (o, v) in ix.objects.iter().zip(&objects) {
-        by_kind.entry(o.kind).or_default().push(v.clone());
+    if want_kinds {
+        for (o, v) in ix.objects.iter().zip(&objects) {
+            if needs.kind(o.kind) {
+                by_kind.entry(o.kind).or_default().push(v.clone());
+            }
+        }
     }
     let gpu_templates: Vec<Value> = ix
         .templates
@@ -281,6 +310,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>) -> (Value, Vec<Value>)
         object: Option<usize>,
         objects: Vec<usize>,
         gpu_templates: Vec<usize>,
+        gpu_objects: Vec<usize>,
         gpu_resources: Vec<&'x str>,
     }
     let mut namespaces: BTreeMap<&str, Ns> = BTreeMap::new();
@@ -303,6 +333,10 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>) -> (Value, Vec<Value>)
         }
         let e = namespaces.entry(ns).or_default();
         e.gpu_templates.push(ti);
+        // Templates come in object order: an owner's templates are adjacent.
+        if e.gpu_objects.last() != Some(&t.owner) {
+            e.gpu_objects.push(t.owner);
+        }
         for c in &t.containers {
             for (name, _) in c.accelerators() {
                 if is_gpu_resource(name) && !e.gpu_resources.contains(&name) {
@@ -325,6 +359,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>) -> (Value, Vec<Value>)
                 ),
                 ("objects", indices(&n.objects)),
                 ("gpu_templates", indices(&n.gpu_templates)),
+                ("gpu_objects", indices(&n.gpu_objects)),
                 ("gpu_resources", strings(n.gpu_resources)),
             ]);
             (Value::from(name), facts)
@@ -332,7 +367,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>) -> (Value, Vec<Value>)
         .collect();
 
     let mut nodepools = BTreeMap::new();
-    for p in &ix.nodepools {
+    for p in ix.nodepools.iter().filter(|_| needs.key("nodepools")) {
         let key = Value::from(p.name);
         if nodepools.contains_key(&key) {
             continue;
@@ -411,7 +446,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>) -> (Value, Vec<Value>)
         });
     }
 
-    let doc = obj(vec![
+    let mut entries = vec![
         ("version", Value::from(INPUT_VERSION)),
         ("cluster", opt_str(cluster)),
         (
@@ -421,7 +456,14 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>) -> (Value, Vec<Value>)
                 ("karpenter", Value::from(ix.uses_karpenter())),
             ]),
         ),
-        ("objects", Value::from(objects.clone())),
+        (
+            "objects",
+            if want_objects {
+                Value::from(objects.clone())
+            } else {
+                Value::Null
+            },
+        ),
         (
             "by_kind",
             Value::from(
@@ -431,15 +473,23 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>) -> (Value, Vec<Value>)
                     .collect::<BTreeMap<_, _>>(),
             ),
         ),
-        ("templates", Value::from(templates)),
+        (
+            "templates",
+            if want_templates {
+                Value::from(templates)
+            } else {
+                Value::Null
+            },
+        ),
         ("gpu_templates", Value::from(gpu_templates)),
         ("namespaces", Value::from(namespaces)),
         ("nodepools", Value::from(nodepools)),
         ("flavors", Value::from(flavors)),
         ("cluster_queues", Value::from(cluster_queues)),
         ("local_queues", Value::from(local_queues)),
-    ]);
-    (doc, objects)
+    ];
+    entries.retain(|(k, _)| needs.key(k) || matches!(*k, "version" | "cluster" | "settings"));
+    (obj(entries), objects)
 }
 
 fn object<'a>(
@@ -528,9 +578,30 @@ fn container(c: &Container<'_>, spec_path: &[Seg], index: usize) -> Value {
     ])
 }
 
-fn template(ix: &Index<'_>, ti: usize) -> Value {
+fn template(ix: &Index<'_>, ti: usize, pdbs: &HashMap<Option<&str>, Vec<usize>>) -> Value {
     let t = &ix.templates[ti];
     let owner = ix.owner(t);
+    // The PodDisruptionBudgets of its namespace whose selector selects its pods.
+    let labels = t.metadata.and_then(|m| m.get("labels"));
+    let candidates: Vec<usize> = match owner.namespace {
+        Some(_) => [owner.namespace, None]
+            .iter()
+            .filter_map(|ns| pdbs.get(ns))
+            .flatten()
+            .copied()
+            .collect(),
+        None => pdbs.values().flatten().copied().collect(),
+    };
+    let mut covering: Vec<usize> = candidates
+        .into_iter()
+        .filter(|&i| {
+            ix.objects[i]
+                .spec()
+                .and_then(|s| s.get("selector"))
+                .is_some_and(|sel| crate::model::selects(sel, labels))
+        })
+        .collect();
+    covering.sort_unstable();
     // The pod spec's path, found by identity; the template is its parent (a bare Pod is its own).
     let spec_path = path_to(owner.root, t.spec).unwrap_or_default();
     let mut tpath = spec_path.clone();
@@ -585,6 +656,7 @@ fn template(ix: &Index<'_>, ti: usize) -> Value {
         ("index", Value::from(ti as u64)),
         ("object", Value::from(t.owner as u64)),
         ("kind", Value::from(owner.kind)),
+        ("api_version", Value::from(owner.api_version)),
         ("namespace", opt_str(owner.namespace)),
         ("name", opt_str(owner.name)),
         ("path", path_value(&tpath)),
@@ -592,6 +664,28 @@ fn template(ix: &Index<'_>, ti: usize) -> Value {
         ("path_text", Value::from(t.path.as_str())),
         ("labels", meta("labels")),
         ("annotations", meta("annotations")),
+        (
+            "node_selector",
+            t.spec
+                .get("nodeSelector")
+                .map_or(Value::new_object(), node_value),
+        ),
+        (
+            "pdbs",
+            Value::from(
+                covering
+                    .iter()
+                    .map(|&i| Value::from(i as u64))
+                    .collect::<Vec<_>>(),
+            ),
+        ),
+        (
+            "object_labels",
+            owner
+                .root
+                .at(&["metadata", "labels"])
+                .map_or(Value::new_object(), node_value),
+        ),
         ("gpus", Value::from(t.gpus_per_pod())),
         ("requests_gpu", Value::from(t.requests_gpu())),
         (

@@ -13,6 +13,7 @@
 
 pub mod bundled;
 pub mod input;
+pub mod needs;
 pub mod testing;
 
 use crate::config::Settings;
@@ -53,6 +54,8 @@ pub struct PolicyMeta {
     warn: Option<(String, u32)>,
     /// Where `metadata` is declared: errors of the policy as a whole point there.
     line: u32,
+    /// What its package's modules read of the input document.
+    needs: needs::Needs,
 }
 
 impl PolicyMeta {
@@ -139,6 +142,9 @@ pub struct Policies {
     pub policies: Vec<PolicyMeta>,
     /// Time one policy may run over one cluster's input.
     pub budget: Duration,
+    /// What helper packages (no metadata of their own) read of the input: any policy may call
+    /// them.
+    library_needs: needs::Needs,
 }
 
 impl fmt::Debug for Policies {
@@ -314,7 +320,12 @@ impl Policies {
         }
         let mut decls: BTreeMap<&str, Decl> = BTreeMap::new();
         let mut order: Vec<&str> = Vec::new();
+        let mut reads: BTreeMap<&str, needs::Needs> = BTreeMap::new();
         for (m, pkg) in modules.iter().zip(&packages) {
+            reads
+                .entry(pkg.as_str())
+                .or_default()
+                .merge(&needs::Needs::of_module(&m.text));
             let d = decls.entry(pkg.as_str()).or_insert_with(|| {
                 order.push(pkg.as_str());
                 Decl::default()
@@ -335,9 +346,11 @@ impl Policies {
             }
         }
         let mut policies: Vec<PolicyMeta> = Vec::new();
+        let mut library_needs = needs::Needs::default();
         for pkg in order {
             let d = &decls[pkg];
             let Some(m) = d.metadata else {
+                library_needs.merge(&reads[pkg]);
                 if let Some(m) = d.deny.or(d.warn) {
                     return Err(PolicyError::at(
                         &m.path,
@@ -358,7 +371,9 @@ impl Policies {
             let at = |m: Option<&Module>, rule: &str| {
                 m.map(|m| (m.path.clone(), line_of(&m.text, rule)))
             };
-            let meta = read_metadata(&value, pkg, m, line, at(d.deny, "deny"), at(d.warn, "warn"))?;
+            let mut meta =
+                read_metadata(&value, pkg, m, line, at(d.deny, "deny"), at(d.warn, "warn"))?;
+            meta.needs = reads.remove(pkg).unwrap_or_default();
             if let Some(first) = policies.iter().find(|p| p.id == meta.id) {
                 return Err(PolicyError::at(
                     &m.path,
@@ -375,6 +390,7 @@ impl Policies {
             engine,
             policies,
             budget: DEFAULT_BUDGET,
+            library_needs,
         })
     }
 
@@ -424,7 +440,16 @@ impl Policies {
         if enabled.is_empty() {
             return Run::default();
         }
-        let (doc, objects) = input::build_parts(ix, cluster);
+        // User packages may call one another, enabled or not; bundled ones stand alone.
+        let mut needs = self.library_needs.clone();
+        for p in self
+            .policies
+            .iter()
+            .filter(|p| !p.bundled || crate::rule_enabled(settings, p.name))
+        {
+            needs.merge(&p.needs);
+        }
+        let (doc, objects) = input::build_parts(ix, cluster, &needs);
         let runs: Vec<Run> = enabled.par_iter().map(|p| self.eval(p, ix, &doc)).collect();
         drop(doc);
         objects.into_par_iter().for_each(drop);
@@ -576,6 +601,7 @@ fn read_metadata(
         deny,
         warn,
         line,
+        needs: needs::Needs::default(),
     })
 }
 

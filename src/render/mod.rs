@@ -6,6 +6,7 @@
 //!     ─templates─▶ files (header + YAML) ─lint─▶ stdout | -o DIR (atomic, no clobber) | --check (diff)
 //! ```
 
+pub mod ceiling;
 pub mod output;
 pub mod plan;
 pub mod platform;

@@ -3,7 +3,7 @@
 //! stay plain YAML with holes.
 
 use super::platform::{AmiFamily, ClassSpec, Platform, tier_name, tier_value};
-use super::profile::Tier;
+use super::profile::{DevicePlugin, Tier};
 use serde_json::{Value, json};
 
 /// Label the pools set on their nodes and the flavors and jobs select.
@@ -26,10 +26,11 @@ pub enum ObjKind {
     LocalQueue,
     Service,
     Job,
+    DevicePlugin,
 }
 
 impl ObjKind {
-    pub const ALL: [ObjKind; 12] = [
+    pub const ALL: [ObjKind; 13] = [
         ObjKind::PriorityClass,
         ObjKind::WorkloadPriorityClass,
         ObjKind::EC2NodeClass,
@@ -42,6 +43,7 @@ impl ObjKind {
         ObjKind::LocalQueue,
         ObjKind::Service,
         ObjKind::Job,
+        ObjKind::DevicePlugin,
     ];
     pub fn kind(self) -> &'static str {
         match self {
@@ -57,6 +59,7 @@ impl ObjKind {
             ObjKind::LocalQueue => "LocalQueue",
             ObjKind::Service => "Service",
             ObjKind::Job => "Job",
+            ObjKind::DevicePlugin => "DaemonSet",
         }
     }
     pub fn api_version(self) -> &'static str {
@@ -73,6 +76,7 @@ impl ObjKind {
             | ObjKind::LimitRange
             | ObjKind::Service => "v1",
             ObjKind::Job => "batch/v1",
+            ObjKind::DevicePlugin => "apps/v1",
         }
     }
     /// Directory in the output: the kind's plural, lower case.
@@ -90,6 +94,7 @@ impl ObjKind {
             ObjKind::LocalQueue => "localqueues",
             ObjKind::Service => "services",
             ObjKind::Job => "jobs",
+            ObjKind::DevicePlugin => "daemonsets",
         }
     }
     /// The template file that renders this kind.
@@ -107,6 +112,7 @@ impl ObjKind {
             ObjKind::LocalQueue => "localqueue.yaml.j2",
             ObjKind::Service => "service.yaml.j2",
             ObjKind::Job => "job.yaml.j2",
+            ObjKind::DevicePlugin => "deviceplugin.yaml.j2",
         }
     }
 }
@@ -153,6 +159,20 @@ fn gpu_taint() -> Value {
 fn gpu_toleration() -> Value {
     json!({ "key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule" })
 }
+
+/// The taints of a class's NodePools; the device plugin tolerates the union, so it reaches every
+/// pool by construction.
+fn pool_taints(_c: &ClassSpec) -> Vec<Value> {
+    vec![gpu_taint()]
+}
+
+/// A toleration for exactly one taint (any value).
+fn tolerate(taint: &Value) -> Value {
+    json!({ "key": taint["key"], "operator": "Exists", "effect": taint["effect"] })
+}
+
+/// Image of the NVIDIA device plugin: a pinned release, so a GitOps sync never changes it.
+pub const NVIDIA_DEVICE_PLUGIN_IMAGE: &str = "nvcr.io/nvidia/k8s-device-plugin:v0.19.3";
 
 fn pool_name(class: &str, capacity: &str) -> String {
     format!("{class}-{capacity}")
@@ -389,8 +409,55 @@ pub fn objects(p: &Platform) -> Vec<Object> {
             });
         }
     }
+    if let Some(dp) = p.device_plugin {
+        out.push(device_plugin(p, dp));
+    }
     out.sort_by_key(Object::path);
     out
+}
+
+/// The device-plugin DaemonSet: on the nodes of every class (node affinity on the class label
+/// all pools set), tolerating every taint those pools carry.
+fn device_plugin(p: &Platform, dp: DevicePlugin) -> Object {
+    let (name, image, resource) = match dp {
+        DevicePlugin::Nvidia => (
+            "nvidia-device-plugin",
+            NVIDIA_DEVICE_PLUGIN_IMAGE,
+            GPU_RESOURCE,
+        ),
+    };
+    let mut classes: Vec<&str> = p.classes.iter().map(|c| c.name.as_str()).collect();
+    classes.sort_unstable();
+    let mut tolerations: Vec<Value> = Vec::new();
+    for c in &p.classes {
+        for t in pool_taints(c) {
+            let t = tolerate(&t);
+            if !tolerations.contains(&t) {
+                tolerations.push(t);
+            }
+        }
+    }
+    let namespace = "kube-system";
+    Object {
+        kind: ObjKind::DevicePlugin,
+        namespace: Some(namespace.into()),
+        name: name.into(),
+        ctx: json!({
+            "labels": with_labels(&[("app.kubernetes.io/name", name)]),
+            "plugin": {
+                "name": name,
+                "namespace": namespace,
+                "image": image,
+                "resource": resource,
+                "class_label": CLASS_LABEL,
+                "classes": classes,
+                "tolerations": tolerations,
+                "priority_class": "system-node-critical",
+                "requests": { "cpu": "50m", "memory": "64Mi" },
+                "limits": { "cpu": "500m", "memory": "256Mi" },
+            },
+        }),
+    }
 }
 
 fn tier_description(t: Tier) -> &'static str {
@@ -422,7 +489,7 @@ fn pool_ctx(
         "weight": weight,
         "node_class": c.name,
         "node_labels": { CLASS_LABEL: c.name },
-        "taints": [gpu_taint()],
+        "taints": pool_taints(c),
         "requirements": requirements,
         "expire_after": c.expire_after,
         "termination_grace_period": c.termination_grace_period,

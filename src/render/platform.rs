@@ -1,12 +1,14 @@
 //! The validated platform: what a profile means once every name resolves and every number fits.
 
-use super::profile::{Capacity, ClassType, Tier};
+use super::profile::{Capacity, ClassType, DevicePlugin, Tier};
 use crate::catalog::Instance;
 
 /// A profile that passed validation.
 #[derive(Debug, Clone)]
 pub struct Platform {
     pub cluster: ClusterSpec,
+    /// The device-plugin DaemonSet to render, if any.
+    pub device_plugin: Option<DevicePlugin>,
     pub classes: Vec<ClassSpec>,
     pub teams: Vec<TeamSpec>,
     pub jobs: Vec<JobSpec>,

@@ -23,6 +23,13 @@ pub struct Profile {
     /// Always `Platform`.
     pub kind: Kind,
     pub cluster: Cluster,
+    /// Render a device-plugin DaemonSet that runs on the nodes of every class, so their GPUs
+    /// register with the kubelet: `nvidia`. Off by default (the plugin often comes from the GPU
+    /// operator or an add-on). Needed on AL2023, whose NVIDIA AMIs ship the driver but not the
+    /// plugin; Bottlerocket's NVIDIA variants run it on the host, so it is refused there.
+    #[serde(default)]
+    #[schemars(with = "Option<DevicePlugin>")]
+    pub device_plugin: Option<Spanned<DevicePlugin>>,
     /// Workload classes. Each becomes an EC2NodeClass, one NodePool per capacity tier and a
     /// Kueue ResourceFlavor.
     #[schemars(with = "Vec<Class>")]
@@ -98,6 +105,14 @@ impl ClassType {
             ClassType::Batch => "batch",
         }
     }
+}
+
+/// Which device plugin to render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DevicePlugin {
+    /// The NVIDIA device plugin: advertises `nvidia.com/gpu` on every class's nodes.
+    Nvidia,
 }
 
 /// How the class buys capacity.
@@ -273,8 +288,8 @@ pub struct Job {
     #[schemars(with = "Option<u32>")]
     pub workers: Option<Spanned<u32>>,
     pub checkpoint: Checkpoint,
-    /// Seconds a worker gets to write a checkpoint when its node goes away (default 110; spot
-    /// gives a 2-minute notice, so at most 120 on spot classes).
+    /// Seconds a worker gets to write a checkpoint when its node goes away (default 90). Spot
+    /// gives a 2-minute notice, so on spot classes it must be between 30 and 120.
     #[serde(default)]
     #[schemars(with = "Option<u32>")]
     pub termination_grace_period_seconds: Option<Spanned<u32>>,

@@ -20,6 +20,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         "ec2nodeclass.yaml.j2",
         include_str!("../../templates/ec2nodeclass.yaml.j2"),
     ),
+    (
+        "deviceplugin.yaml.j2",
+        include_str!("../../templates/deviceplugin.yaml.j2"),
+    ),
     ("job.yaml.j2", include_str!("../../templates/job.yaml.j2")),
     (
         "limitrange.yaml.j2",

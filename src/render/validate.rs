@@ -4,15 +4,23 @@
 use super::platform::{
     AmiFamily, ClassSpec, ClusterSpec, GpuSelector, JobSpec, Platform, TeamSpec,
 };
-use super::profile::{Class, ClassType, Job, Profile, Team, Tier};
+use super::profile::{Class, ClassType, DevicePlugin, Job, Profile, Team, Tier};
 use super::{ProfileProblem, span_of};
 use crate::catalog;
 use crate::yaml::Span;
 use serde_saphyr::Spanned;
 
-/// Default seconds a worker gets to checkpoint (spot gives a 120-second notice).
-pub const DEFAULT_GRACE_SECONDS: u32 = 110;
+/// Default seconds a worker gets to checkpoint. Spot gives a 120-second notice, but the grace
+/// period only starts when Karpenter has read the notice and drained the node: keep a margin.
+pub const DEFAULT_GRACE_SECONDS: u32 = 90;
 const SPOT_NOTICE_SECONDS: u32 = 120;
+
+/// The least grace a pod that can land on spot may have: the lint rule's default minimum
+/// (`spot-termination-grace-too-short`), so that rendered output passes the self-check.
+fn spot_min_grace_seconds() -> u32 {
+    let min = crate::config::Settings::default().spot_min_grace_seconds;
+    u32::try_from(min).unwrap_or(SPOT_NOTICE_SECONDS)
+}
 
 struct V<'t> {
     text: &'t str,
@@ -147,6 +155,7 @@ pub(super) fn validate(p: &Profile, text: &str) -> Result<Platform, Vec<ProfileP
         out: Vec::new(),
     };
     let cluster = cluster(&mut v, p);
+    let device_plugin = device_plugin(&mut v, p, cluster.ami_family);
     let mut classes: Vec<Option<ClassSpec>> = Vec::new();
     for (i, c) in p.classes.value.iter().enumerate() {
         let dup = p.classes.value[..i]
@@ -176,6 +185,7 @@ pub(super) fn validate(p: &Profile, text: &str) -> Result<Platform, Vec<ProfileP
     if v.out.is_empty() {
         Ok(Platform {
             cluster,
+            device_plugin,
             classes: classes.into_iter().flatten().collect(),
             teams: teams.into_iter().flatten().collect(),
             jobs,
@@ -301,6 +311,22 @@ fn cluster(v: &mut V, p: &Profile) -> ClusterSpec {
         discovery_tag,
         ami_alias: alias.clone(),
         ami_family: family,
+    }
+}
+
+fn device_plugin(v: &mut V, p: &Profile, family: AmiFamily) -> Option<DevicePlugin> {
+    let dp = p.device_plugin.as_ref()?;
+    match dp.value {
+        // Two plugins registering `nvidia.com/gpu` on one kubelet replace each other's
+        // registration; the host's plugin on Bottlerocket is the one to keep.
+        DevicePlugin::Nvidia if family == AmiFamily::Bottlerocket => {
+            let at = v.at(&p.cluster.ami_alias);
+            v.err(dp, "Bottlerocket's NVIDIA variants already run the NVIDIA device plugin on the host: a DaemonSet would register `nvidia.com/gpu` a second time")
+                .related(at, "Bottlerocket chosen here")
+                .help("remove `devicePlugin` (it is for al2023, whose NVIDIA AMIs ship the driver but not the plugin)");
+            None
+        }
+        d => Some(d),
     }
 }
 
@@ -846,6 +872,7 @@ fn jobs(
             .as_ref()
             .map_or(DEFAULT_GRACE_SECONDS, |g| g.value);
         if let Some(g) = &j.termination_grace_period_seconds {
+            let min = spot_min_grace_seconds();
             if g.value == 0 {
                 v.err(
                     g,
@@ -857,7 +884,14 @@ fn jobs(
                     "{} seconds is longer than the 2-minute notice spot instances get: the worker is killed before it finishes checkpointing",
                     g.value
                 ))
-                .help(format!("use at most {SPOT_NOTICE_SECONDS} seconds (default {DEFAULT_GRACE_SECONDS}) on a class with spot capacity"));
+                .help(format!("use {min} to {SPOT_NOTICE_SECONDS} seconds (default {DEFAULT_GRACE_SECONDS}) on a class with spot capacity"));
+                ok = false;
+            } else if uses_spot && g.value < min {
+                v.err(g, format!(
+                    "{} seconds is too short to write a checkpoint when a spot instance is reclaimed: classes with spot capacity need at least {min}",
+                    g.value
+                ))
+                .help(format!("use {min} to {SPOT_NOTICE_SECONDS} seconds (default {DEFAULT_GRACE_SECONDS}) on a class with spot capacity"));
                 ok = false;
             }
         }

@@ -92,9 +92,11 @@ fn mask_numbers(message: &str) -> String {
 
 /// Whether `before` ends with the word `line` or `lines`.
 fn is_line_word(before: &str) -> bool {
+    // Past the whole separator: it may be more than one byte (`×`).
     let word_start = before
-        .rfind(|c: char| !c.is_alphanumeric())
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rfind(|(_, c)| !c.is_alphanumeric())
+        .map_or(0, |(i, c)| i + c.len_utf8());
     matches!(&before[word_start..], "line" | "lines")
 }
 
@@ -188,5 +190,13 @@ mod tests {
     fn line_at_survives_offsets_past_the_end() {
         assert_eq!(line_at("a\n  b  \nc", 3), "b");
         assert_eq!(line_at("a", 99), "");
+    }
+
+    #[test]
+    fn multibyte_separator_before_a_space_does_not_panic() {
+        assert_eq!(
+            mask_numbers("16 pods × 8 on line 3"),
+            "16 pods × 8 on line #"
+        );
     }
 }

@@ -8,6 +8,7 @@ pub fn json(
     files: &[SourceFile],
     documents: usize,
     objects: usize,
+    run_errors: &[String],
 ) -> String {
     let (errors, warnings) = super::counts(diags);
     let items: Vec<Value> = diags
@@ -59,6 +60,9 @@ pub fn json(
         "version": 1,
         "diagnostics": items,
         "skipped": skipped,
+        // Problems that fail the run outside the findings (exit 2): an unreadable path, a policy
+        // that failed at run time.
+        "errors": run_errors,
         "summary": {
             "files": files.iter().filter(|f| !f.is_context()).count(),
             "documents": documents,

@@ -62,40 +62,6 @@ declare_rule! {
     check: check,
 }
 
-/// Whether a label selector (`matchLabels` + `matchExpressions`) selects pods with `labels`.
-fn selects(selector: &Node, labels: Option<&Node>) -> bool {
-    let value = |k: &str| labels.and_then(|l| l.get(k)).and_then(Node::as_str);
-    let labels_ok = selector
-        .get("matchLabels")
-        .into_iter()
-        .flat_map(|m| m.entries())
-        .all(|(k, _, v)| v.as_str().is_some_and(|v| value(k) == Some(v)));
-    let exprs_ok = selector
-        .get("matchExpressions")
-        .into_iter()
-        .flat_map(|m| m.items())
-        .all(|e| {
-            let Some(key) = e.get("key").and_then(Node::as_str) else {
-                return false;
-            };
-            let values: Vec<&str> = e
-                .get("values")
-                .into_iter()
-                .flat_map(|v| v.items())
-                .filter_map(Node::as_str)
-                .collect();
-            let v = value(key);
-            match e.get("operator").and_then(Node::as_str) {
-                Some("In") => v.is_some_and(|v| values.contains(&v)),
-                Some("NotIn") => !v.is_some_and(|v| values.contains(&v)),
-                Some("Exists") => v.is_some(),
-                Some("DoesNotExist") => v.is_none(),
-                _ => false,
-            }
-        });
-    labels_ok && exprs_ok
-}
-
 /// The autoscaler that targets the object, with its floor: (min node, value).
 fn autoscaled<'a>(
     scalers: &[&'a Object<'a>],
@@ -176,7 +142,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         let covered = candidates.iter().any(|p| {
             p.spec()
                 .and_then(|s| s.get("selector"))
-                .is_some_and(|sel| selects(sel, labels))
+                .is_some_and(|sel| crate::model::selects(sel, labels))
         });
         if covered {
             continue;

@@ -161,9 +161,13 @@ mod ami_alias_unpinned;
 mod checkpoint_volume_missing;
 mod clusterqueue_not_found;
 mod deprecated_api;
+mod device_plugin_misses_gpu_pool;
 mod ebs_unencrypted;
 mod efa_not_requested;
+mod expire_after_shorter_than_job;
 mod flavor_matches_no_nodepool;
+mod gpu_count_exceeds_instance;
+mod flavor_toleration_mismatch;
 mod gpu_count_mismatch_processes;
 mod gpu_inference_pdb_missing;
 mod gpu_limit_missing;
@@ -177,9 +181,12 @@ mod invalid_yaml;
 mod localqueue_not_found;
 mod nodeclass_not_found;
 mod nodepool_cost_exceeds_budget;
+mod nodepool_requirements_unsatisfiable;
 mod nodeselector_matches_no_nodepool;
 mod priorityclass_not_found;
 mod queue_name_as_annotation;
+mod queue_quota_exceeds_pool_limit;
+mod queue_resource_unknown;
 mod resourceflavor_not_found;
 mod schema_violation;
 mod source_build_failed;
@@ -188,6 +195,7 @@ pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
 pub(crate) mod unused_suppression;
+mod workload_exceeds_queue_quota;
 mod yaml_type_trap;
 
 static ALL: &[&Rule] = &[
@@ -197,6 +205,9 @@ static ALL: &[&Rule] = &[
     &gpu_quantity_invalid::RULE,
     &gpu_toleration_missing::RULE,
     &nodeselector_matches_no_nodepool::RULE,
+    &gpu_count_exceeds_instance::RULE,
+    &nodepool_requirements_unsatisfiable::RULE,
+    &device_plugin_misses_gpu_pool::RULE,
     &gpu_nodepool_untainted::RULE,
     &gpu_nodepool_unbounded::RULE,
     &nodepool_cost_exceeds_budget::RULE,
@@ -206,6 +217,7 @@ static ALL: &[&Rule] = &[
     &gpu_inference_pdb_missing::RULE,
     &inference_spot_only::RULE,
     &spot_termination_grace_too_short::RULE,
+    &expire_after_shorter_than_job::RULE,
     &efa_not_requested::RULE,
     &gpu_count_mismatch_processes::RULE,
     &nodeclass_not_found::RULE,
@@ -215,6 +227,10 @@ static ALL: &[&Rule] = &[
     &priorityclass_not_found::RULE,
     &flavor_matches_no_nodepool::RULE,
     &queue_name_as_annotation::RULE,
+    &queue_quota_exceeds_pool_limit::RULE,
+    &workload_exceeds_queue_quota::RULE,
+    &queue_resource_unknown::RULE,
+    &flavor_toleration_mismatch::RULE,
     &ami_alias_unpinned::RULE,
     &ebs_unencrypted::RULE,
     &imds_tokens_optional::RULE,

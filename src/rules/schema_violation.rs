@@ -19,7 +19,10 @@ declare_rule! {
     /// `instanceProfile`, alias terms, a ClusterQueue's flavor resources in `coveredResources`
     /// order, `borrowingLimit` without a cohort, and toleration operator/value/effect rules.
     /// Unknown fields of core kinds are reported only when they are near-misses of known ones.
-    /// Objects whose CRD is given with `--crd` or `crds:` are validated against that CRD instead.
+    /// Objects whose CRD is given with `--crd` or `crds:` (or found among the linted files) are
+    /// validated against that CRD instead: its schema and its `x-kubernetes-validations` CEL
+    /// rules (for that kind and version the built-in checks are off, except Kueue's webhook
+    /// check of flavor resource order).
     ///
     /// ## Why is this bad?
     /// A GitOps sync that the API server rejects leaves the NodePool, queue or Job out of the
@@ -68,6 +71,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         found.clear();
         if !user.is_empty() && user.covers(obj) {
             user.validate(obj, &mut found);
+            webhook(obj, &mut found);
         } else {
             object(obj, &mut found);
         }
@@ -75,6 +79,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     }
     for t in &cx.ix.templates {
         let obj = cx.ix.owner(t);
+        // The CRD of the owner describes its pod templates (or chooses not to).
+        if !user.is_empty() && user.covers(obj) {
+            continue;
+        }
         found.clear();
         let base = if obj.group.is_empty() && obj.kind == "Pod" {
             t.path.clone()
@@ -116,7 +124,7 @@ fn object<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
             } else {
                 "cohortName"
             };
-            cel::cluster_queue(spec, cohort, found);
+            cel::cluster_queue(spec, cohort, false, found);
         }
         "ResourceFlavor" => {
             if let Some(t) = spec.get("tolerations") {
@@ -124,6 +132,16 @@ fn object<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
             }
         }
         _ => {}
+    }
+}
+
+/// Admission webhook checks that no CRD schema expresses, for objects validated by their CRD.
+fn webhook<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
+    if obj.kind == "ClusterQueue"
+        && obj.group == "kueue.x-k8s.io"
+        && let Some(spec) = obj.spec().filter(|s| s.as_map().is_some())
+    {
+        cel::cluster_queue(spec, "", true, found);
     }
 }
 

@@ -70,7 +70,8 @@ fn pool_allows(pool: &NodePool<'_>, i: &catalog::Instance) -> bool {
     })
 }
 
-pub(super) fn expr_holds(op: &str, values: &[&str], v: &str) -> bool {
+/// Whether a label value meets one requirement (`op` with `values`), Karpenter's operators.
+pub fn expr_holds(op: &str, values: &[&str], v: &str) -> bool {
     match op {
         "In" => values.contains(&v),
         "NotIn" => !values.contains(&v),

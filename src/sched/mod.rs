@@ -21,6 +21,7 @@ mod hints;
 mod instances;
 mod kueue;
 mod pods;
+mod quota;
 mod requirements;
 
 pub use candidates::*;
@@ -30,6 +31,7 @@ pub use hints::*;
 pub use instances::*;
 pub use kueue::*;
 pub use pods::*;
+pub use quota::*;
 pub use requirements::*;
 
 use crate::model::{NodePool, Taint};

@@ -284,9 +284,15 @@ pub fn ec2nodeclass<'a>(spec: &'a Node, out: &mut Vec<Violation<'a>>) {
 }
 
 /// ClusterQueue: flavors list their resources as the group covers them, in the same order
-/// (webhook); `borrowingLimit` only with a cohort (CEL).
-pub fn cluster_queue<'a>(spec: &'a Node, cohort_field: &str, out: &mut Vec<Violation<'a>>) {
-    let cohort = text(spec.get(cohort_field)).is_some();
+/// (webhook); `borrowingLimit` only with a cohort (CEL). With `webhook_only` (the CRD's own CEL
+/// rules run instead), only what the CRD cannot say: the same resources in another order.
+pub fn cluster_queue<'a>(
+    spec: &'a Node,
+    cohort_field: &str,
+    webhook_only: bool,
+    out: &mut Vec<Violation<'a>>,
+) {
+    let cohort = webhook_only || text(spec.get(cohort_field)).is_some();
     for (g, rg) in spec
         .get("resourceGroups")
         .into_iter()
@@ -312,7 +318,9 @@ pub fn cluster_queue<'a>(spec: &'a Node, cohort_field: &str, out: &mut Vec<Viola
                 .items()
                 .filter_map(|r| r.get("name").and_then(Node::as_str))
                 .collect();
-            if !covered.is_empty() && !names.is_empty() && names != covered {
+            // The CRD's CEL rule compares the counts; the webhook also the order.
+            let counted = webhook_only && names.len() != covered.len();
+            if !covered.is_empty() && !names.is_empty() && names != covered && !counted {
                 let fname = fl.get("name").and_then(Node::as_str).unwrap_or("?");
                 push(
                     out,

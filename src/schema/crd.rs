@@ -1,9 +1,10 @@
 //! CustomResourceDefinitions the user has (in the linted repository, in context paths, or given
 //! with `--crd` / `crds:`): objects of their kinds are validated against the served version's
-//! `openAPIV3Schema` with the `jsonschema` crate. `x-kubernetes-validations` (CEL) are not run:
-//! only the built-in rules of `cel.rs` cover CEL, for the kinds gpuops knows.
+//! `openAPIV3Schema` with the `jsonschema` crate, and against its `x-kubernetes-validations`
+//! (CEL rules, see [`super::validations`]).
 
 use super::check::Violation;
+use super::validations::Rules;
 use crate::model::Object;
 use crate::yaml::{Node, Value as YValue, Yaml11};
 use serde_json::{Map, Value, json};
@@ -13,6 +14,8 @@ struct Entry {
     kind: String,
     version: String,
     validator: jsonschema::Validator,
+    /// Compiled once per CRD version; `None` when it declares no CEL rule.
+    rules: Option<Rules>,
 }
 
 /// The validators of every served version of the CRDs found among the objects.
@@ -46,6 +49,13 @@ impl UserCrds {
                 if !served || name.is_empty() {
                     continue;
                 }
+                if entries
+                    .iter()
+                    .any(|e: &Entry| e.group == group && e.kind == kind && e.version == name)
+                {
+                    continue;
+                }
+                let rules = Rules::compile(schema, kind, name);
                 let mut schema = to_json(schema);
                 with_object_meta(&mut schema);
                 normalize(&mut schema);
@@ -54,16 +64,13 @@ impl UserCrds {
                     .with_pattern_options(jsonschema::PatternOptions::regex())
                     .build(&schema);
                 // A schema that does not compile validates nothing rather than failing the run.
-                if let Ok(validator) = built
-                    && !entries
-                        .iter()
-                        .any(|e: &Entry| e.group == group && e.kind == kind && e.version == name)
-                {
+                if let Ok(validator) = built {
                     entries.push(Entry {
                         group: group.to_string(),
                         kind: kind.to_string(),
                         version: name.to_string(),
                         validator,
+                        rules,
                     });
                 }
             }
@@ -155,6 +162,9 @@ impl UserCrds {
                 help: None,
             });
         }
+        if let Some(rules) = &e.rules {
+            rules.validate(obj.root, obj.kind, out);
+        }
     }
 }
 
@@ -227,7 +237,7 @@ fn with_object_meta(schema: &mut Value) {
 }
 
 /// Kubernetes OpenAPI v3 → plain JSON schema: `nullable` → also null, int-or-string → integer
-/// or string, `x-kubernetes-*` dropped (CEL is not run here), and unknown fields reported where
+/// or string, `x-kubernetes-*` dropped (CEL rules run separately), and unknown fields reported where
 /// the schema lists properties and does not preserve unknown fields (the API server prunes
 /// them).
 pub fn normalize(schema: &mut Value) {

@@ -5,6 +5,7 @@ pub mod builtin;
 pub mod cel;
 pub mod check;
 pub mod crd;
+pub mod validations;
 
 use crate::yaml::{Node, Yaml11};
 

@@ -1,0 +1,371 @@
+use super::{Ctx, close_enough, edit_distance_within};
+use crate::diag::Diagnostic;
+use crate::model::ClusterQueue;
+use crate::sched::{bounded_instances, flavor_pools_for};
+use crate::yaml::Node;
+use std::collections::HashSet;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a resource name in a Kueue ClusterQueue's `coveredResources` or a flavor's
+    /// `resources` that no node and no workload can have:
+    /// - a name without a domain that is not a Kubernetes resource (`gpu`, `memroy`; the known
+    ///   ones are `cpu`, `memory`, `ephemeral-storage`, `storage`, `pods` and `hugepages-*`);
+    /// - a near miss of a well-known device resource (`nvidia.com/gpus`, `nvida.com/gpu`,
+    ///   `aws.amazon.com/neuron-core`) — the well-known ones are `nvidia.com/gpu`, `amd.com/gpu`,
+    ///   `aws.amazon.com/neuron`, `…/neuroncore`, `…/neurondevice`, `vpc.amazonaws.com/efa` and
+    ///   `habana.ai/gaudi`;
+    /// - an NVIDIA MIG profile (`nvidia.com/mig-1g.5gb`) that no MIG-capable GPU has, or that
+    ///   none of the instance types of the NodePools behind the flavor has (when those pools are
+    ///   limited to instance types the catalog knows).
+    ///
+    /// A name any workload in the files requests is never flagged, and other names with a domain
+    /// (custom extended resources a device plugin advertises) are left alone unless they are a
+    /// near miss of a well-known one.
+    ///
+    /// ## Why is this bad?
+    /// A quota on a resource nobody has is never used, and the resource the name was meant to be
+    /// is then not covered: Kueue never admits a workload that requests a resource its
+    /// ClusterQueue does not cover, so every GPU job submitted to the queue stays suspended.
+    /// A MIG profile the pools' GPUs cannot be partitioned into never appears on a node: jobs
+    /// admitted against that quota stay Pending.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: kueue.x-k8s.io/v1beta2
+    /// kind: ClusterQueue
+    /// metadata:
+    ///   name: training
+    /// spec:
+    ///   resourceGroups:
+    ///     - coveredResources: [cpu, memory, nvidia.com/gpus]   # the device plugin advertises nvidia.com/gpu
+    /// ```
+    ///
+    /// ## Fix
+    /// Use the name the device plugin advertises (`nvidia.com/gpu`), in `coveredResources` and in
+    /// every flavor's `resources`, or a MIG profile the GPUs behind the flavor support.
+    name: "queue-resource-unknown",
+    category: "kueue",
+    severity: Error,
+    summary: "a ClusterQueue covers or sets quota for a resource no node or workload has",
+    check: check,
+}
+
+/// Resource names Kubernetes itself defines.
+const NATIVE: [&str; 5] = ["cpu", "memory", "ephemeral-storage", "storage", "pods"];
+
+/// Device resources the usual device plugins advertise.
+const DEVICES: [&str; 8] = [
+    "nvidia.com/gpu",
+    "nvidia.com/gpu.shared",
+    "amd.com/gpu",
+    "aws.amazon.com/neuron",
+    "aws.amazon.com/neuroncore",
+    "aws.amazon.com/neurondevice",
+    "vpc.amazonaws.com/efa",
+    "habana.ai/gaudi",
+];
+
+/// MIG profiles per GPU (catalog name, memory per GPU in GiB), from NVIDIA's MIG user guide.
+const MIG: [(&str, u64, &[&str]); 5] = [
+    (
+        "a100",
+        40,
+        &[
+            "1g.5gb",
+            "1g.5gb+me",
+            "1g.10gb",
+            "2g.10gb",
+            "3g.20gb",
+            "4g.20gb",
+            "7g.40gb",
+        ],
+    ),
+    (
+        "a100",
+        80,
+        &[
+            "1g.10gb",
+            "1g.10gb+me",
+            "1g.20gb",
+            "2g.20gb",
+            "3g.40gb",
+            "4g.40gb",
+            "7g.80gb",
+        ],
+    ),
+    (
+        "h100",
+        80,
+        &[
+            "1g.10gb",
+            "1g.10gb+me",
+            "1g.20gb",
+            "2g.20gb",
+            "3g.40gb",
+            "4g.40gb",
+            "7g.80gb",
+        ],
+    ),
+    (
+        "h200",
+        141,
+        &[
+            "1g.18gb",
+            "1g.18gb+me",
+            "1g.35gb",
+            "2g.35gb",
+            "3g.71gb",
+            "4g.71gb",
+            "7g.141gb",
+        ],
+    ),
+    (
+        "b200",
+        180,
+        &[
+            "1g.23gb",
+            "1g.23gb+me",
+            "1g.45gb",
+            "2g.45gb",
+            "3g.90gb",
+            "4g.90gb",
+            "7g.180gb",
+        ],
+    ),
+];
+
+/// The MIG profiles a GPU of the catalog supports (GiB rounded to the nearest of the table).
+fn mig_profiles(gpu: &str, memory_mib: u64) -> &'static [&'static str] {
+    let gib = memory_mib / 1024;
+    MIG.iter()
+        .filter(|(name, _, _)| *name == gpu)
+        .min_by_key(|(_, mem, _)| mem.abs_diff(gib))
+        .map_or(&[], |(_, _, p)| *p)
+}
+
+fn all_mig_names() -> impl Iterator<Item = String> {
+    MIG.iter()
+        .flat_map(|(_, _, p)| p.iter())
+        .map(|p| format!("nvidia.com/mig-{p}"))
+}
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let ix = cx.ix;
+    if ix.cluster_queues.is_empty() {
+        return;
+    }
+    let requested: HashSet<&str> = ix
+        .templates
+        .iter()
+        .flat_map(|t| t.containers.iter())
+        .flat_map(|c| [c.requests, c.limits])
+        .flatten()
+        .flat_map(|m| m.entries().map(|(k, _, _)| k))
+        .collect();
+    let mut known: Vec<String> = NATIVE
+        .iter()
+        .chain(DEVICES.iter())
+        .map(|s| s.to_string())
+        .chain(all_mig_names())
+        .chain(requested.iter().map(|s| s.to_string()))
+        .collect();
+    known.sort();
+    known.dedup();
+    for cq in &ix.cluster_queues {
+        let mut seen: Vec<&str> = Vec::new();
+        for (name, node) in names(cq) {
+            if seen.contains(&name) || requested.contains(name) {
+                continue;
+            }
+            seen.push(name);
+            if let Some(d) = unknown(cx, cq, name, node, &known) {
+                out.push(d);
+            }
+        }
+        mig_on_pools(cx, cq, &requested, out);
+    }
+}
+
+/// Every resource name of the queue, `coveredResources` first.
+fn names<'a>(cq: &ClusterQueue<'a>) -> Vec<(&'a str, &'a Node)> {
+    cq.groups
+        .iter()
+        .flat_map(|g| g.covered.iter().copied())
+        .chain(
+            cq.quotas
+                .iter()
+                .flat_map(|f| f.resources.iter().map(|r| (r.name, r.name_node))),
+        )
+        .collect()
+}
+
+fn is_known(name: &str) -> bool {
+    NATIVE.contains(&name)
+        || DEVICES.contains(&name)
+        || name.starts_with("hugepages-")
+        || all_mig_names().any(|m| m == name)
+}
+
+/// The finding for a name no node or workload has, if it is one.
+fn unknown(
+    cx: &Ctx,
+    cq: &ClusterQueue,
+    name: &str,
+    node: &Node,
+    known: &[String],
+) -> Option<Diagnostic> {
+    if is_known(name) || crate::quantity::is_placeholder(name) {
+        return None;
+    }
+    let closest = known
+        .iter()
+        .filter_map(|k| Some((edit_distance_within(name, k, 3)?, k)))
+        .filter(|(d, _)| close_enough(name, *d))
+        .min_by_key(|(d, k)| (*d, k.as_str()))
+        .map(|(_, k)| k.clone());
+    let mig = name.starts_with("nvidia.com/mig-");
+    let domainless = !name.contains('/');
+    // A domainless name (`gpu`) may stand for a device resource of that name.
+    let by_suffix = domainless
+        .then(|| {
+            // The usual device plugins first, in order: `gpu` is most likely NVIDIA's.
+            DEVICES
+                .iter()
+                .map(|d| d.to_string())
+                .chain(known.iter().cloned())
+                .find(|k| k.rsplit_once('/').is_some_and(|(_, n)| n == name))
+        })
+        .flatten();
+    let suggestion = by_suffix.or(closest);
+    let why = if mig {
+        "no MIG-capable GPU has that profile".to_string()
+    } else if domainless {
+        "it is not a Kubernetes resource, and extended resource names carry a domain, like `vendor.com/name`".to_string()
+    } else {
+        match &suggestion {
+            Some(s) => format!("it is a near miss of `{s}`"),
+            None => return None,
+        }
+    };
+    let obj = &cx.ix.objects[cq.obj];
+    let d = cx.on(
+        obj,
+        node,
+        format!(
+            "ClusterQueue `{}` sets quota for `{name}`, which no node advertises and no workload requests ({why}): the quota is never used, and Kueue never admits a workload asking for a resource the queue does not cover",
+            cq.name
+        ),
+    );
+    Some(d.help(match suggestion {
+        Some(s) => format!(
+            "did you mean `{s}`? Rename it in `coveredResources` and in every flavor's `resources`"
+        ),
+        None if mig => format!(
+            "use a MIG profile the GPUs behind the queue's flavors support, e.g. {}",
+            crate::diag::backticked(&all_mig_names().take(3).collect::<Vec<_>>(), ", ")
+        ),
+        None => "use the name the device plugin advertises, e.g. `nvidia.com/gpu`".to_string(),
+    }))
+}
+
+/// MIG profiles a flavor's quota names that none of the instance types behind the flavor has.
+fn mig_on_pools(cx: &Ctx, cq: &ClusterQueue, requested: &HashSet<&str>, out: &mut Vec<Diagnostic>) {
+    let ix = cx.ix;
+    let obj = &ix.objects[cq.obj];
+    for fq in &cq.quotas {
+        let Some(fi) = ix.flavor(fq.flavor) else {
+            continue;
+        };
+        for r in &fq.resources {
+            let Some(profile) = r.name.strip_prefix("nvidia.com/mig-") else {
+                continue;
+            };
+            // A profile no GPU has is reported above, once per queue.
+            if !is_known(r.name) && !requested.contains(r.name) {
+                continue;
+            }
+            let pools = flavor_pools_for(ix, fi, r.name);
+            if pools.is_empty() {
+                continue;
+            }
+            // Only pools limited to catalog instance types tell which GPUs the nodes have.
+            let gpus: Option<Vec<(&str, u64)>> = pools
+                .iter()
+                .map(|&p| {
+                    Some(
+                        bounded_instances(&ix.nodepools[p])?
+                            .iter()
+                            .map(|i| (i.gpu_name, i.gpu_memory_mib))
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .collect::<Option<Vec<_>>>()
+                .map(|v| v.concat());
+            let Some(mut gpus) = gpus else { continue };
+            if gpus
+                .iter()
+                .any(|(g, m)| mig_profiles(g, *m).contains(&profile))
+            {
+                continue;
+            }
+            gpus.sort_unstable();
+            gpus.dedup_by_key(|(g, _)| *g);
+            let names: Vec<&str> = gpus.iter().map(|(g, _)| *g).collect();
+            let supported: Vec<String> = gpus
+                .iter()
+                .flat_map(|(g, m)| mig_profiles(g, *m).iter())
+                .map(|p| format!("nvidia.com/mig-{p}"))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let pool = &ix.nodepools[pools[0]];
+            let help = if supported.is_empty() {
+                format!(
+                    "the GPUs behind flavor `{}` ({}) have no MIG; give it `nvidia.com/gpu` quota, or point the flavor at A100/H100/H200/B200 nodes",
+                    fq.flavor,
+                    names.join(", ")
+                )
+            } else {
+                let near = supported
+                    .iter()
+                    .filter_map(|s| Some((edit_distance_within(r.name, s, 4)?, s)))
+                    .min()
+                    .map(|(_, s)| s.clone())
+                    .unwrap_or_else(|| supported[0].clone());
+                format!(
+                    "use a profile these GPUs have (did you mean `{near}`?), or point the flavor at nodes whose GPUs have `{profile}`"
+                )
+            };
+            out.push(
+                cx.on(
+                    obj,
+                    r.name_node,
+                    format!(
+                        "ClusterQueue `{}` gives flavor `{}` quota for MIG profile `{}`, but the GPUs of the NodePools behind the flavor ({}) have no such profile: no node advertises it, so jobs admitted against this quota stay Pending",
+                        cq.name,
+                        fq.flavor,
+                        r.name,
+                        names.join(", ")
+                    ),
+                )
+                .related(
+                    pool.requirements
+                        .iter()
+                        .find(|q| {
+                            q.op == "In"
+                                && matches!(
+                                    q.key,
+                                    "node.kubernetes.io/instance-type"
+                                        | "karpenter.k8s.aws/instance-family"
+                                        | "karpenter.k8s.aws/instance-gpu-name"
+                                )
+                        })
+                        .map_or(pool.loc(pool.anchor), |q| pool.loc(q.node)),
+                    format!("NodePool `{}` limits its instance types here", pool.name),
+                )
+                .help(help),
+            );
+        }
+    }
+}

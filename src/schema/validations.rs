@@ -1,0 +1,1220 @@
+//! `x-kubernetes-validations` (CEL rules) of user CRDs, evaluated with the `cel` crate at the
+//! schema node that declares them, with `self` typed as the API server types it: declared
+//! properties only (unknown fields are pruned first), schema defaults filled in, `number` fields
+//! as doubles, property names escaped (`__dash__`, `__dot__`, …).
+//!
+//! A rule that does not compile, calls a function not registered here, fails at run time or is
+//! over the cost guard is skipped: it never produces a finding, and [`take_notes`] counts it.
+//! Transition rules (`oldSelf`) only apply on update and are not run.
+
+use super::check::Violation;
+use crate::quantity::is_placeholder;
+use crate::yaml::{Node, Value as YValue};
+use ::cel::common::types::{LIST_TYPE, STRING_TYPE};
+use ::cel::common::value::{CowVal, Val};
+use ::cel::objects::{Key, Map};
+use ::cel::{Context, Env, ExecutionError, Program, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Longer rules are not compiled (Kubernetes bounds rules by cost; this bounds the parser).
+const MAX_RULE_LEN: usize = 16 * 1024;
+/// Deeper expression trees are not evaluated: the interpreter recurses once per level.
+const MAX_AST_DEPTH: usize = 64;
+/// Rules with brackets nested deeper are not compiled: the parser takes a lot of stack per level.
+const MAX_NESTING: usize = 32;
+/// The stack rules are compiled on (enough for [`MAX_NESTING`] even in unoptimised builds).
+const PARSER_STACK: usize = 64 << 20;
+/// The evaluation budget: (nodes under `self`) ^ (comprehension nesting) must stay below it.
+const MAX_COST: f64 = 1e7;
+/// Schemas nested deeper than this are not searched for rules.
+const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// The environment every rule runs in: CEL's standard library, the strings extension, and the
+/// Kubernetes list, regex and set functions that are cheap to provide.
+fn env() -> &'static Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Env::stdlib();
+        // Registration only fails on a duplicate overload, which these are not; a failure
+        // leaves the function unknown (the rules calling it are skipped), never a panic.
+        let _ = env.add_extension(::cel::extensions::strings);
+        let _ = k8s::register(&mut env);
+        Arc::new(env)
+    })
+}
+
+/// Why a rule was not evaluated (for the summary note).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Skip {
+    Compile,
+    Unsupported(String),
+    Runtime,
+    Cost,
+}
+
+/// Rules skipped in this process, per (CRD kind and version, rule text).
+fn skipped() -> &'static Mutex<BTreeMap<(String, String), Skip>> {
+    static SKIPPED: OnceLock<Mutex<BTreeMap<(String, String), Skip>>> = OnceLock::new();
+    SKIPPED.get_or_init(Mutex::default)
+}
+
+fn note_skip(what: &str, rule: &str, why: Skip) {
+    if let Ok(mut m) = skipped().lock() {
+        // The first reason is kept: compile problems before run-time ones.
+        m.entry((what.to_string(), rule.to_string())).or_insert(why);
+    }
+}
+
+/// One line saying how many CEL rules were skipped and why, if any was; clears the count.
+pub fn take_notes() -> Option<String> {
+    let m = std::mem::take(&mut *skipped().lock().ok()?);
+    if m.is_empty() {
+        return None;
+    }
+    let mut compile = 0;
+    let mut runtime = 0;
+    let mut cost = 0;
+    let mut functions: Vec<&str> = Vec::new();
+    for why in m.values() {
+        match why {
+            Skip::Compile => compile += 1,
+            Skip::Runtime => runtime += 1,
+            Skip::Cost => cost += 1,
+            Skip::Unsupported(f) => {
+                if !functions.contains(&f.as_str()) {
+                    functions.push(f);
+                }
+            }
+        }
+    }
+    functions.sort_unstable();
+    let unsupported = m.len() - compile - runtime - cost;
+    let mut parts = Vec::new();
+    if unsupported > 0 {
+        parts.push(format!(
+            "{unsupported} call{} not supported here ({})",
+            if functions.len() == 1 {
+                "s a function"
+            } else {
+                " functions"
+            },
+            crate::diag::backticked(&functions, ", ")
+        ));
+    }
+    if compile > 0 {
+        parts.push(format!(
+            "{compile} do{} not compile",
+            if compile == 1 { "es" } else { "" }
+        ));
+    }
+    if runtime > 0 {
+        parts.push(format!("{runtime} failed to evaluate"));
+    }
+    if cost > 0 {
+        parts.push(format!("{cost} over the evaluation budget"));
+    }
+    Some(format!(
+        "note: {} CEL rule{} (x-kubernetes-validations) of user CRDs not checked: {}",
+        m.len(),
+        if m.len() == 1 { "" } else { "s" },
+        parts.join("; ")
+    ))
+}
+
+struct Rule {
+    text: String,
+    program: Program,
+    /// How many comprehensions (`all`, `exists`, `map`, …) nest at most.
+    loops: u32,
+    message: Option<String>,
+    message_expression: Option<Program>,
+    field_path: Option<(String, Vec<PathSeg>)>,
+    reason: Option<&'static str>,
+}
+
+#[derive(Debug, PartialEq)]
+enum PathSeg {
+    Key(String),
+    Idx(usize),
+}
+
+/// The part of a CRD version's schema that rules and `self` need.
+#[derive(Default)]
+struct Shape {
+    /// `type: number`: integers are doubles to CEL.
+    number: bool,
+    /// `x-kubernetes-preserve-unknown-fields` (or no schema for the children): keep everything.
+    preserve: bool,
+    /// Declared properties: (name in YAML, name in CEL, shape).
+    props: Vec<(String, String, Shape)>,
+    items: Option<Box<Shape>>,
+    additional: Option<Box<Shape>>,
+    default: Option<Value>,
+    rules: Vec<Rule>,
+    /// Rules here or below.
+    has_rules: bool,
+}
+
+/// The CEL rules of one CRD version, compiled once.
+pub struct Rules {
+    root: Shape,
+    /// `Kind version`, for messages and the skip note.
+    what: String,
+}
+
+/// Whether a schema declares any `x-kubernetes-validations` (so that nothing is compiled, nor
+/// the CEL environment built, for CRDs without them).
+fn declares_rules(schema: &Node, depth: usize) -> bool {
+    if depth > MAX_SCHEMA_DEPTH {
+        return false;
+    }
+    match &schema.value {
+        YValue::Map(m) => m.iter().any(|(k, v)| {
+            k.as_str() == Some("x-kubernetes-validations") || declares_rules(v, depth + 1)
+        }),
+        YValue::Seq(s) => s.iter().any(|v| declares_rules(v, depth + 1)),
+        YValue::Scalar { .. } => false,
+    }
+}
+
+impl Rules {
+    /// The rules of `schema` (a version's `openAPIV3Schema`), if it declares any.
+    pub fn compile(schema: &Node, kind: &str, version: &str) -> Option<Rules> {
+        if !declares_rules(schema, 0) {
+            return None;
+        }
+        let what = format!("{kind} {version}");
+        // On a thread of its own: the parser recurses deeply, and a panic in it costs only
+        // this CRD's rules.
+        let root = std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .stack_size(PARSER_STACK)
+                .spawn_scoped(scope, || shape(schema, &what, 0))
+                .ok()?
+                .join()
+                .ok()
+        })?;
+        root.has_rules.then_some(Rules { root, what })
+    }
+
+    /// Violations of the rules by the object `root`, each at the node its rule is declared on
+    /// (or its `fieldPath`).
+    pub fn validate<'a>(&self, root: &'a Node, kind: &str, out: &mut Vec<Violation<'a>>) {
+        let mut w = Walk {
+            what: &self.what,
+            kind,
+            path: Vec::new(),
+            out,
+        };
+        w.node(&self.root, root, None, true);
+    }
+}
+
+fn shape(schema: &Node, what: &str, depth: usize) -> Shape {
+    let mut s = Shape::default();
+    if depth > MAX_SCHEMA_DEPTH || schema.as_map().is_none() {
+        s.preserve = true;
+        return s;
+    }
+    s.number = schema.get("type").and_then(Node::as_str) == Some("number");
+    s.preserve = schema
+        .get("x-kubernetes-preserve-unknown-fields")
+        .and_then(Node::as_str)
+        == Some("true");
+    for (name, _, sub) in schema.get("properties").into_iter().flat_map(Node::entries) {
+        let child = shape(sub, what, depth + 1);
+        s.has_rules |= child.has_rules;
+        s.props.push((name.to_string(), escape(name), child));
+    }
+    if let Some(items) = schema.get("items").filter(|i| i.as_map().is_some()) {
+        let child = shape(items, what, depth + 1);
+        s.has_rules |= child.has_rules;
+        s.items = Some(Box::new(child));
+    }
+    match schema.get("additionalProperties") {
+        Some(a) if a.as_map().is_some() => {
+            let child = shape(a, what, depth + 1);
+            s.has_rules |= child.has_rules;
+            s.additional = Some(Box::new(child));
+        }
+        Some(a) if a.as_str() == Some("true") => s.preserve = true,
+        _ => {}
+    }
+    // No type and no structure: the schema describes nothing, so nothing is pruned. (An
+    // object schema with no properties is an empty object to the API server.)
+    if schema.get("type").is_none()
+        && s.props.is_empty()
+        && s.items.is_none()
+        && s.additional.is_none()
+    {
+        s.preserve = true;
+    }
+    if let Some(d) = schema.get("default") {
+        s.default = Some(to_cel(d, Some(&s), false));
+    }
+    for r in schema
+        .get("x-kubernetes-validations")
+        .into_iter()
+        .flat_map(Node::items)
+    {
+        if let Some(rule) = compile_rule(r, what) {
+            s.rules.push(rule);
+        }
+    }
+    s.has_rules |= !s.rules.is_empty();
+    s
+}
+
+/// One rule entry; `None` for transition rules and for what cannot be run (counted).
+fn compile_rule(r: &Node, what: &str) -> Option<Rule> {
+    let text = r.get("rule").filter(|n| n.yaml11().is_some())?.as_str()?;
+    if r.get("optionalOldSelf").and_then(Node::as_str) == Some("true") {
+        return None;
+    }
+    if text.len() > MAX_RULE_LEN || nesting(text) > MAX_NESTING {
+        note_skip(what, text, Skip::Compile);
+        return None;
+    }
+    let program = match env().compile(text) {
+        Ok(p) => p,
+        Err(_) => {
+            note_skip(what, text, Skip::Compile);
+            return None;
+        }
+    };
+    if program.references().has_variable("oldSelf") {
+        return None;
+    }
+    let Some(comprehensions) = loops(program.expression(), 0) else {
+        note_skip(what, text, Skip::Cost);
+        return None;
+    };
+    let scalar = |key: &str| {
+        r.get(key)
+            .filter(|n| n.yaml11().is_some())
+            .and_then(Node::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    };
+    let message_expression = scalar("messageExpression")
+        .filter(|m| m.len() <= MAX_RULE_LEN && nesting(m) <= MAX_NESTING)
+        .and_then(|m| env().compile(m).ok())
+        .filter(|p| loops(p.expression(), 0).is_some());
+    let field_path = scalar("fieldPath").and_then(|p| Some((p.to_string(), field_path(p)?)));
+    let reason = scalar("reason").map(|r| match r {
+        "FieldValueForbidden" => "Forbidden",
+        "FieldValueRequired" => "Required value",
+        "FieldValueDuplicate" => "Duplicate value",
+        _ => "Invalid value",
+    });
+    Some(Rule {
+        text: text.to_string(),
+        program,
+        loops: comprehensions,
+        message: scalar("message").map(str::to_string),
+        message_expression,
+        field_path,
+        reason,
+    })
+}
+
+/// How deep brackets nest in a rule's text, string literals left out.
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '(' | '[' | '{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// How many comprehensions (`all`, `exists`, `map`, …) nest in `e`, counting only those that
+/// multiply the work: one that walks a part of an enclosing comprehension's element
+/// (`self.groups.all(g, g.flavors.all(f, …))`) visits each node once overall. `None` when the
+/// tree is deeper than the interpreter should recurse.
+fn loops(e: &::cel::IdedExpr, depth: usize) -> Option<u32> {
+    Loops::default().of(e, depth)
+}
+
+#[derive(Default)]
+struct Loops {
+    /// Iteration variables in scope.
+    vars: Vec<String>,
+}
+
+impl Loops {
+    fn of(&mut self, e: &::cel::IdedExpr, depth: usize) -> Option<u32> {
+        use ::cel::common::ast::{EntryExpr, Expr};
+        if depth > MAX_AST_DEPTH {
+            return None;
+        }
+        let mut m = 0;
+        match &e.expr {
+            Expr::Call(c) => {
+                for a in c.target.iter().map(|t| &**t).chain(c.args.iter()) {
+                    m = m.max(self.of(a, depth + 1)?);
+                }
+            }
+            Expr::Comprehension(c) => {
+                let range = self.of(&c.iter_range, depth + 1)?;
+                let nested =
+                    root_ident(&c.iter_range).is_some_and(|r| self.vars.iter().any(|v| v == r));
+                let before = self.vars.len();
+                self.vars.push(c.iter_var.clone());
+                self.vars.extend(c.iter_var2.iter().cloned());
+                let mut body = 0;
+                for part in [&c.accu_init, &c.loop_cond, &c.loop_step, &c.result] {
+                    body = body.max(self.of(part, depth + 1)?);
+                }
+                self.vars.truncate(before);
+                m = range.max(body + u32::from(!nested));
+            }
+            Expr::List(l) => {
+                for x in &l.elements {
+                    m = m.max(self.of(x, depth + 1)?);
+                }
+            }
+            Expr::Map(map) => {
+                for entry in &map.entries {
+                    if let EntryExpr::MapEntry(en) = &entry.expr {
+                        m = m
+                            .max(self.of(&en.key, depth + 1)?)
+                            .max(self.of(&en.value, depth + 1)?);
+                    }
+                }
+            }
+            Expr::Struct(st) => {
+                for entry in &st.entries {
+                    if let EntryExpr::StructField(f) = &entry.expr {
+                        m = m.max(self.of(&f.value, depth + 1)?);
+                    }
+                }
+            }
+            Expr::Select(sel) => m = self.of(&sel.operand, depth + 1)?,
+            Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+        }
+        Some(m)
+    }
+}
+
+/// `x` of `x.a.b`.
+fn root_ident(e: &::cel::IdedExpr) -> Option<&str> {
+    use ::cel::common::ast::Expr;
+    match &e.expr {
+        Expr::Ident(name) => Some(name),
+        Expr::Select(s) => root_ident(&s.operand),
+        _ => None,
+    }
+}
+
+/// Kubernetes' `fieldPath`: `.a.b`, `.a['b.c']`, `.list[0]`, relative to the rule's node.
+fn field_path(p: &str) -> Option<Vec<PathSeg>> {
+    let mut segs = Vec::new();
+    let mut rest = p;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            if end == 0 {
+                return None;
+            }
+            segs.push(PathSeg::Key(r[..end].to_string()));
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']')?;
+            let inner = r[..end].trim();
+            let quoted = inner
+                .strip_prefix('\'')
+                .and_then(|s| s.strip_suffix('\''))
+                .or_else(|| inner.strip_prefix('"').and_then(|s| s.strip_suffix('"')));
+            segs.push(match quoted {
+                Some(k) => PathSeg::Key(k.to_string()),
+                None => PathSeg::Idx(inner.parse().ok()?),
+            });
+            rest = &r[end + 1..];
+        } else {
+            return None;
+        }
+    }
+    Some(segs)
+}
+
+/// A property name as CEL sees it (Kubernetes' escaping of names that are not identifiers).
+fn escape(name: &str) -> String {
+    const RESERVED: &[&str] = &[
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    ];
+    if RESERVED.contains(&name) {
+        return format!("__{name}__");
+    }
+    name.replace("__", "__underscores__")
+        .replace('.', "__dot__")
+        .replace('-', "__dash__")
+        .replace('/', "__slash__")
+}
+
+/// `n` as the API server hands it to CEL under schema `s` (`None`: no schema, keep all).
+fn to_cel(n: &Node, s: Option<&Shape>, root: bool) -> Value {
+    match &n.value {
+        YValue::Map(entries) => {
+            let mut m: HashMap<Key, Value> = HashMap::with_capacity(entries.len());
+            for (k, v) in entries {
+                let Some(name) = k.as_str() else { continue };
+                if v.is_null() {
+                    continue;
+                }
+                let Some(s) = s else {
+                    m.insert(Key::from(name), to_cel(v, None, false));
+                    continue;
+                };
+                // Every object has these, whether or not its schema lists them.
+                if root && matches!(name, "apiVersion" | "kind" | "metadata") {
+                    let value = if name == "metadata" {
+                        metadata(v)
+                    } else {
+                        to_cel(v, None, false)
+                    };
+                    m.insert(Key::from(name), value);
+                } else if let Some((_, cel_name, sub)) = s.props.iter().find(|(p, _, _)| p == name)
+                {
+                    m.insert(Key::from(cel_name.as_str()), to_cel(v, Some(sub), false));
+                } else if let Some(sub) = &s.additional {
+                    m.insert(Key::from(name), to_cel(v, Some(sub), false));
+                } else if s.preserve {
+                    m.insert(Key::from(name), to_cel(v, None, false));
+                }
+                // Anything else is pruned by the API server before rules run.
+            }
+            for (name, cel_name, sub) in s.iter().flat_map(|s| s.props.iter()) {
+                if let Some(d) = &sub.default
+                    && n.get(name).is_none_or(Node::is_null)
+                {
+                    m.insert(Key::from(cel_name.as_str()), d.clone());
+                }
+            }
+            Value::Map(Map::from(m))
+        }
+        YValue::Seq(items) => {
+            let item = s.and_then(|s| s.items.as_deref());
+            Value::List(Arc::new(
+                items.iter().map(|i| to_cel(i, item, false)).collect(),
+            ))
+        }
+        YValue::Scalar { .. } => match super::crd::to_json(n) {
+            serde_json::Value::Null => Value::Null,
+            serde_json::Value::Bool(b) => Value::Bool(b),
+            serde_json::Value::Number(num) => match num.as_i64() {
+                Some(i) if !s.is_some_and(|s| s.number) => Value::Int(i),
+                _ => Value::Float(num.as_f64().unwrap_or(f64::NAN)),
+            },
+            serde_json::Value::String(t) => Value::String(Arc::new(t)),
+            _ => Value::Null,
+        },
+    }
+}
+
+/// Rules see only `name` and `generateName` of an object's metadata.
+fn metadata(n: &Node) -> Value {
+    let mut m: HashMap<Key, Value> = HashMap::new();
+    for key in ["name", "generateName"] {
+        if let Some(v) = n.get(key).and_then(Node::as_str) {
+            m.insert(Key::from(key), Value::String(Arc::new(v.to_string())));
+        }
+    }
+    Value::Map(Map::from(m))
+}
+
+#[derive(Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Idx(usize),
+}
+
+struct Walk<'a, 'o> {
+    what: &'o str,
+    kind: &'o str,
+    path: Vec<Seg<'a>>,
+    out: &'o mut Vec<Violation<'a>>,
+}
+
+fn path_string(segs: impl Iterator<Item = String>) -> String {
+    let mut s = String::new();
+    for seg in segs {
+        if !seg.starts_with('[') && !s.is_empty() {
+            s.push('.');
+        }
+        s.push_str(&seg);
+    }
+    s
+}
+
+fn size(n: &Node) -> usize {
+    match &n.value {
+        YValue::Map(m) => 1 + m.iter().map(|(_, v)| size(v)).sum::<usize>(),
+        YValue::Seq(s) => 1 + s.iter().map(size).sum::<usize>(),
+        YValue::Scalar { .. } => 1,
+    }
+}
+
+impl<'a> Walk<'a, '_> {
+    fn node(&mut self, s: &Shape, n: &'a Node, key: Option<&'a Node>, root: bool) {
+        if !s.has_rules || n.is_null() {
+            return;
+        }
+        if !s.rules.is_empty() && !n.as_str().is_some_and(is_placeholder) {
+            self.run(s, n, key, root);
+        }
+        match &n.value {
+            YValue::Map(_) => {
+                for (k, kn, v) in n.entries() {
+                    let sub = match s.props.iter().find(|(p, _, _)| p == k) {
+                        Some((_, _, sub)) => Some(sub),
+                        None => s.additional.as_deref(),
+                    };
+                    if let Some(sub) = sub.filter(|sub| sub.has_rules) {
+                        self.path.push(Seg::Key(k));
+                        self.node(sub, v, Some(kn), false);
+                        self.path.pop();
+                    }
+                }
+            }
+            YValue::Seq(items) => {
+                if let Some(sub) = s.items.as_deref().filter(|sub| sub.has_rules) {
+                    for (i, item) in items.iter().enumerate() {
+                        self.path.push(Seg::Idx(i));
+                        self.node(sub, item, None, false);
+                        self.path.pop();
+                    }
+                }
+            }
+            YValue::Scalar { .. } => {}
+        }
+    }
+
+    fn run(&mut self, s: &Shape, n: &'a Node, key: Option<&'a Node>, root: bool) {
+        let nodes = size(n) as f64;
+        let value = to_cel(n, Some(s), root);
+        let Ok(val) = Box::<dyn Val>::try_from(value) else {
+            return;
+        };
+        let mut ctx = Context::with_env(Arc::clone(env()));
+        ctx.add_variable_as_val("self", val);
+        for rule in &s.rules {
+            if nodes.powi(rule.loops as i32) > MAX_COST {
+                note_skip(self.what, &rule.text, Skip::Cost);
+                continue;
+            }
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                rule.program.execute(&ctx)
+            }));
+            let Ok(result) = result else {
+                note_skip(self.what, &rule.text, Skip::Runtime);
+                continue;
+            };
+            match result {
+                Ok(Value::Bool(true)) => {}
+                Ok(Value::Bool(false)) => self.report(rule, &ctx, n, key),
+                Ok(_) => note_skip(self.what, &rule.text, Skip::Runtime),
+                Err(e) => note_skip(self.what, &rule.text, skip_of(&e)),
+            }
+        }
+    }
+
+    fn report(&mut self, rule: &Rule, ctx: &Context, n: &'a Node, key: Option<&'a Node>) {
+        let message = rule
+            .message_expression
+            .as_ref()
+            .and_then(|p| match p.execute(ctx) {
+                Ok(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+                _ => None,
+            })
+            .or_else(|| rule.message.clone())
+            .unwrap_or_else(|| format!("failed rule: {}", rule.text));
+        let mut segs: Vec<String> = self
+            .path
+            .iter()
+            .map(|s| match s {
+                Seg::Key(k) => k.to_string(),
+                Seg::Idx(i) => format!("[{i}]"),
+            })
+            .collect();
+        // Scalars are shown at their value; blocks at the key that names them.
+        let mut at = if n.as_str().is_some() {
+            n
+        } else {
+            key.unwrap_or(n)
+        };
+        if let Some((_, fp)) = &rule.field_path {
+            let mut cur = Some(n);
+            for seg in fp {
+                let (next, shown) = match seg {
+                    PathSeg::Key(k) => {
+                        let e = cur.and_then(|c| c.entry(k));
+                        (e, k.clone())
+                    }
+                    PathSeg::Idx(i) => (
+                        cur.and_then(|c| c.as_seq())
+                            .and_then(|s| s.get(*i))
+                            .map(|v| (v, v)),
+                        format!("[{i}]"),
+                    ),
+                };
+                segs.push(shown);
+                cur = next.map(|(_, v)| v);
+                if let Some((kn, v)) = next {
+                    at = if v.as_str().is_some() { v } else { kn };
+                }
+            }
+        }
+        let path = path_string(segs.into_iter());
+        let shown = if path.is_empty() {
+            "the object".to_string()
+        } else {
+            format!("`{path}`")
+        };
+        let reason = rule
+            .reason
+            .filter(|r| *r != "Invalid value")
+            .map(|r| format!("{r}: "))
+            .unwrap_or_default();
+        self.out.push(Violation {
+            node: at,
+            message: format!(
+                "{shown}: {reason}{message} (a CEL rule of the {} CRD): the API server rejects the {}",
+                self.what, self.kind
+            ),
+            help: Some(format!("the rule: `{}`", shorten(&rule.text, 160))),
+        });
+    }
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s,
+    }
+}
+
+fn skip_of(e: &ExecutionError) -> Skip {
+    let name = match e {
+        ExecutionError::UndeclaredReference(name) => name.as_str(),
+        ExecutionError::NoSuchOverload(o) => o.function(),
+        ExecutionError::NotSupportedAsMethod { method, .. } => method.as_str(),
+        _ => return Skip::Runtime,
+    };
+    // A function the environment has, called with values of other types (a value of the wrong
+    // type in the object), is a run-time failure, not a missing function.
+    if known_function(name) {
+        Skip::Runtime
+    } else {
+        Skip::Unsupported(name.to_string())
+    }
+}
+
+/// Whether the environment declares a function of that name (a context refuses to add one).
+fn known_function(name: &str) -> bool {
+    Context::with_env(Arc::clone(env()))
+        .add_function(name, || false)
+        .is_err()
+}
+
+/// Functions of Kubernetes' CEL libraries (lists, regex, sets) that CEL's standard library and
+/// the strings extension lack.
+mod k8s {
+    use super::*;
+
+    fn values<'b, 'v>(args: &[CowVal<'b, 'v>]) -> Result<Vec<Value>, ExecutionError> {
+        args.iter()
+            .map(|a| Value::try_from(a.as_ref()))
+            .collect::<Result<_, _>>()
+    }
+
+    fn ret<'b, 'v>(v: Value) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        let b: Box<dyn Val> = v.try_into()?;
+        Ok(CowVal::Owned(b))
+    }
+
+    fn list(v: &Value, f: &str) -> Result<Arc<Vec<Value>>, ExecutionError> {
+        match v {
+            Value::List(l) => Ok(Arc::clone(l)),
+            _ => Err(ExecutionError::function_error(f, "expected a list")),
+        }
+    }
+
+    fn text(v: &Value, f: &str) -> Result<Arc<String>, ExecutionError> {
+        match v {
+            Value::String(s) => Ok(Arc::clone(s)),
+            _ => Err(ExecutionError::function_error(f, "expected a string")),
+        }
+    }
+
+    /// Orders two list elements of the same kind, as Kubernetes' `isSorted`, `min`, `max` do.
+    fn order(a: &Value, b: &Value, f: &str) -> Result<std::cmp::Ordering, ExecutionError> {
+        use Value::*;
+        let o = match (a, b) {
+            (Int(x), Int(y)) => x.partial_cmp(y),
+            (UInt(x), UInt(y)) => x.partial_cmp(y),
+            (Float(x), Float(y)) => x.partial_cmp(y),
+            (String(x), String(y)) => x.partial_cmp(y),
+            (Bool(x), Bool(y)) => x.partial_cmp(y),
+            (Duration(x), Duration(y)) => x.partial_cmp(y),
+            (Timestamp(x), Timestamp(y)) => x.partial_cmp(y),
+            _ => None,
+        };
+        o.ok_or_else(|| ExecutionError::function_error(f, "elements are not comparable"))
+    }
+
+    fn is_sorted<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        let a = values(&args)?;
+        let l = list(&a[0], "isSorted")?;
+        for w in l.windows(2) {
+            if order(&w[0], &w[1], "isSorted")? == std::cmp::Ordering::Greater {
+                return ret(Value::Bool(false));
+            }
+        }
+        ret(Value::Bool(true))
+    }
+
+    fn extreme(
+        args: Vec<CowVal<'_, '_>>,
+        f: &str,
+        want: std::cmp::Ordering,
+    ) -> Result<Value, ExecutionError> {
+        let a = values(&args)?;
+        let l = list(&a[0], f)?;
+        let mut best = l
+            .first()
+            .cloned()
+            .ok_or_else(|| ExecutionError::function_error(f, "empty list"))?;
+        for v in l.iter().skip(1) {
+            if order(v, &best, f)? == want {
+                best = v.clone();
+            }
+        }
+        Ok(best)
+    }
+
+    fn min<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        ret(extreme(args, "min", std::cmp::Ordering::Less)?)
+    }
+
+    fn max<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        ret(extreme(args, "max", std::cmp::Ordering::Greater)?)
+    }
+
+    fn sum<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        let a = values(&args)?;
+        let l = list(&a[0], "sum")?;
+        let overflow = || ExecutionError::function_error("sum", "overflow");
+        let total = match l.first() {
+            None => Value::Int(0),
+            Some(Value::Int(_)) => {
+                let mut t: i64 = 0;
+                for v in l.iter() {
+                    let Value::Int(i) = v else {
+                        return Err(ExecutionError::function_error("sum", "mixed types"));
+                    };
+                    t = t.checked_add(*i).ok_or_else(overflow)?;
+                }
+                Value::Int(t)
+            }
+            Some(Value::UInt(_)) => {
+                let mut t: u64 = 0;
+                for v in l.iter() {
+                    let Value::UInt(i) = v else {
+                        return Err(ExecutionError::function_error("sum", "mixed types"));
+                    };
+                    t = t.checked_add(*i).ok_or_else(overflow)?;
+                }
+                Value::UInt(t)
+            }
+            Some(Value::Float(_)) => {
+                let mut t = 0.0;
+                for v in l.iter() {
+                    let Value::Float(f) = v else {
+                        return Err(ExecutionError::function_error("sum", "mixed types"));
+                    };
+                    t += f;
+                }
+                Value::Float(t)
+            }
+            Some(_) => return Err(ExecutionError::function_error("sum", "not numbers")),
+        };
+        ret(total)
+    }
+
+    fn index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        let a = values(&args)?;
+        let l = list(&a[0], "indexOf")?;
+        ret(Value::Int(
+            l.iter().position(|v| *v == a[1]).map_or(-1, |i| i as i64),
+        ))
+    }
+
+    fn last_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        let a = values(&args)?;
+        let l = list(&a[0], "lastIndexOf")?;
+        ret(Value::Int(
+            l.iter().rposition(|v| *v == a[1]).map_or(-1, |i| i as i64),
+        ))
+    }
+
+    fn regex(pattern: &str, f: &str) -> Result<regex::Regex, ExecutionError> {
+        regex::RegexBuilder::new(pattern)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| ExecutionError::function_error(f, e))
+    }
+
+    fn find<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        let a = values(&args)?;
+        let (s, p) = (text(&a[0], "find")?, text(&a[1], "find")?);
+        let found = regex(&p, "find")?
+            .find(&s)
+            .map(|m| m.as_str().to_string())
+            .unwrap_or_default();
+        ret(Value::String(Arc::new(found)))
+    }
+
+    fn find_all<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        let a = values(&args)?;
+        let (s, p) = (text(&a[0], "findAll")?, text(&a[1], "findAll")?);
+        let limit = match a.get(2) {
+            Some(Value::Int(n)) if *n >= 0 => *n as usize,
+            Some(Value::Int(_)) | None => usize::MAX,
+            Some(_) => return Err(ExecutionError::function_error("findAll", "bad limit")),
+        };
+        let all = regex(&p, "findAll")?
+            .find_iter(&s)
+            .take(limit)
+            .map(|m| Value::String(Arc::new(m.as_str().to_string())))
+            .collect();
+        ret(Value::List(Arc::new(all)))
+    }
+
+    type List = Arc<Vec<Value>>;
+
+    fn two_lists(args: Vec<CowVal<'_, '_>>, f: &str) -> Result<(List, List), ExecutionError> {
+        let a = values(&args)?;
+        Ok((list(&a[0], f)?, list(&a[1], f)?))
+    }
+
+    fn sets_contains<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        let (a, b) = two_lists(args, "sets.contains")?;
+        ret(Value::Bool(b.iter().all(|x| a.contains(x))))
+    }
+
+    fn sets_equivalent<'b, 'v>(
+        args: Vec<CowVal<'b, 'v>>,
+    ) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        let (a, b) = two_lists(args, "sets.equivalent")?;
+        ret(Value::Bool(
+            b.iter().all(|x| a.contains(x)) && a.iter().all(|x| b.contains(x)),
+        ))
+    }
+
+    fn sets_intersects<'b, 'v>(
+        args: Vec<CowVal<'b, 'v>>,
+    ) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        let (a, b) = two_lists(args, "sets.intersects")?;
+        ret(Value::Bool(b.iter().any(|x| a.contains(x))))
+    }
+
+    fn is_quantity<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+        let a = values(&args)?;
+        let s = text(&a[0], "isQuantity")?;
+        ret(Value::Bool(crate::quantity::parse(&s).is_some()))
+    }
+
+    pub(super) fn register(env: &mut Env) -> Result<(), ::cel::DeclarationError> {
+        use ::cel::common::types::DYN_TYPE;
+        env.add_member_overload("isSorted", "list_is_sorted", LIST_TYPE, vec![], is_sorted)?;
+        env.add_member_overload("sum", "list_sum", LIST_TYPE, vec![], sum)?;
+        env.add_member_overload("min", "list_min", LIST_TYPE, vec![], min)?;
+        env.add_member_overload("max", "list_max", LIST_TYPE, vec![], max)?;
+        env.add_member_overload(
+            "indexOf",
+            "list_index_of",
+            LIST_TYPE,
+            vec![DYN_TYPE],
+            index_of,
+        )?;
+        env.add_member_overload(
+            "lastIndexOf",
+            "list_last_index_of",
+            LIST_TYPE,
+            vec![DYN_TYPE],
+            last_index_of,
+        )?;
+        env.add_member_overload("find", "string_find", STRING_TYPE, vec![STRING_TYPE], find)?;
+        env.add_member_overload(
+            "findAll",
+            "string_find_all",
+            STRING_TYPE,
+            vec![STRING_TYPE],
+            find_all,
+        )?;
+        env.add_member_overload(
+            "findAll",
+            "string_find_all_n",
+            STRING_TYPE,
+            vec![STRING_TYPE, ::cel::common::types::INT_TYPE],
+            find_all,
+        )?;
+        env.add_overload(
+            "sets.contains",
+            "sets_contains",
+            vec![LIST_TYPE, LIST_TYPE],
+            sets_contains,
+        )?;
+        env.add_overload(
+            "sets.equivalent",
+            "sets_equivalent",
+            vec![LIST_TYPE, LIST_TYPE],
+            sets_equivalent,
+        )?;
+        env.add_overload(
+            "sets.intersects",
+            "sets_intersects",
+            vec![LIST_TYPE, LIST_TYPE],
+            sets_intersects,
+        )?;
+        env.add_overload("isQuantity", "is_quantity", vec![STRING_TYPE], is_quantity)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{Budget, parse};
+
+    /// Messages of the violations of `object` against the rules of `schema`.
+    fn run(schema: &str, object: &str) -> Vec<String> {
+        let s = parse(schema, Budget::default());
+        let o = parse(object, Budget::default());
+        let Some(rules) = Rules::compile(&s.docs[0].root, "Thing", "v1") else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        rules.validate(&o.docs[0].root, "Thing", &mut out);
+        out.into_iter().map(|v| v.message).collect()
+    }
+
+    fn skip_of_rule(rule: &str) -> Option<Skip> {
+        skipped()
+            .lock()
+            .unwrap()
+            .get(&("Thing v1".to_string(), rule.to_string()))
+            .cloned()
+    }
+
+    #[test]
+    fn self_is_typed_as_the_api_server_types_it() {
+        let schema = r#"
+type: object
+properties:
+  spec:
+    type: object
+    x-kubernetes-validations:
+      - rule: self.max__dash__gpus == 2
+      - rule: self.__namespace__ == 'ml'
+      - rule: "!has(self.extra)"
+      - rule: self.mode == 'shared'
+      - rule: type(self.share) == double && self.share == 1.0
+      - rule: self.labels['a.b/c'] == 'on'
+      - rule: self.free.x.y == 1
+    properties:
+      max-gpus: {type: integer}
+      namespace: {type: string}
+      mode: {type: string, default: shared}
+      share: {type: number}
+      labels: {type: object, additionalProperties: {type: string}}
+      free: {type: object, x-kubernetes-preserve-unknown-fields: true}
+x-kubernetes-validations:
+  - rule: "!has(self.metadata.labels) && self.metadata.name == 'x' && self.kind == 'Thing'"
+"#;
+        let object = "apiVersion: a/v1\nkind: Thing\nmetadata: {name: x, labels: {a: b}}\nspec:\n  max-gpus: 2\n  namespace: ml\n  extra: 1\n  share: 1\n  labels: {a.b/c: 'on'}\n  free: {x: {y: 1}}\n";
+        assert_eq!(run(schema, object), Vec::<String>::new());
+        for rule in schema
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("- rule: "))
+        {
+            let rule = rule.trim_matches('"');
+            assert_eq!(skip_of_rule(rule), None, "{rule}");
+        }
+    }
+
+    #[test]
+    fn rules_at_every_level_report_their_message() {
+        let schema = r#"
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      list:
+        type: array
+        x-kubernetes-validations:
+          - {rule: self.size() < 3, message: short list}
+        items:
+          type: object
+          properties: {n: {type: integer, x-kubernetes-validations: [{rule: self > 0}]}}
+          x-kubernetes-validations:
+            - {rule: has(self.n), message: n is set, reason: FieldValueRequired}
+      map:
+        type: object
+        additionalProperties:
+          type: string
+          x-kubernetes-validations:
+            - {rule: self != '', messageExpression: "'empty ' + 'value'"}
+    x-kubernetes-validations:
+      - {rule: self.list.size() == 0, message: no list, fieldPath: ".map['k']"}
+"#;
+        let object = "spec:\n  list: [{n: 1}, {n: 0}, {}]\n  map: {k: ''}\n";
+        let found = run(schema, object);
+        let shown: Vec<&str> = found
+            .iter()
+            .map(|m| m.split(" (a CEL rule").next().unwrap())
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "`spec.map.k`: no list",
+                "`spec.list`: short list",
+                "`spec.list[1].n`: failed rule: self > 0",
+                "`spec.list[2]`: Required value: n is set",
+                "`spec.map.k`: empty value",
+            ]
+        );
+    }
+
+    #[test]
+    fn kubernetes_library_functions() {
+        let schema = r#"
+type: object
+x-kubernetes-validations:
+  - rule: self.l.sum() == 6 && self.l.min() == 1 && self.l.max() == 3 && self.l.isSorted()
+  - rule: self.l.indexOf(2) == 1 && self.l.lastIndexOf(9) == -1 && !['b', 'a'].isSorted()
+  - rule: self.s.find('[0-9]+') == '12' && self.s.findAll('[a-z]') == ['a', 'b']
+  - rule: self.s.findAll('[a-z]', 1) == ['a'] && self.s.split('-') == ['a', '12', 'b']
+  - rule: sets.contains(self.l, [1, 2]) && sets.intersects(self.l, [3, 4]) && sets.equivalent([1, 2], [2, 1])
+  - rule: isQuantity('10Gi') && !isQuantity('ten') && 'A'.lowerAscii() == 'a' && ['a', 'b'].join('/') == 'a/b'
+  - rule: duration('1h30m') > duration('90s')
+properties:
+  l: {type: array, items: {type: integer}}
+  s: {type: string}
+"#;
+        let object = "l: [1, 2, 3]\ns: a-12-b\n";
+        assert_eq!(run(schema, object), Vec::<String>::new());
+        let object = "l: [3, 2]\ns: x\n";
+        assert_eq!(run(schema, object).len(), 4);
+        for rule in schema.lines().filter_map(|l| l.strip_prefix("  - rule: ")) {
+            assert_eq!(skip_of_rule(rule), None, "{rule}");
+        }
+    }
+
+    #[test]
+    fn weird_rules_are_skipped_never_reported() {
+        let deep = format!("{}true{}", "(".repeat(500), ")".repeat(500));
+        let chain = vec!["!self.a"; 1000].join(" || ");
+        let huge = format!("'{}' == ''", "x".repeat(MAX_RULE_LEN));
+        let nested = "self.l.all(a, self.l.all(b, self.l.all(c, self.l.all(d, a == d))))";
+        let schema = format!(
+            "type: object\nx-kubernetes-validations:\n  - rule: [not, a, string]\n  - rule: {{a: b}}\n  - rule: 5\n  - rule: 'self.a ==='\n  - rule: \"{deep}\"\n  - rule: \"{chain}\"\n  - rule: \"{huge}\"\n  - rule: \"{nested}\"\n  - rule: self.missing.field\n  - rule: isURL(self.a)\n  - rule: self.a.startsWith('x')\n  - rule: self.a == oldSelf.a\n  - message: no rule at all\n  - 7\nproperties:\n  a: {{type: boolean}}\n  l: {{type: array, items: {{type: integer}}}}\n"
+        );
+        let list: Vec<String> = (0..200).map(|i| i.to_string()).collect();
+        let object = format!("a: false\nl: [{}]\n", list.join(", "));
+        assert_eq!(run(&schema, &object), Vec::<String>::new());
+        assert_eq!(skip_of_rule("self.a ==="), Some(Skip::Compile));
+        assert_eq!(skip_of_rule(&deep), Some(Skip::Compile));
+        // Long chains of one operator are balanced by the parser: evaluated, and they hold.
+        assert_eq!(skip_of_rule(&chain), None);
+        assert_eq!(skip_of_rule(&huge), Some(Skip::Compile));
+        assert_eq!(skip_of_rule(nested), Some(Skip::Cost));
+        assert_eq!(skip_of_rule("5"), Some(Skip::Runtime));
+        assert_eq!(
+            skip_of_rule("isURL(self.a)"),
+            Some(Skip::Unsupported("isURL".into()))
+        );
+        assert_eq!(skip_of_rule("self.a == oldSelf.a"), None);
+        assert_eq!(skip_of_rule("self.a.startsWith('x')"), Some(Skip::Runtime));
+    }
+
+    #[test]
+    fn schemas_without_rules_compile_nothing() {
+        let s = parse(
+            "type: object\nproperties: {a: {type: string}}\n",
+            Budget::default(),
+        );
+        assert!(Rules::compile(&s.docs[0].root, "T", "v1").is_none());
+    }
+
+    #[test]
+    fn only_comprehensions_over_the_same_data_multiply() {
+        let n = |rule: &str| loops(env().compile(rule).unwrap().expression(), 0);
+        assert_eq!(n("self.size() > 0"), Some(0));
+        assert_eq!(n("self.all(x, x > 0)"), Some(1));
+        assert_eq!(n("self.all(x, self.exists(y, y == x))"), Some(2));
+        assert_eq!(
+            n("self.groups.all(g, g.flavors.all(f, f.resources.all(r, !has(r.limit))))"),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn field_paths() {
+        assert_eq!(
+            field_path(".a.b['c.d'][2]"),
+            Some(vec![
+                PathSeg::Key("a".into()),
+                PathSeg::Key("b".into()),
+                PathSeg::Key("c.d".into()),
+                PathSeg::Idx(2),
+            ])
+        );
+        assert_eq!(field_path("a"), None);
+        assert_eq!(field_path(".a[x"), None);
+        assert_eq!(field_path(".."), None);
+    }
+}
