@@ -648,12 +648,13 @@ mod tests {
 
     #[test]
     fn every_problem_is_reported_with_its_place() {
-        let errs = parse("fail-on: sometimes\nrules:\n  gpu-limit-mising: off\n  gpu-limit-missing: loud\nbogus: 1\ncluster: {eks: maybe}\n").unwrap_err();
+        let text = "fail-on: sometimes\nrules:\n  gpu-limit-mising: off\n  gpu-limit-missing: loud\nbogus: 1\ncluster: {eks: maybe}\n";
+        let errs = parse(text).unwrap_err();
         assert_eq!(errs.len(), 5, "{errs:?}");
         assert!(
             errs.iter()
                 .any(|e| e.message.contains("did you mean `gpu-limit-missing`"))
         );
-        assert_eq!(errs[0].span.start(), 0);
+        assert_eq!(errs[0].span.start_pos(text).line, 1);
     }
 }

@@ -284,13 +284,13 @@ pub fn finish(files: &[SourceFile], settings: &Settings, outcome: &mut Outcome) 
     diagnostics.sort_by(|a, b| {
         (
             &files[a.loc.file].path,
-            a.loc.span.start,
+            a.loc.span.start(),
             a.rule,
             &a.message,
         )
             .cmp(&(
                 &files[b.loc.file].path,
-                b.loc.span.start,
+                b.loc.span.start(),
                 b.rule,
                 &b.message,
             ))

@@ -479,6 +479,7 @@ fn config_error(e: &config::ConfigError) {
             problems: Vec::new(),
             skipped: None,
             role: Default::default(),
+            lines: Default::default(),
         }];
         let s = report::human(
             &[d],

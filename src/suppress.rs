@@ -535,7 +535,8 @@ fn scan_comments(fid: FileId, text: &str, spans: &[(usize, usize)], found: &mut 
         let at = hash + rel;
         let directive = &line.text[at..];
         let line_no = i as u32 + 1;
-        let span_of = |from: usize, len: usize| Span::new(line.start + from, line.start + from + len);
+        let span_of =
+            |from: usize, len: usize| Span::new(line.start + from, line.start + from + len);
         let whole = Loc {
             file: fid,
             span: span_of(hash, line.text.trim_end().len() - hash),

@@ -28,7 +28,10 @@ impl Pos {
             byte -= 1;
         }
         let before = &text.as_bytes()[..byte];
-        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
         Pos {
             byte: byte as u32,
             line: before.iter().filter(|&&b| b == b'\n').count() as u32 + 1,
@@ -263,7 +266,7 @@ impl Node {
     /// Type of a scalar as Kubernetes' YAML 1.1 reader resolves it.
     pub fn yaml11(&self) -> Option<Yaml11> {
         match &self.value {
-            Value::Scalar { text, style } => Some(if *style == Style::Plain {
+            Value::Scalar { text } => Some(if self.span.style() == Style::Plain {
                 resolve_plain(text)
             } else {
                 Yaml11::Str
@@ -678,6 +681,55 @@ mod tests {
     use super::*;
 
     #[test]
+    fn nodes_stay_small() {
+        // Millions of nodes in a large repository: their size is the memory bill.
+        assert_eq!(std::mem::size_of::<Span>(), 8);
+        assert_eq!(std::mem::size_of::<Node>(), 32);
+    }
+
+    #[test]
+    fn styles_ride_in_the_span_and_do_not_change_its_range() {
+        let src = "a: 'x'\nb: \"y\"\nc: |\n  z\nd: w\n";
+        let p = parse(src, Budget::default());
+        let root = &p.docs[0].root;
+        let style = |k: &str| root.get(k).unwrap().style().unwrap();
+        assert_eq!(style("a"), Style::SingleQuoted);
+        assert_eq!(style("b"), Style::DoubleQuoted);
+        assert_eq!(style("c"), Style::Literal);
+        assert_eq!(style("d"), Style::Plain);
+        let b = root.get("b").unwrap().span;
+        assert_eq!(&src[b.range()], "\"y\"");
+        assert_eq!(b, Span::new(b.start(), b.end()));
+        assert_eq!(root.get("a").unwrap().yaml11(), Some(Yaml11::Str));
+    }
+
+    #[test]
+    fn positions_count_lines_and_characters() {
+        let src = "é: 1\nb: 2\n";
+        assert_eq!(
+            Pos::of(src, 0),
+            Pos {
+                byte: 0,
+                line: 1,
+                col: 1
+            }
+        );
+        assert_eq!(Pos::of(src, 4).col, 4);
+        assert_eq!(
+            Pos::of(src, 6),
+            Pos {
+                byte: 6,
+                line: 2,
+                col: 1
+            }
+        );
+        // Inside a character: its start.
+        assert_eq!(Pos::of(src, 1).byte, 0);
+        assert_eq!(Pos::offset_of(src, 2, 2), 7);
+        assert_eq!(Pos::offset_of(src, 9, 1), src.len());
+    }
+
+    #[test]
     fn spans_are_bytes_lines_and_columns() {
         let src = "a: 1\nb:\n  c: \"é\"\n  d: x\n";
         let p = parse(src, Budget::default());
@@ -685,7 +737,8 @@ mod tests {
         let root = &p.docs[0].root;
         let d = root.at(&["b", "d"]).unwrap();
         assert_eq!(d.as_str(), Some("x"));
-        assert_eq!((d.span.start.line, d.span.start.col), (4, 6));
+        let at = d.span.start_pos(src);
+        assert_eq!((at.line, at.col), (4, 6));
         assert_eq!(&src[d.span.range()], "x");
         let c = root.at(&["b", "c"]).unwrap();
         assert_eq!(&src[c.span.range()], "\"é\"");
@@ -700,10 +753,11 @@ mod tests {
 
     #[test]
     fn duplicate_key_is_a_problem_and_first_value_wins() {
-        let p = parse("a: 1\nb: 2\na: 3\n", Budget::default());
+        let src = "a: 1\nb: 2\na: 3\n";
+        let p = parse(src, Budget::default());
         assert_eq!(p.problems.len(), 1);
-        assert_eq!(p.problems[0].span.start.line, 3);
-        assert_eq!(p.problems[0].first.unwrap().start.line, 1);
+        assert_eq!(p.problems[0].span.start_pos(src).line, 3);
+        assert_eq!(p.problems[0].first.unwrap().start_pos(src).line, 1);
         assert_eq!(p.docs[0].root.get("a").unwrap().as_str(), Some("1"));
     }
 

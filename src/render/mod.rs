@@ -101,6 +101,7 @@ impl ProfileError {
             problems: Vec::new(),
             skipped: None,
             role: Default::default(),
+            lines: Default::default(),
         }];
         report::human(
             &self.diagnostics(),

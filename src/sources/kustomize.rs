@@ -10,7 +10,7 @@
 use super::Origin;
 use super::exec::{self, Invocation};
 use super::tree::{identity, normalize, relative};
-use crate::yaml::{self, Budget, Node, Pos};
+use crate::yaml::{self, Budget, Node};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -171,16 +171,16 @@ fn parse_origin(text: &str, wrapper: &Path) -> Origin {
 }
 
 /// Byte offset of the start of the line holding `pos`.
-fn line_start(text: &str, pos: Pos) -> usize {
-    let b = (pos.byte as usize).min(text.len());
+fn line_start(text: &str, byte: usize) -> usize {
+    let b = byte.min(text.len());
     text[..b].rfind('\n').map_or(0, |i| i + 1)
 }
 
 /// The lines of a block mapping entry that starts at `pos`: its own line and every following
 /// line indented deeper (or blank).
-fn entry_lines(text: &str, pos: Pos) -> std::ops::Range<usize> {
-    let start = line_start(text, pos);
-    let indent = pos.byte as usize - start;
+fn entry_lines(text: &str, byte: usize) -> std::ops::Range<usize> {
+    let start = line_start(text, byte);
+    let indent = byte.min(text.len()) - start;
     let mut end = text[start..]
         .find('\n')
         .map_or(text.len(), |i| start + i + 1);
@@ -214,7 +214,7 @@ pub fn strip_origins(text: &str, wrapper: &Path) -> (String, Vec<Origin>) {
         origins.push(parse_origin(v.as_str().unwrap_or_default(), wrapper));
         let only = ann_map.as_map().is_some_and(|m| m.len() == 1);
         let from: &Node = if only { ann_key } else { k };
-        cuts.push(entry_lines(text, from.span.start));
+        cuts.push(entry_lines(text, from.span.start()));
     }
     let mut out = String::with_capacity(text.len());
     let mut at = 0;

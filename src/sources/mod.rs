@@ -160,6 +160,7 @@ fn skipped_file(
             span,
         }),
         role: Default::default(),
+        lines: Default::default(),
     }
 }
 
@@ -175,6 +176,7 @@ fn failed_file(path: String, text: String, span: Span, message: String) -> Sourc
         }],
         skipped: None,
         role: Default::default(),
+        lines: Default::default(),
     }
 }
 
@@ -188,6 +190,7 @@ fn text_file(path: &Path) -> Option<SourceFile> {
         problems: Vec::new(),
         skipped: None,
         role: Default::default(),
+        lines: Default::default(),
     })
 }
 
@@ -946,12 +949,18 @@ impl Sources {
         }
         let out = list.files;
         diags.sort_by(|a, b| {
-            (&out[a.loc.file].path, a.loc.span.start, a.rule, &a.message).cmp(&(
-                &out[b.loc.file].path,
-                b.loc.span.start,
-                b.rule,
-                &b.message,
-            ))
+            (
+                &out[a.loc.file].path,
+                a.loc.span.start(),
+                a.rule,
+                &a.message,
+            )
+                .cmp(&(
+                    &out[b.loc.file].path,
+                    b.loc.span.start(),
+                    b.rule,
+                    &b.message,
+                ))
         });
         // The same finding reached through several overlays, at the same place: once, with the
         // notes of each (which overlays it came through).
