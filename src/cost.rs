@@ -163,6 +163,7 @@ pub fn pool_cost(pool: &NodePool<'_>, cs: &CostSettings) -> Option<PoolCost> {
         out.unbounded = Some("no `spec.limits`".into());
         return Some(out);
     };
+    let no_instances = instances.is_empty();
     let mut figures = Vec::new();
     for i in instances {
         let Some(price) = cs.price(i) else { continue };
@@ -190,7 +191,12 @@ pub fn pool_cost(pool: &NodePool<'_>, cs: &CostSettings) -> Option<PoolCost> {
     out.worst = figures.iter().max_by(cmp).cloned();
     out.best = figures.iter().min_by(cmp).cloned();
     if out.worst.is_none() {
-        out.unbounded = Some("no allowed instance type has a price".into());
+        out.unbounded = Some(if no_instances {
+            // Such a pool launches nothing (nodepool-requirements-unsatisfiable says why).
+            "no catalog instance type meets its requirements".into()
+        } else {
+            "no allowed instance type has a price".into()
+        });
     }
     Some(out)
 }

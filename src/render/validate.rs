@@ -813,6 +813,35 @@ fn jobs(
                 ok = false;
             }
         }
+        // Teams sharing a class form one cohort without borrowing limits: a job is admitted only
+        // if it fits what the whole cohort holds for the class, else it waits forever.
+        let cohort: u64 = p
+            .teams
+            .iter()
+            .flat_map(|t| &t.gpu_quota.0)
+            .filter(|(k, _)| k.value == j.class.value)
+            .map(|(_, q)| u64::from(q.value))
+            .sum();
+        let total = u64::from(gpus) * u64::from(workers);
+        if cohort > 0 && total > cohort {
+            let at = j
+                .workers
+                .as_ref()
+                .map_or(v.at(&j.gpus_per_worker), |w| v.at(w));
+            v.out.push(ProfileProblem {
+                span: at,
+                message: format!(
+                    "job `{}` needs {total} GPUs at once ({workers} × {gpus}), more than the {cohort} all teams' queues hold for class `{}`: Kueue never admits it",
+                    j.name.value, j.class.value
+                ),
+                help: Some(format!(
+                    "raise the teams' gpuQuota for `{}` to {total} in all, or run fewer or smaller workers",
+                    j.class.value
+                )),
+                related: Vec::new(),
+            });
+            ok = false;
+        }
         if let Some(c) = class {
             if !matches!(c.class_type, ClassType::Training | ClassType::Batch) {
                 let cs = p
@@ -1112,5 +1141,38 @@ mod tests {
             "{:#?}",
             e.problems
         );
+    }
+
+    #[test]
+    fn a_job_larger_than_its_cohort_is_never_admitted() {
+        let job = |quota_b: u32| {
+            BASE.to_string()
+                + &format!(
+                    "teams:\n  - name: a\n    gpuQuota: {{t: 8}}\n  - name: b\n    gpuQuota: {{t: {quota_b}}}\njobs:\n  - name: j\n    team: a\n    class: t\n    image: x\n    args: [--checkpoint-dir=/c]\n    gpusPerWorker: 8\n    workers: 2\n    checkpoint: {{claim: c, path: /c}}\n"
+                )
+        };
+        let text = job(4);
+        let e = crate::render::parse_profile("p.yaml", &text).unwrap_err();
+        let p = e
+            .problems
+            .iter()
+            .find(|p| p.message.contains("never admits it"))
+            .unwrap_or_else(|| panic!("{:#?}", e.problems));
+        assert!(
+            p.message
+                .contains("16 GPUs at once (2 × 8), more than the 12")
+        );
+        assert_eq!(&text[p.span.range()], "2");
+        // Borrowing from the other team's share is enough.
+        let text = job(8);
+        if let Err(e) = crate::render::parse_profile("p.yaml", &text) {
+            assert!(
+                !e.problems
+                    .iter()
+                    .any(|p| p.message.contains("never admits")),
+                "{:#?}",
+                e.problems
+            );
+        }
     }
 }
