@@ -39,13 +39,27 @@ fn path_value(path: &[Seg]) -> Value {
     Value::from(path.iter().map(Seg::value).collect::<Vec<_>>())
 }
 
-fn obj(entries: Vec<(&str, Value)>) -> Value {
+fn obj(entries: Vec<(&'static str, Value)>) -> Value {
     Value::from(
         entries
             .into_iter()
-            .map(|(k, v)| (Value::from(k), v))
+            .map(|(k, v)| (key(k), v))
             .collect::<BTreeMap<Value, Value>>(),
     )
+}
+
+/// The `Value` of a field name, one per thread: every fact repeats the same dozen keys, and a
+/// shared string is a reference count instead of an allocation to make and to free.
+fn key(k: &'static str) -> Value {
+    thread_local! {
+        static KEYS: std::cell::RefCell<HashMap<&'static str, Value>> = Default::default();
+    }
+    KEYS.with(|keys| {
+        keys.borrow_mut()
+            .entry(k)
+            .or_insert_with(|| Value::from(k))
+            .clone()
+    })
 }
 
 fn opt_str(s: Option<&str>) -> Value {
