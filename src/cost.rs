@@ -8,7 +8,7 @@
 use crate::catalog::{self, Instance};
 use crate::index::Index;
 use crate::model::{NodePool, is_gpu_resource};
-use crate::sched::{self, GpuCapability, PodConstraints, Req};
+use crate::sched::{self, GpuCapability};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -246,32 +246,11 @@ pub struct QueueCost {
 
 /// The GPU pools a flavor's `nodeLabels` select (every GPU pool for a flavor without labels).
 fn flavor_pools(ix: &Index<'_>, flavor: &str) -> Vec<usize> {
-    let Some(f) = ix.flavor(flavor).and_then(|i| ix.flavors.get(i)) else {
+    let Some(fi) = ix.flavor(flavor) else {
         return Vec::new();
     };
-    let Some(fobj) = ix.objects.get(f.obj) else {
-        return Vec::new();
-    };
-    let base: Vec<Req> = f
-        .node_labels
-        .iter()
-        .filter_map(|(k, _, v)| {
-            Some(Req {
-                key: k,
-                op: "In",
-                values: vec![v.as_str()?],
-                loc: fobj.loc(v),
-            })
-        })
-        .collect();
-    let pod = PodConstraints {
-        base,
-        ..PodConstraints::default()
-    };
-    ix.pools
-        .label_fits(&pod, &ix.nodepools)
+    sched::flavor_pools(ix, fi)
         .into_iter()
-        .map(|p| p as usize)
         .filter(|&p| sched::gpu_capability(&ix.nodepools[p]) != GpuCapability::None)
         .collect()
 }
