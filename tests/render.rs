@@ -5,7 +5,7 @@
 use assert_cmd::Command;
 use gpuops::render::{self, RenderedFile};
 use gpuops::yaml::{self, Budget, Node, Value as YValue, Yaml11};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -202,39 +202,6 @@ fn layout_is_kind_plural_and_namespace_dot_name() {
 // ---------------------------------------------------------------------------------------------
 // Rendered objects against the real API
 
-/// A YAML node as Kubernetes' YAML 1.1 reader types it.
-fn to_json(n: &Node) -> Value {
-    match &n.value {
-        YValue::Map(m) => {
-            let mut o = Map::new();
-            for (k, v) in m {
-                o.insert(k.as_str().unwrap_or_default().to_string(), to_json(v));
-            }
-            Value::Object(o)
-        }
-        YValue::Seq(s) => Value::Array(s.iter().map(to_json).collect()),
-        YValue::Scalar { text, .. } => match n.yaml11() {
-            Some(Yaml11::Null) => Value::Null,
-            Some(Yaml11::Bool) => Value::Bool(matches!(
-                text.as_str(),
-                "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON"
-            )),
-            Some(Yaml11::Int) => {
-                let t = text.replace('_', "");
-                let v = match t.strip_prefix("0x") {
-                    Some(h) => i64::from_str_radix(h, 16).ok(),
-                    None => t.parse::<i64>().ok(),
-                };
-                v.map_or_else(|| Value::String(text.to_string()), |i| json!(i))
-            }
-            Some(Yaml11::Float) => text
-                .parse::<f64>()
-                .map_or_else(|_| Value::String(text.to_string()), |f| json!(f)),
-            _ => Value::String(text.to_string()),
-        },
-    }
-}
-
 fn parse_one(path: &str, text: &str) -> (Node, Value) {
     let parsed = yaml::parse(text, Budget::default());
     assert!(parsed.problems.is_empty(), "{path}: {:?}", parsed.problems);
@@ -245,7 +212,7 @@ fn parse_one(path: &str, text: &str) -> (Node, Value) {
         .next()
         .map(|d| d.root)
         .expect("a document");
-    let json = to_json(&node);
+    let json = gpuops::schema::crd::to_json(&node);
     (node, json)
 }
 

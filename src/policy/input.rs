@@ -147,28 +147,7 @@ fn int(text: &str) -> Option<i64> {
 
 /// YAML as JSON, typed the same way (for `policy-data:` in the config).
 pub fn node_json(n: &Node) -> serde_json::Value {
-    use serde_json::Value as J;
-    match &n.value {
-        Y::Scalar { text, .. } => match n.yaml11() {
-            Some(Yaml11::Null) => J::Null,
-            Some(Yaml11::Bool) => J::Bool(scalar(text, n.yaml11()) == Value::from(true)),
-            Some(Yaml11::Int) => int(text).map_or_else(|| J::from(text.as_str()), J::from),
-            Some(Yaml11::Float) => text
-                .replace('_', "")
-                .parse::<f64>()
-                .ok()
-                .and_then(serde_json::Number::from_f64)
-                .map_or_else(|| J::from(text.as_str()), J::Number),
-            _ => J::from(text.as_str()),
-        },
-        Y::Seq(items) => J::Array(items.iter().map(node_json).collect()),
-        Y::Map(entries) => J::Object(
-            entries
-                .iter()
-                .filter_map(|(k, v)| Some((k.as_str()?.to_string(), node_json(v))))
-                .collect(),
-        ),
-    }
+    crate::schema::crd::to_json(n)
 }
 
 /// The path of `target` inside `root`, found by identity.

@@ -1,7 +1,7 @@
 use super::{Ctx, edit_distance};
 use crate::diag::Diagnostic;
 use crate::model::Flavor;
-use crate::sched::{self, LabelIssue, PodConstraints, Req};
+use crate::sched::{self, LabelIssue, PodConstraints};
 
 declare_rule! {
     /// ## What it does
@@ -52,25 +52,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         let Some(fobj) = ix.objects.get(f.obj) else {
             continue;
         };
-        let base: Vec<Req> = f
-            .node_labels
-            .iter()
-            .filter_map(|(k, _, v)| {
-                Some(Req {
-                    key: k,
-                    op: "In",
-                    values: vec![v.as_str()?],
-                    loc: fobj.loc(v),
-                })
-            })
-            .collect();
-        if base.is_empty() {
+        let pod = PodConstraints::from_flavor(f, fobj);
+        if pod.base.is_empty() {
             continue;
         }
-        let pod = PodConstraints {
-            base,
-            ..PodConstraints::default()
-        };
         let best = ix.pools.closest(&pod, &ix.nodepools, |_| true, false);
         let Some((p, issues)) = best else { continue };
         for issue in &issues {

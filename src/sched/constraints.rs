@@ -1,7 +1,7 @@
 //! The pod side of placement: its node requirements, tolerations and GPU needs.
 
 use crate::diag::Loc;
-use crate::model::{Expr, PodTemplate, Toleration};
+use crate::model::{Expr, Flavor, Object, PodTemplate, Toleration};
 use crate::yaml::Node;
 
 #[derive(Debug, Clone)]
@@ -63,6 +63,27 @@ pub struct PodConstraints<'a> {
 }
 
 impl<'a> PodConstraints<'a> {
+    /// What a ResourceFlavor's `nodeLabels` ask of a node (`obj`: the flavor's object), as a
+    /// pod whose only constraint is that node selector.
+    pub fn from_flavor(f: &Flavor<'a>, obj: &Object<'a>) -> Self {
+        let base = f
+            .node_labels
+            .iter()
+            .filter_map(|(k, _, v)| {
+                Some(Req {
+                    key: k,
+                    op: "In",
+                    values: vec![v.as_str()?],
+                    loc: obj.loc(v),
+                })
+            })
+            .collect();
+        PodConstraints {
+            base,
+            ..PodConstraints::default()
+        }
+    }
+
     pub fn from_template(t: &PodTemplate<'a>) -> Self {
         let base = t
             .node_selector()

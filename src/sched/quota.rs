@@ -5,7 +5,7 @@
 //! Every figure is `None` when the files cannot tell (a placeholder, an unknown pod count, a
 //! cohort with a Cohort object above it, a pool without limits): callers stay quiet then.
 
-use super::constraints::{PodConstraints, Req};
+use super::constraints::PodConstraints;
 use super::pods::{gpu_resources, pod_request, template_pods};
 use super::{GpuCapability, bounded_instances};
 use crate::index::Index;
@@ -253,22 +253,7 @@ pub fn flavor_pools(ix: &Index<'_>, fi: usize) -> Vec<usize> {
     let Some(fobj) = ix.objects.get(f.obj) else {
         return Vec::new();
     };
-    let base: Vec<Req> = f
-        .node_labels
-        .iter()
-        .filter_map(|(k, _, v)| {
-            Some(Req {
-                key: k,
-                op: "In",
-                values: vec![v.as_str()?],
-                loc: fobj.loc(v),
-            })
-        })
-        .collect();
-    let pod = PodConstraints {
-        base,
-        ..PodConstraints::default()
-    };
+    let pod = PodConstraints::from_flavor(f, fobj);
     ix.pools
         .label_fits(&pod, &ix.nodepools)
         .into_iter()

@@ -3,7 +3,7 @@
 //! Application came from, so nothing borrows the run's files while builds add to them.
 
 use super::Destination;
-use crate::yaml::{Node, Span, Yaml11};
+use crate::yaml::{Node, Span};
 
 /// Whether a document is an Argo CD object of this kind.
 pub fn is_kind(root: &Node, kind: &str) -> bool {
@@ -232,35 +232,7 @@ fn flag(n: Option<&Node>) -> bool {
 
 /// A YAML node as JSON, scalars typed the way Kubernetes' YAML 1.1 reader types them.
 pub fn to_json(n: &Node) -> serde_json::Value {
-    use serde_json::Value as J;
-    if let Some(m) = n.as_map() {
-        return J::Object(
-            m.iter()
-                .filter_map(|(k, v)| Some((k.as_str()?.to_string(), to_json(v))))
-                .collect(),
-        );
-    }
-    if let Some(s) = n.as_seq() {
-        return J::Array(s.iter().map(to_json).collect());
-    }
-    let t = n.as_str().unwrap_or_default();
-    match n.yaml11() {
-        Some(Yaml11::Null) => J::Null,
-        Some(Yaml11::Bool) => J::Bool(matches!(
-            t,
-            "true" | "True" | "TRUE" | "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON"
-        )),
-        Some(Yaml11::Int) => t
-            .replace('_', "")
-            .parse::<i64>()
-            .map_or_else(|_| J::String(t.to_string()), Into::into),
-        Some(Yaml11::Float) => t
-            .parse::<f64>()
-            .ok()
-            .and_then(serde_json::Number::from_f64)
-            .map_or_else(|| J::String(t.to_string()), J::Number),
-        _ => J::String(t.to_string()),
-    }
+    crate::schema::crd::to_json(n)
 }
 
 fn pairs(n: Option<&Node>) -> Vec<(String, String)> {
