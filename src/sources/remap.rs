@@ -345,11 +345,7 @@ fn line_starts(text: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Position of a byte offset: 1-based line and column (in characters).
-pub fn pos_at(text: &str, byte: usize) -> Pos {
-    Pos::of(text, byte)
-}
-
+/// The span of `len` bytes from `start`, clamped to the text.
 pub fn span_at(text: &str, start: usize, len: usize) -> Span {
     let start = start.min(text.len());
     Span::new(start, (start + len).min(text.len()))
@@ -361,7 +357,7 @@ impl Inline {
             return None;
         }
         let outer_lines = line_starts(outer);
-        let first_line = pos_at(outer, scalar.span.start()).line;
+        let first_line = Pos::of(outer, scalar.span.start()).line;
         let first = *outer_lines.get((first_line as usize).checked_sub(1)?)?;
         let line = &outer[first..];
         let indent = line.len() - line.trim_start_matches(' ').len();
@@ -910,7 +906,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(&t[at..at + len], "resources");
-        assert_eq!(pos_at(t, at).line, 8);
+        assert_eq!(Pos::of(t, at).line, 8);
         assert!(!last);
     }
 
@@ -920,7 +916,7 @@ mod tests {
         let hits = values_lines(v, "count", "2");
         assert_eq!(hits.len(), 1);
         assert_eq!(&v[hits[0].0..hits[0].0 + hits[0].1], "2");
-        assert_eq!(pos_at(v, hits[0].0).line, 2);
+        assert_eq!(Pos::of(v, hits[0].0).line, 2);
         assert_eq!(values_lines(v, "nvidia.com/gpu", "2").len(), 1);
     }
 
