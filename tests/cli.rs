@@ -1887,6 +1887,47 @@ fn user_policy_dir_runs_by_default_and_is_suppressible_by_annotation() {
 }
 
 #[test]
+fn policy_runtime_error_is_in_json_and_sarif_and_exits_two() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "p/broken.rego",
+        "package org.broken\nimport rego.v1\nmetadata := {\"id\": \"broken\", \"summary\": \"s\"}\ndeny contains {\"msg\": m, \"object\": 0} if {\n\tsome o in input.objects\n\tm := sprintf(\"%v\", [count(o.kind) / 0])\n}\n",
+    );
+    write(dir.path(), "job.yaml", GOOD_JOB);
+    let sarif = dir.path().join("out.sarif");
+    let (code, out, err) = stdout_of(
+        gpuops()
+            .arg("lint")
+            .arg(dir.path().join("job.yaml"))
+            .arg("--policy")
+            .arg(dir.path().join("p"))
+            .args(["--format", "json", "--output-file"])
+            .arg(format!("sarif={}", sarif.display())),
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let e = errors[0].as_str().unwrap();
+    assert!(
+        e.contains("broken.rego:6:") && e.contains("policy/broken") && e.contains("divide by zero"),
+        "{e}"
+    );
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    let inv = &sarif["runs"][0]["invocations"][0];
+    assert_eq!(inv["executionSuccessful"], false);
+    assert!(
+        inv["toolExecutionNotifications"][0]["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("policy/broken"),
+        "{inv}"
+    );
+}
+
+#[test]
 fn policy_syntax_error_exits_two_with_its_place() {
     let dir = tempfile::tempdir().unwrap();
     write(
