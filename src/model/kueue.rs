@@ -14,6 +14,18 @@ pub struct Flavor<'a> {
 }
 
 impl<'a> Flavor<'a> {
+    /// Its `nodeTaints` with a hard effect (NoSchedule, NoExecute): they gate admission. `obj`
+    /// is the flavor's object.
+    pub fn hard_node_taints(obj: &Object<'a>) -> Vec<Taint<'a>> {
+        obj.spec()
+            .and_then(|s| s.get("nodeTaints"))
+            .into_iter()
+            .flat_map(|n| n.items())
+            .filter_map(Taint::from_node)
+            .filter(Taint::is_hard)
+            .collect()
+    }
+
     pub fn from_object(idx: usize, obj: &Object<'a>) -> Option<Self> {
         if !obj.is("kueue.x-k8s.io", "ResourceFlavor") {
             return None;

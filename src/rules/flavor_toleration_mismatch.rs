@@ -121,14 +121,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let fobj = &ix.objects[f.obj];
-        let node_taints: Vec<Taint> = fobj
-            .spec()
-            .and_then(|s| s.get("nodeTaints"))
-            .into_iter()
-            .flat_map(|n| n.items())
-            .filter_map(Taint::from_node)
-            .filter(Taint::is_hard)
-            .collect();
+        let node_taints = Flavor::hard_node_taints(fobj);
         let mut reported = false;
         // Its own nodeTaints.
         for t in &node_taints {

@@ -5,7 +5,7 @@ use super::is_placeholder;
 use super::requirements::numeric;
 use crate::diag::Loc;
 use crate::index::{Index, Variant};
-use crate::model::{Taint, Toleration};
+use crate::model::{Flavor, Toleration};
 
 /// Why Kueue would never assign a ResourceFlavor to a pod template.
 #[derive(Debug, Clone)]
@@ -52,14 +52,7 @@ pub fn flavor_reject(ix: &Index<'_>, ti: usize, fi: usize) -> Option<FlavorRejec
         .into_iter()
         .chain(f.tolerations.iter().copied())
         .collect();
-    for taint in fobj
-        .spec()
-        .and_then(|s| s.get("nodeTaints"))
-        .into_iter()
-        .flat_map(|n| n.items())
-        .filter_map(Taint::from_node)
-        .filter(Taint::is_hard)
-    {
+    for taint in Flavor::hard_node_taints(fobj) {
         if !tolerations.iter().any(|x| x.tolerates(&taint)) {
             return Some(FlavorReject::Taint {
                 taint: taint.display(),
