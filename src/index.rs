@@ -7,8 +7,8 @@ use crate::model::{
 };
 use crate::sched::{Placement, PodConstraints, PoolIndex, Req};
 use crate::source::SourceFile;
+use foldhash::{HashMap, HashMapExt, HashSet};
 use rayon::prelude::*;
-use std::collections::{HashMap, HashSet};
 
 /// What a GPU workload is for, coarsely (`intent::IntentKind` has the detail and the evidence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

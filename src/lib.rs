@@ -37,6 +37,24 @@ pub struct Outcome {
     pub policy_errors: Vec<policy::PolicyError>,
 }
 
+/// mimalloc v3's `mi_option_purge_delay` (its place in `mi_option_e`, mimalloc.h; the -sys
+/// crate names no constant for it).
+const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+
+/// Tunes the allocator the binary and the benchmark install (mimalloc): freed pages go back to
+/// the OS after 100 ms instead of a second. Parsing frees scanner buffers while the trees grow,
+/// and at 10,000 files this keeps about 30 MiB off the peak for no measurable time; purging at
+/// once costs far more (every purge is a TLB shootdown on the other core: +75 % CPU with the
+/// policy pack). Call it first in `main`, before any thread starts.
+pub fn tune_allocator() {
+    // `MIMALLOC_PURGE_DELAY` in the environment wins, as mimalloc documents for its options.
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: a plain store into mimalloc's option table; `mi_option_set` is not
+        // thread-safe, so it runs before any other thread exists.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 100) }
+    }
+}
+
 /// Whether a rule runs under these settings. Bundled policies are opt-in: they run when the
 /// config gives them a level or `--rule` names them.
 pub fn rule_enabled(settings: &Settings, name: &str) -> bool {
@@ -344,6 +362,13 @@ fn merge_clusters(found: Vec<(Diagnostic, Option<&str>)>, membership: &[u32]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn purge_delay_is_the_option_tune_allocator_sets() {
+        // mimalloc v3 purges after 1000 ms by default: a wrong option index would read another.
+        let v = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+        assert_eq!(v, 1000);
+    }
     use crate::config::ClusterDef;
     use crate::source::Role;
 

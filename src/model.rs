@@ -168,6 +168,8 @@ pub struct Container<'a> {
     pub init: bool,
     pub requests: Option<&'a Node>,
     pub limits: Option<&'a Node>,
+    /// Whether requests or limits name a GPU resource: asked by nearly every rule, so read once.
+    gpu: bool,
 }
 
 impl<'a> Container<'a> {
@@ -185,26 +187,26 @@ impl<'a> Container<'a> {
     }
     /// GPU count this container asks for (limit, else request), when it is a whole number.
     pub fn gpu_count(&self) -> u64 {
+        if !self.gpu {
+            return 0;
+        }
+        let whole = |n: &Node| n.as_str().and_then(crate::quantity::whole).unwrap_or(0);
         let mut total = 0;
-        for (name, _) in self.accelerators() {
-            if !is_gpu_resource(name) {
-                continue;
+        // Each resource once: its limit, else its request.
+        for (name, _, v) in self.limits.into_iter().flat_map(|l| l.entries()) {
+            if is_gpu_resource(name) {
+                total += whole(v).max(0) as u64;
             }
-            let v = self
-                .limits
-                .and_then(|l| l.get(name))
-                .or_else(|| self.requests.and_then(|r| r.get(name)));
-            if let Some(q) = v.and_then(|n| n.as_str()).and_then(crate::quantity::whole) {
-                total += q.max(0) as u64;
+        }
+        for (name, _, v) in self.requests.into_iter().flat_map(|r| r.entries()) {
+            if is_gpu_resource(name) && self.limits.and_then(|l| l.get(name)).is_none() {
+                total += whole(v).max(0) as u64;
             }
         }
         total
     }
     pub fn requests_gpu(&self) -> bool {
-        [self.limits, self.requests]
-            .into_iter()
-            .flatten()
-            .any(|m| m.entries().any(|(k, _, _)| is_gpu_resource(k)))
+        self.gpu
     }
     pub fn volume_mounts(&self) -> impl Iterator<Item = &'a Node> {
         self.node
@@ -329,6 +331,8 @@ pub struct PodTemplate<'a> {
     pub metadata: Option<&'a Node>,
     pub spec: &'a Node,
     pub containers: Vec<Container<'a>>,
+    /// Whether any container requests a GPU resource.
+    gpu: bool,
 }
 
 impl<'a> PodTemplate<'a> {
@@ -353,15 +357,23 @@ impl<'a> PodTemplate<'a> {
         for (key, init) in [("initContainers", true), ("containers", false)] {
             for c in spec.get(key).into_iter().flat_map(|n| n.items()) {
                 let res = c.get("resources");
+                let requests = res.and_then(|r| r.get("requests"));
+                let limits = res.and_then(|r| r.get("limits"));
+                let gpu = [limits, requests]
+                    .into_iter()
+                    .flatten()
+                    .any(|m| m.entries().any(|(k, _, _)| is_gpu_resource(k)));
                 containers.push(Container {
                     node: c,
                     name: c.get("name").and_then(|n| n.as_str()),
                     init,
-                    requests: res.and_then(|r| r.get("requests")),
-                    limits: res.and_then(|r| r.get("limits")),
+                    requests,
+                    limits,
+                    gpu,
                 });
             }
         }
+        let gpu = containers.iter().any(|c| c.gpu);
         Some(PodTemplate {
             owner,
             file,
@@ -369,6 +381,7 @@ impl<'a> PodTemplate<'a> {
             metadata,
             spec,
             containers,
+            gpu,
         })
     }
     pub fn loc(&self, node: &Node) -> Loc {
@@ -384,7 +397,7 @@ impl<'a> PodTemplate<'a> {
         self.metadata?.get("labels")?.entry(key)
     }
     pub fn requests_gpu(&self) -> bool {
-        self.containers.iter().any(Container::requests_gpu)
+        self.gpu
     }
     /// GPUs one pod needs at once: the sum over app containers, or the largest init container.
     pub fn gpus_per_pod(&self) -> u64 {
@@ -758,5 +771,40 @@ impl<'a> NodePool<'a> {
             return vec!["on-demand"];
         }
         allowed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{Budget, parse};
+
+    fn template(spec: &str) -> (Vec<u64>, bool, u64) {
+        let p = parse(spec, Budget::default());
+        let o = Object::from_node(0, &p.docs[0].root).unwrap();
+        let t = pod_templates(0, &o).pop().unwrap();
+        let counts = t.containers.iter().map(Container::gpu_count).collect();
+        (counts, t.requests_gpu(), t.gpus_per_pod())
+    }
+
+    #[test]
+    fn gpu_count_takes_the_limit_else_the_request_once_per_resource() {
+        let (counts, gpu, per_pod) = template(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers:\n  - name: warm\n    resources: {requests: {nvidia.com/gpu: 2}}\n  containers:\n  - name: a\n    resources: {limits: {nvidia.com/gpu: 4}, requests: {nvidia.com/gpu: 4}}\n  - name: b\n    resources: {requests: {nvidia.com/gpu: 1, amd.com/gpu: 2}, limits: {amd.com/gpu: 3}}\n  - name: c\n    resources: {limits: {cpu: 2, vpc.amazonaws.com/efa: 1}}\n  - name: d\n    resources: {limits: {nvidia.com/gpu: 0.5}}\n",
+        );
+        // a: the limit once; b: nvidia request (no limit) + amd limit; c: no GPU; d: not whole.
+        assert_eq!(counts, vec![2, 4, 4, 0, 0]);
+        assert!(gpu);
+        assert_eq!(per_pod, 8);
+    }
+
+    #[test]
+    fn a_pod_without_gpu_resources_requests_none() {
+        let (counts, gpu, per_pod) = template(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    resources: {limits: {cpu: 1}}\n",
+        );
+        assert_eq!(counts, vec![0]);
+        assert!(!gpu);
+        assert_eq!(per_pod, 0);
     }
 }

@@ -5,8 +5,8 @@
 //! problems (first value wins), and merge keys (`<<`) are applied the way go-yaml does.
 
 use compact_str::CompactString;
+use foldhash::{HashMap, HashMapExt};
 use saphyr_parser::{Event, Parser, ScalarStyle};
-use std::collections::HashMap;
 
 /// A position in a file: byte offset plus 1-based line and 1-based column (in characters).
 /// Nodes keep only byte offsets; a position is worked out from the text when a report needs it

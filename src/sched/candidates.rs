@@ -18,7 +18,7 @@ use super::is_placeholder;
 use super::requirements::{LabelIssue, PoolReqs, is_well_known, label_issues, normalize_key};
 use crate::model::NodePool;
 use fixedbitset::FixedBitSet;
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::fmt::Write;
 
 /// One label key across all pools.

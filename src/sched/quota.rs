@@ -11,7 +11,7 @@ use super::{GpuCapability, bounded_instances};
 use crate::index::Index;
 use crate::model::{ClusterQueue, FlavorQuotas, NodePool, Quantity, ResourceQuota};
 use crate::yaml::Node;
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet};
 
 /// Milli-units of a written quantity, when it is one.
 fn milli(q: Option<&Quantity<'_>>) -> Option<i128> {
