@@ -50,60 +50,28 @@ default registries := []
 
 registries := data.allowed_registries if is_array(data.allowed_registries)
 
-# `${IMAGE}`, `{{ .Values.image }}`: filled in later, nothing to judge yet.
-placeholder(img) if contains(img, "${")
-
-placeholder(img) if contains(img, "{{")
-
-# The image reference with its registry: `pytorch/pytorch` is `docker.io/pytorch/pytorch`.
-full(img) := img if {
-	first := split(img, "/")[0]
-	count(split(img, "/")) > 1
-	regex.match(`[.:]|^localhost$`, first)
-}
-
-full(img) := concat("/", ["docker.io", img]) if {
-	first := split(img, "/")[0]
-	count(split(img, "/")) > 1
-	not regex.match(`[.:]|^localhost$`, first)
-}
-
-full(img) := concat("/", ["docker.io/library", img]) if {
-	count(split(img, "/")) == 1
-}
-
-approved(img) if {
-	some r in registries
-	prefix := trim_suffix(r, "/")
-	startswith(full(img), concat("", [prefix, "/"]))
-}
-
-# The tag of a reference without digest (`""` when there is none).
-tag(img) := t if {
-	not contains(img, "@")
-	parts := split(img, "/")
-	last := parts[count(parts) - 1]
-	contains(last, ":")
-	t := split(last, ":")[1]
-}
-
-tag(img) := "" if {
-	not contains(img, "@")
-	parts := split(img, "/")
-	not contains(parts[count(parts) - 1], ":")
-}
+# Each allowed registry as the prefix a full image reference starts with (built once).
+prefixes := {concat("", [trim_suffix(r, "/"), "/"]) | some r in registries}
 
 # Each distinct image is judged once: repositories reuse a handful of images thousands of times.
-distinct := {c.image |
+# `image_ref` is the reference as the runtime reads it (`pytorch/pytorch:2.3` is
+# `docker.io/pytorch/pytorch:2.3`); it is null for `${IMAGE}` and `{{ .Values.image }}`, which
+# are filled in later and leave nothing to judge yet.
+refs := {c.image: c.image_ref |
 	some t in input.gpu_templates
 	some c in t.containers
-	is_string(c.image)
-	not placeholder(c.image)
+	is_object(c.image_ref)
 }
 
-unapproved := {img | some img in distinct; not approved(img)}
+approved(ref) if {
+	some prefix in prefixes
+	startswith(ref.full, prefix)
+}
 
-unpinned := {img: tg | some img in distinct; tg := tag(img); tg in {"", "latest"}}
+unapproved := {img | some img, ref in refs; not approved(ref)}
+
+# A digest pins the image whatever its tag says.
+unpinned := {img: ref.tag | some img, ref in refs; ref.digest == ""; ref.tag in {"", "latest"}}
 
 deny contains finding if {
 	count(registries) > 0

@@ -3,9 +3,29 @@ package gpuops.policy.gpu_image_unapproved_test
 import data.gpuops.policy.gpu_image_unapproved as p
 import rego.v1
 
+# The container facts gpuops gives for `image` (see `image_ref` in the input document).
+refs := {
+	"nvcr.io/nvidia/pytorch:latest": ["nvcr.io", "nvidia/pytorch", "latest", ""],
+	"nvcr.io/nvidia/pytorch": ["nvcr.io", "nvidia/pytorch", "", ""],
+	"nvcr.io/nvidia/pytorch:24.05-py3": ["nvcr.io", "nvidia/pytorch", "24.05-py3", ""],
+	"nvcr.io/nvidia/pytorch@sha256:0123": ["nvcr.io", "nvidia/pytorch", "", "sha256:0123"],
+	"localhost:5000/train:1.2": ["localhost:5000", "train", "1.2", ""],
+	"pytorch/pytorch:2.3.0": ["docker.io", "pytorch/pytorch", "2.3.0", ""],
+	"123456789012.dkr.ecr.us-east-1.amazonaws.com/train:7": ["123456789012.dkr.ecr.us-east-1.amazonaws.com", "train", "7", ""],
+	"nvcr.io/nvidia-fake/x:1": ["nvcr.io", "nvidia-fake/x", "1", ""],
+}
+
+image_ref(image) := null if not refs[image]
+
+image_ref(image) := {"registry": r, "repository": repo, "tag": tag, "digest": digest, "full": full} if {
+	[r, repo, tag, digest] := refs[image]
+	with_tag := concat(":", [x | some x in [concat("/", [r, repo]), tag]; x != ""])
+	full := concat("@", [x | some x in [with_tag, digest]; x != ""])
+}
+
 pod(image) := {"gpu_templates": [{
 	"object": 0, "kind": "Pod", "name": "p",
-	"containers": [{"name": "c", "image": image, "path": ["spec", "containers", 0]}],
+	"containers": [{"name": "c", "image": image, "image_ref": image_ref(image), "path": ["spec", "containers", 0]}],
 }]}
 
 registries := ["nvcr.io/nvidia", "123456789012.dkr.ecr.us-east-1.amazonaws.com/"]
@@ -50,4 +70,8 @@ test_docker_hub_is_docker_io if {
 
 test_placeholders_are_skipped if {
 	count(p.deny) == 0 with input as pod("${IMAGE}")
+}
+
+test_placeholders_are_not_judged if {
+	count(p.deny) == 0 with input as pod("${IMAGE}") with data.allowed_registries as registries
 }

@@ -10,9 +10,11 @@ use crate::index::Index;
 use crate::intent::IntentKind;
 use crate::model::{Container, is_gpu_resource};
 use crate::yaml::{Node, Value as Y, Yaml11};
+use foldhash::{HashMap, HashMapExt};
 use rayon::prelude::*;
 use regorus::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 pub use super::needs::Needs;
 
@@ -24,19 +26,6 @@ pub const INPUT_VERSION: &str = "gpuops.dev/policy-input/v1";
 pub enum Seg {
     Key(String),
     Index(usize),
-}
-
-impl Seg {
-    fn value(&self) -> Value {
-        match self {
-            Seg::Key(k) => Value::from(k.as_str()),
-            Seg::Index(i) => Value::from(*i as u64),
-        }
-    }
-}
-
-fn path_value(path: &[Seg]) -> Value {
-    Value::from(path.iter().map(Seg::value).collect::<Vec<_>>())
 }
 
 fn obj(entries: Vec<(&'static str, Value)>) -> Value {
@@ -75,23 +64,29 @@ pub fn node_value(n: &Node) -> Value {
     Strings::default().node(n)
 }
 
-/// Converts nodes, sharing one `Value` per distinct short string: manifests repeat the same keys
-/// and values (`name`, `resources`, `nvidia.com/gpu`) thousands of times, and a shared string is
-/// one allocation to make and to free instead of thousands.
+/// Converts nodes and builds facts, sharing one `Value` per distinct short string: manifests
+/// repeat the same keys, values and path segments (`name`, `resources`, `nvidia.com/gpu`,
+/// `spec`) thousands of times, and a shared string is one allocation to make and to free
+/// instead of thousands. One per worker while the document is built; dropped with it.
 #[derive(Default)]
-pub struct Strings<'a> {
-    seen: std::collections::HashMap<&'a str, Value>,
+pub struct Strings {
+    seen: HashMap<Box<str>, Value>,
 }
 
-impl<'a> Strings<'a> {
-    pub fn get(&mut self, s: &'a str) -> Value {
+impl Strings {
+    pub fn get(&mut self, s: &str) -> Value {
         if s.len() > 48 {
             return Value::from(s);
         }
-        self.seen.entry(s).or_insert_with(|| Value::from(s)).clone()
+        if let Some(v) = self.seen.get(s) {
+            return v.clone();
+        }
+        let v = Value::from(s);
+        self.seen.insert(s.into(), v.clone());
+        v
     }
 
-    pub fn node(&mut self, n: &'a Node) -> Value {
+    pub fn node(&mut self, n: &Node) -> Value {
         match &n.value {
             Y::Scalar { text, .. } => match n.yaml11() {
                 Some(Yaml11::Str) | None => self.get(text),
@@ -105,6 +100,25 @@ impl<'a> Strings<'a> {
                     .collect::<BTreeMap<Value, Value>>(),
             ),
         }
+    }
+
+    fn opt(&mut self, s: Option<&str>) -> Value {
+        s.map_or(Value::Null, |s| self.get(s))
+    }
+
+    fn list<'s>(&mut self, items: impl IntoIterator<Item = &'s str>) -> Value {
+        Value::from(items.into_iter().map(|s| self.get(s)).collect::<Vec<_>>())
+    }
+
+    fn path(&mut self, path: &[Seg]) -> Value {
+        Value::from(
+            path.iter()
+                .map(|seg| match seg {
+                    Seg::Key(k) => self.get(k),
+                    Seg::Index(i) => Value::from(*i as u64),
+                })
+                .collect::<Vec<_>>(),
+        )
     }
 }
 
@@ -236,9 +250,9 @@ pub fn build(ix: &Index<'_>, cluster: Option<&str>) -> Value {
     build_parts(ix, cluster, &Needs::everything()).0
 }
 
-/// The parts of the document `needs` asks for (see [`Needs`]), with the objects kept aside:
-/// dropping them in parallel after the document halves the time freeing hundreds of thousands
-/// of values takes.
+/// The parts of the document `needs` asks for (see [`Needs`]), with the objects and pod
+/// templates kept aside: dropping them in parallel after the document halves the time freeing
+/// hundreds of thousands of values takes.
 pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Value, Vec<Value>) {
     let mut owned: Vec<Vec<usize>> = vec![Vec::new(); ix.objects.len()];
     for (ti, t) in ix.templates.iter().enumerate() {
@@ -270,16 +284,18 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
             pdbs.entry(o.namespace).or_default().push(i);
         }
     }
+    let shared = Shared::default();
     let templates: Vec<Value> = (0..ix.templates.len())
         .into_par_iter()
-        .map(|ti| {
+        .map_init(Strings::default, |strings, ti| {
             if want_templates || (want_gpu_templates && ix.templates[ti].requests_gpu()) {
-                template(ix, ti, &pdbs)
+                template(ix, ti, &pdbs, &shared, strings)
             } else {
                 Value::Null
             }
         })
         .collect();
+    drop(shared);
 
     let mut by_kind: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
     if want_kinds {
@@ -307,7 +323,8 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         gpu_resources: Vec<&'x str>,
     }
     let mut namespaces: BTreeMap<&str, Ns> = BTreeMap::new();
-    for (i, o) in ix.objects.iter().enumerate() {
+    let want_namespaces = needs.key("namespaces");
+    for (i, o) in ix.objects.iter().enumerate().filter(|_| want_namespaces) {
         if o.is("", "Namespace")
             && let Some(n) = o.name
         {
@@ -317,7 +334,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
             namespaces.entry(ns).or_default().objects.push(i);
         }
     }
-    for (ti, t) in ix.templates.iter().enumerate() {
+    for (ti, t) in ix.templates.iter().enumerate().filter(|_| want_namespaces) {
         let Some(ns) = ix.owner(t).namespace else {
             continue;
         };
@@ -393,7 +410,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         );
     }
     let mut flavors = BTreeMap::new();
-    for f in &ix.flavors {
+    for f in ix.flavors.iter().filter(|_| needs.key("flavors")) {
         flavors.entry(Value::from(f.name)).or_insert_with(|| {
             obj(vec![
                 ("name", Value::from(f.name)),
@@ -406,7 +423,11 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         });
     }
     let mut cluster_queues = BTreeMap::new();
-    for q in &ix.cluster_queues {
+    for q in ix
+        .cluster_queues
+        .iter()
+        .filter(|_| needs.key("cluster_queues"))
+    {
         let mut names: Vec<&str> = Vec::new();
         for (n, _, _) in &q.flavors {
             if !names.contains(n) {
@@ -424,7 +445,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
             });
     }
     let mut local_queues = BTreeMap::new();
-    for q in &ix.local_queues {
+    for q in ix.local_queues.iter().filter(|_| needs.key("local_queues")) {
         let key = format!("{}/{}", q.namespace.unwrap_or(""), q.name);
         local_queues.entry(Value::from(key)).or_insert_with(|| {
             obj(vec![
@@ -469,7 +490,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         (
             "templates",
             if want_templates {
-                Value::from(templates)
+                Value::from(templates.clone())
             } else {
                 Value::Null
             },
@@ -482,12 +503,14 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         ("local_queues", Value::from(local_queues)),
     ];
     entries.retain(|(k, _)| needs.key(k) || matches!(*k, "version" | "cluster" | "settings"));
-    (obj(entries), objects)
+    let mut aside = objects;
+    aside.extend(templates);
+    (obj(entries), aside)
 }
 
 fn object<'a>(
     ix: &Index<'a>,
-    strings: &mut Strings<'a>,
+    strings: &mut Strings,
     i: usize,
     o: &crate::model::Object<'a>,
     cluster: Option<&str>,
@@ -526,7 +549,7 @@ fn object<'a>(
     Value::from(m)
 }
 
-fn container(c: &Container<'_>, spec_path: &[Seg], index: usize) -> Value {
+fn container(c: &Container<'_>, spec_path: &[Seg], index: usize, strings: &mut Strings) -> Value {
     let mut path = spec_path.to_vec();
     path.push(Seg::Key(
         if c.init {
@@ -546,24 +569,31 @@ fn container(c: &Container<'_>, spec_path: &[Seg], index: usize) -> Value {
             None => ("requests", c.requests.and_then(|r| r.get(name))),
         };
         if let Some(q) = q {
-            resources.insert(Value::from(name), node_value(q));
+            resources.insert(strings.get(name), strings.node(q));
         }
         if is_gpu_resource(name) {
-            gpu_resources.push(Value::from(name));
+            gpu_resources.push(strings.get(name));
             if gpu_path == Value::Null {
                 let mut p = path.clone();
                 for s in ["resources", which, name] {
                     p.push(Seg::Key(s.into()));
                 }
-                gpu_path = path_value(&p);
+                gpu_path = strings.path(&p);
             }
         }
     }
+    let image = c.get("image").and_then(|n| n.as_str());
     obj(vec![
-        ("name", opt_str(c.name)),
+        ("name", strings.opt(c.name)),
         ("init", Value::from(c.init)),
-        ("image", opt_str(c.get("image").and_then(|n| n.as_str()))),
-        ("path", path_value(&path)),
+        ("image", strings.opt(image)),
+        (
+            "image_ref",
+            image
+                .and_then(ImageRef::parse)
+                .map_or(Value::Null, |r| r.value(strings)),
+        ),
+        ("path", strings.path(&path)),
         ("gpus", Value::from(c.gpu_count())),
         ("gpu_resources", Value::from(gpu_resources)),
         ("gpu_path", gpu_path),
@@ -571,7 +601,148 @@ fn container(c: &Container<'_>, spec_path: &[Seg], index: usize) -> Value {
     ])
 }
 
-fn template(ix: &Index<'_>, ti: usize, pdbs: &HashMap<Option<&str>, Vec<usize>>) -> Value {
+/// An image reference as the container runtime reads it: `pytorch/pytorch:2.3` is
+/// `docker.io/pytorch/pytorch:2.3`, `ubuntu` is `docker.io/library/ubuntu`.
+#[derive(Debug, PartialEq, Eq)]
+struct ImageRef<'s> {
+    registry: &'s str,
+    /// The repository path inside the registry (`library/ubuntu`).
+    repository: std::borrow::Cow<'s, str>,
+    /// `""` when there is none.
+    tag: &'s str,
+    /// `""` when there is none (`sha256:…`).
+    digest: &'s str,
+}
+
+impl<'s> ImageRef<'s> {
+    /// `None` for what is filled in later (`${IMAGE}`, `{{ .Values.image }}`) or is no reference.
+    fn parse(image: &'s str) -> Option<Self> {
+        if image.is_empty() || image.contains("${") || image.contains("{{") {
+            return None;
+        }
+        let (name, digest) = image.split_once('@').unwrap_or((image, ""));
+        // The first segment names a registry when it has a `.` or `:` or is `localhost`.
+        let (registry, path) = match name.split_once('/') {
+            Some((first, rest))
+                if first.contains('.') || first.contains(':') || first == "localhost" =>
+            {
+                (first, rest)
+            }
+            _ => ("docker.io", name),
+        };
+        let (path, tag) = match path.rfind(':') {
+            Some(i) if !path[i..].contains('/') => (&path[..i], &path[i + 1..]),
+            _ => (path, ""),
+        };
+        let repository = if registry == "docker.io" && !path.contains('/') {
+            std::borrow::Cow::Owned(format!("library/{path}"))
+        } else {
+            std::borrow::Cow::Borrowed(path)
+        };
+        Some(ImageRef {
+            registry,
+            repository,
+            tag,
+            digest,
+        })
+    }
+
+    /// `registry/repository[:tag][@digest]`, what allow-lists of registries match against.
+    fn full(&self) -> String {
+        let mut s = format!("{}/{}", self.registry, self.repository);
+        if !self.tag.is_empty() {
+            s.push(':');
+            s.push_str(self.tag);
+        }
+        if !self.digest.is_empty() {
+            s.push('@');
+            s.push_str(self.digest);
+        }
+        s
+    }
+
+    fn value(&self, strings: &mut Strings) -> Value {
+        obj(vec![
+            ("registry", strings.get(self.registry)),
+            ("repository", strings.get(&self.repository)),
+            ("tag", strings.get(self.tag)),
+            ("digest", strings.get(self.digest)),
+            ("full", strings.get(&self.full())),
+        ])
+    }
+}
+
+/// A Kueue route: the queue label, and the LocalQueue and ClusterQueue it resolves to.
+type QueueKey = (String, Option<usize>, Option<usize>);
+
+/// Template facts that many templates share, built once: the same Kueue route, the same
+/// placements and tolerations. A shared value is a reference count instead of a copy, so a
+/// thousand templates that may land on the same thousand pools hold one list, not a million names.
+#[derive(Default)]
+struct Shared {
+    /// Landing signature (see [`landing_signature`]) → (`nodepools`, `landings`).
+    landings: Mutex<HashMap<String, (Value, Value)>>,
+    /// (queue label, LocalQueue, ClusterQueue) → `queue`.
+    queues: Mutex<HashMap<QueueKey, Value>>,
+}
+
+/// A GPU template's variants with the placement of each (see `Index::variant_placements`).
+fn placed_variants<'i, 'a>(
+    ix: &'i Index<'a>,
+    ti: usize,
+) -> impl Iterator<Item = (usize, &'i crate::index::Variant<'a>)> {
+    let variants = ix.variants.get(ti);
+    ix.variant_placements
+        .get(ti)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(move |(v, &pl)| Some((pl, variants?.get(v)?)))
+}
+
+/// Who a template's landings depend on: per variant, its placement, its flavor and its
+/// tolerations (with the extended resources EKS tolerates for it).
+fn landing_signature(ix: &Index<'_>, ti: usize) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for (pl, variant) in placed_variants(ix, ti) {
+        let _ = write!(s, "{pl}/{:?}/", variant.flavor);
+        for t in &variant.constraints.tolerations {
+            let _ = write!(s, "{}\0{}\0{}\0{}\0", t.key, t.operator, t.value, t.effect);
+        }
+        s.push('|');
+        for e in &variant.constraints.extended {
+            s.push_str(e);
+            s.push('\0');
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// A `Shared` entry, built outside the lock (two threads may both build one; either is kept).
+fn memo<K: std::hash::Hash + Eq, V: Clone>(
+    map: &Mutex<HashMap<K, V>>,
+    key: K,
+    build: impl FnOnce() -> V,
+) -> V {
+    fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+    if let Some(v) = lock(map).get(&key) {
+        return v.clone();
+    }
+    let v = build();
+    lock(map).entry(key).or_insert(v).clone()
+}
+
+fn template(
+    ix: &Index<'_>,
+    ti: usize,
+    pdbs: &HashMap<Option<&str>, Vec<usize>>,
+    shared: &Shared,
+    strings: &mut Strings,
+) -> Value {
     let t = &ix.templates[ti];
     let owner = ix.owner(t);
     // The PodDisruptionBudgets of its namespace whose selector selects its pods.
@@ -605,7 +776,7 @@ fn template(ix: &Index<'_>, ti: usize, pdbs: &HashMap<Option<&str>, Vec<usize>>)
         .iter()
         .map(|c| {
             let n = &mut counts[usize::from(c.init)];
-            let v = container(c, &spec_path, *n);
+            let v = container(c, &spec_path, *n, strings);
             *n += 1;
             v
         })
@@ -613,55 +784,73 @@ fn template(ix: &Index<'_>, ti: usize, pdbs: &HashMap<Option<&str>, Vec<usize>>)
     let intent = ix.classes.get(ti);
     let queue = ix.queues.get(ti).copied().flatten().map(|q| {
         let name = q.label.and_then(|n| n.as_str()).unwrap_or("default");
-        let lq = q.local_queue.map(|i| &ix.local_queues[i]);
-        let cq = q.cluster_queue.map(|i| &ix.cluster_queues[i]);
-        let mut flavors: Vec<&str> = Vec::new();
-        for (n, _, _) in cq.map(|c| c.flavors.as_slice()).unwrap_or_default() {
-            if !flavors.contains(n) {
-                flavors.push(n);
+        let key = (name.to_string(), q.local_queue, q.cluster_queue);
+        memo(&shared.queues, key, || {
+            let lq = q.local_queue.map(|i| &ix.local_queues[i]);
+            let cq = q.cluster_queue.map(|i| &ix.cluster_queues[i]);
+            let mut flavors: Vec<&str> = Vec::new();
+            for (n, _, _) in cq.map(|c| c.flavors.as_slice()).unwrap_or_default() {
+                if !flavors.contains(n) {
+                    flavors.push(n);
+                }
             }
-        }
-        obj(vec![
-            ("name", Value::from(name)),
-            (
-                "local_queue",
-                lq.map_or(Value::Null, |l| {
-                    Value::from(format!("{}/{}", l.namespace.unwrap_or(""), l.name))
-                }),
-            ),
-            ("cluster_queue", opt_str(cq.map(|c| c.name))),
-            ("flavors", strings(flavors)),
-        ])
+            obj(vec![
+                ("name", Value::from(name)),
+                (
+                    "local_queue",
+                    lq.map_or(Value::Null, |l| {
+                        Value::from(format!("{}/{}", l.namespace.unwrap_or(""), l.name))
+                    }),
+                ),
+                ("cluster_queue", opt_str(cq.map(|c| c.name))),
+                ("flavors", strings.list(flavors)),
+            ])
+        })
     });
-    let landings = landings(ix, ti);
-    let mut pools: Vec<&str> = landings
-        .iter()
-        .flat_map(|(_, ps)| ps.iter().copied())
-        .collect();
-    pools.sort_unstable();
-    pools.dedup();
-    let meta = |k: &str| {
+    let (pools, landings) = memo(&shared.landings, landing_signature(ix, ti), || {
+        let landings = landings(ix, ti);
+        let mut pools: Vec<&str> = landings
+            .iter()
+            .flat_map(|(_, ps)| ps.iter().copied())
+            .collect();
+        pools.sort_unstable();
+        pools.dedup();
+        let landings = Value::from(
+            landings
+                .into_iter()
+                .map(|(flavor, ps)| {
+                    obj(vec![
+                        ("flavor", opt_str(flavor)),
+                        ("nodepools", strings.list(ps)),
+                    ])
+                })
+                .collect::<Vec<_>>(),
+        );
+        (strings.list(pools), landings)
+    });
+    let mut meta = |k: &str| {
         t.metadata
             .and_then(|m| m.get(k))
-            .map_or(Value::new_object(), node_value)
+            .map_or(Value::new_object(), |n| strings.node(n))
     };
+    let (labels, annotations) = (meta("labels"), meta("annotations"));
     obj(vec![
         ("index", Value::from(ti as u64)),
         ("object", Value::from(t.owner as u64)),
-        ("kind", Value::from(owner.kind)),
-        ("api_version", Value::from(owner.api_version)),
-        ("namespace", opt_str(owner.namespace)),
-        ("name", opt_str(owner.name)),
-        ("path", path_value(&tpath)),
-        ("spec_path", path_value(&spec_path)),
-        ("path_text", Value::from(t.path.as_str())),
-        ("labels", meta("labels")),
-        ("annotations", meta("annotations")),
+        ("kind", strings.get(owner.kind)),
+        ("api_version", strings.get(owner.api_version)),
+        ("namespace", strings.opt(owner.namespace)),
+        ("name", strings.opt(owner.name)),
+        ("path", strings.path(&tpath)),
+        ("spec_path", strings.path(&spec_path)),
+        ("path_text", strings.get(t.path.as_str())),
+        ("labels", labels),
+        ("annotations", annotations),
         (
             "node_selector",
             t.spec
                 .get("nodeSelector")
-                .map_or(Value::new_object(), node_value),
+                .map_or(Value::new_object(), |n| strings.node(n)),
         ),
         (
             "pdbs",
@@ -677,35 +866,22 @@ fn template(ix: &Index<'_>, ti: usize, pdbs: &HashMap<Option<&str>, Vec<usize>>)
             owner
                 .root
                 .at(&["metadata", "labels"])
-                .map_or(Value::new_object(), node_value),
+                .map_or(Value::new_object(), |n| strings.node(n)),
         ),
         ("gpus", Value::from(t.gpus_per_pod())),
         ("requests_gpu", Value::from(t.requests_gpu())),
         (
             "intent",
-            Value::from(intent.map_or("other", |i| intent_name(i.kind))),
+            strings.get(intent.map_or("other", |i| intent_name(i.kind))),
         ),
         (
             "intent_evidence",
-            Value::from(intent.map_or("", |i| i.evidence.as_str())),
+            strings.get(intent.map_or("", |i| i.evidence.as_str())),
         ),
         ("containers", Value::from(containers)),
         ("queue", queue.unwrap_or(Value::Null)),
-        ("nodepools", strings(pools)),
-        (
-            "landings",
-            Value::from(
-                landings
-                    .into_iter()
-                    .map(|(flavor, ps)| {
-                        obj(vec![
-                            ("flavor", opt_str(flavor)),
-                            ("nodepools", strings(ps)),
-                        ])
-                    })
-                    .collect::<Vec<_>>(),
-            ),
-        ),
+        ("nodepools", pools),
+        ("landings", landings),
     ])
 }
 
@@ -713,16 +889,7 @@ fn template(ix: &Index<'_>, ti: usize, pdbs: &HashMap<Option<&str>, Vec<usize>>)
 /// NodePools whose labels, requirements and taints admit it, as `Index::landing_pools` decides.
 fn landings<'i>(ix: &'i Index<'_>, ti: usize) -> Vec<(Option<&'i str>, Vec<&'i str>)> {
     let mut out = Vec::new();
-    for (v, &pl) in ix
-        .variant_placements
-        .get(ti)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let Some(variant) = ix.variants.get(ti).and_then(|vs| vs.get(v)) else {
-            continue;
-        };
+    for (pl, variant) in placed_variants(ix, ti) {
         let Some(placement) = ix.placements.get(pl) else {
             continue;
         };
@@ -756,6 +923,50 @@ mod tests {
             .next()
             .map(|d| d.root)
             .expect("one document")
+    }
+
+    #[test]
+    fn image_references_read_as_the_runtime_reads_them() {
+        // image → (full reference, tag, digest)
+        let cases = [
+            ("ubuntu", "docker.io/library/ubuntu", "", ""),
+            (
+                "pytorch/pytorch:2.3.0",
+                "docker.io/pytorch/pytorch:2.3.0",
+                "2.3.0",
+                "",
+            ),
+            (
+                "localhost:5000/train:1.2",
+                "localhost:5000/train:1.2",
+                "1.2",
+                "",
+            ),
+            ("localhost/train", "localhost/train", "", ""),
+            (
+                "nvcr.io/nvidia/pytorch@sha256:0123",
+                "nvcr.io/nvidia/pytorch@sha256:0123",
+                "",
+                "sha256:0123",
+            ),
+            (
+                "ghcr.io/org/img:v1@sha256:ab",
+                "ghcr.io/org/img:v1@sha256:ab",
+                "v1",
+                "sha256:ab",
+            ),
+        ];
+        for (image, full, tag, digest) in cases {
+            let r = ImageRef::parse(image).expect(image);
+            assert_eq!(
+                (r.full().as_str(), r.tag, r.digest),
+                (full, tag, digest),
+                "{image}"
+            );
+        }
+        for placeholder in ["${IMAGE}", "{{ .Values.image }}", ""] {
+            assert_eq!(ImageRef::parse(placeholder), None);
+        }
     }
 
     #[test]

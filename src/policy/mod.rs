@@ -449,10 +449,10 @@ impl Policies {
         {
             needs.merge(&p.needs);
         }
-        let (doc, objects) = input::build_parts(ix, cluster, &needs);
+        let (doc, aside) = input::build_parts(ix, cluster, &needs);
         let runs: Vec<Run> = enabled.par_iter().map(|p| self.eval(p, ix, &doc)).collect();
         drop(doc);
-        objects.into_par_iter().for_each(drop);
+        aside.into_par_iter().for_each(drop);
         let mut out = Run::default();
         for r in runs {
             out.diagnostics.extend(r.diagnostics);
