@@ -1,0 +1,114 @@
+//! Field paths inside an object: the path to a node (found by identity) and back.
+
+use crate::yaml::{Node, Value as Y};
+
+/// One step of a field path: a map key or a list index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// The path of `target` inside `root`, found by identity.
+pub fn path_to(root: &Node, target: &Node) -> Option<Vec<Seg>> {
+    fn walk<'n>(n: &'n Node, target: &Node, prune: bool, out: &mut Vec<Step<'n>>) -> bool {
+        if std::ptr::eq(n, target) {
+            return true;
+        }
+        let at = target.span.start();
+        // Spans nest, so only the child whose span holds the target's start can hold it; aliases
+        // copy nodes with their anchor's span, which the unpruned second pass covers.
+        let holds = |c: &Node| !prune || (c.span.start() <= at && at < c.span.end().max(at + 1));
+        match &n.value {
+            Y::Scalar { .. } => false,
+            Y::Seq(items) => items.iter().enumerate().any(|(i, c)| {
+                holds(c) && {
+                    out.push(Step::Index(i));
+                    walk(c, target, prune, out) || {
+                        out.pop();
+                        false
+                    }
+                }
+            }),
+            Y::Map(entries) => entries.iter().any(|(k, v)| {
+                let Some(key) = k.as_str() else { return false };
+                holds(v) && {
+                    out.push(Step::Key(key));
+                    walk(v, target, prune, out) || {
+                        out.pop();
+                        false
+                    }
+                }
+            }),
+        }
+    }
+    enum Step<'n> {
+        Key(&'n str),
+        Index(usize),
+    }
+    let mut out = Vec::new();
+    let found = walk(root, target, true, &mut out) || {
+        out.clear();
+        walk(root, target, false, &mut out)
+    };
+    found.then(|| {
+        out.into_iter()
+            .map(|s| match s {
+                Step::Key(k) => Seg::Key(k.to_string()),
+                Step::Index(i) => Seg::Index(i),
+            })
+            .collect()
+    })
+}
+
+/// The node at `path` inside `root`, or the deepest one that exists on the way (with how many
+/// steps resolved).
+pub fn resolve<'n>(root: &'n Node, path: &[Seg]) -> (&'n Node, usize) {
+    let mut at = root;
+    for (i, seg) in path.iter().enumerate() {
+        let next = match seg {
+            Seg::Key(k) => at.get(k),
+            Seg::Index(ix) => at.as_seq().and_then(|s| s.get(*ix)),
+        };
+        match next {
+            Some(n) => at = n,
+            None => return (at, i),
+        }
+    }
+    (at, path.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> Node {
+        let p = crate::yaml::parse(text, crate::yaml::Budget::default());
+        p.docs
+            .into_iter()
+            .next()
+            .map(|d| d.root)
+            .expect("one document")
+    }
+
+    #[test]
+    fn paths_resolve_to_the_deepest_existing_node() {
+        let n = doc("spec:\n  containers:\n  - name: a\n    image: x\n");
+        let path = |p: &[Seg]| p.to_vec();
+        let k = |s: &str| Seg::Key(s.into());
+        let (node, steps) = resolve(
+            &n,
+            &path(&[k("spec"), k("containers"), Seg::Index(0), k("image")]),
+        );
+        assert_eq!((node.as_str(), steps), (Some("x"), 4));
+        let (node, steps) = resolve(&n, &path(&[k("spec"), k("volumes"), Seg::Index(0)]));
+        assert_eq!(steps, 1);
+        assert!(node.as_map().is_some());
+        let image = n.at(&["spec", "containers"]).and_then(|c| c.items().next());
+        let image = image.and_then(|c| c.get("image")).expect("image");
+        assert_eq!(
+            path_to(&n, image),
+            Some(vec![k("spec"), k("containers"), Seg::Index(0), k("image")])
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! Rego values from YAML nodes, read the way Kubernetes reads them, and the interning that
+//! lets the input document share its strings.
+
+use super::paths::Seg;
+use crate::yaml::{Node, Value as Y, Yaml11};
+use foldhash::HashMap;
+use regorus::Value;
+use std::collections::BTreeMap;
+
+/// A Rego object of fixed field names (shared key values) and their values.
+pub(super) fn obj(entries: Vec<(&'static str, Value)>) -> Value {
+    Value::from(
+        entries
+            .into_iter()
+            .map(|(k, v)| (key(k), v))
+            .collect::<BTreeMap<Value, Value>>(),
+    )
+}
+
+/// The `Value` of a field name, one per thread: every fact repeats the same dozen keys, and a
+/// shared string is a reference count instead of an allocation to make and to free.
+fn key(k: &'static str) -> Value {
+    thread_local! {
+        static KEYS: std::cell::RefCell<HashMap<&'static str, Value>> = Default::default();
+    }
+    KEYS.with(|keys| {
+        keys.borrow_mut()
+            .entry(k)
+            .or_insert_with(|| Value::from(k))
+            .clone()
+    })
+}
+
+pub(super) fn opt_str(s: Option<&str>) -> Value {
+    s.map_or(Value::Null, Value::from)
+}
+
+pub(super) fn strings<'s>(items: impl IntoIterator<Item = &'s str>) -> Value {
+    Value::from(items.into_iter().map(Value::from).collect::<Vec<_>>())
+}
+
+/// A YAML node as Kubernetes would read it (go-yaml v2, YAML 1.1 plain scalars).
+pub fn node_value(n: &Node) -> Value {
+    Strings::default().node(n)
+}
+
+/// Converts nodes and builds facts, sharing one `Value` per distinct short string: manifests
+/// repeat the same keys, values and path segments (`name`, `resources`, `nvidia.com/gpu`,
+/// `spec`) thousands of times, and a shared string is one allocation to make and to free
+/// instead of thousands. One per worker while the document is built; dropped with it.
+#[derive(Default)]
+pub struct Strings {
+    seen: HashMap<Box<str>, Value>,
+}
+
+impl Strings {
+    pub fn get(&mut self, s: &str) -> Value {
+        if s.len() > 48 {
+            return Value::from(s);
+        }
+        if let Some(v) = self.seen.get(s) {
+            return v.clone();
+        }
+        let v = Value::from(s);
+        self.seen.insert(s.into(), v.clone());
+        v
+    }
+
+    pub fn node(&mut self, n: &Node) -> Value {
+        match &n.value {
+            Y::Scalar { text, .. } => match n.yaml11() {
+                Some(Yaml11::Str) | None => self.get(text),
+                kind => scalar(text, kind),
+            },
+            Y::Seq(items) => Value::from(items.iter().map(|i| self.node(i)).collect::<Vec<_>>()),
+            Y::Map(entries) => Value::from(
+                entries
+                    .iter()
+                    .filter_map(|(k, v)| Some((self.get(k.as_str()?), self.node(v))))
+                    .collect::<BTreeMap<Value, Value>>(),
+            ),
+        }
+    }
+
+    pub(super) fn opt(&mut self, s: Option<&str>) -> Value {
+        s.map_or(Value::Null, |s| self.get(s))
+    }
+
+    pub(super) fn list<'s>(&mut self, items: impl IntoIterator<Item = &'s str>) -> Value {
+        Value::from(items.into_iter().map(|s| self.get(s)).collect::<Vec<_>>())
+    }
+
+    pub(super) fn path(&mut self, path: &[Seg]) -> Value {
+        Value::from(
+            path.iter()
+                .map(|seg| match seg {
+                    Seg::Key(k) => self.get(k),
+                    Seg::Index(i) => Value::from(*i as u64),
+                })
+                .collect::<Vec<_>>(),
+        )
+    }
+}
+
+fn scalar(text: &str, kind: Option<Yaml11>) -> Value {
+    match kind {
+        Some(Yaml11::Null) => Value::Null,
+        Some(Yaml11::Bool) => Value::from(matches!(
+            text,
+            "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON"
+        )),
+        Some(Yaml11::Int) => int(text).map_or_else(|| Value::from(text), Value::from),
+        Some(Yaml11::Float) => {
+            let clean = text.replace('_', "");
+            match clean.parse::<f64>() {
+                Ok(f) if f.is_finite() => Value::from(f),
+                // Rego has no infinities or NaN: keep the text.
+                _ => Value::from(text),
+            }
+        }
+        _ => Value::from(text),
+    }
+}
+
+/// A YAML 1.1 integer: decimal, `0x` hex, leading-zero octal, `_` separators.
+fn int(text: &str) -> Option<i64> {
+    let (neg, body) = match text.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let body = body.replace('_', "");
+    let v = if let Some(hex) = body.strip_prefix("0x") {
+        i64::from_str_radix(hex, 16).ok()?
+    } else if body.len() > 1 && body.starts_with('0') {
+        i64::from_str_radix(&body[1..], 8).ok()?
+    } else {
+        body.parse::<i64>().ok()?
+    };
+    Some(if neg { -v } else { v })
+}
+
+/// YAML as JSON, typed the same way (for `policy-data:` in the config).
+pub fn node_json(n: &Node) -> serde_json::Value {
+    crate::schema::crd::to_json(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> Node {
+        let p = crate::yaml::parse(text, crate::yaml::Budget::default());
+        p.docs
+            .into_iter()
+            .next()
+            .map(|d| d.root)
+            .expect("one document")
+    }
+
+    #[test]
+    fn scalars_read_as_kubernetes_reads_them() {
+        let n = doc("a: 8\nb: \"8\"\nc: yes\nd: 0755\ne: 1.5\nf: ~\ng: 0x1F\nh: .inf\n");
+        let v = node_value(&n);
+        assert_eq!(v["a"], Value::from(8u64));
+        assert_eq!(v["b"], Value::from("8"));
+        assert_eq!(v["c"], Value::from(true));
+        assert_eq!(v["d"], Value::from(493u64));
+        assert_eq!(v["e"], Value::from(1.5f64));
+        assert_eq!(v["f"], Value::Null);
+        assert_eq!(v["g"], Value::from(31u64));
+        assert_eq!(v["h"], Value::from(".inf"));
+    }
+}
