@@ -720,6 +720,32 @@ impl<'a> NodePool<'a> {
             span: node.span,
         }
     }
+    /// When the pool's nodes expire, as Karpenter writes durations (`720h`; a v1alpha5
+    /// Provisioner's `ttlSecondsUntilExpired` as `<n>s`), with the node that says so (`None`:
+    /// Karpenter's default of 720h). `None` when they never expire (`Never`, a Provisioner
+    /// without the field) or the value is filled in later (`${TTL}`).
+    pub fn expire_after(&self) -> Option<(std::borrow::Cow<'a, str>, Option<&'a Node>)> {
+        let readable = |n: &'a Node| {
+            n.as_str()
+                .map(str::trim)
+                .filter(|v| !v.contains('$') && !crate::quantity::is_placeholder(v))
+        };
+        if self.legacy_provisioner {
+            let n = self.spec.get("ttlSecondsUntilExpired")?;
+            return Some((format!("{}s", readable(n)?).into(), Some(n)));
+        }
+        let written = self
+            .spec
+            .at(&["template", "spec", "expireAfter"])
+            .or_else(|| self.disruption.and_then(|d| d.get("expireAfter")));
+        match written {
+            Some(n) => {
+                let v = readable(n).filter(|v| *v != "Never")?;
+                Some((v.into(), Some(n)))
+            }
+            None => Some(("720h".into(), None)),
+        }
+    }
     /// The consolidation policy in force, with Karpenter v1's default when none is written.
     pub fn effective_policy(&self) -> &'a str {
         if self.legacy_provisioner {
@@ -796,6 +822,48 @@ mod tests {
         assert_eq!(counts, vec![2, 4, 4, 0, 0]);
         assert!(gpu);
         assert_eq!(per_pod, 8);
+    }
+
+    #[test]
+    fn expire_after_reads_nodepools_and_provisioners() {
+        let expiry = |yaml: &str| {
+            let p = parse(yaml, Budget::default());
+            let o = Object::from_node(0, &p.docs[0].root).unwrap();
+            let pool = NodePool::from_object(0, &o).unwrap();
+            pool.expire_after()
+                .map(|(v, n)| (v.into_owned(), n.is_some()))
+        };
+        let v1 = |spec: &str| {
+            format!(
+                "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: p}}\nspec: {spec}\n"
+            )
+        };
+        assert_eq!(
+            expiry(&v1("{template: {spec: {}}}")),
+            Some(("720h".into(), false))
+        );
+        assert_eq!(
+            expiry(&v1("{template: {spec: {expireAfter: 48h}}}")),
+            Some(("48h".into(), true))
+        );
+        assert_eq!(
+            expiry(&v1("{template: {spec: {expireAfter: Never}}}")),
+            None
+        );
+        assert_eq!(
+            expiry(&v1("{template: {spec: {expireAfter: '${TTL}'}}}")),
+            None
+        );
+        let legacy = |spec: &str| {
+            format!(
+                "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata: {{name: p}}\nspec: {spec}\n"
+            )
+        };
+        assert_eq!(
+            expiry(&legacy("{ttlSecondsUntilExpired: 86400}")),
+            Some(("86400s".into(), true))
+        );
+        assert_eq!(expiry(&legacy("{}")), None);
     }
 
     #[test]

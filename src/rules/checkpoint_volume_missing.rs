@@ -2,7 +2,7 @@ use super::Ctx;
 use super::training_consolidation_underutilized::{Policy, protected};
 use crate::diag::{Diagnostic, Loc, Severity};
 use crate::intent::Intent;
-use crate::model::{Container, NodePool, PodTemplate};
+use crate::model::{Container, PodTemplate};
 use crate::quantity;
 use crate::sched::{GpuCapability, PodConstraints, Req};
 use crate::yaml::Node;
@@ -713,7 +713,9 @@ fn disruption_risk(cx: &Ctx, t: &PodTemplate, candidates: &[usize], risk: &mut R
             return;
         }
     }
-    if let Some((pool, after, node)) = pools().find_map(|p| expiry(p).map(|(a, n)| (p, a, n))) {
+    if let Some((pool, after, node)) =
+        pools().find_map(|p| p.expire_after().map(|(a, n)| (p, a, n)))
+    {
         let how = if node.is_some() {
             format!("`expireAfter: {after}`")
         } else {
@@ -727,28 +729,6 @@ fn disruption_risk(cx: &Ctx, t: &PodTemplate, candidates: &[usize], risk: &mut R
             pool.loc(node.unwrap_or(pool.anchor)),
             format!("NodePool `{}` expires its nodes after {after}", pool.name),
         ));
-    }
-}
-
-/// How long a NodePool keeps a node (`None`: never), and where that is written (`None`: the
-/// default of 720h).
-fn expiry<'a>(pool: &NodePool<'a>) -> Option<(&'a str, Option<&'a Node>)> {
-    if pool.legacy_provisioner {
-        // v1alpha5 Provisioners expire nodes only when `ttlSecondsUntilExpired` is set.
-        return None;
-    }
-    let written = pool
-        .spec
-        .at(&["template", "spec", "expireAfter"])
-        .or_else(|| pool.disruption.and_then(|d| d.get("expireAfter")));
-    match written {
-        Some(n) => {
-            let v = n
-                .as_str()
-                .filter(|v| *v != "Never" && !has_placeholder(v))?;
-            Some((v, Some(n)))
-        }
-        None => Some(("720h", None)),
     }
 }
 

@@ -3,12 +3,10 @@ use crate::diag::{Diagnostic, Loc};
 use crate::index::is_training_kind;
 use crate::intent::Basis;
 use crate::model::{NodePool, Object, PodTemplate};
-use crate::sched::{GpuCapability, is_placeholder};
+use crate::sched::GpuCapability;
 use crate::yaml::Node;
 
 const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
-/// Karpenter v1's `expireAfter` when the NodePool sets none.
-const DEFAULT_EXPIRE_SECS: u64 = 720 * 3600;
 /// A training run without a deadline is taken to run at least this long: a pool that replaces
 /// its nodes sooner cuts most real runs.
 const LONG_RUN_SECS: u64 = 24 * 3600;
@@ -188,24 +186,8 @@ fn lifetime<'a>(pool: &NodePool<'a>, protection: Protection) -> Option<Lifetime<
 /// The pool's node expiry in seconds and where it is written (`None` node: the default).
 /// `None`: the nodes never expire, or the value cannot be read.
 fn expiry<'a>(pool: &NodePool<'a>) -> Option<(u64, Option<&'a Node>)> {
-    if pool.legacy_provisioner {
-        let n = pool.spec.get("ttlSecondsUntilExpired")?;
-        return Some((n.as_str()?.trim().parse().ok()?, Some(n)));
-    }
-    let written = pool
-        .spec
-        .at(&["template", "spec", "expireAfter"])
-        .or_else(|| pool.disruption.and_then(|d| d.get("expireAfter")));
-    match written {
-        Some(n) => {
-            let v = n.as_str()?.trim();
-            if v == "Never" || is_placeholder(v) {
-                return None;
-            }
-            Some((go_duration_secs(v)?, Some(n)))
-        }
-        None => Some((DEFAULT_EXPIRE_SECS, None)),
-    }
+    let (after, node) = pool.expire_after()?;
+    Some((go_duration_secs(&after)?, node))
 }
 
 /// Seconds in a Karpenter duration (`720h`, `1h30m`, `90s`; only h, m and s units).
