@@ -180,7 +180,7 @@ pub fn load(path: &Path) -> Result<Settings, ConfigError> {
 pub const RULE_LEVELS: &str = "off, warning, error";
 
 /// A list of path strings (`context:`), each problem located.
-fn path_list(v: &Node, what: &str, bad: &mut dyn FnMut(&Node, String)) -> Vec<String> {
+fn path_list(v: Node<'_>, what: &str, bad: &mut dyn FnMut(Node<'_>, String)) -> Vec<String> {
     if v.is_null() {
         return Vec::new();
     }
@@ -203,10 +203,10 @@ fn path_list(v: &Node, what: &str, bad: &mut dyn FnMut(&Node, String)) -> Vec<St
 
 /// `cost: {spot-discount: 0.65, prices: {type-or-family: usd}, budget: {total: usd,
 /// nodepools: {pool: usd}}}`, $/h throughout.
-fn cost(v: &Node, bad: &mut dyn FnMut(&Node, String)) -> crate::cost::CostSettings {
+fn cost(v: Node<'_>, bad: &mut dyn FnMut(Node<'_>, String)) -> crate::cost::CostSettings {
     let mut c = crate::cost::CostSettings::default();
     // A price or budget is a non-negative number of dollars per hour.
-    let usd = |n: &Node| {
+    let usd = |n: Node<'_>| {
         n.as_str()
             .and_then(|t| t.parse::<f64>().ok())
             .filter(|x| x.is_finite() && *x >= 0.0)
@@ -292,7 +292,7 @@ fn cost(v: &Node, bad: &mut dyn FnMut(&Node, String)) -> crate::cost::CostSettin
 }
 
 /// `clusters: {name: {paths: [globs], eks, karpenter, context: [paths], server: url}}`.
-fn clusters(v: &Node, bad: &mut dyn FnMut(&Node, String)) -> Vec<ClusterDef> {
+fn clusters(v: Node<'_>, bad: &mut dyn FnMut(Node<'_>, String)) -> Vec<ClusterDef> {
     if v.as_map().is_none() {
         if !v.is_null() {
             bad(
@@ -320,7 +320,7 @@ fn clusters(v: &Node, bad: &mut dyn FnMut(&Node, String)) -> Vec<ClusterDef> {
             continue;
         }
         for (k, kn, val) in def.entries() {
-            let flag = |b: &Node| match b.as_str() {
+            let flag = |b: Node<'_>| match b.as_str() {
                 Some("true") if b.style() == Some(yaml::Style::Plain) => Some(true),
                 Some("false") if b.style() == Some(yaml::Style::Plain) => Some(false),
                 _ => None,
@@ -380,7 +380,7 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
         })
         .collect();
     let mut s = Settings::default();
-    let Some(root) = parsed.docs.first().map(|d| &d.root) else {
+    let Some(root) = parsed.docs.first().map(|d| d.root()) else {
         return if problems.is_empty() {
             Ok(s)
         } else {
@@ -394,9 +394,9 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
             Err(problems)
         };
     }
-    let mut bad = |n: &Node, m: String| {
+    let mut bad = |n: Node<'_>, m: String| {
         problems.push(ConfigProblem {
-            span: n.span,
+            span: n.span(),
             message: m,
         })
     };
@@ -420,7 +420,7 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                     if let Some(id) = name.strip_prefix(crate::policy::PREFIX) {
                         // Policies load after the config (their directories are in it).
                         if crate::policy::valid_id(id) {
-                            s.policy_refs.push((name.to_string(), nn.span));
+                            s.policy_refs.push((name.to_string(), nn.span()));
                         } else {
                             bad(nn, format!("`{name}`: a policy id is kebab-case"));
                             continue;

@@ -39,7 +39,7 @@ pub struct Landing {
 #[derive(Debug, Clone, Copy)]
 pub struct QueueRef<'a> {
     /// The `kueue.x-k8s.io/queue-name` value node (None when defaulted to `default`).
-    pub label: Option<&'a crate::yaml::Node>,
+    pub label: Option<crate::yaml::Node<'a>>,
     pub local_queue: Option<usize>,
     pub cluster_queue: Option<usize>,
 }
@@ -139,7 +139,7 @@ impl<'a> Index<'a> {
             let Some(f) = files.get(fid) else { continue };
             for d in &f.docs {
                 documents += 1;
-                if let Some(o) = Object::from_node(fid, &d.root) {
+                if let Some(o) = Object::from_node(fid, d.root()) {
                     if o.kind.ends_with("List") && o.group.is_empty() {
                         // `kind: List` (kubectl output): its items are the objects.
                         for item in o.root.get("items").into_iter().flat_map(|n| n.items()) {
@@ -534,7 +534,7 @@ impl<'a> Index<'a> {
                             key: k,
                             op: "In",
                             values: vec![val],
-                            loc: fobj.loc(v),
+                            loc: fobj.loc(*v),
                         });
                     }
                 }

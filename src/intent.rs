@@ -90,7 +90,7 @@ pub struct Intent<'a> {
     /// A sentence: "classified as training because it runs `torchrun` with `--epochs`".
     pub evidence: String,
     /// The node holding the deciding evidence.
-    pub at: Option<&'a Node>,
+    pub at: Option<Node<'a>>,
     /// The words inside `at` that decided, when `at` is a longer command or script.
     pub cue: Option<&'a str>,
     pub basis: Basis,
@@ -109,7 +109,7 @@ impl Intent<'_> {
     }
 }
 
-fn intent<'a>(kind: IntentKind, basis: Basis, at: Option<&'a Node>, reason: &str) -> Intent<'a> {
+fn intent<'a>(kind: IntentKind, basis: Basis, at: Option<Node<'a>>, reason: &str) -> Intent<'a> {
     Intent {
         kind,
         evidence: format!("classified as {} because {reason}", kind.noun()),
@@ -134,7 +134,7 @@ pub fn classify<'a>(obj: &Object<'a>, t: &PodTemplate<'a>, settings: &Settings) 
     if !t.requests_gpu() {
         return intent(IntentKind::Other, Basis::NoGpu, None, "it requests no GPU");
     }
-    let mut marked: Option<(&str, &'a str, &'a Node, &str)> = None;
+    let mut marked: Option<(&str, &'a str, Node<'a>, &str)> = None;
     for (k, v) in &settings.training_labels {
         let Some((_, n)) = t.label(k).or_else(|| obj.label(k)) else {
             continue;
@@ -210,9 +210,9 @@ fn from_evidence<'a>(obj: &Object<'a>, t: &PodTemplate<'a>) -> Intent<'a> {
 
     // 4. The workload's other pod templates.
     let mut sib = Scan::default();
-    let mut sib_image: Option<(IntentKind, &'static str, &'a str, &'a Node)> = None;
+    let mut sib_image: Option<(IntentKind, &'static str, &'a str, Node<'a>)> = None;
     for_each_pod_spec(obj, &mut |spec| {
-        if std::ptr::eq(spec, t.spec) {
+        if spec.is(t.spec) {
             return;
         }
         for key in ["initContainers", "containers"] {
@@ -333,7 +333,7 @@ fn name_says(kind: IntentKind) -> &'static str {
 #[derive(Clone, Copy)]
 struct Cue<'a> {
     shown: &'a str,
-    node: &'a Node,
+    node: Node<'a>,
 }
 
 /// What the commands of some containers say, first cue of each sort.
@@ -371,7 +371,7 @@ enum Sort {
 }
 
 impl<'a> Scan<'a> {
-    fn note(&mut self, sort: Sort, shown: &'a str, node: &'a Node) {
+    fn note(&mut self, sort: Sort, shown: &'a str, node: Node<'a>) {
         let slot = match sort {
             Sort::Compile => &mut self.compile,
             Sort::Bench => &mut self.bench,
@@ -469,7 +469,7 @@ impl<'a> Scan<'a> {
     }
 }
 
-fn scan_container<'a>(scan: &mut Scan<'a>, c: &'a Node) {
+fn scan_container<'a>(scan: &mut Scan<'a>, c: Node<'a>) {
     let mut seg = Seg::new();
     for key in ["command", "args"] {
         for item in c.get(key).into_iter().flat_map(Node::items) {
@@ -521,7 +521,7 @@ impl Seg<'_> {
 const MAX_DEPTH: u8 = 3;
 
 /// One exec-form item: after `python -c` or `sh -c` it is code or a script as a whole.
-fn feed_item<'a>(scan: &mut Scan<'a>, text: &'a str, node: &'a Node, seg: &mut Seg<'a>) {
+fn feed_item<'a>(scan: &mut Scan<'a>, text: &'a str, node: Node<'a>, seg: &mut Seg<'a>) {
     match seg.next {
         Next::Code => {
             seg.next = Next::Plain;
@@ -537,7 +537,7 @@ fn feed_item<'a>(scan: &mut Scan<'a>, text: &'a str, node: &'a Node, seg: &mut S
     }
 }
 
-fn feed_str<'a>(scan: &mut Scan<'a>, text: &'a str, node: &'a Node, seg: &mut Seg<'a>, depth: u8) {
+fn feed_str<'a>(scan: &mut Scan<'a>, text: &'a str, node: Node<'a>, seg: &mut Seg<'a>, depth: u8) {
     for tok in lex(text) {
         match tok {
             Tok::Sep => *seg = Seg::new(),
@@ -546,7 +546,7 @@ fn feed_str<'a>(scan: &mut Scan<'a>, text: &'a str, node: &'a Node, seg: &mut Se
     }
 }
 
-fn word<'a>(scan: &mut Scan<'a>, w: &'a str, node: &'a Node, seg: &mut Seg<'a>, depth: u8) {
+fn word<'a>(scan: &mut Scan<'a>, w: &'a str, node: Node<'a>, seg: &mut Seg<'a>, depth: u8) {
     if w.is_empty() || seg.ignore_rest {
         return;
     }
@@ -792,7 +792,7 @@ fn is_training_word(s: &str) -> bool {
         || contains_ci(s, "fine_tun")
 }
 
-fn module<'a>(scan: &mut Scan<'a>, m: &'a str, node: &'a Node) {
+fn module<'a>(scan: &mut Scan<'a>, m: &'a str, node: Node<'a>) {
     let sort = if m.eq_ignore_ascii_case("torch.distributed.run")
         || m.eq_ignore_ascii_case("torch.distributed.launch")
     {
@@ -815,7 +815,7 @@ fn module<'a>(scan: &mut Scan<'a>, m: &'a str, node: &'a Node) {
 }
 
 /// Inline Python after `python -c`.
-fn code<'a>(scan: &mut Scan<'a>, code: &'a str, node: &'a Node) {
+fn code<'a>(scan: &mut Scan<'a>, code: &'a str, node: Node<'a>) {
     let sort = if contains_ci(code, "torch.compile") {
         Sort::Compile
     } else if [
@@ -840,7 +840,7 @@ fn code<'a>(scan: &mut Scan<'a>, code: &'a str, node: &'a Node) {
 }
 
 /// A `--flag` (name without its `=value`).
-fn flag<'a>(scan: &mut Scan<'a>, name: &'a str, node: &'a Node) {
+fn flag<'a>(scan: &mut Scan<'a>, name: &'a str, node: Node<'a>) {
     let key = name.trim_start_matches('-');
     if let Some(sort) = key_sort(key) {
         scan.note(sort, name, node);
@@ -848,7 +848,7 @@ fn flag<'a>(scan: &mut Scan<'a>, name: &'a str, node: &'a Node) {
 }
 
 /// A `key=value` override after the program (Hydra, NeMo, Lightning): `trainer.max_epochs=3`.
-fn override_key<'a>(scan: &mut Scan<'a>, key: &'a str, node: &'a Node) {
+fn override_key<'a>(scan: &mut Scan<'a>, key: &'a str, node: Node<'a>) {
     if starts_ci(key, "trainer.") {
         scan.note(Sort::TrainArg, key, node);
         return;
@@ -962,9 +962,9 @@ fn name_evidence<'a>(
     obj: &Object<'a>,
     t: &PodTemplate<'a>,
     gpu: &[&crate::model::Container<'a>],
-) -> Option<(IntentKind, &'static str, &'a str, &'a Node)> {
-    let mut best: Option<(u8, IntentKind, &'static str, &'a str, &'a Node)> = None;
-    let mut consider = |what: &'static str, n: &'a Node| {
+) -> Option<(IntentKind, &'static str, &'a str, Node<'a>)> {
+    let mut best: Option<(u8, IntentKind, &'static str, &'a str, Node<'a>)> = None;
+    let mut consider = |what: &'static str, n: Node<'a>| {
         let Some(text) = n.as_str() else { return };
         if let Some((rank, kind)) = name_kind(text)
             && best.is_none_or(|b| rank > b.0)
@@ -1052,7 +1052,7 @@ fn name_kind(s: &str) -> Option<(u8, IntentKind)> {
 }
 
 /// Every pod spec of a workload with several templates (Kubeflow jobs, JobSet, Ray, LWS).
-fn for_each_pod_spec<'a>(obj: &Object<'a>, f: &mut dyn FnMut(&'a Node)) {
+fn for_each_pod_spec<'a>(obj: &Object<'a>, f: &mut dyn FnMut(Node<'a>)) {
     let Some(spec) = obj.spec() else { return };
     match (obj.group, obj.kind) {
         ("kubeflow.org", _) => {
@@ -1220,8 +1220,8 @@ mod tests {
     /// Classifies the first GPU template of the one object in `yaml`.
     fn classify_yaml(yaml: &str, settings: &Settings) -> (IntentKind, String, Basis) {
         let parsed = parse(yaml, Budget::default());
-        let root = &parsed.docs[0].root;
-        let obj = Object::from_node(0, root).expect("an object");
+        let root = &parsed.docs[0].root();
+        let obj = Object::from_node(0, *root).expect("an object");
         let templates = pod_templates(0, &obj);
         let t = templates
             .iter()
@@ -1530,7 +1530,7 @@ mod tests {
     fn no_gpu_is_other() {
         let yaml = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: t}\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          command: [torchrun, train.py]\n";
         let parsed = parse(yaml, Budget::default());
-        let obj = Object::from_node(0, &parsed.docs[0].root).expect("object");
+        let obj = Object::from_node(0, parsed.docs[0].root()).expect("object");
         let templates = pod_templates(0, &obj);
         let i = classify(&obj, &templates[0], &Settings::default());
         assert_eq!((i.kind, i.basis), (IntentKind::Other, Basis::NoGpu));

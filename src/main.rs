@@ -480,7 +480,7 @@ fn config_error(e: &config::ConfigError) {
         );
         let files = [SourceFile {
             path: name.clone(),
-            text: e.text.clone(),
+            text: e.text.as_str().into(),
             docs: Vec::new(),
             problems: Vec::new(),
             skipped: None,

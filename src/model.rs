@@ -11,7 +11,7 @@ pub use kueue::*;
 #[derive(Debug)]
 pub struct Object<'a> {
     pub file: FileId,
-    pub root: &'a Node,
+    pub root: Node<'a>,
     pub api_version: &'a str,
     /// API group (`""` for the core group).
     pub group: &'a str,
@@ -23,7 +23,7 @@ pub struct Object<'a> {
 
 impl<'a> Object<'a> {
     /// Reads an object from a document root; `None` when it is not a Kubernetes object.
-    pub fn from_node(file: FileId, root: &'a Node) -> Option<Self> {
+    pub fn from_node(file: FileId, root: Node<'a>) -> Option<Self> {
         let api_version = root.get("apiVersion")?.as_str()?;
         let kind = root.get("kind")?.as_str()?;
         if api_version.is_empty() || kind.is_empty() {
@@ -51,23 +51,23 @@ impl<'a> Object<'a> {
         })
     }
 
-    pub fn loc(&self, node: &Node) -> Loc {
+    pub fn loc(&self, node: Node<'_>) -> Loc {
         Loc {
             file: self.file,
-            span: node.span,
+            span: node.span(),
         }
     }
-    pub fn metadata(&self) -> Option<&'a Node> {
+    pub fn metadata(&self) -> Option<Node<'a>> {
         self.root.get("metadata")
     }
-    pub fn spec(&self) -> Option<&'a Node> {
+    pub fn spec(&self) -> Option<Node<'a>> {
         self.root.get("spec")
     }
     pub fn name_or_unnamed(&self) -> &'a str {
         self.name.unwrap_or("<unnamed>")
     }
     /// The most specific node that stands for the object as a whole: its name, else its kind.
-    pub fn anchor(&self) -> &'a Node {
+    pub fn anchor(&self) -> Node<'a> {
         self.metadata()
             .and_then(|m| m.get("name"))
             .or_else(|| self.root.get("kind"))
@@ -76,16 +76,16 @@ impl<'a> Object<'a> {
     pub fn is(&self, group: &str, kind: &str) -> bool {
         self.group == group && self.kind == kind
     }
-    pub fn labels(&self) -> Option<&'a Node> {
+    pub fn labels(&self) -> Option<Node<'a>> {
         self.metadata().and_then(|m| m.get("labels"))
     }
-    pub fn annotations(&self) -> Option<&'a Node> {
+    pub fn annotations(&self) -> Option<Node<'a>> {
         self.metadata().and_then(|m| m.get("annotations"))
     }
-    pub fn label(&self, key: &str) -> Option<(&'a Node, &'a Node)> {
+    pub fn label(&self, key: &str) -> Option<(Node<'a>, Node<'a>)> {
         self.labels()?.entry(key)
     }
-    pub fn annotation(&self, key: &str) -> Option<(&'a Node, &'a Node)> {
+    pub fn annotation(&self, key: &str) -> Option<(Node<'a>, Node<'a>)> {
         self.annotations()?.entry(key)
     }
     pub fn obj_ref(&self) -> ObjectRef {
@@ -105,7 +105,7 @@ impl<'a> Object<'a> {
 }
 
 /// Whether a label selector (`matchLabels` + `matchExpressions`) selects pods with `labels`.
-pub fn selects(selector: &Node, labels: Option<&Node>) -> bool {
+pub fn selects(selector: Node<'_>, labels: Option<Node<'_>>) -> bool {
     let value = |k: &str| labels.and_then(|l| l.get(k)).and_then(Node::as_str);
     let labels_ok = selector
         .get("matchLabels")
@@ -163,19 +163,19 @@ pub fn is_gpu_resource(name: &str) -> bool {
 
 #[derive(Debug, Clone)]
 pub struct Container<'a> {
-    pub node: &'a Node,
+    pub node: Node<'a>,
     pub name: Option<&'a str>,
     pub init: bool,
-    pub requests: Option<&'a Node>,
-    pub limits: Option<&'a Node>,
+    pub requests: Option<Node<'a>>,
+    pub limits: Option<Node<'a>>,
     /// Whether requests or limits name a GPU resource: asked by nearly every rule, so read once.
     gpu: bool,
 }
 
 impl<'a> Container<'a> {
     /// Accelerator resources named in requests or limits: (name, key node in limits, else requests).
-    pub fn accelerators(&self) -> Vec<(&'a str, &'a Node)> {
-        let mut out: Vec<(&'a str, &'a Node)> = Vec::new();
+    pub fn accelerators(&self) -> Vec<(&'a str, Node<'a>)> {
+        let mut out: Vec<(&'a str, Node<'a>)> = Vec::new();
         for m in [self.limits, self.requests].into_iter().flatten() {
             for (k, kn, _) in m.entries() {
                 if is_accelerator_resource(k) && !out.iter().any(|(n, _)| *n == k) {
@@ -190,7 +190,7 @@ impl<'a> Container<'a> {
         if !self.gpu {
             return 0;
         }
-        let whole = |n: &Node| n.as_str().and_then(crate::quantity::whole).unwrap_or(0);
+        let whole = |n: Node<'_>| n.as_str().and_then(crate::quantity::whole).unwrap_or(0);
         let mut total = 0;
         // Each resource once: its limit, else its request.
         for (name, _, v) in self.limits.into_iter().flat_map(|l| l.entries()) {
@@ -208,20 +208,20 @@ impl<'a> Container<'a> {
     pub fn requests_gpu(&self) -> bool {
         self.gpu
     }
-    pub fn volume_mounts(&self) -> impl Iterator<Item = &'a Node> {
+    pub fn volume_mounts(&self) -> impl Iterator<Item = Node<'a>> {
         self.node
             .get("volumeMounts")
             .into_iter()
             .flat_map(|n| n.items())
     }
-    pub fn get(&self, key: &str) -> Option<&'a Node> {
+    pub fn get(&self, key: &str) -> Option<Node<'a>> {
         self.node.get(key)
     }
 }
 
 #[derive(Debug, Clone, Copy)]
 pub struct Toleration<'a> {
-    pub node: &'a Node,
+    pub node: Node<'a>,
     pub key: &'a str,
     pub operator: &'a str,
     pub value: &'a str,
@@ -229,7 +229,7 @@ pub struct Toleration<'a> {
 }
 
 impl<'a> Toleration<'a> {
-    pub fn from_node(node: &'a Node) -> Self {
+    pub fn from_node(node: Node<'a>) -> Self {
         let s = |k| node.get(k).and_then(|n| n.as_str()).unwrap_or("");
         Toleration {
             node,
@@ -261,14 +261,14 @@ impl<'a> Toleration<'a> {
 
 #[derive(Debug, Clone, Copy)]
 pub struct Taint<'a> {
-    pub node: &'a Node,
+    pub node: Node<'a>,
     pub key: &'a str,
     pub value: &'a str,
     pub effect: &'a str,
 }
 
 impl<'a> Taint<'a> {
-    pub fn from_node(node: &'a Node) -> Option<Self> {
+    pub fn from_node(node: Node<'a>) -> Option<Self> {
         let s = |k| node.get(k).and_then(|n| n.as_str()).unwrap_or("");
         let key = s("key");
         if key.is_empty() {
@@ -297,14 +297,14 @@ impl<'a> Taint<'a> {
 /// A node selector requirement (pod affinity expression or NodePool requirement).
 #[derive(Debug, Clone)]
 pub struct Expr<'a> {
-    pub node: &'a Node,
+    pub node: Node<'a>,
     pub key: &'a str,
     pub op: &'a str,
     pub values: Vec<&'a str>,
 }
 
 impl<'a> Expr<'a> {
-    pub fn from_node(node: &'a Node) -> Option<Self> {
+    pub fn from_node(node: Node<'a>) -> Option<Self> {
         let key = node.get("key")?.as_str()?;
         let op = node.get("operator").and_then(|n| n.as_str()).unwrap_or("");
         let values = node
@@ -328,15 +328,15 @@ pub struct PodTemplate<'a> {
     pub file: FileId,
     /// Where in the owner it sits, for messages: `spec.template`, `spec.pytorchReplicaSpecs.Worker.template`.
     pub path: String,
-    pub metadata: Option<&'a Node>,
-    pub spec: &'a Node,
+    pub metadata: Option<Node<'a>>,
+    pub spec: Node<'a>,
     pub containers: Vec<Container<'a>>,
     /// Whether any container requests a GPU resource.
     gpu: bool,
 }
 
 impl<'a> PodTemplate<'a> {
-    pub fn new(owner: usize, file: FileId, path: String, template: &'a Node) -> Option<Self> {
+    pub fn new(owner: usize, file: FileId, path: String, template: Node<'a>) -> Option<Self> {
         Self::from_parts(
             owner,
             file,
@@ -349,8 +349,8 @@ impl<'a> PodTemplate<'a> {
         owner: usize,
         file: FileId,
         path: String,
-        metadata: Option<&'a Node>,
-        spec: &'a Node,
+        metadata: Option<Node<'a>>,
+        spec: Node<'a>,
     ) -> Option<Self> {
         spec.as_map()?;
         let mut containers = Vec::new();
@@ -384,16 +384,16 @@ impl<'a> PodTemplate<'a> {
             gpu,
         })
     }
-    pub fn loc(&self, node: &Node) -> Loc {
+    pub fn loc(&self, node: Node<'_>) -> Loc {
         Loc {
             file: self.file,
-            span: node.span,
+            span: node.span(),
         }
     }
-    pub fn annotation(&self, key: &str) -> Option<(&'a Node, &'a Node)> {
+    pub fn annotation(&self, key: &str) -> Option<(Node<'a>, Node<'a>)> {
         self.metadata?.get("annotations")?.entry(key)
     }
-    pub fn label(&self, key: &str) -> Option<(&'a Node, &'a Node)> {
+    pub fn label(&self, key: &str) -> Option<(Node<'a>, Node<'a>)> {
         self.metadata?.get("labels")?.entry(key)
     }
     pub fn requests_gpu(&self) -> bool {
@@ -428,7 +428,7 @@ impl<'a> PodTemplate<'a> {
             .collect()
     }
     /// `nodeSelector` entries: (key, key node, value node).
-    pub fn node_selector(&self) -> Vec<(&'a str, &'a Node, &'a Node)> {
+    pub fn node_selector(&self) -> Vec<(&'a str, Node<'a>, Node<'a>)> {
         self.spec
             .get("nodeSelector")
             .map(|n| n.entries().collect())
@@ -454,10 +454,10 @@ impl<'a> PodTemplate<'a> {
             })
             .collect()
     }
-    pub fn volumes(&self) -> impl Iterator<Item = &'a Node> {
+    pub fn volumes(&self) -> impl Iterator<Item = Node<'a>> {
         self.spec.get("volumes").into_iter().flat_map(|n| n.items())
     }
-    pub fn priority_class(&self) -> Option<&'a Node> {
+    pub fn priority_class(&self) -> Option<Node<'a>> {
         self.spec.get("priorityClassName")
     }
 }
@@ -468,7 +468,7 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
     let mut out = Vec::new();
     let root = obj.root;
     let file = obj.file;
-    let mut push = |path: String, node: Option<&'a Node>| {
+    let mut push = |path: String, node: Option<Node<'a>>| {
         if let Some(t) = node.and_then(|n| PodTemplate::new(owner, file, path, n)) {
             out.push(t);
         }
@@ -573,8 +573,8 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
 /// CronJob): its path, its metadata, and the pod spec it holds.
 pub struct JobTemplateMeta<'a> {
     pub path: String,
-    pub metadata: &'a Node,
-    pub pod_spec: Option<&'a Node>,
+    pub metadata: Node<'a>,
+    pub pod_spec: Option<Node<'a>>,
 }
 
 /// Metadata of the Job templates nested in an object (JobSet replicated jobs, CronJob): labels and
@@ -624,19 +624,19 @@ pub struct NodePool<'a> {
     pub file: FileId,
     pub name: &'a str,
     /// The node that names the pool (`metadata.name`).
-    pub anchor: &'a Node,
-    pub spec: &'a Node,
+    pub anchor: Node<'a>,
+    pub spec: Node<'a>,
     /// `spec.template.metadata.labels` (Provisioner: `spec.labels`).
-    pub labels: Vec<(&'a str, &'a Node, &'a Node)>,
+    pub labels: Vec<(&'a str, Node<'a>, Node<'a>)>,
     pub requirements: Vec<Expr<'a>>,
     pub taints: Vec<Taint<'a>>,
     pub startup_taints: Vec<Taint<'a>>,
-    pub disruption: Option<&'a Node>,
-    pub consolidation_policy: Option<&'a Node>,
-    pub consolidate_after: Option<&'a Node>,
+    pub disruption: Option<Node<'a>>,
+    pub consolidation_policy: Option<Node<'a>>,
+    pub consolidate_after: Option<Node<'a>>,
     /// `spec.limits` (Provisioner: `spec.limits.resources`).
-    pub limits: Option<&'a Node>,
-    pub node_class_ref: Option<&'a Node>,
+    pub limits: Option<Node<'a>>,
+    pub node_class_ref: Option<Node<'a>>,
     pub legacy_provisioner: bool,
     /// The scheduling model's view of the pool, computed once on first use.
     pub(crate) sched: std::sync::OnceLock<crate::sched::PoolReqs<'a>>,
@@ -649,13 +649,13 @@ impl<'a> NodePool<'a> {
             return None;
         }
         let spec = obj.spec()?;
-        let taints_at = |n: Option<&'a Node>| -> Vec<Taint<'a>> {
+        let taints_at = |n: Option<Node<'a>>| -> Vec<Taint<'a>> {
             n.into_iter()
                 .flat_map(|n| n.items())
                 .filter_map(Taint::from_node)
                 .collect()
         };
-        let reqs_at = |n: Option<&'a Node>| -> Vec<Expr<'a>> {
+        let reqs_at = |n: Option<Node<'a>>| -> Vec<Expr<'a>> {
             n.into_iter()
                 .flat_map(|n| n.items())
                 .filter_map(Expr::from_node)
@@ -714,18 +714,18 @@ impl<'a> NodePool<'a> {
             _ => None,
         }
     }
-    pub fn loc(&self, node: &Node) -> Loc {
+    pub fn loc(&self, node: Node<'_>) -> Loc {
         Loc {
             file: self.file,
-            span: node.span,
+            span: node.span(),
         }
     }
     /// When the pool's nodes expire, as Karpenter writes durations (`720h`; a v1alpha5
     /// Provisioner's `ttlSecondsUntilExpired` as `<n>s`), with the node that says so (`None`:
     /// Karpenter's default of 720h). `None` when they never expire (`Never`, a Provisioner
     /// without the field) or the value is filled in later (`${TTL}`).
-    pub fn expire_after(&self) -> Option<(std::borrow::Cow<'a, str>, Option<&'a Node>)> {
-        let readable = |n: &'a Node| {
+    pub fn expire_after(&self) -> Option<(std::borrow::Cow<'a, str>, Option<Node<'a>>)> {
+        let readable = |n: Node<'a>| {
             n.as_str()
                 .map(str::trim)
                 .filter(|v| !v.contains('$') && !crate::quantity::is_placeholder(v))

@@ -6,6 +6,7 @@ use globset::GlobSet;
 use rayon::prelude::*;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Files larger than this are reported, not parsed.
 pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
@@ -15,7 +16,8 @@ pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
 pub struct SourceFile {
     /// Path as shown to the user (relative to the working directory where possible).
     pub path: String,
-    pub text: String,
+    /// Shared with the parsed documents, whose scalars point into it.
+    pub text: Arc<str>,
     pub docs: Vec<Document>,
     /// Syntax errors, duplicate keys, unreadable content: each becomes an `invalid-yaml` finding.
     pub problems: Vec<Problem>,
@@ -105,7 +107,8 @@ pub struct Skipped {
 
 impl SourceFile {
     pub fn from_text(path: String, text: String) -> Self {
-        let parsed = yaml_compat::parse(&text, Budget::default());
+        let text: Arc<str> = Arc::from(text);
+        let parsed = yaml_compat::parse_shared(&text, Budget::default());
         // A template that fails to parse is not broken YAML: it is not YAML until rendered.
         let template =
             yaml_compat::syntax_error(&parsed).and_then(|_| yaml_compat::template_markers(&text));
@@ -138,7 +141,7 @@ impl SourceFile {
     fn unreadable(path: String, message: String) -> Self {
         SourceFile {
             path,
-            text: String::new(),
+            text: "".into(),
             docs: Vec::new(),
             problems: vec![Problem {
                 span: Span::at(0),
@@ -370,7 +373,7 @@ pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
             let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
             SourceFile {
                 path,
-                text,
+                text: text.into(),
                 docs: Vec::new(),
                 problems: vec![Problem {
                     span: Span::at(at),

@@ -219,7 +219,7 @@ fn scan(fid: FileId, f: &SourceFile) -> Found {
     if f.text.contains(COMMENT_MARK) {
         let mut spans = Vec::new();
         for d in &f.docs {
-            scalar_spans(&f.text, &d.root, &mut spans);
+            scalar_spans(&f.text, d.root(), &mut spans);
         }
         scan_comments(fid, &f.text, &disjoint(spans), &mut found);
     }
@@ -231,7 +231,7 @@ fn scan(fid: FileId, f: &SourceFile) -> Found {
 
 fn scan_annotations(fid: FileId, f: &SourceFile, found: &mut Found) {
     for d in &f.docs {
-        let Some(o) = Object::from_node(fid, &d.root) else {
+        let Some(o) = Object::from_node(fid, d.root()) else {
             continue;
         };
         // `kind: List` (kubectl output): its items are the objects, as in the index.
@@ -251,8 +251,8 @@ fn object_annotations(o: &Object<'_>, found: &mut Found) {
     let obj_meta = o.metadata();
     if let Some(ann) = o.annotations() {
         let scope = Scope::Object {
-            start: o.root.span.start(),
-            end: o.root.span.end(),
+            start: o.root.span().start(),
+            end: o.root.span().end(),
             object: o.obj_ref(),
         };
         annotation_entries(o.file, ann, &scope, found);
@@ -260,28 +260,28 @@ fn object_annotations(o: &Object<'_>, found: &mut Found) {
     for t in model::pod_templates(0, o) {
         let Some(meta) = t.metadata else { continue };
         // A bare Pod is its own template: its annotations were read above.
-        if obj_meta.is_some_and(|m| std::ptr::eq(m, meta)) {
+        if obj_meta.is_some_and(|m| m.is(meta)) {
             continue;
         }
         let Some(ann) = meta.get("annotations") else {
             continue;
         };
         let scope = Scope::Template {
-            start: meta.span.start().min(t.spec.span.start()),
-            end: meta.span.end().max(t.spec.span.end()),
+            start: meta.span().start().min(t.spec.span().start()),
+            end: meta.span().end().max(t.spec.span().end()),
         };
         annotation_entries(o.file, ann, &scope, found);
     }
 }
 
-fn annotation_entries(fid: FileId, ann: &Node, scope: &Scope, found: &mut Found) {
+fn annotation_entries(fid: FileId, ann: Node<'_>, scope: &Scope, found: &mut Found) {
     for (key, key_node, value) in ann.entries() {
         let Some(name) = key.strip_prefix(ANNOTATION_PREFIX) else {
             continue;
         };
         let loc = Loc {
             file: fid,
-            span: key_node.span,
+            span: key_node.span(),
         };
         let written = format!("annotation `{key}`");
         // An annotation key holds one `/`: policies are spelled `ignore.gpuops.dev/policy.<id>`.
@@ -366,10 +366,10 @@ fn resolve(name: &str, loc: Loc, written: &str, found: &mut Found) -> Option<&'s
 /// Byte ranges of every scalar (keys included): a `#` inside one is text, not a comment. The
 /// parser already knows where quoted, block and plain scalars start and end, which a line scanner
 /// would have to re-learn (a `'` in `don't` opens nothing; a `#` in a `|` block is text).
-fn scalar_spans(text: &str, n: &Node, out: &mut Vec<(usize, usize)>) {
-    match &n.value {
+fn scalar_spans(text: &str, n: Node<'_>, out: &mut Vec<(usize, usize)>) {
+    match n.value() {
         Value::Scalar { .. } => {
-            let (start, end) = (n.span.start(), n.span.end());
+            let (start, end) = (n.span().start(), n.span().end());
             let style = n.style().unwrap_or(Style::Plain);
             let end = match style {
                 Style::DoubleQuoted | Style::SingleQuoted => {

@@ -317,7 +317,7 @@ fn select(ix: &Index, target: &Target) -> Vec<usize> {
                     .into_iter()
                     .rfind(|&oi| {
                         let o = &ix.objects[oi];
-                        ix.files[o.file].pos(o.root.span.start()).line <= *l
+                        ix.files[o.file].pos(o.root.span().start()).line <= *l
                     })
                     .filter(with_templates)
                     .into_iter()
@@ -665,7 +665,7 @@ fn route(ix: &Index, ti: usize) -> Option<Route> {
                 let Some(fi) = ix.flavor(name) else {
                     flavors.push(FlavorRow {
                         name: name.to_string(),
-                        location: Some(at(ix, cq_obj.loc(node))),
+                        location: Some(at(ix, cq_obj.loc(*node))),
                         assignable: false,
                         reason: Some("the ResourceFlavor does not exist".into()),
                         pod: None,

@@ -1,12 +1,17 @@
 //! Multi-document YAML into a small tree in which every node knows its span.
 //!
-//! Built on saphyr-parser events. Anchors are recorded and aliases expanded under a node budget
-//! (alias bombs stop with a located error), nesting depth is bounded, duplicate keys are kept as
-//! problems (first value wins), and merge keys (`<<`) are applied the way go-yaml does.
+//! Built on saphyr-parser events. Each document's nodes live in one array, 16 bytes a node;
+//! scalars point into the file's text (shared with the documents) unless escapes or folding make
+//! them read differently from what is written. [`Node`] is a handle into that array.
+//!
+//! Anchors are recorded and an alias shares its anchor's nodes, under a budget on the nodes a
+//! full expansion would have (alias bombs stop with a located error); nesting depth is bounded,
+//! duplicate keys are kept as problems (first value wins), and merge keys (`<<`) are applied the
+//! way go-yaml does.
 
-use compact_str::CompactString;
 use foldhash::{HashMap, HashMapExt};
 use saphyr_parser::{Event, Parser, ScalarStyle};
+use std::sync::Arc;
 
 /// A position in a file: byte offset plus 1-based line and 1-based column (in characters).
 /// Nodes keep only byte offsets; a position is worked out from the text when a report needs it
@@ -118,8 +123,12 @@ impl Span {
         }
     }
     fn tagged(self, style: Style) -> Self {
+        self.kinded(style as u32)
+    }
+    /// The same range marked as a node of `kind` (a scalar style, [`SEQ`] or [`MAP`]).
+    fn kinded(self, kind: u32) -> Self {
         Span {
-            end: (self.end & END_MASK) | ((style as u32) << END_BITS),
+            end: (self.end & END_MASK) | (kind << END_BITS),
             ..self
         }
     }
@@ -174,20 +183,287 @@ pub enum Style {
     Folded = 4,
 }
 
-/// Children are exact-size boxed slices and short scalars live inline (no heap allocation up to
-/// 24 bytes): a 50,000-object repository is millions of nodes, so their size is the memory bill.
-/// A value is 24 bytes and a node 32; a scalar's style is kept in its span.
-#[derive(Clone, Debug)]
-pub enum Value {
-    Scalar { text: CompactString },
-    Seq(Box<[Node]>),
-    Map(Box<[(Node, Node)]>),
+/// The kinds a node's span carries in its top bits: a scalar's [`Style`] (0–4), or a collection.
+const SEQ: u32 = 5;
+const MAP: u32 = 6;
+
+/// In a scalar's `b`: its text is in the document's pool, not the file's.
+const POOLED: u32 = 1 << 31;
+/// In a scalar's `b`: its text starts one byte into its span (after the opening quote).
+const QUOTED: u32 = 1 << 30;
+/// In a scalar's `b`: its length in bytes.
+const LEN: u32 = QUOTED - 1;
+
+/// One node as stored: its span (whose top bits say what it is) and two numbers.
+///
+/// A scalar's text is usually written as it reads, inside its span; then `a` holds its first four
+/// bytes, so that comparing a key rarely needs the text, which is elsewhere in memory. When
+/// escapes or folded lines make it read differently, the text is in the document's pool and `a`
+/// is where. `b` is the length and the two flags above.
+///
+/// A collection's `a` and `b` are where its children start in the document's node array and how
+/// many there are (a map's as key, value, key, value…). 16 bytes: a 50,000-object repository is
+/// millions of nodes.
+#[derive(Clone, Copy)]
+struct Raw {
+    span: Span,
+    a: u32,
+    b: u32,
 }
 
-#[derive(Clone, Debug)]
-pub struct Node {
-    pub span: Span,
-    pub value: Value,
+impl Raw {
+    #[inline]
+    fn kind(&self) -> u32 {
+        self.span.end >> END_BITS
+    }
+    /// A scalar's length in bytes.
+    #[inline]
+    fn len(&self) -> Option<usize> {
+        (self.kind() < SEQ).then_some((self.b & LEN) as usize)
+    }
+    /// A scalar's text, read from the file's text or the pool.
+    #[inline]
+    fn text<'s>(&self, text: &'s str, pool: &'s str) -> Option<&'s str> {
+        let len = self.len()?;
+        let (src, start) = if self.b & POOLED != 0 {
+            (pool, self.a as usize)
+        } else {
+            (text, self.span.start() + (self.b & QUOTED != 0) as usize)
+        };
+        src.get(start..start + len)
+    }
+    /// Whether it is a scalar reading `key`, whose first bytes are `prefix`.
+    #[inline]
+    fn reads(&self, key: &str, prefix: u32, text: &str, pool: &str) -> bool {
+        if self.len() != Some(key.len()) {
+            return false;
+        }
+        if self.b & POOLED == 0 && (self.a != prefix || key.len() <= 4) {
+            return self.a == prefix;
+        }
+        self.text(text, pool) == Some(key)
+    }
+}
+
+/// The first four bytes of a scalar's text, zero-padded.
+#[inline]
+fn prefix(s: &str) -> u32 {
+    let mut p = [0u8; 4];
+    let n = s.len().min(4);
+    p[..n].copy_from_slice(&s.as_bytes()[..n]);
+    u32::from_le_bytes(p)
+}
+
+/// The nodes of one document in one array, with the file's text their scalars point into and
+/// the few scalar texts that are not written as they read.
+struct Tree {
+    text: Arc<str>,
+    pool: Box<str>,
+    nodes: Box<[Raw]>,
+}
+
+impl Tree {
+    /// A scalar's text (a collection's is empty).
+    #[inline]
+    fn text_of(&self, raw: &Raw) -> &str {
+        raw.text(&self.text, &self.pool).unwrap_or_default()
+    }
+    #[inline]
+    fn node<'a>(&'a self, raw: &'a Raw) -> Node<'a> {
+        Node { tree: self, raw }
+    }
+}
+
+/// A node of a parsed document: a handle into its document's arena (two references).
+#[derive(Clone, Copy)]
+pub struct Node<'a> {
+    tree: &'a Tree,
+    raw: &'a Raw,
+}
+
+/// What a node holds.
+#[derive(Clone, Copy, Debug)]
+pub enum Value<'a> {
+    Scalar { text: &'a str },
+    Seq(Seq<'a>),
+    Map(Map<'a>),
+}
+
+/// A sequence's items.
+#[derive(Clone, Copy)]
+pub struct Seq<'a> {
+    tree: &'a Tree,
+    raws: &'a [Raw],
+}
+
+/// A map's entries, in the order written (after merge keys are applied).
+#[derive(Clone, Copy)]
+pub struct Map<'a> {
+    tree: &'a Tree,
+    /// Key, value, key, value…
+    raws: &'a [Raw],
+}
+
+impl<'a> Seq<'a> {
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.raws.len()
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.raws.is_empty()
+    }
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<Node<'a>> {
+        self.raws.get(i).map(|r| self.tree.node(r))
+    }
+    #[inline]
+    pub fn first(&self) -> Option<Node<'a>> {
+        self.get(0)
+    }
+    #[inline]
+    pub fn last(&self) -> Option<Node<'a>> {
+        self.raws.last().map(|r| self.tree.node(r))
+    }
+    #[inline]
+    pub fn iter(&self) -> Items<'a> {
+        Items {
+            tree: self.tree,
+            raws: self.raws.iter(),
+        }
+    }
+}
+
+impl<'a> IntoIterator for Seq<'a> {
+    type Item = Node<'a>;
+    type IntoIter = Items<'a>;
+    #[inline]
+    fn into_iter(self) -> Items<'a> {
+        self.iter()
+    }
+}
+
+impl<'a> Map<'a> {
+    /// The number of entries.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.raws.len() / 2
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.raws.is_empty()
+    }
+    /// The `i`th entry: (key node, value node).
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<(Node<'a>, Node<'a>)> {
+        let k = self.raws.get(2 * i)?;
+        let v = self.raws.get(2 * i + 1)?;
+        Some((self.tree.node(k), self.tree.node(v)))
+    }
+    #[inline]
+    pub fn first(&self) -> Option<(Node<'a>, Node<'a>)> {
+        self.get(0)
+    }
+    #[inline]
+    pub fn last(&self) -> Option<(Node<'a>, Node<'a>)> {
+        self.len().checked_sub(1).and_then(|i| self.get(i))
+    }
+    #[inline]
+    pub fn iter(&self) -> Entries<'a> {
+        Entries {
+            tree: self.tree,
+            raws: self.raws.chunks_exact(2),
+        }
+    }
+}
+
+impl<'a> IntoIterator for Map<'a> {
+    type Item = (Node<'a>, Node<'a>);
+    type IntoIter = Entries<'a>;
+    #[inline]
+    fn into_iter(self) -> Entries<'a> {
+        self.iter()
+    }
+}
+
+/// A sequence's items, in order.
+#[derive(Clone)]
+pub struct Items<'a> {
+    tree: &'a Tree,
+    raws: std::slice::Iter<'a, Raw>,
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = Node<'a>;
+    #[inline]
+    fn next(&mut self) -> Option<Node<'a>> {
+        self.raws.next().map(|r| self.tree.node(r))
+    }
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.raws.size_hint()
+    }
+    #[inline]
+    fn nth(&mut self, n: usize) -> Option<Node<'a>> {
+        self.raws.nth(n).map(|r| self.tree.node(r))
+    }
+}
+impl DoubleEndedIterator for Items<'_> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.raws.next_back().map(|r| self.tree.node(r))
+    }
+}
+impl ExactSizeIterator for Items<'_> {}
+
+/// A map's entries as (key node, value node), in order.
+#[derive(Clone)]
+pub struct Entries<'a> {
+    tree: &'a Tree,
+    raws: std::slice::ChunksExact<'a, Raw>,
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = (Node<'a>, Node<'a>);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.raws
+            .next()
+            .map(|kv| (self.tree.node(&kv[0]), self.tree.node(&kv[1])))
+    }
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.raws.size_hint()
+    }
+}
+impl DoubleEndedIterator for Entries<'_> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.raws
+            .next_back()
+            .map(|kv| (self.tree.node(&kv[0]), self.tree.node(&kv[1])))
+    }
+}
+impl ExactSizeIterator for Entries<'_> {}
+
+impl std::fmt::Debug for Node<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.value() {
+            Value::Scalar { text } => write!(f, "{:?}@{:?}", text, self.span()),
+            Value::Seq(s) => s.fmt(f),
+            Value::Map(m) => m.fmt(f),
+        }
+    }
+}
+impl std::fmt::Debug for Seq<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+impl std::fmt::Debug for Map<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
 }
 
 /// What a YAML 1.1 reader (Kubernetes, go-yaml v2) would make of a plain scalar.
@@ -200,79 +476,139 @@ pub enum Yaml11 {
     Str,
 }
 
-impl Node {
-    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
-        match &self.value {
+impl<'a> Node<'a> {
+    /// Whether both are the same node of the same document (not merely equal).
+    #[inline]
+    pub fn is(self, other: Node<'_>) -> bool {
+        std::ptr::eq(self.raw, other.raw)
+    }
+    /// Where it is written (for an alias: where the alias is).
+    #[inline]
+    pub fn span(self) -> Span {
+        self.raw.span
+    }
+    #[inline]
+    fn kind(self) -> u32 {
+        self.raw.kind()
+    }
+    #[inline]
+    fn children(self, n: usize) -> &'a [Raw] {
+        let start = self.raw.a as usize;
+        self.tree.nodes.get(start..start + n).unwrap_or_default()
+    }
+    #[inline]
+    pub fn value(self) -> Value<'a> {
+        match self.kind() {
+            SEQ => Value::Seq(Seq {
+                tree: self.tree,
+                raws: self.children(self.raw.b as usize),
+            }),
+            MAP => Value::Map(Map {
+                tree: self.tree,
+                raws: self.children(2 * self.raw.b as usize),
+            }),
+            _ => Value::Scalar {
+                text: self.scalar_text(),
+            },
+        }
+    }
+    #[inline]
+    fn scalar_text(self) -> &'a str {
+        self.tree.text_of(self.raw)
+    }
+    #[inline]
+    pub fn as_map(self) -> Option<Map<'a>> {
+        match self.value() {
             Value::Map(m) => Some(m),
             _ => None,
         }
     }
-    pub fn as_seq(&self) -> Option<&[Node]> {
-        match &self.value {
+    #[inline]
+    pub fn as_seq(self) -> Option<Seq<'a>> {
+        match self.value() {
             Value::Seq(s) => Some(s),
             _ => None,
         }
     }
     /// The scalar's text, whatever its type (`true`, `1`, `"a"` all give their text).
-    pub fn as_str(&self) -> Option<&str> {
-        match &self.value {
-            Value::Scalar { text, .. } => Some(text),
-            _ => None,
-        }
+    #[inline]
+    pub fn as_str(self) -> Option<&'a str> {
+        (self.kind() < SEQ).then(|| self.scalar_text())
     }
-    pub fn style(&self) -> Option<Style> {
-        match &self.value {
-            Value::Scalar { .. } => Some(self.span.style()),
-            _ => None,
-        }
+    #[inline]
+    pub fn style(self) -> Option<Style> {
+        (self.kind() < SEQ).then(|| self.raw.span.style())
     }
-    /// A scalar node.
-    pub fn scalar(span: Span, text: &str, style: Style) -> Node {
-        Node {
-            span: span.tagged(style),
-            value: Value::Scalar { text: text.into() },
-        }
-    }
-    pub fn is_null(&self) -> bool {
+    pub fn is_null(self) -> bool {
         matches!(self.yaml11(), Some(Yaml11::Null))
     }
     /// The map entry for `key`: (key node, value node).
-    pub fn entry(&self, key: &str) -> Option<(&Node, &Node)> {
-        self.as_map()?
-            .iter()
-            .find(|(k, _)| k.as_str() == Some(key))
-            .map(|(k, v)| (k, v))
+    #[inline]
+    pub fn entry(self, key: &str) -> Option<(Node<'a>, Node<'a>)> {
+        if self.kind() != MAP {
+            return None;
+        }
+        // Lengths first: most keys that differ differ in length, and it is in the stored node,
+        // while the text is elsewhere in memory.
+        let (text, pool, p) = (&*self.tree.text, &*self.tree.pool, prefix(key));
+        self.children(2 * self.raw.b as usize)
+            .chunks_exact(2)
+            .find(|kv| kv[0].reads(key, p, text, pool))
+            .map(|kv| (self.tree.node(&kv[0]), self.tree.node(&kv[1])))
     }
-    pub fn get(&self, key: &str) -> Option<&Node> {
+    #[inline]
+    pub fn get(self, key: &str) -> Option<Node<'a>> {
         self.entry(key).map(|(_, v)| v)
     }
     /// Follows a path of map keys.
-    pub fn at(&self, path: &[&str]) -> Option<&Node> {
+    #[inline]
+    pub fn at(self, path: &[&str]) -> Option<Node<'a>> {
         path.iter().try_fold(self, |n, k| n.get(k))
     }
-    pub fn str_at(&self, path: &[&str]) -> Option<&str> {
-        self.at(path).and_then(|n| n.as_str()).filter(|_| true)
+    #[inline]
+    pub fn str_at(self, path: &[&str]) -> Option<&'a str> {
+        self.at(path).and_then(|n| n.as_str())
     }
     /// Iterates a map's entries as (key text, key node, value node); non-string keys are skipped.
-    pub fn entries(&self) -> impl Iterator<Item = (&str, &Node, &Node)> {
-        self.as_map()
-            .unwrap_or(&[])
-            .iter()
-            .filter_map(|(k, v)| k.as_str().map(|s| (s, k, v)))
+    #[inline]
+    pub fn entries(self) -> impl Iterator<Item = (&'a str, Node<'a>, Node<'a>)> + 'a {
+        let raws = match self.kind() {
+            MAP => self.children(2 * self.raw.b as usize),
+            _ => &[],
+        };
+        let tree = self.tree;
+        raws.chunks_exact(2).filter_map(move |kv| {
+            kv[0].len()?;
+            Some((tree.text_of(&kv[0]), tree.node(&kv[0]), tree.node(&kv[1])))
+        })
     }
-    pub fn items(&self) -> impl Iterator<Item = &Node> {
-        self.as_seq().unwrap_or(&[]).iter()
+    /// A sequence's items (none for anything else).
+    #[inline]
+    pub fn items(self) -> Items<'a> {
+        match self.as_seq() {
+            Some(s) => s.iter(),
+            None => Items {
+                tree: self.tree,
+                raws: [].iter(),
+            },
+        }
     }
     /// Type of a scalar as Kubernetes' YAML 1.1 reader resolves it.
-    pub fn yaml11(&self) -> Option<Yaml11> {
-        match &self.value {
-            Value::Scalar { text } => Some(if self.span.style() == Style::Plain {
-                resolve_plain(text)
-            } else {
-                Yaml11::Str
-            }),
-            _ => None,
-        }
+    #[inline]
+    pub fn yaml11(self) -> Option<Yaml11> {
+        let text = self.as_str()?;
+        Some(if self.raw.span.style() == Style::Plain {
+            resolve_plain(text)
+        } else {
+            Yaml11::Str
+        })
+    }
+    /// A copy of this subtree as a document of its own, spans kept, with each scalar (keys too)
+    /// for which `fill` gives a text replaced by it.
+    pub fn rewritten(self, fill: &mut dyn FnMut(&str) -> Option<String>) -> Document {
+        let mut b = Builder::new(self.tree.text.clone());
+        let root = b.copy(self, fill);
+        b.finish(root)
     }
 }
 
@@ -345,10 +681,22 @@ fn is_go_yaml_float(body: &str) -> bool {
     i == b.len()
 }
 
-/// One document of a stream.
-#[derive(Debug)]
+/// One document of a stream: its nodes in one array.
 pub struct Document {
-    pub root: Node,
+    tree: Tree,
+    root: Raw,
+}
+
+impl Document {
+    pub fn root(&self) -> Node<'_> {
+        self.tree.node(&self.root)
+    }
+}
+
+impl std::fmt::Debug for Document {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.root().fmt(f)
+    }
 }
 
 /// Something wrong with the text of a file, at a place in it.
@@ -411,7 +759,7 @@ impl<'a> Offsets<'a> {
 }
 
 /// An open collection. Its children sit on the parser's shared child stack from `base` on (a
-/// map's as key, value, key, value…), so each collection is allocated once, at its exact size.
+/// map's as key, value, key, value…) until it closes and they move to the arena together.
 struct Frame {
     start: Span,
     anchor: usize,
@@ -426,29 +774,211 @@ pub struct Parsed {
     pub problems: Vec<Problem>,
 }
 
-fn count_nodes(n: &Node) -> usize {
-    match &n.value {
-        Value::Scalar { .. } => 1,
-        Value::Seq(s) => 1 + s.iter().map(count_nodes).sum::<usize>(),
-        Value::Map(m) => {
-            1 + m
-                .iter()
-                .map(|(k, v)| count_nodes(k) + count_nodes(v))
-                .sum::<usize>()
+/// Builds one document's arena. A collection's children are appended when it closes, so they
+/// are contiguous; an alias is a new node over its anchor's children, not a copy of them. The
+/// arena grows in scratch space a thread reuses from document to document and is copied out at
+/// its exact size, so growing leaves no garbage behind.
+struct Builder {
+    text: Arc<str>,
+    pool: String,
+    nodes: Vec<Raw>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<(Vec<Raw>, String)> = const { std::cell::Cell::new((Vec::new(), String::new())) };
+}
+
+/// Scratch space above this is not kept for the next document.
+const KEEP_SCRATCH: usize = 1 << 16;
+
+impl Builder {
+    fn new(text: Arc<str>) -> Self {
+        let (nodes, pool) = SCRATCH.with(|s| s.take());
+        Builder { text, pool, nodes }
+    }
+
+    /// A scalar whose text is `value`: a span into the file when it reads as written there (the
+    /// quotes aside), else a copy in the pool.
+    fn scalar(&mut self, span: Span, value: &str, style: Style) -> Raw {
+        let written = self.text.get(span.range()).and_then(|w| match style {
+            Style::SingleQuoted | Style::DoubleQuoted => {
+                w.get(1..w.len().saturating_sub(1)).map(|inner| (1, inner))
+            }
+            _ => Some((0, w)),
+        });
+        let (a, b) = match written {
+            Some((skip, w)) if w == value && value.len() <= LEN as usize => (
+                prefix(value),
+                value.len() as u32 | if skip == 1 { QUOTED } else { 0 },
+            ),
+            _ => self.pooled(value),
+        };
+        Raw {
+            span: span.tagged(style),
+            a,
+            b,
         }
+    }
+
+    fn pooled(&mut self, value: &str) -> (u32, u32) {
+        let at = self.pool.len().min(u32::MAX as usize) as u32;
+        self.pool.push_str(value);
+        (at, (value.len().min(LEN as usize) as u32) | POOLED)
+    }
+
+    fn text_of(&self, r: Raw) -> Option<&str> {
+        r.text(&self.text, &self.pool)
+    }
+
+    /// A collection over `children` (a map's as key, value…), which move to the arena.
+    fn collection(&mut self, span: Span, map: bool, children: impl Iterator<Item = Raw>) -> Raw {
+        let first = self.nodes.len();
+        self.nodes.extend(children);
+        let n = self.nodes.len() - first;
+        Raw {
+            span: span.kinded(if map { MAP } else { SEQ }),
+            a: first as u32,
+            b: if map { n / 2 } else { n } as u32,
+        }
+    }
+
+    /// The children of a collection already in the arena.
+    fn children(&self, r: Raw) -> &[Raw] {
+        let n = match r.kind() {
+            SEQ => r.b as usize,
+            MAP => 2 * r.b as usize,
+            _ => 0,
+        };
+        let start = r.a as usize;
+        self.nodes.get(start..start + n).unwrap_or_default()
+    }
+
+    /// Nodes a full expansion of `r` would have.
+    fn count(&self, r: Raw) -> usize {
+        1 + self
+            .children(r)
+            .iter()
+            .map(|&c| self.count(c))
+            .sum::<usize>()
+    }
+
+    /// `<<: *base` / `<<: [*a, *b]`: keys of the merged maps that the map does not set itself.
+    fn merge_keys(&self, entries: &[Raw]) -> Option<Vec<Raw>> {
+        let is_merge = |k: Raw| self.text_of(k) == Some("<<") && k.span.style() == Style::Plain;
+        if !entries.chunks_exact(2).any(|kv| is_merge(kv[0])) {
+            return None;
+        }
+        let mut own: Vec<Raw> = Vec::with_capacity(entries.len());
+        let mut merged: Vec<Raw> = Vec::new();
+        for kv in entries.chunks_exact(2) {
+            let (k, v) = (kv[0], kv[1]);
+            if !is_merge(k) {
+                own.extend([k, v]);
+                continue;
+            }
+            let sources: &[Raw] = match v.kind() {
+                MAP => std::slice::from_ref(&kv[1]),
+                SEQ => self.children(v),
+                _ => &[],
+            };
+            for &src in sources {
+                if src.kind() != MAP {
+                    continue;
+                }
+                for mkv in self.children(src).chunks_exact(2) {
+                    let key = self.text_of(mkv[0]);
+                    if !merged.chunks_exact(2).any(|e| self.text_of(e[0]) == key) {
+                        merged.extend([mkv[0], mkv[1]]);
+                    }
+                }
+            }
+        }
+        for mkv in merged.chunks_exact(2) {
+            let key = self.text_of(mkv[0]);
+            if !own.chunks_exact(2).any(|e| self.text_of(e[0]) == key) {
+                own.extend([mkv[0], mkv[1]]);
+            }
+        }
+        Some(own)
+    }
+
+    /// Copies `n` (from any document) into this arena, scalars through `fill`.
+    fn copy(&mut self, n: Node<'_>, fill: &mut dyn FnMut(&str) -> Option<String>) -> Raw {
+        match n.value() {
+            Value::Scalar { text } => {
+                let style = n.span().style();
+                match fill(text) {
+                    Some(new) => {
+                        let (a, b) = self.pooled(&new);
+                        Raw {
+                            span: n.span(),
+                            a,
+                            b,
+                        }
+                    }
+                    None => self.scalar(n.span(), text, style),
+                }
+            }
+            Value::Seq(s) => {
+                let items: Vec<Raw> = s.iter().map(|i| self.copy(i, fill)).collect();
+                self.collection(n.span(), false, items.into_iter())
+            }
+            Value::Map(m) => {
+                let mut entries = Vec::with_capacity(2 * m.len());
+                for (k, v) in m.iter() {
+                    entries.push(self.copy(k, fill));
+                    entries.push(self.copy(v, fill));
+                }
+                self.collection(n.span(), true, entries.into_iter())
+            }
+        }
+    }
+
+    /// The document with root `root`; the builder starts afresh for the next one.
+    fn finish(&mut self, root: Raw) -> Document {
+        let doc = Document {
+            tree: Tree {
+                text: self.text.clone(),
+                pool: self.pool.as_str().into(),
+                nodes: self.nodes.as_slice().into(),
+            },
+            root,
+        };
+        self.pool.clear();
+        self.nodes.clear();
+        doc
+    }
+}
+
+impl Drop for Builder {
+    fn drop(&mut self) {
+        let mut nodes = std::mem::take(&mut self.nodes);
+        let mut pool = std::mem::take(&mut self.pool);
+        nodes.clear();
+        pool.clear();
+        nodes.shrink_to(KEEP_SCRATCH);
+        pool.shrink_to(KEEP_SCRATCH);
+        SCRATCH.with(|s| s.set((nodes, pool)));
     }
 }
 
 /// Parses a multi-document YAML stream. Stops at the first syntax error (saphyr would repeat it
 /// forever); documents completed before it are kept.
 pub fn parse(text: &str, budget: Budget) -> Parsed {
+    parse_shared(&Arc::from(text), budget)
+}
+
+/// [`parse`] of a text the documents then share (their scalars point into it).
+pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
+    let text: &str = shared;
     let offsets = Offsets::new(text);
     let mut out = Parsed::default();
+    let mut b = Builder::new(shared.clone());
     let mut stack: Vec<Frame> = Vec::new();
-    let mut children: Vec<Node> = Vec::new();
-    let mut anchors: HashMap<usize, Node> = HashMap::new();
+    let mut children: Vec<Raw> = Vec::new();
+    let mut anchors: HashMap<usize, Raw> = HashMap::new();
     let mut alias_nodes = 0usize;
-    let mut root: Option<Node> = None;
+    let mut root: Option<Raw> = None;
 
     for ev in Parser::new_from_str(text) {
         let (event, span) = match ev {
@@ -463,7 +993,7 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
             }
         };
         let span = offsets.span(&span);
-        let finished: Option<(Node, usize)> = match event {
+        let finished: Option<(Raw, usize)> = match event {
             Event::StreamStart | Event::StreamEnd | Event::Nothing => None,
             Event::DocumentStart(_) => {
                 anchors.clear();
@@ -472,7 +1002,7 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
             }
             Event::DocumentEnd => {
                 if let Some(r) = root.take() {
-                    out.docs.push(Document { root: r });
+                    out.docs.push(b.finish(r));
                 }
                 None
             }
@@ -488,12 +1018,11 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                     Style::SingleQuoted | Style::DoubleQuoted => clip_quoted(text, span, style),
                     _ => span,
                 };
-                // Copied, not adopted: the scanner's buffers carry slack capacity.
-                Some((Node::scalar(span, &value, style), anchor))
+                Some((b.scalar(span, &value, style), anchor))
             }
             Event::Alias(id) => match anchors.get(&id) {
-                Some(target) => {
-                    alias_nodes += count_nodes(target);
+                Some(&target) => {
+                    alias_nodes += b.count(target);
                     if alias_nodes > budget.max_alias_nodes {
                         out.problems.push(Problem {
                             span,
@@ -505,13 +1034,14 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                         });
                         return out;
                     }
-                    let mut n = target.clone();
-                    // The alias's place; a scalar keeps its anchor's style.
-                    n.span = match n.style() {
-                        Some(style) => span.tagged(style),
-                        None => span,
-                    };
-                    Some((n, 0))
+                    // The alias's place; the anchor's value (and a scalar's style).
+                    Some((
+                        Raw {
+                            span: span.kinded(target.kind()),
+                            ..target
+                        },
+                        0,
+                    ))
                 }
                 None => {
                     out.problems.push(Problem {
@@ -548,42 +1078,32 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                         .last()
                         .map_or(span.end(), |n| n.span.end())
                         .max(f.start.end());
-                    let value = if f.map {
-                        let mut entries = Vec::with_capacity((children.len() - f.base) / 2);
-                        let mut it = children.drain(f.base..);
-                        while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                            entries.push((k, v));
-                        }
-                        drop(it);
-                        Value::Map(apply_merge_keys(entries).into_boxed_slice())
-                    } else {
-                        Value::Seq(children.drain(f.base..).collect())
+                    let span = Span::new(f.start.start(), end);
+                    let raw = match f.map.then(|| b.merge_keys(&children[f.base..])) {
+                        Some(Some(merged)) => b.collection(span, true, merged.into_iter()),
+                        _ => b.collection(span, f.map, children.drain(f.base..)),
                     };
-                    Some((
-                        Node {
-                            span: Span::new(f.start.start(), end),
-                            value,
-                        },
-                        f.anchor,
-                    ))
+                    children.truncate(f.base);
+                    Some((raw, f.anchor))
                 }
                 None => None,
             },
         };
         if let Some((node, anchor)) = finished {
             if anchor != 0 {
-                anchors.insert(anchor, node.clone());
+                anchors.insert(anchor, node);
             }
             match stack.last() {
                 None => root = Some(node),
                 Some(f) if f.map && (children.len() - f.base) % 2 == 1 => {
                     // `node` is a value; its key is on top. A repeated key is dropped with it.
-                    let key = &children[children.len() - 1];
-                    let dup = key.as_str().filter(|k| *k != "<<").and_then(|k| {
+                    let key = children[children.len() - 1];
+                    let key_text = b.text_of(key);
+                    let dup = key_text.filter(|k| *k != "<<").and_then(|k| {
                         children[f.base..children.len() - 1]
                             .iter()
                             .step_by(2)
-                            .find(|ek| ek.as_str() == Some(k))
+                            .find(|ek| ek.reads(k, prefix(k), &b.text, &b.pool))
                             .map(|ek| ek.span)
                     });
                     match dup {
@@ -592,7 +1112,7 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
                                 span: key.span,
                                 message: format!(
                                     "duplicate key `{}`: Kubernetes rejects the object (the first value is the one linted)",
-                                    key.as_str().unwrap_or_default()
+                                    key_text.unwrap_or_default()
                                 ),
                                 first: Some(first),
                             });
@@ -640,42 +1160,6 @@ fn clip_quoted(text: &str, span: Span, style: Style) -> Span {
     }
 }
 
-/// `<<: *base` / `<<: [*a, *b]`: keys of the merged maps that the map does not set itself.
-fn apply_merge_keys(entries: Vec<(Node, Node)>) -> Vec<(Node, Node)> {
-    if !entries.iter().any(|(k, _)| k.as_str() == Some("<<")) {
-        return entries;
-    }
-    let mut own: Vec<(Node, Node)> = Vec::with_capacity(entries.len());
-    let mut merged: Vec<(Node, Node)> = Vec::new();
-    for (k, v) in entries {
-        if k.as_str() == Some("<<") && k.style() == Some(Style::Plain) {
-            let sources: Vec<Node> = match v.value {
-                Value::Map(_) => vec![v],
-                Value::Seq(items) => items.into_vec(),
-                Value::Scalar { .. } => vec![],
-            };
-            for src in sources {
-                if let Value::Map(m) = src.value {
-                    for (mk, mv) in m.into_vec() {
-                        let known = merged.iter().any(|(e, _)| e.as_str() == mk.as_str());
-                        if !known {
-                            merged.push((mk, mv));
-                        }
-                    }
-                }
-            }
-        } else {
-            own.push((k, v));
-        }
-    }
-    for (mk, mv) in merged {
-        if !own.iter().any(|(k, _)| k.as_str() == mk.as_str()) {
-            own.push((mk, mv));
-        }
-    }
-    own
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -684,20 +1168,80 @@ mod tests {
     fn nodes_stay_small() {
         // Millions of nodes in a large repository: their size is the memory bill.
         assert_eq!(std::mem::size_of::<Span>(), 8);
-        assert_eq!(std::mem::size_of::<Node>(), 32);
+        assert_eq!(std::mem::size_of::<Raw>(), 16);
+        // A handle: the stored node and its document.
+        assert_eq!(std::mem::size_of::<Node>(), 16);
+    }
+
+    #[test]
+    fn scalars_read_from_the_text_or_the_pool() {
+        let src = "plain: a b\nsq: 'it''s'\ndq: \"x\\ty\"\nq: \"same\"\nfold: >\n  one\n  two\nlong: abcdefgh\n";
+        let p = parse(src, Budget::default());
+        let r = p.docs[0].root();
+        assert_eq!(r.str_at(&["plain"]), Some("a b"));
+        assert_eq!(r.str_at(&["sq"]), Some("it's"));
+        assert_eq!(r.str_at(&["dq"]), Some("x\ty"));
+        assert_eq!(r.str_at(&["q"]), Some("same"));
+        assert_eq!(r.str_at(&["fold"]), Some("one two\n"));
+        assert_eq!(r.str_at(&["long"]), Some("abcdefgh"));
+        // Written as read: no copy. Escapes, doubled quotes and folding: a copy in the pool.
+        let pooled = |k: &str| r.get(k).unwrap().raw.b & POOLED != 0;
+        assert!(!pooled("plain") && !pooled("q") && !pooled("long"));
+        assert!(pooled("sq") && pooled("dq") && pooled("fold"));
+    }
+
+    #[test]
+    fn keys_match_by_length_prefix_and_text() {
+        let src = "spek: 1\nspec: 2\nmetaname: 3\nmetadata: 4\n\"kind\": 5\n\"k\\u0069nd2\": 6\n";
+        let p = parse(src, Budget::default());
+        let r = p.docs[0].root();
+        assert_eq!(r.str_at(&["spec"]), Some("2"));
+        assert_eq!(r.str_at(&["metadata"]), Some("4"));
+        assert_eq!(r.str_at(&["kind"]), Some("5"));
+        assert_eq!(r.str_at(&["kind2"]), Some("6"));
+        assert!(r.get("spe").is_none());
+        assert!(r.get("metadat").is_none());
+        assert!(r.get("").is_none());
+    }
+
+    #[test]
+    fn an_alias_shares_its_anchors_nodes_at_its_own_place() {
+        let src = "a: &x {k: v}\nb: *x\n";
+        let p = parse(src, Budget::default());
+        let r = p.docs[0].root();
+        let (a, b) = (r.get("a").unwrap(), r.get("b").unwrap());
+        assert_eq!(&src[b.span().range()], "*x");
+        assert!(!a.is(b));
+        assert!(a.get("k").unwrap().is(b.get("k").unwrap()));
+        assert_eq!(b.str_at(&["k"]), Some("v"));
+    }
+
+    #[test]
+    fn rewritten_fills_scalars_and_keeps_spans() {
+        let src = "name: app-{{x}}\n\"{{x}}\": 1\nlist: [a, \"b\\n\"]\n";
+        let p = parse(src, Budget::default());
+        let r = p.docs[0].root();
+        let d = r.rewritten(&mut |t| t.contains("{{").then(|| t.replace("{{x}}", "gpu")));
+        let n = d.root();
+        assert_eq!(n.str_at(&["name"]), Some("app-gpu"));
+        assert_eq!(n.str_at(&["gpu"]), Some("1"));
+        let list: Vec<_> = n.get("list").unwrap().items().map(|i| i.as_str()).collect();
+        assert_eq!(list, [Some("a"), Some("b\n")]);
+        assert_eq!(n.get("name").unwrap().span(), r.get("name").unwrap().span());
+        assert_eq!(n.get("name").unwrap().style(), Some(Style::Plain));
     }
 
     #[test]
     fn styles_ride_in_the_span_and_do_not_change_its_range() {
         let src = "a: 'x'\nb: \"y\"\nc: |\n  z\nd: w\n";
         let p = parse(src, Budget::default());
-        let root = &p.docs[0].root;
+        let root = &p.docs[0].root();
         let style = |k: &str| root.get(k).unwrap().style().unwrap();
         assert_eq!(style("a"), Style::SingleQuoted);
         assert_eq!(style("b"), Style::DoubleQuoted);
         assert_eq!(style("c"), Style::Literal);
         assert_eq!(style("d"), Style::Plain);
-        let b = root.get("b").unwrap().span;
+        let b = root.get("b").unwrap().span();
         assert_eq!(&src[b.range()], "\"y\"");
         assert_eq!(b, Span::new(b.start(), b.end()));
         assert_eq!(root.get("a").unwrap().yaml11(), Some(Yaml11::Str));
@@ -734,21 +1278,21 @@ mod tests {
         let src = "a: 1\nb:\n  c: \"é\"\n  d: x\n";
         let p = parse(src, Budget::default());
         assert!(p.problems.is_empty());
-        let root = &p.docs[0].root;
+        let root = &p.docs[0].root();
         let d = root.at(&["b", "d"]).unwrap();
         assert_eq!(d.as_str(), Some("x"));
-        let at = d.span.start_pos(src);
+        let at = d.span().start_pos(src);
         assert_eq!((at.line, at.col), (4, 6));
-        assert_eq!(&src[d.span.range()], "x");
+        assert_eq!(&src[d.span().range()], "x");
         let c = root.at(&["b", "c"]).unwrap();
-        assert_eq!(&src[c.span.range()], "\"é\"");
+        assert_eq!(&src[c.span().range()], "\"é\"");
     }
 
     #[test]
     fn multi_document_and_empty_documents() {
         let p = parse("a: 1\n---\n---\nb: 2\n", Budget::default());
         assert_eq!(p.docs.len(), 3);
-        assert!(p.docs[1].root.is_null());
+        assert!(p.docs[1].root().is_null());
     }
 
     #[test]
@@ -758,7 +1302,7 @@ mod tests {
         assert_eq!(p.problems.len(), 1);
         assert_eq!(p.problems[0].span.start_pos(src).line, 3);
         assert_eq!(p.problems[0].first.unwrap().start_pos(src).line, 1);
-        assert_eq!(p.docs[0].root.get("a").unwrap().as_str(), Some("1"));
+        assert_eq!(p.docs[0].root().get("a").unwrap().as_str(), Some("1"));
     }
 
     #[test]
@@ -805,7 +1349,7 @@ mod tests {
             "base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\n",
             Budget::default(),
         );
-        let m = p.docs[0].root.get("m").unwrap();
+        let m = p.docs[0].root().get("m").unwrap();
         assert_eq!(m.get("x").unwrap().as_str(), Some("1"));
         assert_eq!(m.get("y").unwrap().as_str(), Some("3"));
     }
@@ -814,11 +1358,14 @@ mod tests {
     fn quoted_scalar_span_stops_at_its_quote() {
         let src = "a: \"x\" # note\nb: 'it''s' # c\n";
         let p = parse(src, Budget::default());
-        let a = p.docs[0].root.get("a").unwrap();
-        assert_eq!(&src[a.span.range()], "\"x\"");
-        assert_eq!((a.span.end_pos(src).line, a.span.end_pos(src).col), (1, 7));
-        let b = p.docs[0].root.get("b").unwrap();
-        assert_eq!(&src[b.span.range()], "'it''s'");
+        let a = p.docs[0].root().get("a").unwrap();
+        assert_eq!(&src[a.span().range()], "\"x\"");
+        assert_eq!(
+            (a.span().end_pos(src).line, a.span().end_pos(src).col),
+            (1, 7)
+        );
+        let b = p.docs[0].root().get("b").unwrap();
+        assert_eq!(&src[b.span().range()], "'it''s'");
     }
 
     #[test]
@@ -827,7 +1374,7 @@ mod tests {
             "a: yes\nb: \"yes\"\nc: 0755\nd: 1_000\ne: 1.5\nf: ${VAR}\ng: 1e3\nh: 1.2.3\ni: e3\nj: .5\n",
             Budget::default(),
         );
-        let r = &p.docs[0].root;
+        let r = &p.docs[0].root();
         assert_eq!(r.get("a").unwrap().yaml11(), Some(Yaml11::Bool));
         assert_eq!(r.get("b").unwrap().yaml11(), Some(Yaml11::Str));
         assert_eq!(r.get("c").unwrap().yaml11(), Some(Yaml11::Int));

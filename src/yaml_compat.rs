@@ -35,7 +35,13 @@ pub fn syntax_error(p: &Parsed) -> Option<Span> {
 /// Parses like [`yaml::parse`]; when that stops at a syntax error and go-yaml would have read
 /// further, parses the rewritten text instead (see the module documentation).
 pub fn parse(text: &str, budget: Budget) -> Parsed {
-    let first = yaml::parse(text, budget);
+    parse_shared(&std::sync::Arc::from(text), budget)
+}
+
+/// [`parse`] of a text the documents then share (see [`yaml::parse_shared`]).
+pub fn parse_shared(shared: &std::sync::Arc<str>, budget: Budget) -> Parsed {
+    let text: &str = shared;
+    let first = yaml::parse_shared(shared, budget);
     let Some(failed_at) = syntax_error(&first) else {
         return first;
     };
@@ -582,12 +588,12 @@ mod tests {
     }
 
     /// (line, column) of a node, and the text its span covers in `src`.
-    fn at<'s>(src: &'s str, n: &yaml::Node) -> (u32, u32, &'s str) {
-        let p = n.span.start_pos(src);
-        (p.line, p.col, &src[n.span.range()])
+    fn at<'s>(src: &'s str, n: yaml::Node<'_>) -> (u32, u32, &'s str) {
+        let p = n.span().start_pos(src);
+        (p.line, p.col, &src[n.span().range()])
     }
 
-    fn strs(n: &yaml::Node) -> Vec<&str> {
+    fn strs(n: yaml::Node<'_>) -> Vec<&str> {
         n.items().filter_map(|i| i.as_str()).collect()
     }
 
@@ -617,7 +623,7 @@ mod tests {
     fn flow_seq_closed_at_key_indent() {
         let src = "spec:\n  values: [\n    \"a\",\n    \"b\"\n  ]\n  next: 1\n";
         let p = quirk(src);
-        let spec = p.docs[0].root.get("spec").unwrap();
+        let spec = p.docs[0].root().get("spec").unwrap();
         let values = spec.get("values").unwrap();
         assert_eq!(strs(values), ["a", "b"]);
         assert_eq!(at(src, values.items().nth(1).unwrap()), (4, 5, "\"b\""));
@@ -628,7 +634,7 @@ mod tests {
     fn flow_seq_closed_left_of_key() {
         let src = "spec:\n  values: [\n    a,\n    b\n]\n";
         let p = quirk(src);
-        let values = p.docs[0].root.at(&["spec", "values"]).unwrap();
+        let values = p.docs[0].root().at(&["spec", "values"]).unwrap();
         assert_eq!(strs(values), ["a", "b"]);
         assert_eq!(at(src, values.items().nth(1).unwrap()), (4, 5, "b"));
     }
@@ -638,7 +644,7 @@ mod tests {
         let src =
             "metadata:\n  labels: {\n    \"app\": \"x\",\n    \"tier\": \"gpu\"\n  }\n  name: y\n";
         let p = quirk(src);
-        let md = &p.docs[0].root.get("metadata").unwrap();
+        let md = &p.docs[0].root().get("metadata").unwrap();
         let tier = md.at(&["labels", "tier"]).unwrap();
         assert_eq!(tier.as_str(), Some("gpu"));
         assert_eq!(at(src, tier), (4, 13, "\"gpu\""));
@@ -650,7 +656,7 @@ mod tests {
         let src = "a:\n  b: {\n    \"c\": 1\n}\n";
         let p = quirk(src);
         assert_eq!(
-            p.docs[0].root.at(&["a", "b", "c"]).unwrap().as_str(),
+            p.docs[0].root().at(&["a", "b", "c"]).unwrap().as_str(),
             Some("1")
         );
     }
@@ -659,15 +665,18 @@ mod tests {
     fn top_level_flow_seq_closed_at_key_indent() {
         let src = "args: [\n  \"--a\",\n  \"--b\"\n]\nkind: Pod\n";
         let p = quirk(src);
-        assert_eq!(strs(p.docs[0].root.get("args").unwrap()), ["--a", "--b"]);
-        assert_eq!(at(src, p.docs[0].root.get("kind").unwrap()), (5, 7, "Pod"));
+        assert_eq!(strs(p.docs[0].root().get("args").unwrap()), ["--a", "--b"]);
+        assert_eq!(
+            at(src, p.docs[0].root().get("kind").unwrap()),
+            (5, 7, "Pod")
+        );
     }
 
     #[test]
     fn nested_flow_closed_at_key_indent() {
         let src = "spec:\n  v: [[\n    \"a\"\n  ],\n    {\n      \"b\": 1\n  }\n  ]\n";
         let p = quirk(src);
-        let v = p.docs[0].root.at(&["spec", "v"]).unwrap();
+        let v = p.docs[0].root().at(&["spec", "v"]).unwrap();
         assert_eq!(strs(v.items().next().unwrap()), ["a"]);
         let b = v.items().nth(1).unwrap().get("b").unwrap();
         assert_eq!(at(src, b), (6, 12, "1"));
@@ -677,10 +686,10 @@ mod tests {
     fn nested_closers_on_one_line_at_key_indent() {
         let src = "a:\n  b: [[\n    \"x\"\n  ]]\n  c: 2\n";
         let p = quirk(src);
-        let b = p.docs[0].root.at(&["a", "b"]).unwrap();
+        let b = p.docs[0].root().at(&["a", "b"]).unwrap();
         assert_eq!(strs(b.items().next().unwrap()), ["x"]);
         assert_eq!(
-            at(src, p.docs[0].root.at(&["a", "c"]).unwrap()),
+            at(src, p.docs[0].root().at(&["a", "c"]).unwrap()),
             (5, 6, "2")
         );
     }
@@ -689,7 +698,12 @@ mod tests {
     fn flow_closed_at_key_indent_in_a_list_item() {
         let src = "containers:\n- name: x\n  args: [\n    \"--a\"\n  ]\n- name: y\n  args: {\n    \"k\": \"v\"\n  }\n";
         let p = quirk(src);
-        let items: Vec<_> = p.docs[0].root.get("containers").unwrap().items().collect();
+        let items: Vec<_> = p.docs[0]
+            .root()
+            .get("containers")
+            .unwrap()
+            .items()
+            .collect();
         assert_eq!(strs(items[0].get("args").unwrap()), ["--a"]);
         assert_eq!(items[1].at(&["args", "k"]).unwrap().as_str(), Some("v"));
         assert_eq!(at(src, items[1].get("name").unwrap()), (6, 9, "y"));
@@ -699,7 +713,7 @@ mod tests {
     fn flow_seq_as_list_item_closed_at_dash() {
         let src = "- [\n  \"a\"\n]\n- [\n    \"b\"\n  ]\n";
         let p = quirk(src);
-        let items: Vec<_> = p.docs[0].root.items().collect();
+        let items: Vec<_> = p.docs[0].root().items().collect();
         assert_eq!(strs(items[0]), ["a"]);
         assert_eq!(strs(items[1]), ["b"]);
     }
@@ -708,7 +722,7 @@ mod tests {
     fn empty_flow_collections_closed_at_key_indent() {
         let src = "a: [\n]\nb: {\n}\nc: 1\n";
         let p = quirk(src);
-        let r = &p.docs[0].root;
+        let r = &p.docs[0].root();
         assert_eq!(r.get("a").unwrap().items().count(), 0);
         assert!(r.get("b").unwrap().as_map().unwrap().is_empty());
         assert_eq!(at(src, r.get("c").unwrap()), (5, 4, "1"));
@@ -718,29 +732,29 @@ mod tests {
     fn flow_closer_after_comments_and_blank_lines() {
         let src = "a: [\n  \"x\", # the x\n\n  # more\n]  # end\nb: 1\n";
         let p = quirk(src);
-        assert_eq!(strs(p.docs[0].root.get("a").unwrap()), ["x"]);
-        assert_eq!(at(src, p.docs[0].root.get("b").unwrap()), (6, 4, "1"));
+        assert_eq!(strs(p.docs[0].root().get("a").unwrap()), ["x"]);
+        assert_eq!(at(src, p.docs[0].root().get("b").unwrap()), (6, 4, "1"));
     }
 
     #[test]
     fn flow_closer_with_anchor_and_alias() {
         let src = "a: &x [\n  \"b\"\n]\nc: *x\n";
         let p = quirk(src);
-        assert_eq!(strs(p.docs[0].root.get("c").unwrap()), ["b"]);
+        assert_eq!(strs(p.docs[0].root().get("c").unwrap()), ["b"]);
     }
 
     #[test]
     fn comma_first_flow_closed_at_key_indent() {
         let src = "a: [\n  \"b\"\n  , \"c\"\n]\n";
         let p = quirk(src);
-        assert_eq!(strs(p.docs[0].root.get("a").unwrap()), ["b", "c"]);
+        assert_eq!(strs(p.docs[0].root().get("a").unwrap()), ["b", "c"]);
     }
 
     #[test]
     fn flow_closed_at_key_indent_with_crlf() {
         let src = "spec:\r\n  values: [\r\n    \"a\"\r\n  ]\r\n  next: 1\r\n";
         let p = quirk(src);
-        let spec = p.docs[0].root.get("spec").unwrap();
+        let spec = p.docs[0].root().get("spec").unwrap();
         assert_eq!(strs(spec.get("values").unwrap()), ["a"]);
         assert_eq!(at(src, spec.get("next").unwrap()), (5, 9, "1"));
     }
@@ -749,7 +763,7 @@ mod tests {
     fn flow_closed_at_key_indent_after_non_ascii() {
         let src = "é: [\n  \"ü\" # ß\n]\nnext: \"日本\"\n";
         let p = quirk(src);
-        let r = &p.docs[0].root;
+        let r = &p.docs[0].root();
         assert_eq!(strs(r.get("é").unwrap()), ["ü"]);
         assert_eq!(at(src, r.get("next").unwrap()), (4, 7, "\"日本\""));
     }
@@ -759,7 +773,7 @@ mod tests {
         let src = "a: 1\n---\nb: [\n  \"x\"\n]\n";
         let p = quirk(src);
         assert_eq!(p.docs.len(), 2);
-        assert_eq!(strs(p.docs[1].root.get("b").unwrap()), ["x"]);
+        assert_eq!(strs(p.docs[1].root().get("b").unwrap()), ["x"]);
     }
 
     #[test]
@@ -770,15 +784,15 @@ mod tests {
         assert_eq!(e.span.start_pos(src).line, 4);
         let src = "a: \"[\n  x\"\nb: [\n  \"y\"\n]\n";
         let p = quirk(src);
-        assert_eq!(p.docs[0].root.get("a").unwrap().as_str(), Some("[ x"));
-        assert_eq!(strs(p.docs[0].root.get("b").unwrap()), ["y"]);
+        assert_eq!(p.docs[0].root().get("a").unwrap().as_str(), Some("[ x"));
+        assert_eq!(strs(p.docs[0].root().get("b").unwrap()), ["y"]);
     }
 
     #[test]
     fn tabs_indenting_flow_content() {
         let src = "a: [\n\tx,\n\ty\n]\n";
         let p = quirk(src);
-        let a = p.docs[0].root.get("a").unwrap();
+        let a = p.docs[0].root().get("a").unwrap();
         assert_eq!(strs(a), ["x", "y"]);
         assert_eq!(at(src, a.items().nth(1).unwrap()), (3, 2, "y"));
     }
@@ -786,22 +800,25 @@ mod tests {
     #[test]
     fn tabs_inside_flow_collections() {
         let p = ok("a: [\tx,\ty\t]\nb: {\tc: 1,\td: 2\t}\n");
-        assert_eq!(strs(p.docs[0].root.get("a").unwrap()), ["x", "y"]);
-        assert_eq!(p.docs[0].root.at(&["b", "d"]).unwrap().as_str(), Some("2"));
+        assert_eq!(strs(p.docs[0].root().get("a").unwrap()), ["x", "y"]);
+        assert_eq!(
+            p.docs[0].root().at(&["b", "d"]).unwrap().as_str(),
+            Some("2")
+        );
     }
 
     #[test]
     fn tab_after_value_and_before_comment() {
         let p = ok("a: 1\t\nb: x\t# c\nc: \t2\n");
-        assert_eq!(p.docs[0].root.get("b").unwrap().as_str(), Some("x"));
-        assert_eq!(p.docs[0].root.get("c").unwrap().as_str(), Some("2"));
+        assert_eq!(p.docs[0].root().get("b").unwrap().as_str(), Some("x"));
+        assert_eq!(p.docs[0].root().get("c").unwrap().as_str(), Some("2"));
     }
 
     #[test]
     fn tab_after_colon() {
         let src = "a:\t1\nb:\n  c:\tword\nd: {e:\tf}\n";
         let p = quirk(src);
-        let r = &p.docs[0].root;
+        let r = &p.docs[0].root();
         assert_eq!(at(src, r.get("a").unwrap()), (1, 4, "1"));
         assert_eq!(at(src, r.at(&["b", "c"]).unwrap()), (3, 6, "word"));
         assert_eq!(r.at(&["d", "e"]).unwrap().as_str(), Some("f"));
@@ -810,7 +827,7 @@ mod tests {
     #[test]
     fn tab_after_colon_inside_a_block_scalar_is_text() {
         let p = ok("a: |\n  k:\tv\n");
-        assert_eq!(p.docs[0].root.get("a").unwrap().as_str(), Some("k:\tv\n"));
+        assert_eq!(p.docs[0].root().get("a").unwrap().as_str(), Some("k:\tv\n"));
     }
 
     #[test]
@@ -818,15 +835,15 @@ mod tests {
         let src = "--- # first\na: 1\n---\t# second\nb: 2\n";
         let p = ok(src);
         assert_eq!(p.docs.len(), 2);
-        assert_eq!(at(src, p.docs[1].root.get("b").unwrap()), (4, 4, "2"));
+        assert_eq!(at(src, p.docs[1].root().get("b").unwrap()), (4, 4, "2"));
     }
 
     #[test]
     fn document_start_with_content_on_the_same_line() {
         let p = ok("--- {a: 1}\n--- text\n--- |\n  block\n--- !!map\nb: 2\n");
         assert_eq!(p.docs.len(), 4);
-        assert_eq!(p.docs[1].root.as_str(), Some("text"));
-        assert_eq!(p.docs[2].root.as_str(), Some("block\n"));
+        assert_eq!(p.docs[1].root().as_str(), Some("text"));
+        assert_eq!(p.docs[2].root().as_str(), Some("block\n"));
         // go-yaml rejects a block mapping started on the `---` line as well.
         assert!(error("--- a: 1\n").message.contains("mapping values"));
     }
@@ -835,18 +852,18 @@ mod tests {
     fn utf8_bom() {
         let src = "\u{feff}a: xyz\n";
         let p = ok(src);
-        let a = p.docs[0].root.get("a").unwrap();
+        let a = p.docs[0].root().get("a").unwrap();
         // Columns count the BOM as a character here; loaded files have theirs removed.
         assert_eq!(at(src, a), (1, 5, "xyz"));
         let p = ok("\u{feff}---\nb: 1\n");
-        assert_eq!(p.docs[0].root.get("b").unwrap().as_str(), Some("1"));
+        assert_eq!(p.docs[0].root().get("b").unwrap().as_str(), Some("1"));
     }
 
     #[test]
     fn crlf_line_endings() {
         let src = "a: 1\r\nb:\r\n  c: x\r\n  d: |\r\n    text\r\n";
         let p = ok(src);
-        let b = p.docs[0].root.get("b").unwrap();
+        let b = p.docs[0].root().get("b").unwrap();
         assert_eq!(at(src, b.get("c").unwrap()), (3, 6, "x"));
         assert_eq!(b.get("d").unwrap().as_str(), Some("text\n"));
         let (k, _) = b.entry("d").unwrap();
@@ -857,7 +874,7 @@ mod tests {
     fn document_end_markers() {
         let p = ok("a: 1\n...\n---\nb: 2\n... # end\n");
         assert_eq!(p.docs.len(), 2);
-        assert_eq!(p.docs[1].root.get("b").unwrap().as_str(), Some("2"));
+        assert_eq!(p.docs[1].root().get("b").unwrap().as_str(), Some("2"));
     }
 
     #[test]
@@ -866,11 +883,11 @@ mod tests {
         let src = format!("{{\"kind\": \"List\", \"items\": [{items}1], \"end\": true}}\n");
         assert!(src.len() > 200_000);
         let p = ok(&src);
-        let r = &p.docs[0].root;
+        let r = &p.docs[0].root();
         assert_eq!(r.get("items").unwrap().items().count(), 20_001);
         let end = r.get("end").unwrap();
         assert_eq!(at(&src, end).2, "true");
-        assert_eq!(end.span.start_pos(&src).line, 1);
+        assert_eq!(end.span().start_pos(&src).line, 1);
         let long = format!("data:\n  blob: {}\n", "QUJD".repeat(60_000));
         ok(&long);
     }
@@ -879,7 +896,7 @@ mod tests {
     fn non_ascii_keys_and_values() {
         let src = "ключ: значение\nclé: \"é\"\n名前: 値\n";
         let p = ok(src);
-        let r = &p.docs[0].root;
+        let r = &p.docs[0].root();
         assert_eq!(at(src, r.get("名前").unwrap()), (3, 5, "値"));
         assert_eq!(r.get("ключ").unwrap().as_str(), Some("значение"));
     }
@@ -888,7 +905,7 @@ mod tests {
     fn json_file_as_yaml() {
         let src = "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Pod\",\n  \"spec\": {\"containers\": [{\"name\":\"c\",\"image\":\"x\"}]}\n}\n";
         let p = ok(src);
-        let r = &p.docs[0].root;
+        let r = &p.docs[0].root();
         assert_eq!(r.get("kind").unwrap().as_str(), Some("Pod"));
         let c = r
             .at(&["spec", "containers"])
@@ -910,7 +927,7 @@ mod tests {
     #[test]
     fn empty_documents() {
         let p = ok("---\n---\n# only a comment\n---\na: 1\n---\n");
-        assert!(p.docs.iter().any(|d| d.root.get("a").is_some()));
+        assert!(p.docs.iter().any(|d| d.root().get("a").is_some()));
         assert!(ok("").docs.is_empty());
         assert!(ok("# nothing\n").docs.is_empty());
     }
@@ -920,7 +937,7 @@ mod tests {
         let src = "a: 1   \nb:   \n  c: x  \n   \n";
         let p = ok(src);
         assert_eq!(
-            at(src, p.docs[0].root.at(&["b", "c"]).unwrap()),
+            at(src, p.docs[0].root().at(&["b", "c"]).unwrap()),
             (3, 6, "x")
         );
     }
@@ -1074,17 +1091,17 @@ mod tests {
                 rescued += 1;
             }
             assert_eq!(
-                tree(&p.docs[0].root),
-                tree(&reference.docs[0].root),
+                tree(p.docs[0].root()),
+                tree(reference.docs[0].root()),
                 "{src}"
             );
-            check_starts(&src, &p.docs[0].root);
+            check_starts(&src, p.docs[0].root());
         }
         assert!(rescued > 100, "only {rescued} cases needed the rewrite");
     }
 
-    fn tree(n: &yaml::Node) -> String {
-        match &n.value {
+    fn tree(n: yaml::Node<'_>) -> String {
+        match n.value() {
             yaml::Value::Scalar { text, .. } => format!("{text:?}"),
             yaml::Value::Seq(s) => {
                 format!("[{}]", s.iter().map(tree).collect::<Vec<_>>().join(","))
@@ -1100,20 +1117,19 @@ mod tests {
     }
 
     /// Every scalar's span starts at its text in `src`, with that place's line and column.
-    fn check_starts(src: &str, n: &yaml::Node) {
-        match &n.value {
+    fn check_starts(src: &str, n: yaml::Node<'_>) {
+        match n.value() {
             yaml::Value::Scalar { text, .. } => {
-                let here = &src[n.span.start()..];
+                let here = &src[n.span().start()..];
                 assert!(
-                    here.trim_start_matches(['"', '\''])
-                        .starts_with(text.as_str()),
+                    here.trim_start_matches(['"', '\'']).starts_with(text),
                     "{text:?} in {src}"
                 );
-                let before = &src[..n.span.start()];
+                let before = &src[..n.span().start()];
                 let line = before.matches('\n').count() as u32 + 1;
                 let col = before.rsplit('\n').next().unwrap_or("").chars().count() as u32 + 1;
                 assert_eq!(
-                    (n.span.start_pos(src).line, n.span.start_pos(src).col),
+                    (n.span().start_pos(src).line, n.span().start_pos(src).col),
                     (line, col),
                     "{text:?} in {src}"
                 );

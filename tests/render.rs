@@ -202,17 +202,14 @@ fn layout_is_kind_plural_and_namespace_dot_name() {
 // ---------------------------------------------------------------------------------------------
 // Rendered objects against the real API
 
-fn parse_one(path: &str, text: &str) -> (Node, Value) {
+fn parse_one(path: &str, text: &str) -> (Node<'static>, Value) {
     let parsed = yaml::parse(text, Budget::default());
     assert!(parsed.problems.is_empty(), "{path}: {:?}", parsed.problems);
     assert_eq!(parsed.docs.len(), 1, "{path}: one document per file");
-    let node = parsed
-        .docs
-        .into_iter()
-        .next()
-        .map(|d| d.root)
-        .expect("a document");
-    let json = gpuops::schema::crd::to_json(&node);
+    let doc = parsed.docs.into_iter().next().expect("a document");
+    // Kept for the test's whole run: nodes borrow their document.
+    let node = Box::leak(Box::new(doc)).root();
+    let json = gpuops::schema::crd::to_json(node);
     (node, json)
 }
 
@@ -699,8 +696,8 @@ jobs:
     let risky = [
         "no", "on", "yes", "0755", "null", "1_000", "off", "1e3", "y",
     ];
-    fn walk(n: &Node, path: &str, risky: &[&str], found: &mut Vec<String>) {
-        match &n.value {
+    fn walk(n: Node<'_>, path: &str, risky: &[&str], found: &mut Vec<String>) {
+        match n.value() {
             YValue::Map(m) => {
                 for (k, v) in m {
                     walk(k, path, risky, found);
@@ -709,10 +706,10 @@ jobs:
             }
             YValue::Seq(s) => s.iter().for_each(|i| walk(i, path, risky, found)),
             YValue::Scalar { text, .. } => {
-                if risky.contains(&text.as_str()) && n.yaml11() != Some(Yaml11::Str) {
+                if risky.contains(&text) && n.yaml11() != Some(Yaml11::Str) {
                     found.push(format!(
                         "{path} (byte {}): `{text}` reads as {:?}",
-                        n.span.start(),
+                        n.span().start(),
                         n.yaml11()
                     ));
                 }
@@ -723,7 +720,7 @@ jobs:
     let mut seen = 0;
     for f in &files {
         let (node, _) = parse_one(&f.path, &f.text);
-        walk(&node, &f.path, &risky, &mut found);
+        walk(node, &f.path, &risky, &mut found);
         seen += risky
             .iter()
             .filter(|r| f.text.contains(&format!("\"{r}\"")))

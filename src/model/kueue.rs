@@ -8,9 +8,9 @@ use super::*;
 pub struct Flavor<'a> {
     pub obj: usize,
     pub name: &'a str,
-    pub node_labels: Vec<(&'a str, &'a Node, &'a Node)>,
+    pub node_labels: Vec<(&'a str, Node<'a>, Node<'a>)>,
     pub tolerations: Vec<Toleration<'a>>,
-    pub node_labels_node: Option<&'a Node>,
+    pub node_labels_node: Option<Node<'a>>,
 }
 
 impl<'a> Flavor<'a> {
@@ -51,12 +51,12 @@ impl<'a> Flavor<'a> {
 /// placeholder).
 #[derive(Debug, Clone, Copy)]
 pub struct Quantity<'a> {
-    pub node: &'a Node,
+    pub node: Node<'a>,
     pub value: Option<crate::quantity::Milli>,
 }
 
 impl<'a> Quantity<'a> {
-    pub fn from_node(node: &'a Node) -> Self {
+    pub fn from_node(node: Node<'a>) -> Self {
         Quantity {
             node,
             value: node.as_str().and_then(crate::quantity::parse),
@@ -69,7 +69,7 @@ impl<'a> Quantity<'a> {
 pub struct ResourceQuota<'a> {
     pub name: &'a str,
     /// The `name` value node.
-    pub name_node: &'a Node,
+    pub name_node: Node<'a>,
     pub nominal: Option<Quantity<'a>>,
     pub borrowing_limit: Option<Quantity<'a>>,
     pub lending_limit: Option<Quantity<'a>>,
@@ -79,7 +79,7 @@ pub struct ResourceQuota<'a> {
 #[derive(Debug, Clone)]
 pub struct FlavorQuotas<'a> {
     pub flavor: &'a str,
-    pub name_node: &'a Node,
+    pub name_node: Node<'a>,
     /// Index into `ClusterQueue::groups`.
     pub group: usize,
     pub resources: Vec<ResourceQuota<'a>>,
@@ -94,7 +94,7 @@ impl<'a> FlavorQuotas<'a> {
 /// One `resourceGroups[]` entry: the resources it covers (name, entry node).
 #[derive(Debug, Clone)]
 pub struct ResourceGroup<'a> {
-    pub covered: Vec<(&'a str, &'a Node)>,
+    pub covered: Vec<(&'a str, Node<'a>)>,
 }
 
 /// Kueue ClusterQueue: the flavors its resource groups name, with their quotas.
@@ -103,17 +103,17 @@ pub struct ClusterQueue<'a> {
     pub obj: usize,
     pub name: &'a str,
     /// (flavor name, name node, resources covered by that group)
-    pub flavors: Vec<(&'a str, &'a Node, Vec<&'a str>)>,
+    pub flavors: Vec<(&'a str, Node<'a>, Vec<&'a str>)>,
     pub groups: Vec<ResourceGroup<'a>>,
     pub quotas: Vec<FlavorQuotas<'a>>,
     /// `spec.cohortName` (v1beta2) or `spec.cohort` (v1beta1), when it names one.
-    pub cohort: Option<&'a Node>,
-    pub preemption: Option<&'a Node>,
+    pub cohort: Option<Node<'a>>,
+    pub preemption: Option<Node<'a>>,
 }
 
 /// The resource groups of a ClusterQueue or Cohort spec, and each flavor's quotas.
 pub fn resource_groups<'a>(
-    spec: Option<&'a Node>,
+    spec: Option<Node<'a>>,
 ) -> (Vec<ResourceGroup<'a>>, Vec<FlavorQuotas<'a>>) {
     let mut groups = Vec::new();
     let mut quotas = Vec::new();
@@ -221,7 +221,7 @@ pub struct LocalQueue<'a> {
     pub obj: usize,
     pub name: &'a str,
     pub namespace: Option<&'a str>,
-    pub cluster_queue: Option<&'a Node>,
+    pub cluster_queue: Option<Node<'a>>,
 }
 
 impl<'a> LocalQueue<'a> {

@@ -3,7 +3,7 @@ use crate::yaml::{Budget, parse};
 
 fn template(spec: &str) -> (Vec<u64>, bool, u64) {
     let p = parse(spec, Budget::default());
-    let o = Object::from_node(0, &p.docs[0].root).unwrap();
+    let o = Object::from_node(0, p.docs[0].root()).unwrap();
     let t = pod_templates(0, &o).pop().unwrap();
     let counts = t.containers.iter().map(Container::gpu_count).collect();
     (counts, t.requests_gpu(), t.gpus_per_pod())
@@ -24,7 +24,7 @@ fn gpu_count_takes_the_limit_else_the_request_once_per_resource() {
 fn expire_after_reads_nodepools_and_provisioners() {
     let expiry = |yaml: &str| {
         let p = parse(yaml, Budget::default());
-        let o = Object::from_node(0, &p.docs[0].root).unwrap();
+        let o = Object::from_node(0, p.docs[0].root()).unwrap();
         let pool = NodePool::from_object(0, &o).unwrap();
         pool.expire_after()
             .map(|(v, n)| (v.into_owned(), n.is_some()))

@@ -96,7 +96,7 @@ impl ProfileError {
     pub fn report(&self, color: bool) -> String {
         let files = [SourceFile {
             path: self.path.clone(),
-            text: self.text.clone(),
+            text: self.text.as_str().into(),
             docs: Vec::new(),
             problems: Vec::new(),
             skipped: None,
@@ -214,7 +214,7 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
     let broken = parsed.problems.iter().any(|p| p.first.is_none());
     if let Some(second) = parsed.docs.get(1) {
         problems.push(ProfileProblem {
-            span: first_line(text, second.root.span),
+            span: first_line(text, second.root().span()),
             message: "a profile is one YAML document; this is a second one".into(),
             help: Some(
                 "put the whole platform in one document, or split it into several profiles".into(),
@@ -237,7 +237,7 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
             let schema = profile_schema();
             structure::Walker::new(&schema, text).check(
                 &schema,
-                &doc.root,
+                doc.root(),
                 "the profile",
                 &mut problems,
             );

@@ -39,13 +39,13 @@ impl<'a> Walker<'a> {
 
     fn problem(
         &self,
-        node: &Node,
+        node: Node<'_>,
         message: String,
         help: Option<String>,
         out: &mut Vec<ProfileProblem>,
     ) {
         out.push(ProfileProblem {
-            span: super::first_line(self.text, node.span),
+            span: super::first_line(self.text, node.span()),
             message,
             help,
             related: Vec::new(),
@@ -56,7 +56,7 @@ impl<'a> Walker<'a> {
     pub(super) fn check(
         &self,
         schema: &'a Value,
-        node: &Node,
+        node: Node<'_>,
         what: &str,
         out: &mut Vec<ProfileProblem>,
     ) {
@@ -104,7 +104,7 @@ impl<'a> Walker<'a> {
             }
             return;
         }
-        match &node.value {
+        match node.value() {
             YValue::Scalar { text, .. } => self.bounds(s, node, text, what, out),
             YValue::Seq(items) => {
                 if let Some(min) = s.get("minItems").and_then(Value::as_u64)
@@ -134,7 +134,7 @@ impl<'a> Walker<'a> {
     fn bounds(
         &self,
         s: &Value,
-        node: &Node,
+        node: Node<'_>,
         text: &str,
         what: &str,
         out: &mut Vec<ProfileProblem>,
@@ -180,7 +180,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn object(&self, s: &'a Value, node: &Node, what: &str, out: &mut Vec<ProfileProblem>) {
+    fn object(&self, s: &'a Value, node: Node<'_>, what: &str, out: &mut Vec<ProfileProblem>) {
         let props = s.get("properties").and_then(Value::as_object);
         let additional = s.get("additionalProperties");
         for (key, key_node, value) in node.entries() {
@@ -232,7 +232,7 @@ impl<'a> Walker<'a> {
     fn alternatives(
         &self,
         alts: &'a [Value],
-        node: &Node,
+        node: Node<'_>,
         what: &str,
         out: &mut Vec<ProfileProblem>,
     ) {
@@ -268,7 +268,7 @@ impl<'a> Walker<'a> {
 
     fn bad_choice(
         &self,
-        node: &Node,
+        node: Node<'_>,
         what: &str,
         allowed: &[String],
         out: &mut Vec<ProfileProblem>,
@@ -314,11 +314,11 @@ fn allowed_values(s: &Value) -> Option<Vec<String>> {
         .collect()
 }
 
-fn is_plain(n: &Node) -> bool {
+fn is_plain(n: Node<'_>) -> bool {
     n.style() == Some(Style::Plain)
 }
 
-fn matches_type(t: &str, n: &Node) -> bool {
+fn matches_type(t: &str, n: Node<'_>) -> bool {
     match t {
         "object" => n.as_map().is_some(),
         "array" => n.as_seq().is_some(),
@@ -353,8 +353,8 @@ fn describe_type(t: &str) -> &'static str {
     }
 }
 
-fn found(n: &Node) -> String {
-    match &n.value {
+fn found(n: Node<'_>) -> String {
+    match n.value() {
         YValue::Map(_) => "a mapping".into(),
         YValue::Seq(_) => "a list".into(),
         YValue::Scalar { .. } if n.is_null() => "nothing".into(),

@@ -213,7 +213,7 @@ fn check_identity(template: &str, o: &Object, body: &str) -> Result<(), RenderEr
     if parsed.docs.len() != 1 {
         return Err(mismatch(format!("{} documents", parsed.docs.len())));
     }
-    let root = &parsed.docs[0].root;
+    let root = &parsed.docs[0].root();
     let text = |path: &[&str]| root.at(path).and_then(|n| n.as_str()).unwrap_or("");
     let found = describe_found(
         text(&["apiVersion"]),

@@ -100,7 +100,7 @@ const NOT_DURABLE: [&str; 9] = [
 struct Volume<'a> {
     name: &'a str,
     /// The source key (`emptyDir`, `persistentVolumeClaim`…).
-    source_key: &'a Node,
+    source_key: Node<'a>,
     source: &'a str,
     durable: bool,
     read_only: bool,
@@ -118,7 +118,7 @@ struct Target<'a> {
     /// How it is given: `--checkpoint_dir` or `env CHECKPOINT_DIR`.
     what: String,
     value: String,
-    node: &'a Node,
+    node: Node<'a>,
     /// The flag (or variable name) text to find the value after, inside the node's source.
     after: Option<String>,
 }
@@ -350,7 +350,7 @@ fn words(s: &str) -> Vec<&str> {
 /// Checkpoint destinations given in `command`/`args` and `env`.
 fn targets_of<'a>(c: &Container<'a>) -> Vec<Target<'a>> {
     let mut out = Vec::new();
-    let mut toks: Vec<(&'a str, &'a Node)> = Vec::new();
+    let mut toks: Vec<(&'a str, Node<'a>)> = Vec::new();
     for key in ["command", "args"] {
         for item in c.get(key).into_iter().flat_map(|n| n.items()) {
             if let Some(s) = item.as_str() {
@@ -592,7 +592,7 @@ fn risk_of(cx: &Ctx, ti: usize, preempting: Option<usize>) -> Risk {
         f.node_labels
             .iter()
             .find(|(k, _, v)| *k == CAPACITY_TYPE && v.as_str() == Some("spot"))
-            .map(|(_, _, v)| (f.name, cx.ix.objects[f.obj].loc(v)))
+            .map(|(_, _, v)| (f.name, cx.ix.objects[f.obj].loc(*v)))
     }) {
         risk.reasons.push(format!(
             "Kueue may admit it to ResourceFlavor `{fname}`, whose nodes are spot"

@@ -236,7 +236,7 @@ fn nodepool_fields(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
 fn node_class_ref(
     cx: &Ctx,
     obj: &Object,
-    reference: Option<&Node>,
+    reference: Option<Node<'_>>,
     path: &str,
     out: &mut Vec<Diagnostic>,
 ) {
@@ -265,17 +265,17 @@ fn node_class_ref(
 fn old_annotations(cx: &Ctx, oi: usize, obj: &Object, out: &mut Vec<Diagnostic>) {
     let own = obj.metadata();
     let templates: Vec<_> = cx.ix.templates_of(oi).iter().collect();
-    let mut metas: Vec<(&Node, bool)> = Vec::new();
+    let mut metas: Vec<(Node<'_>, bool)> = Vec::new();
     if let Some(m) = own {
         // Pod metadata (a bare Pod) counts as pod-level.
         let is_pod = templates
             .iter()
-            .any(|t| t.metadata.is_some_and(|tm| std::ptr::eq(tm, m)));
+            .any(|t| t.metadata.is_some_and(|tm| tm.is(m)));
         metas.push((m, is_pod));
     }
     for t in &templates {
         if let Some(m) = t.metadata
-            && !own.is_some_and(|o| std::ptr::eq(o, m))
+            && !own.is_some_and(|o| o.is(m))
         {
             metas.push((m, true));
         }

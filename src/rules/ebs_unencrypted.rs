@@ -73,7 +73,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 ),
                 // `encrypted:` with nothing after it: the key is the visible place.
                 Some((k, v)) if v.is_null() => {
-                    let at = if v.span.is_empty() { k } else { v };
+                    let at = if v.span().is_empty() { k } else { v };
                     (at, "leaves `encrypted` empty (it defaults to false)".to_string())
                 }
                 Some((_, v)) => {

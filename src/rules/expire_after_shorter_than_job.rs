@@ -157,9 +157,9 @@ fn protection(t: &PodTemplate, run: u64) -> Protection {
 /// protected pod before deleting it.
 struct Lifetime<'a> {
     secs: u64,
-    expire: Option<&'a Node>,
+    expire: Option<Node<'a>>,
     expire_secs: u64,
-    grace: Option<(&'a Node, u64)>,
+    grace: Option<(Node<'a>, u64)>,
 }
 
 /// `None`: the pool never cuts the pod (no expiry, or a protected pod and no grace limit), or
@@ -185,7 +185,7 @@ fn lifetime<'a>(pool: &NodePool<'a>, protection: Protection) -> Option<Lifetime<
 
 /// The pool's node expiry in seconds and where it is written (`None` node: the default).
 /// `None`: the nodes never expire, or the value cannot be read.
-fn expiry<'a>(pool: &NodePool<'a>) -> Option<(u64, Option<&'a Node>)> {
+fn expiry<'a>(pool: &NodePool<'a>) -> Option<(u64, Option<Node<'a>>)> {
     let (after, node) = pool.expire_after()?;
     Some((go_duration_secs(&after)?, node))
 }
@@ -217,9 +217,9 @@ fn go_duration_secs(s: &str) -> Option<u64> {
 }
 
 /// The shortest `activeDeadlineSeconds` that bounds the template's pods, and its value node.
-fn deadline<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<(u64, &'a Node)> {
+fn deadline<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<(u64, Node<'a>)> {
     let spec = owner.spec();
-    let mut nodes: Vec<&'a Node> = Vec::new();
+    let mut nodes: Vec<Node<'a>> = Vec::new();
     nodes.extend(t.spec.get("activeDeadlineSeconds"));
     match (owner.group, owner.kind) {
         ("batch", "Job") | ("ray.io", "RayJob") => {
@@ -238,10 +238,7 @@ fn deadline<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<(u64, &'a Nod
                 .into_iter()
                 .flat_map(|n| n.items())
                 .filter_map(|rj| rj.at(&["template", "spec"]))
-                .find(|js| {
-                    js.at(&["template", "spec"])
-                        .is_some_and(|ps| std::ptr::eq(ps, t.spec))
-                });
+                .find(|js| js.at(&["template", "spec"]).is_some_and(|ps| ps.is(t.spec)));
             nodes.extend(job.and_then(|js| js.get("activeDeadlineSeconds")));
         }
         _ => {}
@@ -275,7 +272,7 @@ fn human(secs: u64) -> String {
 fn finding(
     cx: &Ctx,
     (ti, t): (usize, &PodTemplate),
-    deadline: Option<(u64, &Node)>,
+    deadline: Option<(u64, Node<'_>)>,
     pool: &NodePool,
     life: &Lifetime,
     landing: usize,
@@ -370,6 +367,6 @@ fn key_name(pool: &NodePool) -> &'static str {
     }
 }
 
-fn pool_loc(pool: &NodePool, node: Option<&Node>) -> Loc {
+fn pool_loc(pool: &NodePool, node: Option<Node<'_>>) -> Loc {
     pool.loc(node.unwrap_or(pool.anchor))
 }

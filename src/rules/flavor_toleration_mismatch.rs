@@ -64,7 +64,7 @@ declare_rule! {
 
 /// Why a toleration aimed at a taint misses it, and the field that decides it; `None` when it is
 /// not aimed at the taint (or tolerates it).
-fn aimed_miss<'a>(tol: &Toleration<'a>, taint: &Taint) -> Option<(&'a Node, String)> {
+fn aimed_miss<'a>(tol: &Toleration<'a>, taint: &Taint) -> Option<(Node<'a>, String)> {
     if tol.tolerates(taint) || tol.key.is_empty() {
         return None;
     }
@@ -178,15 +178,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         }
         let several = pools.len() > 1;
         // One finding per toleration and taint, however many pools carry that taint.
-        let mut misses: Vec<(&Node, &Taint, String, Vec<usize>)> = Vec::new();
+        let mut misses: Vec<(Node<'_>, &Taint, String, Vec<usize>)> = Vec::new();
         for (p, left) in &open {
             for t in left {
                 let Some((node, why)) = f.tolerations.iter().find_map(|x| aimed_miss(x, t)) else {
                     continue;
                 };
-                let same = |m: &&mut (&Node, &Taint, String, Vec<usize>)| {
-                    std::ptr::eq(m.0, node)
-                        && (m.1.key, m.1.value, m.1.effect) == (t.key, t.value, t.effect)
+                let same = |m: &&mut (Node<'_>, &Taint, String, Vec<usize>)| {
+                    m.0.is(node) && (m.1.key, m.1.value, m.1.effect) == (t.key, t.value, t.effect)
                 };
                 match misses.iter_mut().find(same) {
                     Some(m) => m.3.push(*p),
@@ -248,7 +247,14 @@ fn pool_phrase(pool: &str, several: bool) -> String {
     }
 }
 
-fn pool_finding(cx: &Ctx, f: &Flavor, node: &Node, p: usize, t: &Taint, what: &str) -> Diagnostic {
+fn pool_finding(
+    cx: &Ctx,
+    f: &Flavor,
+    node: Node<'_>,
+    p: usize,
+    t: &Taint,
+    what: &str,
+) -> Diagnostic {
     let ix = cx.ix;
     let fobj = &ix.objects[f.obj];
     let pool = &ix.nodepools[p];
@@ -263,7 +269,7 @@ fn pool_finding(cx: &Ctx, f: &Flavor, node: &Node, p: usize, t: &Taint, what: &s
     .related(
         Loc {
             file: pool.file,
-            span: t.node.span,
+            span: t.node.span(),
         },
         format!("NodePool `{}` taint `{}`", pool.name, t.display()),
     )

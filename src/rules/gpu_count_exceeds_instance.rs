@@ -64,7 +64,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if !t.requests_gpu() {
             continue;
         }
-        let asked: Vec<(&str, u64, &Node)> = DEVICES
+        let asked: Vec<(&str, u64, Node<'_>)> = DEVICES
             .iter()
             .filter_map(|&r| demand(t, r).map(|(n, at)| (r, n, at)))
             .filter(|(_, n, _)| *n > 0)
@@ -120,10 +120,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 
 /// What one pod asks for of a resource (app containers summed, the largest init container if
 /// more), and the value node of the container asking most.
-fn demand<'a>(t: &PodTemplate<'a>, resource: &str) -> Option<(u64, &'a Node)> {
+fn demand<'a>(t: &PodTemplate<'a>, resource: &str) -> Option<(u64, Node<'a>)> {
     let mut app = 0u64;
     let mut init = 0u64;
-    let mut at: Option<(u64, &'a Node)> = None;
+    let mut at: Option<(u64, Node<'a>)> = None;
     for c in &t.containers {
         let Some(v) = c
             .limits
@@ -165,7 +165,7 @@ fn sets_own_interfaces(ix: &Index, pool: &NodePool) -> bool {
 }
 
 /// The requirement that limits the pool's instance types (where to point on the pool's side).
-fn bounding_requirement<'a>(pool: &NodePool<'a>) -> &'a Node {
+fn bounding_requirement<'a>(pool: &NodePool<'a>) -> Node<'a> {
     pool.requirements
         .iter()
         .find(|r| {
@@ -183,7 +183,7 @@ fn bounding_requirement<'a>(pool: &NodePool<'a>) -> &'a Node {
 fn finding(
     cx: &Ctx,
     t: &PodTemplate,
-    (resource, n, at): (&str, u64, &Node),
+    (resource, n, at): (&str, u64, Node<'_>),
     (most, p, inst): (u64, usize, &Instance),
     sets: &[(usize, Vec<&'static Instance>)],
 ) -> Diagnostic {
@@ -250,7 +250,7 @@ fn finding(
         d = d.related(
             Loc {
                 file: np.file,
-                span: bounding_requirement(np).span,
+                span: bounding_requirement(np).span(),
             },
             format!("NodePool `{}` limits its instance types here", np.name),
         );

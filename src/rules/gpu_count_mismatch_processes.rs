@@ -57,7 +57,7 @@ const FLAGS: [(&str, bool); 5] = [
 /// Claims in the command and arguments of a container: each string item split into words, so a
 /// `sh -c` script is read too; a flag's value is the rest of its word after `=`, or the next word.
 fn command_claims(cx: &Ctx, t: &PodTemplate, c: &Container, training: bool) -> Vec<Claim> {
-    let mut words: Vec<(&Node, &str)> = Vec::new();
+    let mut words: Vec<(Node<'_>, &str)> = Vec::new();
     for key in ["command", "args"] {
         for item in c.get(key).into_iter().flat_map(|n| n.items()) {
             if let Some(s) = item.as_str() {
@@ -87,11 +87,7 @@ fn command_claims(cx: &Ctx, t: &PodTemplate, c: &Container, training: bool) -> V
                         t.file,
                         vnode,
                         v,
-                        if std::ptr::eq(vnode, node) {
-                            Some(flag)
-                        } else {
-                            None
-                        },
+                        if vnode.is(node) { Some(flag) } else { None },
                     ),
                 });
             }

@@ -66,7 +66,7 @@ declare_rule! {
 fn autoscaled<'a>(
     scalers: &[&'a Object<'a>],
     obj: &Object<'_>,
-) -> Option<(&'a Object<'a>, Option<&'a Node>, u64)> {
+) -> Option<(&'a Object<'a>, Option<Node<'a>>, u64)> {
     scalers.iter().copied().find_map(|s| {
         let spec = s.spec()?;
         let target = spec.get("scaleTargetRef")?;

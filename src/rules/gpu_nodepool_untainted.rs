@@ -154,7 +154,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 
 /// The requirement that makes the pool a GPU pool, and its most specific node (the GPU value in
 /// an `In` list, else the key).
-fn gpu_marker<'p, 'a>(pool: &'p NodePool<'a>) -> Option<(&'p Expr<'a>, &'a Node)> {
+fn gpu_marker<'p, 'a>(pool: &'p NodePool<'a>) -> Option<(&'p Expr<'a>, Node<'a>)> {
     for r in &pool.requirements {
         let key_node = r.node.get("key").unwrap_or(r.node);
         let value_nodes = || r.node.get("values").into_iter().flat_map(|n| n.items());

@@ -91,7 +91,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 
 /// A value that something fills in before the API server sees it: a placeholder, an empty
 /// value, or an unquoted `{{ … }}` that YAML read as a flow mapping.
-fn is_template_slot(cx: &Ctx, file: crate::diag::FileId, v: &crate::yaml::Node) -> bool {
+fn is_template_slot(cx: &Ctx, file: crate::diag::FileId, v: crate::yaml::Node<'_>) -> bool {
     if v.is_null() {
         return true;
     }
@@ -101,7 +101,7 @@ fn is_template_slot(cx: &Ctx, file: crate::diag::FileId, v: &crate::yaml::Node) 
             .ix
             .files
             .get(file)
-            .and_then(|f| f.text.get(v.span.start()..))
+            .and_then(|f| f.text.get(v.span().start()..))
             .is_some_and(|t| t.starts_with("{{")),
     }
 }

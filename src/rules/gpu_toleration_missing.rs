@@ -212,7 +212,7 @@ fn finding(cx: &Ctx, t: &PodTemplate, m: &Miss) -> Diagnostic {
 }
 
 /// The template's `tolerations` key, else the GPU resource key in the GPU container's limits.
-fn anchor<'a>(t: &PodTemplate<'a>) -> &'a Node {
+fn anchor<'a>(t: &PodTemplate<'a>) -> Node<'a> {
     if let Some((k, _)) = t.spec.entry("tolerations") {
         return k;
     }

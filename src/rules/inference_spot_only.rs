@@ -78,7 +78,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     .labels
                     .iter()
                     .find(|(k, _, _)| *k == KEY)
-                    .map(|(_, _, v)| first.loc(v))
+                    .map(|(_, _, v)| first.loc(*v))
             });
         let pools_allow_on_demand = pools.iter().any(|&p| {
             ix.nodepools[p]

@@ -49,7 +49,7 @@ const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // Label value nodes already checked (a bare Pod's template metadata is its own metadata).
     let mut seen: std::collections::HashSet<(usize, Span)> = std::collections::HashSet::new();
-    let mut labels: Vec<(&Object, &Node)> = Vec::new();
+    let mut labels: Vec<(&Object, Node<'_>)> = Vec::new();
     for o in &cx.ix.objects {
         if let Some((_, v)) = o.label(QUEUE_LABEL) {
             labels.push((o, v));
@@ -61,7 +61,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         }
     }
     for (owner, value) in labels {
-        if !seen.insert((owner.file, value.span)) {
+        if !seen.insert((owner.file, value.span())) {
             continue;
         }
         let Some(name) = usable(value) else { continue };

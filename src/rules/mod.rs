@@ -44,7 +44,7 @@ impl<'a> Ctx<'_, 'a> {
         Diagnostic::new(self.rule.name, self.rule.severity, loc, message)
     }
     /// A finding about an object, at one of its nodes.
-    pub fn on(&self, obj: &Object<'_>, node: &Node, message: impl Into<String>) -> Diagnostic {
+    pub fn on(&self, obj: &Object<'_>, node: Node<'_>, message: impl Into<String>) -> Diagnostic {
         self.at(obj.loc(node), message).object(Some(obj.obj_ref()))
     }
 
@@ -59,8 +59,8 @@ impl<'a> Ctx<'_, 'a> {
 
     /// The place of `needle` inside a scalar (after `after`, when given) when the source holds it
     /// verbatim, else the whole scalar: a word in a `sh -c` script, not the script.
-    pub fn within(&self, file: FileId, node: &Node, needle: &str, after: Option<&str>) -> Loc {
-        let span = node.span;
+    pub fn within(&self, file: FileId, node: Node<'_>, needle: &str, after: Option<&str>) -> Loc {
+        let span = node.span();
         let whole = Loc { file, span };
         let Some(src) = self
             .ix
@@ -89,7 +89,7 @@ impl<'a> Ctx<'_, 'a> {
 }
 
 /// A reference value worth checking: a non-empty scalar that is not null or a placeholder.
-pub(crate) fn usable(n: &Node) -> Option<&str> {
+pub(crate) fn usable(n: Node<'_>) -> Option<&str> {
     if n.is_null() {
         return None;
     }
@@ -105,7 +105,7 @@ pub(crate) fn close_enough(name: &str, dist: usize) -> bool {
 
 /// Where to point at a pod template as a whole: its `metadata` key, else the GPU resource key
 /// of its first GPU container, else the owner's name.
-pub(crate) fn template_anchor<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<&'a Node> {
+pub(crate) fn template_anchor<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<Node<'a>> {
     if let Some(m) = t.metadata
         && let Some(k) = key_of(owner.root, m)
     {
@@ -121,10 +121,10 @@ pub(crate) fn template_anchor<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Op
 }
 
 /// The key node whose value is `target` (searched by identity under `root`).
-pub(crate) fn key_of<'a>(root: &'a Node, target: &Node) -> Option<&'a Node> {
+pub(crate) fn key_of<'a>(root: Node<'a>, target: Node<'_>) -> Option<Node<'a>> {
     if let Some(map) = root.as_map() {
         for (k, v) in map {
-            if std::ptr::eq(v, target) {
+            if v.is(target) {
                 return Some(k);
             }
             if let Some(found) = key_of(v, target) {

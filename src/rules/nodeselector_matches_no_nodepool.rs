@@ -131,7 +131,7 @@ fn req_at<'c, 'a>(pod: &'c PodConstraints<'a>, loc: Loc) -> Option<&'c Req<'a>> 
 }
 
 /// The `nvidia.com/gpu` count node of the first GPU container (limit, else request).
-fn gpu_count_node<'a>(t: &PodTemplate<'a>) -> Option<&'a Node> {
+fn gpu_count_node<'a>(t: &PodTemplate<'a>) -> Option<Node<'a>> {
     t.containers.iter().find_map(|c| {
         c.limits
             .and_then(|l| l.get("nvidia.com/gpu"))
@@ -344,7 +344,7 @@ fn kueue_check(cx: &Ctx, ti: usize, t: &PodTemplate, out: &mut Vec<Diagnostic>) 
     let injected = issue.pod.file == fobj.file
         && f.node_labels
             .iter()
-            .any(|(_, _, v)| fobj.loc(v) == issue.pod);
+            .any(|(_, _, v)| fobj.loc(*v) == issue.pod);
     let flavor_loc = if injected {
         issue.pod
     } else {

@@ -79,19 +79,19 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         // Metadata nested in the object: Job templates, then pod templates (a bare Pod's template
         // metadata is its own).
         let templates = cx.ix.templates_of(oi);
-        let mut inner: Vec<(String, &Node)> = crate::model::job_template_metadata(obj)
+        let mut inner: Vec<(String, Node<'_>)> = crate::model::job_template_metadata(obj)
             .into_iter()
             .map(|jt| (format!("Job template `{}`", jt.path), jt.metadata))
             .collect();
         for t in templates {
             if let Some(m) = t.metadata
-                && !own_meta.is_some_and(|o| std::ptr::eq(o, m))
+                && !own_meta.is_some_and(|o| o.is(m))
             {
                 inner.push((format!("pod template `{}`", t.path), m));
             }
         }
         // Every metadata block of the object: its own, then the nested ones.
-        let metas: Vec<(String, &Node)> = own_meta
+        let metas: Vec<(String, Node<'_>)> = own_meta
             .map(|m| (format!("the {}'s metadata", obj.kind), m))
             .into_iter()
             .chain(inner.iter().map(|(p, m)| (format!("the {p}"), *m)))
@@ -175,7 +175,7 @@ fn consequence(cx: &Ctx, obj: &Object, queue: &str) -> String {
 }
 
 /// `kueue.x-k8s.io/queue-name: <value>` as written, for messages.
-fn shown(value: &Node) -> String {
+fn shown(value: Node<'_>) -> String {
     match value.as_str().unwrap_or_default() {
         "" => KEY.to_string(),
         queue => format!("{KEY}: {queue}"),

@@ -59,7 +59,7 @@ type Sums<'s, 'a> = Vec<((&'s str, &'s str), Option<Vec<Holder<'a>>>)>;
 struct Holder<'a> {
     obj: usize,
     nominal: i128,
-    node: &'a Node,
+    node: Node<'a>,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
@@ -197,7 +197,7 @@ fn finding(
         let pool = &ix.nodepools[*p];
         let key = pool
             .limits
-            .and_then(|l| l.entries().find(|(_, _, v)| std::ptr::eq(*v, c.node)))
+            .and_then(|l| l.entries().find(|(_, _, v)| v.is(c.node)))
             .map_or("replicas", |(k, _, _)| k);
         let why = if c.derived {
             format!(
@@ -210,7 +210,7 @@ fn finding(
         d = d.related(
             Loc {
                 file: pool.file,
-                span: c.node.span,
+                span: c.node.span(),
             },
             format!("NodePool `{}`: {why}", pool.name),
         );

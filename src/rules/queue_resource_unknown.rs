@@ -188,7 +188,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 }
 
 /// Every resource name of the queue, `coveredResources` first.
-fn names<'a>(cq: &ClusterQueue<'a>) -> Vec<(&'a str, &'a Node)> {
+fn names<'a>(cq: &ClusterQueue<'a>) -> Vec<(&'a str, Node<'a>)> {
     cq.groups
         .iter()
         .flat_map(|g| g.covered.iter().copied())
@@ -212,7 +212,7 @@ fn unknown(
     cx: &Ctx,
     cq: &ClusterQueue,
     name: &str,
-    node: &Node,
+    node: Node<'_>,
     known: &[String],
 ) -> Option<Diagnostic> {
     if is_known(name) || crate::quantity::is_placeholder(name) {

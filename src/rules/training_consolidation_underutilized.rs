@@ -212,7 +212,7 @@ pub(super) struct Policy<'a> {
     pub(super) name: &'a str,
     pub(super) by_default: bool,
     pub(super) why: &'static str,
-    pub(super) node: &'a Node,
+    pub(super) node: Node<'a>,
 }
 
 impl<'a> Policy<'a> {

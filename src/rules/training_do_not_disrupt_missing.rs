@@ -172,7 +172,7 @@ fn check_value(
     cx: &Ctx,
     owner: &Object,
     t: &PodTemplate,
-    value: &Node,
+    value: Node<'_>,
     intent: &Intent,
     out: &mut Vec<Diagnostic>,
 ) {
@@ -276,10 +276,10 @@ fn is_go_duration(s: &str) -> bool {
 
 /// The annotation on metadata that does not reach the template's pods: the owner's own metadata,
 /// a JobSet replicated job's Job template, or a CronJob's job template.
-fn misplaced<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<(String, &'a Node)> {
+fn misplaced<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<(String, Node<'a>)> {
     let own = owner.metadata();
-    let same = |m: Option<&Node>| match (m, t.metadata) {
-        (Some(a), Some(b)) => std::ptr::eq(a, b),
+    let same = |m: Option<Node<'_>>| match (m, t.metadata) {
+        (Some(a), Some(b)) => a.is(b),
         _ => false,
     };
     if !same(own)
@@ -296,12 +296,10 @@ fn misplaced<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<(String, &'a
 }
 
 /// Metadata of the Job template between the owner and this pod template (JobSet, CronJob).
-fn job_template_metadata<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Vec<(String, &'a Node)> {
+fn job_template_metadata<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Vec<(String, Node<'a>)> {
     crate::model::job_template_metadata(owner)
         .into_iter()
-        .filter(|jt| {
-            owner.kind == "CronJob" || jt.pod_spec.is_some_and(|s| std::ptr::eq(s, t.spec))
-        })
+        .filter(|jt| owner.kind == "CronJob" || jt.pod_spec.is_some_and(|s| s.is(t.spec)))
         .map(|jt| (jt.path, jt.metadata))
         .collect()
 }

@@ -115,9 +115,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn same(a: Option<&Node>, b: Option<&Node>) -> bool {
+fn same(a: Option<Node<'_>>, b: Option<Node<'_>>) -> bool {
     match (a, b) {
-        (Some(a), Some(b)) => std::ptr::eq(a, b),
+        (Some(a), Some(b)) => a.is(b),
         _ => false,
     }
 }
@@ -129,18 +129,18 @@ struct Finder<'c, 'i, 'a, 'o> {
 }
 
 impl Finder<'_, '_, '_, '_> {
-    fn metadata(&mut self, meta: Option<&Node>) {
+    fn metadata(&mut self, meta: Option<Node<'_>>) {
         self.map_values(meta.and_then(|m| m.get("labels")), "label");
         self.map_values(meta.and_then(|m| m.get("annotations")), "annotation");
     }
 
-    fn map_values(&mut self, map: Option<&Node>, what: &str) {
+    fn map_values(&mut self, map: Option<Node<'_>>, what: &str) {
         for (k, _, v) in map.into_iter().flat_map(Node::entries) {
             self.report(v, || format!("{what} `{k}` value"));
         }
     }
 
-    fn item_values(&mut self, list: Option<&Node>, what: &str) {
+    fn item_values(&mut self, list: Option<Node<'_>>, what: &str) {
         for item in list.into_iter().flat_map(Node::items) {
             if let Some(v) = item.get("value") {
                 self.report(v, || format!("{what} value"));
@@ -148,7 +148,7 @@ impl Finder<'_, '_, '_, '_> {
         }
     }
 
-    fn expressions(&mut self, list: Option<&Node>, what: &str) {
+    fn expressions(&mut self, list: Option<Node<'_>>, what: &str) {
         for e in list.into_iter().flat_map(Node::items) {
             let key = e.get("key").and_then(Node::as_str).unwrap_or("?");
             for v in e.get("values").into_iter().flat_map(Node::items) {
@@ -158,7 +158,7 @@ impl Finder<'_, '_, '_, '_> {
     }
 
     /// `what` names the value; it is built only for a finding (most values are fine).
-    fn report(&mut self, v: &Node, what: impl FnOnce() -> String) {
+    fn report(&mut self, v: Node<'_>, what: impl FnOnce() -> String) {
         let Some(reading) = non_string_reading(v) else {
             return;
         };

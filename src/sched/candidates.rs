@@ -406,7 +406,7 @@ spec:
         let objs: Vec<Object> = p
             .docs
             .iter()
-            .filter_map(|d| Object::from_node(0, &d.root))
+            .filter_map(|d| Object::from_node(0, d.root()))
             .collect();
         let pools: Vec<NodePool> = objs
             .iter()
@@ -430,7 +430,7 @@ spec:
                     "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  {sel}\n  containers:\n    - name: c\n      resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}\n"
                 );
                 let q = parse(&y, Budget::default());
-                let o = Object::from_node(1, &q.docs[0].root).expect("pod");
+                let o = Object::from_node(1, q.docs[0].root()).expect("pod");
                 let t = pod_templates(0, &o).pop().expect("template");
                 let pod = PodConstraints::from_template(&t);
                 let brute: Vec<u32> = (0..pools.len())

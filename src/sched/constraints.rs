@@ -36,7 +36,7 @@ impl<'a> Req<'a> {
             values: e.values.clone(),
             loc: Loc {
                 file,
-                span: e.node.span,
+                span: e.node.span(),
             },
         }
     }
@@ -74,7 +74,7 @@ impl<'a> PodConstraints<'a> {
                     key: k,
                     op: "In",
                     values: vec![v.as_str()?],
-                    loc: obj.loc(v),
+                    loc: obj.loc(*v),
                 })
             })
             .collect();

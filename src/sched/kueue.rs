@@ -89,7 +89,7 @@ pub fn flavor_reject(ix: &Index<'_>, ti: usize, fi: usize) -> Option<FlavorRejec
         f.node_labels
             .iter()
             .find(|(k, _, _)| *k == key)
-            .map(|(_, _, v)| fobj.loc(v))
+            .map(|(_, _, v)| fobj.loc(*v))
     };
     let reject = |r: &Req<'_>| FlavorReject::Labels {
         key: r.key.to_string(),

@@ -90,9 +90,9 @@ mod tests {
     fn pool_and_pod(pool_yaml: &str, pod_yaml: &str, f: impl FnOnce(&NodePool, &PodTemplate)) {
         let p = parse(pool_yaml, Budget::default());
         let q = parse(pod_yaml, Budget::default());
-        let po = Object::from_node(0, &p.docs[0].root).unwrap();
+        let po = Object::from_node(0, p.docs[0].root()).unwrap();
         let pool = NodePool::from_object(0, &po).unwrap();
-        let qo = Object::from_node(1, &q.docs[0].root).unwrap();
+        let qo = Object::from_node(1, q.docs[0].root()).unwrap();
         let tpl = crate::model::pod_templates(1, &qo).pop().unwrap();
         f(&pool, &tpl);
     }
@@ -251,7 +251,7 @@ spec:
                 "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: x}}\nspec:\n  template:\n    spec:\n      requirements:\n        {req}\n"
             );
             let p = parse(&y, Budget::default());
-            let o = Object::from_node(0, &p.docs[0].root).unwrap();
+            let o = Object::from_node(0, p.docs[0].root()).unwrap();
             let pool = NodePool::from_object(0, &o).unwrap();
             assert_eq!(gpu_capability(&pool), want, "{req}");
         }

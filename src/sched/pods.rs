@@ -5,7 +5,7 @@ use crate::model::{Object, PodTemplate, is_gpu_resource};
 use crate::yaml::Node;
 
 /// A whole-number field (`replicas: 4`, `"4"`); `None` when absent, a placeholder or not a count.
-fn count(n: Option<&Node>) -> Option<Option<u64>> {
+fn count(n: Option<Node<'_>>) -> Option<Option<u64>> {
     let Some(n) = n.filter(|n| !n.is_null()) else {
         return Some(None);
     };
@@ -17,13 +17,13 @@ fn count(n: Option<&Node>) -> Option<Option<u64>> {
 }
 
 /// A count with its default; `None` when written but unreadable.
-fn count_or(n: Option<&Node>, default: u64) -> Option<u64> {
+fn count_or(n: Option<Node<'_>>, default: u64) -> Option<u64> {
     count(n).map(|v| v.unwrap_or(default))
 }
 
 /// Pods of a batch/v1 Job spec that run at once: `parallelism` (default 1), never more than
 /// `completions` when that is set.
-fn job_pods(job_spec: Option<&Node>) -> Option<u64> {
+fn job_pods(job_spec: Option<Node<'_>>) -> Option<u64> {
     let p = count_or(job_spec.and_then(|s| s.get("parallelism")), 1)?;
     match count(job_spec.and_then(|s| s.get("completions")))? {
         Some(c) => Some(p.min(c)),
@@ -36,9 +36,9 @@ fn job_pods(job_spec: Option<&Node>) -> Option<u64> {
 /// (DaemonSet) or the count is a placeholder.
 pub fn template_pods(obj: &Object<'_>, t: &PodTemplate<'_>) -> Option<u64> {
     let spec = obj.spec()?;
-    let holds = |tpl: Option<&Node>| {
+    let holds = |tpl: Option<Node<'_>>| {
         tpl.and_then(|n| n.get("spec"))
-            .is_some_and(|s| std::ptr::eq(s, t.spec))
+            .is_some_and(|s| s.is(t.spec))
     };
     match (obj.group, obj.kind) {
         ("", "Pod") => Some(1),
@@ -154,7 +154,7 @@ mod tests {
 
     fn pods(yaml: &str) -> Vec<Option<u64>> {
         let p = parse(yaml, Budget::default());
-        let o = Object::from_node(0, &p.docs[0].root).expect("object");
+        let o = Object::from_node(0, p.docs[0].root()).expect("object");
         pod_templates(0, &o)
             .iter()
             .map(|t| template_pods(&o, t))

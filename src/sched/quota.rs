@@ -279,7 +279,7 @@ pub struct PoolCap<'a> {
     /// Milli-units.
     pub max: i128,
     /// The limit (or `replicas`) that decides it.
-    pub node: &'a Node,
+    pub node: Node<'a>,
     /// Whether the figure comes from another limit (CPU, memory, nodes) through the catalog.
     pub derived: bool,
 }
@@ -290,7 +290,7 @@ pub struct PoolCap<'a> {
 /// `None`: nothing the files say bounds it.
 pub fn pool_cap<'a>(pool: &NodePool<'a>, resource: &str) -> Option<PoolCap<'a>> {
     let limits = crate::cost::pool_limits(pool)?;
-    let node_of = |key: &str| -> Option<&'a Node> {
+    let node_of = |key: &str| -> Option<Node<'a>> {
         if key == "nodes"
             && !pool.legacy_provisioner
             && let Some(r) = pool.spec.get("replicas")
@@ -300,7 +300,7 @@ pub fn pool_cap<'a>(pool: &NodePool<'a>, resource: &str) -> Option<PoolCap<'a>> 
         pool.limits?.get(key)
     };
     let mut best: Option<PoolCap<'a>> = None;
-    let mut consider = |max: i128, node: Option<&'a Node>, derived: bool| {
+    let mut consider = |max: i128, node: Option<Node<'a>>, derived: bool| {
         if let Some(node) = node
             && best.is_none_or(|b| max < b.max)
         {
@@ -466,7 +466,7 @@ impl FlavorCap<'_> {
 
     /// The node that sets the figure: the `borrowingLimit` when there is one, else the
     /// `nominalQuota`, else the resource's name.
-    pub fn node(&self) -> &Node {
+    pub fn node(&self) -> Node<'_> {
         let bl = self.quota.borrowing_limit.filter(|_| self.cohort.is_some());
         bl.or(self.quota.nominal)
             .map_or(self.quota.name_node, |q| q.node)
@@ -484,7 +484,7 @@ mod tests {
             "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: p}}\nspec:\n  template:\n    spec:\n      requirements:\n        - {reqs}\n  limits: {limits}\n"
         );
         let p = crate::yaml::parse(&y, crate::yaml::Budget::default());
-        let o = crate::model::Object::from_node(0, &p.docs[0].root).unwrap();
+        let o = crate::model::Object::from_node(0, p.docs[0].root()).unwrap();
         let pool = NodePool::from_object(0, &o).unwrap();
         pool_cap(&pool, "nvidia.com/gpu").map(|c| c.max / 1000)
     }

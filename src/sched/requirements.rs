@@ -88,7 +88,7 @@ impl<'a> PoolReqs<'a> {
                     PoolReq {
                         op: "In",
                         values: vec![val],
-                        loc: pool.loc(v),
+                        loc: pool.loc(*v),
                     },
                 );
             }
@@ -423,7 +423,7 @@ fn check_term<'a>(
             pod: reqs.first().map_or(
                 Loc {
                     file: pool.file,
-                    span: pool.spec.span,
+                    span: pool.spec.span(),
                 },
                 |r| r.loc,
             ),

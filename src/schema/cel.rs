@@ -5,12 +5,12 @@ use super::check::Violation;
 use crate::quantity::is_placeholder;
 use crate::yaml::Node;
 
-fn text(n: Option<&Node>) -> Option<&str> {
+fn text(n: Option<Node<'_>>) -> Option<&str> {
     n.and_then(Node::as_str)
         .filter(|s| !s.is_empty() && !is_placeholder(s))
 }
 
-fn push<'a>(out: &mut Vec<Violation<'a>>, node: &'a Node, message: String, help: Option<&str>) {
+fn push<'a>(out: &mut Vec<Violation<'a>>, node: Node<'a>, message: String, help: Option<&str>) {
     out.push(Violation {
         node,
         message,
@@ -69,7 +69,7 @@ pub fn restricted_label(key: &str) -> Option<&'static str> {
 
 /// NodePool v1: requirement operators and value counts, minValues, restricted label domains,
 /// budget schedule/duration pairs.
-pub fn nodepool<'a>(spec: &'a Node, out: &mut Vec<Violation<'a>>) {
+pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
     let tspec = spec.at(&["template", "spec"]);
     for (i, r) in tspec
         .and_then(|s| s.get("requirements"))
@@ -78,7 +78,7 @@ pub fn nodepool<'a>(spec: &'a Node, out: &mut Vec<Violation<'a>>) {
         .enumerate()
     {
         let at = || format!("spec.template.spec.requirements[{i}]");
-        let values: Vec<&Node> = r.get("values").into_iter().flat_map(Node::items).collect();
+        let values: Vec<Node<'_>> = r.get("values").into_iter().flat_map(Node::items).collect();
         let op_node = r.get("operator");
         let op = text(op_node).unwrap_or("");
         let anchor = op_node.unwrap_or(r);
@@ -193,7 +193,7 @@ pub fn nodepool<'a>(spec: &'a Node, out: &mut Vec<Violation<'a>>) {
 }
 
 /// EC2NodeClass v1: role xor instanceProfile, alias terms, amiFamily without alias.
-pub fn ec2nodeclass<'a>(spec: &'a Node, out: &mut Vec<Violation<'a>>) {
+pub fn ec2nodeclass<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
     match (spec.entry("role"), spec.entry("instanceProfile")) {
         (Some((_, r)), Some((ipk, _))) if !r.is_null() => push(
             out,
@@ -202,7 +202,7 @@ pub fn ec2nodeclass<'a>(spec: &'a Node, out: &mut Vec<Violation<'a>>) {
             Some("keep one of them"),
         ),
         (None, None) => {
-            if let Some((k, _)) = spec.as_map().and_then(|m| m.first()).map(|(k, v)| (k, v)) {
+            if let Some((k, _)) = spec.as_map().and_then(|m| m.first()) {
                 push(
                     out,
                     k,
@@ -213,7 +213,7 @@ pub fn ec2nodeclass<'a>(spec: &'a Node, out: &mut Vec<Violation<'a>>) {
         }
         _ => {}
     }
-    let terms: Vec<&Node> = spec
+    let terms: Vec<Node<'_>> = spec
         .get("amiSelectorTerms")
         .into_iter()
         .flat_map(Node::items)
@@ -287,7 +287,7 @@ pub fn ec2nodeclass<'a>(spec: &'a Node, out: &mut Vec<Violation<'a>>) {
 /// (webhook); `borrowingLimit` only with a cohort (CEL). With `webhook_only` (the CRD's own CEL
 /// rules run instead), only what the CRD cannot say: the same resources in another order.
 pub fn cluster_queue<'a>(
-    spec: &'a Node,
+    spec: Node<'a>,
     cohort_field: &str,
     webhook_only: bool,
     out: &mut Vec<Violation<'a>>,
@@ -353,7 +353,7 @@ pub fn cluster_queue<'a>(
 
 /// Tolerations (pods and ResourceFlavors): an empty key needs `Exists`, `Exists` takes no value,
 /// `tolerationSeconds` only with `NoExecute`.
-pub fn tolerations<'a>(list: &'a Node, base: &str, kind: &str, out: &mut Vec<Violation<'a>>) {
+pub fn tolerations<'a>(list: Node<'a>, base: &str, kind: &str, out: &mut Vec<Violation<'a>>) {
     for (i, t) in list.items().enumerate() {
         let key = t.get("key").and_then(Node::as_str).unwrap_or("");
         let op_node = t.get("operator");
@@ -403,7 +403,7 @@ pub fn tolerations<'a>(list: &'a Node, base: &str, kind: &str, out: &mut Vec<Vio
 }
 
 /// Node affinity expressions: values by operator, as core validation checks them.
-pub fn node_affinity<'a>(affinity: &'a Node, base: &str, kind: &str, out: &mut Vec<Violation<'a>>) {
+pub fn node_affinity<'a>(affinity: Node<'a>, base: &str, kind: &str, out: &mut Vec<Violation<'a>>) {
     let required = affinity
         .at(&[
             "requiredDuringSchedulingIgnoredDuringExecution",
@@ -426,7 +426,7 @@ pub fn node_affinity<'a>(affinity: &'a Node, base: &str, kind: &str, out: &mut V
                 continue;
             };
             let op = op_node.as_str().unwrap_or("");
-            let values: Vec<&Node> = e.get("values").into_iter().flat_map(Node::items).collect();
+            let values: Vec<Node<'_>> = e.get("values").into_iter().flat_map(Node::items).collect();
             let key = e.get("key").and_then(Node::as_str).unwrap_or("?");
             let problem = match op {
                 "In" | "NotIn" if values.is_empty() => {

@@ -11,7 +11,7 @@ use crate::yaml::{Node, Value, Yaml11};
 /// One thing the API server (or an admission webhook) would refuse or drop.
 #[derive(Debug)]
 pub struct Violation<'a> {
-    pub node: &'a Node,
+    pub node: Node<'a>,
     pub message: String,
     pub help: Option<String>,
 }
@@ -35,7 +35,7 @@ struct Walker<'a, 'o> {
 
 /// Checks `node` (at `base` in an object of `kind`) against `schema`.
 pub fn walk<'a>(
-    node: &'a Node,
+    node: Node<'a>,
     schema: &'static Obj,
     base: &str,
     what: &str,
@@ -89,13 +89,13 @@ pub fn did_you_mean<'n>(word: &str, names: impl Iterator<Item = &'n str>) -> Opt
 
 /// An unquoted `{{ .Values.x }}` (a Helm template not rendered): YAML reads it as a map whose key
 /// is itself a map, which no Kubernetes object holds.
-fn template_slot(n: &Node) -> bool {
+fn template_slot(n: Node<'_>) -> bool {
     n.as_map()
         .is_some_and(|m| m.iter().any(|(k, _)| k.as_map().is_some()))
 }
 
-fn describe(n: &Node) -> String {
-    match &n.value {
+fn describe(n: Node<'_>) -> String {
+    match n.value() {
         Value::Map(_) => "a map".into(),
         Value::Seq(_) => "a list".into(),
         Value::Scalar { text, .. } => {
@@ -121,7 +121,7 @@ impl<'a> Walker<'a, '_> {
         path_string(self.base, &self.path)
     }
 
-    fn push(&mut self, node: &'a Node, message: String, help: Option<String>) {
+    fn push(&mut self, node: Node<'a>, message: String, help: Option<String>) {
         self.out.push(Violation {
             node,
             message,
@@ -129,7 +129,7 @@ impl<'a> Walker<'a, '_> {
         });
     }
 
-    fn type_error(&mut self, n: &'a Node, ty: &Ty) {
+    fn type_error(&mut self, n: Node<'a>, ty: &Ty) {
         let msg = format!(
             "`{}` must be {}, not {}: the API server rejects the {}",
             self.path(),
@@ -141,7 +141,7 @@ impl<'a> Walker<'a, '_> {
     }
 
     /// `key` is the node naming the value (for required-field findings inside it).
-    fn value(&mut self, n: &'a Node, key: Option<&'a Node>, ty: &Ty) {
+    fn value(&mut self, n: Node<'a>, key: Option<Node<'a>>, ty: &Ty) {
         if n.is_null() || n.as_str().is_some_and(is_placeholder) || template_slot(n) {
             return;
         }
@@ -255,7 +255,7 @@ impl<'a> Walker<'a, '_> {
         }
     }
 
-    fn object(&mut self, n: &'a Node, key: Option<&'a Node>, obj: &'static Obj) {
+    fn object(&mut self, n: Node<'a>, key: Option<Node<'a>>, obj: &'static Obj) {
         for (k, kn, v) in n.entries() {
             if let Some(field) = obj.fields.iter().find(|f| f.name == k) {
                 self.path.push(Seg::Key(k));
@@ -275,7 +275,7 @@ impl<'a> Walker<'a, '_> {
         }
     }
 
-    fn unknown(&mut self, kn: &'a Node, k: &'a str, obj: &'static Obj) {
+    fn unknown(&mut self, kn: Node<'a>, k: &'a str, obj: &'static Obj) {
         self.path.push(Seg::Key(k));
         let path = self.path();
         self.path.pop();
@@ -311,7 +311,7 @@ impl<'a> Walker<'a, '_> {
         self.push(kn, msg, help);
     }
 
-    fn missing(&mut self, n: &'a Node, key: Option<&'a Node>, field: &Field) {
+    fn missing(&mut self, n: Node<'a>, key: Option<Node<'a>>, field: &Field) {
         let parent = self.path();
         let full = if parent.is_empty() {
             field.name.to_string()

@@ -103,7 +103,7 @@ impl UserCrds {
             let segs: Vec<String> = err.instance_path().iter().map(|s| s.to_string()).collect();
             let mut node = obj.root;
             for s in &segs {
-                let next = match &node.value {
+                let next = match node.value() {
                     YValue::Map(_) => node.get(s),
                     YValue::Seq(items) => s.parse::<usize>().ok().and_then(|i| items.get(i)),
                     YValue::Scalar { .. } => None,
@@ -169,8 +169,8 @@ impl UserCrds {
 }
 
 /// A YAML node as Kubernetes' YAML 1.1 reader types it.
-pub fn to_json(n: &Node) -> Value {
-    match &n.value {
+pub fn to_json(n: Node<'_>) -> Value {
+    match n.value() {
         YValue::Map(m) => {
             let mut o = Map::new();
             for (k, v) in m {
@@ -182,7 +182,7 @@ pub fn to_json(n: &Node) -> Value {
         YValue::Scalar { text, .. } => match n.yaml11() {
             Some(Yaml11::Null) => Value::Null,
             Some(Yaml11::Bool) => Value::Bool(matches!(
-                text.as_str(),
+                text,
                 "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON"
             )),
             Some(Yaml11::Int) => {

@@ -11,7 +11,7 @@ use crate::yaml::{Node, Yaml11};
 
 /// What Kubernetes' YAML 1.1 reader makes of a plain scalar that is not a string: `the boolean
 /// true`, `the integer 493 (octal)`, `the number 1000`. `None` for strings, nulls and collections.
-pub fn non_string_reading(node: &Node) -> Option<String> {
+pub fn non_string_reading(node: Node<'_>) -> Option<String> {
     let text = node.as_str()?;
     match node.yaml11()? {
         Yaml11::Bool => {
@@ -66,7 +66,7 @@ mod tests {
             "a: on\nb: 0755\nc: 1_000\nd: 1e3\ne: 1.10\nf: '0755'\ng: x\nh: 0x1F\ni: -7\n",
             Budget::default(),
         );
-        let r = &p.docs[0].root;
+        let r = &p.docs[0].root();
         let read = |k: &str| r.get(k).and_then(non_string_reading);
         assert_eq!(read("a").as_deref(), Some("the boolean true"));
         assert_eq!(read("b").as_deref(), Some("the integer 493 (octal)"));

@@ -165,11 +165,11 @@ pub struct Rules {
 
 /// Whether a schema declares any `x-kubernetes-validations` (so that nothing is compiled, nor
 /// the CEL environment built, for CRDs without them).
-fn declares_rules(schema: &Node, depth: usize) -> bool {
+fn declares_rules(schema: Node<'_>, depth: usize) -> bool {
     if depth > MAX_SCHEMA_DEPTH {
         return false;
     }
-    match &schema.value {
+    match schema.value() {
         YValue::Map(m) => m.iter().any(|(k, v)| {
             k.as_str() == Some("x-kubernetes-validations") || declares_rules(v, depth + 1)
         }),
@@ -180,7 +180,7 @@ fn declares_rules(schema: &Node, depth: usize) -> bool {
 
 impl Rules {
     /// The rules of `schema` (a version's `openAPIV3Schema`), if it declares any.
-    pub fn compile(schema: &Node, kind: &str, version: &str) -> Option<Rules> {
+    pub fn compile(schema: Node<'_>, kind: &str, version: &str) -> Option<Rules> {
         if !declares_rules(schema, 0) {
             return None;
         }
@@ -200,7 +200,7 @@ impl Rules {
 
     /// Violations of the rules by the object `root`, each at the node its rule is declared on
     /// (or its `fieldPath`).
-    pub fn validate<'a>(&self, root: &'a Node, kind: &str, out: &mut Vec<Violation<'a>>) {
+    pub fn validate<'a>(&self, root: Node<'a>, kind: &str, out: &mut Vec<Violation<'a>>) {
         let mut w = Walk {
             what: &self.what,
             kind,
@@ -211,7 +211,7 @@ impl Rules {
     }
 }
 
-fn shape(schema: &Node, what: &str, depth: usize) -> Shape {
+fn shape(schema: Node<'_>, what: &str, depth: usize) -> Shape {
     let mut s = Shape::default();
     if depth > MAX_SCHEMA_DEPTH || schema.as_map().is_none() {
         s.preserve = true;
@@ -267,7 +267,7 @@ fn shape(schema: &Node, what: &str, depth: usize) -> Shape {
 }
 
 /// One rule entry; `None` for transition rules and for what cannot be run (counted).
-fn compile_rule(r: &Node, what: &str) -> Option<Rule> {
+fn compile_rule(r: Node<'_>, what: &str) -> Option<Rule> {
     let text = r.get("rule").filter(|n| n.yaml11().is_some())?.as_str()?;
     if r.get("optionalOldSelf").and_then(Node::as_str) == Some("true") {
         return None;
@@ -493,8 +493,8 @@ fn escape(name: &str) -> String {
 }
 
 /// `n` as the API server hands it to CEL under schema `s` (`None`: no schema, keep all).
-fn to_cel(n: &Node, s: Option<&Shape>, root: bool) -> Value {
-    match &n.value {
+fn to_cel(n: Node<'_>, s: Option<&Shape>, root: bool) -> Value {
+    match n.value() {
         YValue::Map(entries) => {
             let mut m: HashMap<Key, Value> = HashMap::with_capacity(entries.len());
             for (k, v) in entries {
@@ -553,7 +553,7 @@ fn to_cel(n: &Node, s: Option<&Shape>, root: bool) -> Value {
 }
 
 /// Rules see only `name` and `generateName` of an object's metadata.
-fn metadata(n: &Node) -> Value {
+fn metadata(n: Node<'_>) -> Value {
     let mut m: HashMap<Key, Value> = HashMap::new();
     for key in ["name", "generateName"] {
         if let Some(v) = n.get(key).and_then(Node::as_str) {
@@ -587,8 +587,8 @@ fn path_string(segs: impl Iterator<Item = String>) -> String {
     s
 }
 
-fn size(n: &Node) -> usize {
-    match &n.value {
+fn size(n: Node<'_>) -> usize {
+    match n.value() {
         YValue::Map(m) => 1 + m.iter().map(|(_, v)| size(v)).sum::<usize>(),
         YValue::Seq(s) => 1 + s.iter().map(size).sum::<usize>(),
         YValue::Scalar { .. } => 1,
@@ -596,14 +596,14 @@ fn size(n: &Node) -> usize {
 }
 
 impl<'a> Walk<'a, '_> {
-    fn node(&mut self, s: &Shape, n: &'a Node, key: Option<&'a Node>, root: bool) {
+    fn node(&mut self, s: &Shape, n: Node<'a>, key: Option<Node<'a>>, root: bool) {
         if !s.has_rules || n.is_null() {
             return;
         }
         if !s.rules.is_empty() && !n.as_str().is_some_and(is_placeholder) {
             self.run(s, n, key, root);
         }
-        match &n.value {
+        match n.value() {
             YValue::Map(_) => {
                 for (k, kn, v) in n.entries() {
                     let sub = match s.props.iter().find(|(p, _, _)| p == k) {
@@ -630,7 +630,7 @@ impl<'a> Walk<'a, '_> {
         }
     }
 
-    fn run(&mut self, s: &Shape, n: &'a Node, key: Option<&'a Node>, root: bool) {
+    fn run(&mut self, s: &Shape, n: Node<'a>, key: Option<Node<'a>>, root: bool) {
         let nodes = size(n) as f64;
         let value = to_cel(n, Some(s), root);
         let Ok(val) = Box::<dyn Val>::try_from(value) else {
@@ -659,7 +659,7 @@ impl<'a> Walk<'a, '_> {
         }
     }
 
-    fn report(&mut self, rule: &Rule, ctx: &Context, n: &'a Node, key: Option<&'a Node>) {
+    fn report(&mut self, rule: &Rule, ctx: &Context, n: Node<'a>, key: Option<Node<'a>>) {
         let message = rule
             .message_expression
             .as_ref()
@@ -769,11 +769,11 @@ mod tests {
     fn run(schema: &str, object: &str) -> Vec<String> {
         let s = parse(schema, Budget::default());
         let o = parse(object, Budget::default());
-        let Some(rules) = Rules::compile(&s.docs[0].root, "Thing", "v1") else {
+        let Some(rules) = Rules::compile(s.docs[0].root(), "Thing", "v1") else {
             return Vec::new();
         };
         let mut out = Vec::new();
-        rules.validate(&o.docs[0].root, "Thing", &mut out);
+        rules.validate(o.docs[0].root(), "Thing", &mut out);
         out.into_iter().map(|v| v.message).collect()
     }
 
@@ -923,7 +923,7 @@ properties:
             "type: object\nproperties: {a: {type: string}}\n",
             Budget::default(),
         );
-        assert!(Rules::compile(&s.docs[0].root, "T", "v1").is_none());
+        assert!(Rules::compile(s.docs[0].root(), "T", "v1").is_none());
     }
 
     #[test]

@@ -30,7 +30,7 @@ impl Chart {
         let name = file
             .docs
             .first()
-            .and_then(|d| d.root.str_at(&["name"]))
+            .and_then(|d| d.root().str_at(&["name"]))
             .map(str::to_string);
         Some(Chart {
             dir: identity(dir),
@@ -42,14 +42,14 @@ impl Chart {
 
     /// The node of a top-level key of Chart.yaml, for locating notes and failures.
     pub fn key_span(&self, key: &str) -> Option<Span> {
-        let root = &self.file.docs.first()?.root;
-        root.entry(key).map(|(k, _)| k.span)
+        let root = &self.file.docs.first()?.root();
+        root.entry(key).map(|(k, _)| k.span())
     }
 
     /// Dependencies declared in Chart.yaml that are neither unpacked nor archived under
     /// `charts/`: rendering would need `helm dependency build`, which fetches from the network.
     pub fn missing_dependencies(&self) -> Vec<(String, Span)> {
-        let Some(root) = self.file.docs.first().map(|d| &d.root) else {
+        let Some(root) = self.file.docs.first().map(|d| d.root()) else {
             return Vec::new();
         };
         let present: Vec<String> = std::fs::read_dir(self.dir.join("charts"))
@@ -74,7 +74,7 @@ impl Chart {
                             .is_some_and(|rest| rest.starts_with('-')))
             });
             if !found {
-                out.push((name.to_string(), name_node.span));
+                out.push((name.to_string(), name_node.span()));
             }
         }
         out

@@ -153,7 +153,7 @@ pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<
 /// `repo: …` for remote ones). Paths in it are relative to the top kustomization: the wrapper.
 fn parse_origin(text: &str, wrapper: &Path) -> Origin {
     let parsed = yaml::parse(text, Budget::default());
-    let Some(root) = parsed.docs.first().map(|d| &d.root) else {
+    let Some(root) = parsed.docs.first().map(|d| d.root()) else {
         return Origin::Unknown;
     };
     if root.get("repo").is_some() {
@@ -204,7 +204,7 @@ pub fn strip_origins(text: &str, wrapper: &Path) -> (String, Vec<Origin>) {
     let mut cuts = Vec::new();
     let mut origins = Vec::with_capacity(parsed.docs.len());
     for d in &parsed.docs {
-        let metadata = d.root.get("metadata");
+        let metadata = d.root().get("metadata");
         let ann = metadata.and_then(|m| m.entry("annotations"));
         let found = ann.and_then(|(ak, av)| av.entry(ORIGIN_KEY).map(|e| (ak, av, e)));
         let Some((ann_key, ann_map, (k, v))) = found else {
@@ -213,8 +213,8 @@ pub fn strip_origins(text: &str, wrapper: &Path) -> (String, Vec<Origin>) {
         };
         origins.push(parse_origin(v.as_str().unwrap_or_default(), wrapper));
         let only = ann_map.as_map().is_some_and(|m| m.len() == 1);
-        let from: &Node = if only { ann_key } else { k };
-        cuts.push(entry_lines(text, from.span.start()));
+        let from: Node<'_> = if only { ann_key } else { k };
+        cuts.push(entry_lines(text, from.span().start()));
     }
     let mut out = String::with_capacity(text.len());
     let mut at = 0;

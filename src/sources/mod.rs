@@ -151,7 +151,7 @@ fn skipped_file(
 ) -> SourceFile {
     SourceFile {
         path,
-        text,
+        text: text.into(),
         docs: Vec::new(),
         problems: Vec::new(),
         skipped: Some(crate::source::Skipped {
@@ -167,7 +167,7 @@ fn skipped_file(
 fn failed_file(path: String, text: String, span: Span, message: String) -> SourceFile {
     SourceFile {
         path,
-        text,
+        text: text.into(),
         docs: Vec::new(),
         problems: vec![Problem {
             span,
@@ -185,7 +185,7 @@ fn text_file(path: &Path) -> Option<SourceFile> {
     let text = std::fs::read_to_string(path).ok()?;
     Some(SourceFile {
         path: shown(path),
-        text,
+        text: text.into(),
         docs: Vec::new(),
         problems: Vec::new(),
         skipped: None,
@@ -203,7 +203,7 @@ fn parsed_file(path: &Path) -> Option<SourceFile> {
 fn first_key(f: &SourceFile) -> Span {
     f.docs
         .first()
-        .and_then(|d| d.root.as_map()?.first().map(|(k, _)| k.span))
+        .and_then(|d| d.root().as_map()?.first().map(|(k, _)| k.span()))
         .unwrap_or_default()
 }
 
@@ -588,7 +588,7 @@ impl Sources {
                 });
                 files.push(failed_file(
                     at.file.path.clone(),
-                    at.file.text.clone(),
+                    at.file.text.to_string(),
                     span,
                     format!("{KUSTOMIZE_FAILED}{}", f.message),
                 ));
@@ -605,7 +605,7 @@ impl Sources {
                 });
                 files.push(skipped_file(
                     k.file.path.clone(),
-                    k.file.text.clone(),
+                    k.file.text.to_string(),
                     reason,
                     marker,
                     span,
@@ -636,8 +636,8 @@ impl Sources {
             .file
             .docs
             .first()
-            .and_then(|d| d.root.get("name"))
-            .map(|n| n.span)
+            .and_then(|d| d.root().get("name"))
+            .map(|n| n.span())
             .unwrap_or_else(|| first_key(&chart.file));
         let marker = chart.name.clone().unwrap_or_else(|| "Chart.yaml".into());
         let hint = helm::hint(&chart.shown, &render);
@@ -764,12 +764,17 @@ impl Sources {
                         .find('\n')
                         .map_or(f.text.len(), |i| start + i);
                     let span = remap::span_at(&f.text, start, end - start);
-                    Some(failed_file(f.path, f.text, span, message.clone()))
+                    Some(failed_file(
+                        f.path,
+                        f.text.to_string(),
+                        span,
+                        message.clone(),
+                    ))
                 });
                 files.push(in_template.unwrap_or_else(|| {
                     failed_file(
                         chart.file.path.clone(),
-                        chart.file.text.clone(),
+                        chart.file.text.to_string(),
                         first_key(&chart.file),
                         message,
                     )
@@ -788,7 +793,7 @@ impl Sources {
                 });
                 files.push(skipped_file(
                     chart.file.path.clone(),
-                    chart.file.text.clone(),
+                    chart.file.text.to_string(),
                     reason,
                     marker,
                     span,
@@ -856,7 +861,7 @@ impl Sources {
                 _ => false,
             })
             .map(|r| r.span)
-            .or_else(|| k.root()?.entry("resources").map(|(kn, _)| kn.span))
+            .or_else(|| k.root()?.entry("resources").map(|(kn, _)| kn.span()))
             .unwrap_or_else(|| first_key(&k.file))
     }
 

@@ -42,7 +42,7 @@ pub struct NodePath {
 
 const ITEM_IDS: [&str; 4] = ["name", "key", "mountPath", "containerPort"];
 
-fn item_id(n: &Node) -> Option<(&'static str, String)> {
+fn item_id(n: Node<'_>) -> Option<(&'static str, String)> {
     ITEM_IDS
         .iter()
         .find_map(|k| n.get(k).and_then(Node::as_str).map(|v| (*k, v.to_string())))
@@ -53,22 +53,22 @@ fn contains(outer: Span, inner: Span) -> bool {
 }
 
 /// The path from `root` to the node at `span` (or to the deepest node holding it).
-pub fn path_to(root: &Node, span: Span) -> NodePath {
+pub fn path_to(root: Node<'_>, span: Span) -> NodePath {
     let mut segs = Vec::new();
     let mut node = root;
     'descend: loop {
-        if node.span == span {
+        if node.span() == span {
             break;
         }
-        match &node.value {
+        match node.value() {
             Value::Map(entries) => {
                 for (k, v) in entries.iter() {
                     let Some(key) = k.as_str() else { continue };
-                    if k.span == span || (contains(k.span, span) && !contains(v.span, span)) {
+                    if k.span() == span || (contains(k.span(), span) && !contains(v.span(), span)) {
                         segs.push(Seg::Key(key.to_string()));
                         return NodePath { segs, on_key: true };
                     }
-                    if contains(v.span, span) {
+                    if contains(v.span(), span) {
                         segs.push(Seg::Key(key.to_string()));
                         node = v;
                         continue 'descend;
@@ -77,7 +77,7 @@ pub fn path_to(root: &Node, span: Span) -> NodePath {
             }
             Value::Seq(items) => {
                 for (index, it) in items.iter().enumerate() {
-                    if contains(it.span, span) {
+                    if contains(it.span(), span) {
                         segs.push(Seg::Item {
                             index,
                             id: item_id(it),
@@ -103,22 +103,22 @@ pub struct Found<'a> {
     /// Steps matched.
     pub depth: usize,
     /// The key node of the last step, when it was a map key.
-    pub key: Option<&'a Node>,
-    pub node: &'a Node,
+    pub key: Option<Node<'a>>,
+    pub node: Node<'a>,
 }
 
 impl Found<'_> {
     fn span(&self, on_key: bool) -> Span {
         match (on_key, self.key) {
-            (true, Some(k)) => k.span,
-            _ => self.node.span,
+            (true, Some(k)) => k.span(),
+            _ => self.node.span(),
         }
     }
 }
 
 /// Follows `segs` from `root` as far as they go. List items with an identity are matched by it,
 /// others by index.
-pub fn follow<'a>(root: &'a Node, segs: &[Seg]) -> Found<'a> {
+pub fn follow<'a>(root: Node<'a>, segs: &[Seg]) -> Found<'a> {
     let mut f = Found {
         depth: 0,
         key: None,
@@ -128,12 +128,12 @@ pub fn follow<'a>(root: &'a Node, segs: &[Seg]) -> Found<'a> {
         let next = match s {
             Seg::Key(k) => f.node.entry(k).map(|(kn, v)| (Some(kn), v)),
             Seg::Item { index, id } => {
-                let items = f.node.as_seq().unwrap_or(&[]);
+                let mut items = f.node.items();
                 match id {
-                    Some((k, v)) => items
-                        .iter()
-                        .find(|it| it.get(k).and_then(Node::as_str) == Some(v.as_str())),
-                    None => items.get(*index),
+                    Some((k, v)) => {
+                        items.find(|it| it.get(k).and_then(Node::as_str) == Some(v.as_str()))
+                    }
+                    None => items.nth(*index),
                 }
                 .map(|it| (None, it))
             }
@@ -187,7 +187,7 @@ struct Obj<'a> {
 }
 
 impl<'a> Obj<'a> {
-    fn of(root: &'a Node) -> Obj<'a> {
+    fn of(root: Node<'a>) -> Obj<'a> {
         let api = root.str_at(&["apiVersion"]).unwrap_or("");
         Obj {
             kind: root.str_at(&["kind"]).unwrap_or(""),
@@ -198,21 +198,21 @@ impl<'a> Obj<'a> {
 }
 
 /// The document of `file` that holds `span`, with its index.
-fn doc_at(file: &SourceFile, span: Span) -> Option<(usize, &Node)> {
+fn doc_at(file: &SourceFile, span: Span) -> Option<(usize, Node<'_>)> {
     file.docs
         .iter()
         .enumerate()
-        .rfind(|(_, d)| d.root.span.start() <= span.start())
-        .map(|(i, d)| (i, &d.root))
+        .rfind(|(_, d)| d.root().span().start() <= span.start())
+        .map(|(i, d)| (i, d.root()))
 }
 
 /// The object in an origin file the rendered object came from: same kind, then the name that
 /// the rendered one is (or contains, after prefixes, suffixes and hashes).
-fn find_object<'a>(file: &'a SourceFile, obj: &Obj) -> Option<&'a Node> {
-    let same_kind: Vec<&Node> = file
+fn find_object<'a>(file: &'a SourceFile, obj: &Obj) -> Option<Node<'a>> {
+    let same_kind: Vec<Node<'_>> = file
         .docs
         .iter()
-        .map(|d| &d.root)
+        .map(|d| d.root())
         .filter(|r| r.str_at(&["kind"]) == Some(obj.kind))
         .collect();
     if same_kind.len() == 1 {
@@ -236,7 +236,7 @@ fn pattern_matches(p: &str, s: &str) -> bool {
     p == s || p.chars().any(|c| "^$*+?()[]{}|\\".contains(c))
 }
 
-fn target_matches(t: &Node, obj: &Obj, names: &[&str]) -> bool {
+fn target_matches(t: Node<'_>, obj: &Obj, names: &[&str]) -> bool {
     let field = |f: &str, actual: &str| {
         t.str_at(&[f])
             .is_none_or(|p| p.is_empty() || pattern_matches(p, actual))
@@ -280,9 +280,9 @@ struct Hit {
 /// What a JSON 6902 patch (a list of operations) says about the path; also notes for removals
 /// next to it.
 fn json_ops(
-    ops: &Node,
+    ops: Node<'_>,
     path: &NodePath,
-    rendered: &Node,
+    rendered: Node<'_>,
     notes: &mut Vec<(Span, String)>,
 ) -> Option<Hit> {
     let segs = &path.segs;
@@ -307,12 +307,12 @@ fn json_ops(
             // It edited items of the list the finding is on (`remove …/tolerations/0`).
             Some(Hit {
                 score: segs.len(),
-                span: pnode.span,
+                span: pnode.span(),
             })
         } else {
             if op.str_at(&["op"]) == Some("remove") && common + 1 == tokens.len() {
                 notes.push((
-                    pnode.span,
+                    pnode.span(),
                     format!("this patch removes `{p}` from the object"),
                 ));
             }
@@ -352,12 +352,12 @@ pub fn span_at(text: &str, start: usize, len: usize) -> Span {
 }
 
 impl Inline {
-    fn new(outer: &str, scalar: &Node, text: &str) -> Option<Inline> {
+    fn new(outer: &str, scalar: Node<'_>, text: &str) -> Option<Inline> {
         if !matches!(scalar.style(), Some(Style::Literal | Style::Folded)) {
             return None;
         }
         let outer_lines = line_starts(outer);
-        let first_line = Pos::of(outer, scalar.span.start()).line;
+        let first_line = Pos::of(outer, scalar.span().start()).line;
         let first = *outer_lines.get((first_line as usize).checked_sub(1)?)?;
         let line = &outer[first..];
         let indent = line.len() - line.trim_start_matches(' ').len();
@@ -366,7 +366,7 @@ impl Inline {
             indent,
             text_lines: line_starts(text),
             outer_lines,
-            whole: scalar.span,
+            whole: scalar.span(),
         })
     }
 
@@ -404,7 +404,7 @@ fn scan_patches(
     obj: &Obj,
     names: &[&str],
     path: &NodePath,
-    rendered: &Node,
+    rendered: Node<'_>,
 ) -> PatchScan {
     let mut scan = PatchScan {
         best: None,
@@ -426,11 +426,11 @@ fn scan_patches(
 fn scan_entry(
     cx: &Ctx,
     k: &Kustomization,
-    entry: &Node,
+    entry: Node<'_>,
     obj: &Obj,
     names: &[&str],
     path: &NodePath,
-    rendered: &Node,
+    rendered: Node<'_>,
     scan: &mut PatchScan,
 ) {
     let target = entry.get("target");
@@ -445,14 +445,14 @@ fn scan_entry(
         Some(_) => (Some(entry), None),
         None => (entry.get("path"), entry.get("patch")),
     };
-    let mut docs: Vec<(PathBuf, &Node)> = Vec::new();
+    let mut docs: Vec<(PathBuf, Node<'_>)> = Vec::new();
     let parsed_inline;
     let mut inline: Option<Inline> = None;
     if let Some(n) = file_node {
         let file = k
             .refs
             .iter()
-            .find(|r| r.span == n.span)
+            .find(|r| r.span == n.span())
             .and_then(|r| match &r.target {
                 Target::File(f) => Some(f.clone()),
                 _ => None,
@@ -460,7 +460,7 @@ fn scan_entry(
         if let Some(f) = file
             && let Some(sf) = cx.file(&f)
         {
-            docs.extend(sf.docs.iter().map(|d| (f.clone(), &d.root)));
+            docs.extend(sf.docs.iter().map(|d| (f.clone(), d.root())));
         }
     } else if let Some(n) = inline_node
         && let Some(text) = n.as_str()
@@ -474,10 +474,15 @@ fn scan_entry(
                 indent: 0,
                 text_lines: Vec::new(),
                 outer_lines: Vec::new(),
-                whole: n.span,
+                whole: n.span(),
             });
         }
-        docs.extend(parsed_inline.docs.iter().map(|d| (k.path.clone(), &d.root)));
+        docs.extend(
+            parsed_inline
+                .docs
+                .iter()
+                .map(|d| (k.path.clone(), d.root())),
+        );
     }
     let place = |file: &PathBuf, span: Span| Place {
         file: file.clone(),
@@ -508,7 +513,7 @@ fn scan_entry(
         if scan.aimed.is_none() {
             scan.aimed = Some(Place {
                 file: k.path.clone(),
-                span: entry.span,
+                span: entry.span(),
             });
         }
         for (s, m) in notes {
@@ -537,7 +542,7 @@ fn transformer(
     chain: &[&Kustomization],
     segs: &[Seg],
     names: &[&str],
-    rendered: &Node,
+    rendered: Node<'_>,
 ) -> Option<Place> {
     let key = |i: usize| match segs.get(i) {
         Some(Seg::Key(k)) => Some(k.as_str()),
@@ -546,8 +551,8 @@ fn transformer(
     let n = segs.len();
     for k in chain {
         let Some(root) = k.root() else { continue };
-        let at = |n: Option<&Node>| n.map(|n| n.span);
-        let entry_key = |map: Option<&Node>, name: &str| map?.entry(name).map(|(k, _)| k.span);
+        let at = |n: Option<Node<'_>>| n.map(|n| n.span());
+        let entry_key = |map: Option<Node<'_>>, name: &str| map?.entry(name).map(|(k, _)| k.span());
         let hit = match (key(0), key(1), n) {
             (Some("metadata"), Some("namespace"), 2) => at(root.get("namespace")),
             (Some("metadata"), Some("name"), 2) => {
@@ -577,14 +582,14 @@ fn transformer(
                     .find(|i| {
                         i.str_at(&["name"]) == Some(image) || i.str_at(&["newName"]) == Some(image)
                     })
-                    .map(|i| i.span)
+                    .map(|i| i.span())
             }
             (Some("spec"), Some("replicas"), 2) => root
                 .get("replicas")
                 .into_iter()
                 .flat_map(Node::items)
                 .find(|r| r.str_at(&["name"]).is_some_and(|n| names.contains(&n)))
-                .and_then(|r| r.get("count").map(|c| c.span)),
+                .and_then(|r| r.get("count").map(|c| c.span())),
             _ => None,
         };
         if let Some(span) = hit {
@@ -628,9 +633,9 @@ fn generated(cx: &Ctx, kustomization: &Path, obj: &Obj) -> Option<Resolved> {
             list.items()
                 .filter_map(|i| i.get("name"))
                 .find(|n| n.as_str().is_some_and(|s| rendered.contains(s)))
-                .map(|n| n.span)
+                .map(|n| n.span())
         })
-        .unwrap_or(root.span);
+        .unwrap_or(root.span());
     Some(Resolved {
         place: Place {
             file: k.path.clone(),
@@ -646,7 +651,7 @@ fn from_file(
     origin: &Path,
     obj: &Obj,
     path: &NodePath,
-    rendered: &Node,
+    rendered: Node<'_>,
 ) -> Option<Resolved> {
     let of = cx.file(origin)?;
     let odoc = find_object(of, obj);
@@ -688,7 +693,7 @@ fn from_file(
     if let Some(place) = scan.aimed {
         return resolved(place, Vec::new());
     }
-    let span = found.map_or(of.docs.first()?.root.span, |f| f.node.span);
+    let span = found.map_or(of.docs.first()?.root().span(), |f| f.node.span());
     resolved(at_origin(span), scan.notes)
 }
 
@@ -767,7 +772,7 @@ pub fn helm(
         .1
         .as_ref()?;
     let tf = cx.file(template)?;
-    let doc = doc_at(rendered_file, span).filter(|(_, r)| contains(r.span, span));
+    let doc = doc_at(rendered_file, span).filter(|(_, r)| contains(r.span(), span));
     let (path, rendered) = match doc {
         Some((_, root)) => {
             let p = path_to(root, span);
@@ -840,13 +845,14 @@ pub fn helm(
 mod tests {
     use super::*;
 
-    fn root(text: &str) -> Node {
-        yaml::parse(text, Budget::default())
+    fn root(text: &str) -> Node<'static> {
+        let d = yaml::parse(text, Budget::default())
             .docs
             .into_iter()
             .next()
-            .unwrap()
-            .root
+            .unwrap();
+        // Kept for the test's whole run: nodes borrow their document.
+        Box::leak(Box::new(d)).root()
     }
 
     #[test]
@@ -857,10 +863,12 @@ mod tests {
             .at(&["spec", "containers"])
             .unwrap()
             .as_seq()
-            .unwrap()[1]
+            .unwrap()
+            .get(1)
+            .unwrap()
             .get("image")
             .unwrap();
-        let p = path_to(&rendered, n.span);
+        let p = path_to(rendered, n.span());
         assert_eq!(
             p.segs,
             vec![
@@ -875,16 +883,16 @@ mod tests {
         );
         let text = "spec:\n  containers:\n    - name: a\n      image: x\n";
         let origin = root(text);
-        let f = follow(&origin, &p.segs);
+        let f = follow(origin, &p.segs);
         assert_eq!(f.depth, 4);
-        assert_eq!(f.node.span.start_pos(text).line, 4);
+        assert_eq!(f.node.span().start_pos(text).line, 4);
     }
 
     #[test]
     fn key_findings_stay_on_keys() {
         let r = root("a:\n  b: 1\n");
         let (k, _) = r.get("a").unwrap().entry("b").unwrap();
-        let p = path_to(&r, k.span);
+        let p = path_to(r, k.span());
         assert!(p.on_key);
         assert_eq!(p.segs.len(), 2);
     }
@@ -931,14 +939,20 @@ mod tests {
     fn inline_patch_spans_map_into_the_kustomization() {
         let k = "patches:\n  - patch: |-\n      kind: Job\n      spec:\n        x: 1\n";
         let r = root(k);
-        let scalar = r.get("patches").unwrap().as_seq().unwrap()[0]
+        let scalar = r
+            .get("patches")
+            .unwrap()
+            .as_seq()
+            .unwrap()
+            .get(0)
+            .unwrap()
             .get("patch")
             .unwrap();
         let text = scalar.as_str().unwrap();
         let inner = root(text);
         let x = inner.at(&["spec", "x"]).unwrap();
         let m = Inline::new(k, scalar, text).unwrap();
-        let s = m.span(k, x.span);
+        let s = m.span(k, x.span());
         let p = s.start_pos(k);
         assert_eq!((p.line, p.col), (5, 12));
         assert_eq!(&k[s.range()], "1");
@@ -981,9 +995,9 @@ mod tests {
                 kustomization: kpath.clone(),
             },
         ];
-        let job_root = &rendered.docs[0].root;
-        let at = |n: &Node| {
-            let r = kustomize(&cx, &kpath, &origins, &rendered, n.span).unwrap();
+        let job_root = &rendered.docs[0].root();
+        let at = |n: Node<'_>| {
+            let r = kustomize(&cx, &kpath, &origins, &rendered, n.span()).unwrap();
             let text = if r.place.file == kpath { kust } else { job };
             (r.place.file == kpath, r.place.span.start_pos(text).line)
         };
@@ -994,11 +1008,13 @@ mod tests {
             .at(&["spec", "template", "spec", "containers"])
             .unwrap()
             .as_seq()
-            .unwrap()[0];
+            .unwrap()
+            .get(0)
+            .unwrap();
         assert_eq!(at(container.get("image").unwrap()), (true, 5));
         // Unchanged by the overlay: the base file.
         assert_eq!(at(container.get("name").unwrap()), (false, 10));
-        let cm = rendered.docs[1].root.at(&["metadata", "name"]).unwrap();
+        let cm = rendered.docs[1].root().at(&["metadata", "name"]).unwrap();
         assert_eq!(at(cm), (true, 8));
     }
 }

@@ -80,7 +80,12 @@ impl SourcesConfig {
 
 /// Reads the `sources:`, `charts:` or `argo:` key of the config into `out`; every problem goes
 /// to `bad` with the node it is about.
-pub fn parse_key(key: &str, v: &Node, out: &mut SourcesConfig, bad: &mut dyn FnMut(&Node, String)) {
+pub fn parse_key(
+    key: &str,
+    v: Node<'_>,
+    out: &mut SourcesConfig,
+    bad: &mut dyn FnMut(Node<'_>, String),
+) {
     match key {
         "sources" => parse_sources(v, out, bad),
         "charts" => parse_charts(v, out, bad),
@@ -89,7 +94,7 @@ pub fn parse_key(key: &str, v: &Node, out: &mut SourcesConfig, bad: &mut dyn FnM
     }
 }
 
-fn parse_argo(v: &Node, out: &mut ArgoConfig, bad: &mut dyn FnMut(&Node, String)) {
+fn parse_argo(v: Node<'_>, out: &mut ArgoConfig, bad: &mut dyn FnMut(Node<'_>, String)) {
     if v.as_map().is_none() {
         bad(v, "`argo` is a mapping (enabled, repo, only-synced)".into());
         return;
@@ -103,7 +108,7 @@ fn parse_argo(v: &Node, out: &mut ArgoConfig, bad: &mut dyn FnMut(&Node, String)
             },
             "repo" => {
                 // One URL or a list of them.
-                let items: Vec<&Node> = if val.as_seq().is_some() {
+                let items: Vec<Node<'_>> = if val.as_seq().is_some() {
                     val.items().collect()
                 } else {
                     vec![val]
@@ -128,7 +133,7 @@ fn parse_argo(v: &Node, out: &mut ArgoConfig, bad: &mut dyn FnMut(&Node, String)
     }
 }
 
-fn flag(n: &Node) -> Option<bool> {
+fn flag(n: Node<'_>) -> Option<bool> {
     match (n.as_str(), n.style()) {
         (Some("true"), Some(Style::Plain)) => Some(true),
         (Some("false"), Some(Style::Plain)) => Some(false),
@@ -136,7 +141,7 @@ fn flag(n: &Node) -> Option<bool> {
     }
 }
 
-fn parse_sources(v: &Node, out: &mut SourcesConfig, bad: &mut dyn FnMut(&Node, String)) {
+fn parse_sources(v: Node<'_>, out: &mut SourcesConfig, bad: &mut dyn FnMut(Node<'_>, String)) {
     if v.as_map().is_none() {
         bad(
             v,
@@ -212,7 +217,7 @@ pub(crate) fn dns_label(s: &str, max: usize) -> bool {
         && b[b.len() - 1] != b'-'
 }
 
-fn parse_charts(v: &Node, out: &mut SourcesConfig, bad: &mut dyn FnMut(&Node, String)) {
+fn parse_charts(v: Node<'_>, out: &mut SourcesConfig, bad: &mut dyn FnMut(Node<'_>, String)) {
     if v.as_map().is_none() {
         bad(
             v,
@@ -285,8 +290,8 @@ mod tests {
         let p = parse(text, Budget::default());
         let mut out = SourcesConfig::default();
         let mut problems = Vec::new();
-        let mut bad = |n: &Node, m: String| problems.push((n.span.start_pos(text).line, m));
-        for (k, _, v) in p.docs[0].root.entries() {
+        let mut bad = |n: Node<'_>, m: String| problems.push((n.span().start_pos(text).line, m));
+        for (k, _, v) in p.docs[0].root().entries() {
             parse_key(k, v, &mut out, &mut bad);
         }
         (out, problems)

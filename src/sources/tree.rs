@@ -85,8 +85,8 @@ pub struct Kustomization {
 }
 
 impl Kustomization {
-    pub fn root(&self) -> Option<&Node> {
-        self.file.docs.first().map(|d| &d.root)
+    pub fn root(&self) -> Option<Node<'_>> {
+        self.file.docs.first().map(|d| d.root())
     }
 
     /// Kustomizations this one builds through (resources, bases, components).
@@ -145,14 +145,14 @@ fn resolve(dir: &Path, field: &'static str, raw: &str, span: Span, dirs_allowed:
 }
 
 /// Reads the path-valued entries of a kustomization.
-fn refs_of(dir: &Path, root: &Node) -> Vec<Ref> {
+fn refs_of(dir: &Path, root: Node<'_>) -> Vec<Ref> {
     let mut out = Vec::new();
     let mut generated = Vec::new();
-    let mut push = |field: &'static str, n: &Node, dirs: bool| {
+    let mut push = |field: &'static str, n: Node<'_>, dirs: bool| {
         if let Some(raw) = n.as_str().map(str::trim).filter(|s| !s.is_empty())
             && !is_inline(raw)
         {
-            out.push(resolve(dir, field, raw, n.span, dirs));
+            out.push(resolve(dir, field, raw, n.span(), dirs));
         }
     };
     for field in ["resources", "bases", "components"] {
@@ -190,7 +190,7 @@ fn refs_of(dir: &Path, root: &Node) -> Vec<Ref> {
                     if let Some(s) = f.as_str() {
                         let path = s.split_once('=').map_or(s, |(_, p)| p);
                         if !path.trim().is_empty() {
-                            generated.push(resolve(dir, field, path.trim(), f.span, false));
+                            generated.push(resolve(dir, field, path.trim(), f.span(), false));
                         }
                     }
                 }
@@ -321,11 +321,11 @@ fn load_one(path: &Path) -> Option<Kustomization> {
     let bytes = std::fs::read(path).ok()?;
     let file = crate::source::from_bytes(super::shown(path), bytes);
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let (refs, component, helm_charts) = match file.docs.first().map(|d| &d.root) {
+    let (refs, component, helm_charts) = match file.docs.first().map(|d| d.root()) {
         Some(root) => (
             refs_of(&dir, root),
             root.str_at(&["kind"]) == Some("Component"),
-            root.entry("helmCharts").map(|(k, _)| k.span),
+            root.entry("helmCharts").map(|(k, _)| k.span()),
         ),
         None => (Vec::new(), false, None),
     };

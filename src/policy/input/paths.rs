@@ -10,16 +10,17 @@ pub enum Seg {
 }
 
 /// The path of `target` inside `root`, found by identity.
-pub fn path_to(root: &Node, target: &Node) -> Option<Vec<Seg>> {
-    fn walk<'n>(n: &'n Node, target: &Node, prune: bool, out: &mut Vec<Step<'n>>) -> bool {
-        if std::ptr::eq(n, target) {
+pub fn path_to(root: Node<'_>, target: Node<'_>) -> Option<Vec<Seg>> {
+    fn walk<'n>(n: Node<'n>, target: Node<'_>, prune: bool, out: &mut Vec<Step<'n>>) -> bool {
+        if n.is(target) {
             return true;
         }
-        let at = target.span.start();
+        let at = target.span().start();
         // Spans nest, so only the child whose span holds the target's start can hold it; aliases
         // copy nodes with their anchor's span, which the unpruned second pass covers.
-        let holds = |c: &Node| !prune || (c.span.start() <= at && at < c.span.end().max(at + 1));
-        match &n.value {
+        let holds =
+            |c: Node<'_>| !prune || (c.span().start() <= at && at < c.span().end().max(at + 1));
+        match n.value() {
             Y::Scalar { .. } => false,
             Y::Seq(items) => items.iter().enumerate().any(|(i, c)| {
                 holds(c) && {
@@ -63,7 +64,7 @@ pub fn path_to(root: &Node, target: &Node) -> Option<Vec<Seg>> {
 
 /// The node at `path` inside `root`, or the deepest one that exists on the way (with how many
 /// steps resolved).
-pub fn resolve<'n>(root: &'n Node, path: &[Seg]) -> (&'n Node, usize) {
+pub fn resolve<'n>(root: Node<'n>, path: &[Seg]) -> (Node<'n>, usize) {
     let mut at = root;
     for (i, seg) in path.iter().enumerate() {
         let next = match seg {
@@ -82,13 +83,11 @@ pub fn resolve<'n>(root: &'n Node, path: &[Seg]) -> (&'n Node, usize) {
 mod tests {
     use super::*;
 
-    fn doc(text: &str) -> Node {
+    fn doc(text: &str) -> Node<'static> {
         let p = crate::yaml::parse(text, crate::yaml::Budget::default());
-        p.docs
-            .into_iter()
-            .next()
-            .map(|d| d.root)
-            .expect("one document")
+        let d = p.docs.into_iter().next().expect("one document");
+        // Kept for the test's whole run: nodes borrow their document.
+        Box::leak(Box::new(d)).root()
     }
 
     #[test]
@@ -97,17 +96,17 @@ mod tests {
         let path = |p: &[Seg]| p.to_vec();
         let k = |s: &str| Seg::Key(s.into());
         let (node, steps) = resolve(
-            &n,
+            n,
             &path(&[k("spec"), k("containers"), Seg::Index(0), k("image")]),
         );
         assert_eq!((node.as_str(), steps), (Some("x"), 4));
-        let (node, steps) = resolve(&n, &path(&[k("spec"), k("volumes"), Seg::Index(0)]));
+        let (node, steps) = resolve(n, &path(&[k("spec"), k("volumes"), Seg::Index(0)]));
         assert_eq!(steps, 1);
         assert!(node.as_map().is_some());
         let image = n.at(&["spec", "containers"]).and_then(|c| c.items().next());
         let image = image.and_then(|c| c.get("image")).expect("image");
         assert_eq!(
-            path_to(&n, image),
+            path_to(n, image),
             Some(vec![k("spec"), k("containers"), Seg::Index(0), k("image")])
         );
     }

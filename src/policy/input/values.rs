@@ -40,7 +40,7 @@ pub(super) fn strings<'s>(items: impl IntoIterator<Item = &'s str>) -> Value {
 }
 
 /// A YAML node as Kubernetes would read it (go-yaml v2, YAML 1.1 plain scalars).
-pub fn node_value(n: &Node) -> Value {
+pub fn node_value(n: Node<'_>) -> Value {
     Strings::default().node(n)
 }
 
@@ -66,8 +66,8 @@ impl Strings {
         v
     }
 
-    pub fn node(&mut self, n: &Node) -> Value {
-        match &n.value {
+    pub fn node(&mut self, n: Node<'_>) -> Value {
+        match n.value() {
             Y::Scalar { text, .. } => match n.yaml11() {
                 Some(Yaml11::Str) | None => self.get(text),
                 kind => scalar(text, kind),
@@ -140,7 +140,7 @@ fn int(text: &str) -> Option<i64> {
 }
 
 /// YAML as JSON, typed the same way (for `policy-data:` in the config).
-pub fn node_json(n: &Node) -> serde_json::Value {
+pub fn node_json(n: Node<'_>) -> serde_json::Value {
     crate::schema::crd::to_json(n)
 }
 
@@ -148,19 +148,17 @@ pub fn node_json(n: &Node) -> serde_json::Value {
 mod tests {
     use super::*;
 
-    fn doc(text: &str) -> Node {
+    fn doc(text: &str) -> Node<'static> {
         let p = crate::yaml::parse(text, crate::yaml::Budget::default());
-        p.docs
-            .into_iter()
-            .next()
-            .map(|d| d.root)
-            .expect("one document")
+        let d = p.docs.into_iter().next().expect("one document");
+        // Kept for the test's whole run: nodes borrow their document.
+        Box::leak(Box::new(d)).root()
     }
 
     #[test]
     fn scalars_read_as_kubernetes_reads_them() {
         let n = doc("a: 8\nb: \"8\"\nc: yes\nd: 0755\ne: 1.5\nf: ~\ng: 0x1F\nh: .inf\n");
-        let v = node_value(&n);
+        let v = node_value(n);
         assert_eq!(v["a"], Value::from(8u64));
         assert_eq!(v["b"], Value::from("8"));
         assert_eq!(v["c"], Value::from(true));

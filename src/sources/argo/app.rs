@@ -6,7 +6,7 @@ use super::Destination;
 use crate::yaml::{Node, Span};
 
 /// Whether a document is an Argo CD object of this kind.
-pub fn is_kind(root: &Node, kind: &str) -> bool {
+pub fn is_kind(root: Node<'_>, kind: &str) -> bool {
     root.str_at(&["apiVersion"])
         .is_some_and(|a| a.starts_with("argoproj.io/"))
         && root.str_at(&["kind"]) == Some(kind)
@@ -221,35 +221,35 @@ pub struct DirOpts {
 
 /// A scalar as text (booleans and numbers as written; quoting does not matter to Argo CD's
 /// string fields).
-fn text(n: &Node) -> Option<String> {
+fn text(n: Node<'_>) -> Option<String> {
     n.as_str().filter(|_| !n.is_null()).map(str::to_string)
 }
 
-fn flag(n: Option<&Node>) -> bool {
+fn flag(n: Option<Node<'_>>) -> bool {
     n.and_then(Node::as_str)
         .is_some_and(|s| s.eq_ignore_ascii_case("true"))
 }
 
 /// A YAML node as JSON, scalars typed the way Kubernetes' YAML 1.1 reader types them.
-pub fn to_json(n: &Node) -> serde_json::Value {
+pub fn to_json(n: Node<'_>) -> serde_json::Value {
     crate::schema::crd::to_json(n)
 }
 
-fn pairs(n: Option<&Node>) -> Vec<(String, String)> {
+fn pairs(n: Option<Node<'_>>) -> Vec<(String, String)> {
     n.into_iter()
         .flat_map(Node::entries)
         .filter_map(|(k, _, v)| Some((k.to_string(), text(v)?)))
         .collect()
 }
 
-fn strings(n: Option<&Node>) -> Vec<String> {
+fn strings(n: Option<Node<'_>>) -> Vec<String> {
     n.into_iter()
         .flat_map(Node::items)
         .filter_map(text)
         .collect()
 }
 
-fn helm_opts(h: &Node) -> HelmOpts {
+fn helm_opts(h: Node<'_>) -> HelmOpts {
     let mut o = HelmOpts {
         release_name: h.get("releaseName").and_then(text),
         value_files: strings(h.get("valueFiles")),
@@ -284,7 +284,7 @@ fn helm_opts(h: &Node) -> HelmOpts {
     o
 }
 
-fn kustomize_opts(k: &Node) -> KustomizeOpts {
+fn kustomize_opts(k: Node<'_>) -> KustomizeOpts {
     let mut o = KustomizeOpts {
         name_prefix: k.get("namePrefix").and_then(text),
         name_suffix: k.get("nameSuffix").and_then(text),
@@ -327,12 +327,12 @@ fn kustomize_opts(k: &Node) -> KustomizeOpts {
     o
 }
 
-fn source(s: &Node) -> Source {
+fn source(s: Node<'_>) -> Source {
     Source {
         repo_url: s.get("repoURL").and_then(text).unwrap_or_default(),
         path: s
             .get("path")
-            .and_then(|p| Some((text(p)?, p.span)))
+            .and_then(|p| Some((text(p)?, p.span())))
             .filter(|(p, _)| !p.trim().is_empty()),
         chart: s.get("chart").and_then(text),
         target_revision: s.get("targetRevision").and_then(text),
@@ -347,13 +347,16 @@ fn source(s: &Node) -> Source {
         plugin: s
             .get("plugin")
             .map(|p| p.get("name").and_then(text).unwrap_or_default()),
-        span: s.entry("repoURL").map(|(k, _)| k.span).unwrap_or(s.span),
+        span: s
+            .entry("repoURL")
+            .map(|(k, _)| k.span())
+            .unwrap_or(s.span()),
     }
 }
 
 /// Reads an Application from its manifest (or from an ApplicationSet's template with the
 /// parameters filled in). `Err`: why it cannot be read.
-pub fn parse(root: &Node) -> Result<App, String> {
+pub fn parse(root: Node<'_>) -> Result<App, String> {
     let name_node = root.at(&["metadata", "name"]);
     let name = name_node
         .and_then(text)
@@ -375,7 +378,7 @@ pub fn parse(root: &Node) -> Result<App, String> {
     };
     Ok(App {
         namespace: root.at(&["metadata", "namespace"]).and_then(text),
-        name_span: name_node.map_or(root.span, |n| n.span),
+        name_span: name_node.map_or(root.span(), |n| n.span()),
         name,
         sources,
         destination: Destination {
@@ -393,7 +396,7 @@ mod tests {
 
     fn app(text: &str) -> App {
         let p = parse_yaml(text, Budget::default());
-        parse(&p.docs[0].root).unwrap()
+        parse(p.docs[0].root()).unwrap()
     }
 
     #[test]
@@ -473,6 +476,6 @@ spec:
     #[test]
     fn an_application_without_a_name_is_an_error() {
         let p = parse_yaml("kind: Application\nspec: {}\n", Budget::default());
-        assert!(parse(&p.docs[0].root).is_err());
+        assert!(parse(p.docs[0].root()).is_err());
     }
 }

@@ -15,7 +15,7 @@
 //! reported about a generated Application points into the ApplicationSet.
 
 use crate::config::ClusterDef;
-use crate::yaml::{Node, Value};
+use crate::yaml::{Document, Node};
 use serde_json::Value as J;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -24,9 +24,15 @@ use std::path::Path;
 #[derive(Debug)]
 pub struct Generated {
     /// The template with its parameters filled in.
-    pub root: Node,
+    pub doc: Document,
     /// Which parameter set made it: `list element 2`, `git directory platform/prod`, …
     pub label: String,
+}
+
+impl Generated {
+    pub fn root(&self) -> Node<'_> {
+        self.doc.root()
+    }
 }
 
 /// What an ApplicationSet gave.
@@ -159,28 +165,8 @@ impl Params {
 }
 
 /// The template with the parameters filled into every scalar (keys too), spans kept.
-fn render(n: &Node, p: &Params, missing: &mut BTreeSet<String>) -> Node {
-    let value = match &n.value {
-        Value::Scalar { text } => {
-            let filled = if text.contains("{{") {
-                p.fill(text, missing).into()
-            } else {
-                text.clone()
-            };
-            Value::Scalar { text: filled }
-        }
-        Value::Seq(items) => Value::Seq(items.iter().map(|i| render(i, p, missing)).collect()),
-        Value::Map(entries) => Value::Map(
-            entries
-                .iter()
-                .map(|(k, v)| (render(k, p, missing), render(v, p, missing)))
-                .collect(),
-        ),
-    };
-    Node {
-        span: n.span,
-        value,
-    }
+fn render(n: Node<'_>, p: &Params, missing: &mut BTreeSet<String>) -> Document {
+    n.rewritten(&mut |text| text.contains("{{").then(|| p.fill(text, missing)))
 }
 
 /// Argo CD's `basenameNormalized` and `nameNormalized`: lowercase, and anything but letters,
@@ -198,7 +184,7 @@ fn normalized(s: &str) -> String {
         .collect()
 }
 
-fn list(g: &Node, go: bool) -> Result<Vec<(Params, String)>, String> {
+fn list(g: Node<'_>, go: bool) -> Result<Vec<(Params, String)>, String> {
     if g.get("elementsYaml").is_some() {
         return Err("the `list` generator's `elementsYaml` is not evaluated".into());
     }
@@ -240,7 +226,7 @@ fn directories(root: &Path) -> Vec<String> {
 }
 
 fn git_directories(
-    g: &Node,
+    g: Node<'_>,
     go: bool,
     cx: &Context,
     notes: &mut BTreeSet<String>,
@@ -338,7 +324,7 @@ fn git_directories(
 }
 
 /// A generator's `values:` (themselves filled with the generator's parameters) as `values.*`.
-fn add_values(params: &mut Params, values: Option<&Node>, notes: &mut BTreeSet<String>) {
+fn add_values(params: &mut Params, values: Option<Node<'_>>, notes: &mut BTreeSet<String>) {
     let Some(values) = values else { return };
     let mut missing = BTreeSet::new();
     let filled: Vec<(String, String)> = values
@@ -369,7 +355,7 @@ fn add_values(params: &mut Params, values: Option<&Node>, notes: &mut BTreeSet<S
 }
 
 fn clusters(
-    g: &Node,
+    g: Node<'_>,
     go: bool,
     cx: &Context,
     notes: &mut BTreeSet<String>,
@@ -409,7 +395,7 @@ fn clusters(
 }
 
 /// Expands an ApplicationSet. `Err`: it gives nothing that can be linted, and why.
-pub fn expand(appset: &Node, cx: &Context) -> Result<Expansion, String> {
+pub fn expand(appset: Node<'_>, cx: &Context) -> Result<Expansion, String> {
     let spec = appset
         .get("spec")
         .ok_or_else(|| "an ApplicationSet without `spec`".to_string())?;
@@ -426,7 +412,7 @@ pub fn expand(appset: &Node, cx: &Context) -> Result<Expansion, String> {
         out.notes
             .insert("`templatePatch` is not applied to the generated Applications".into());
     }
-    let generators: Vec<&Node> = spec
+    let generators: Vec<Node<'_>> = spec
         .get("generators")
         .into_iter()
         .flat_map(Node::items)
@@ -470,7 +456,7 @@ pub fn expand(appset: &Node, cx: &Context) -> Result<Expansion, String> {
                         out.notes
                             .insert(format!("`{m}` has no value ({label}): left as written"));
                     }
-                    out.apps.push(Generated { root, label });
+                    out.apps.push(Generated { doc: root, label });
                 }
             }
             Err(reason) => out.skipped.push(reason),
@@ -486,7 +472,7 @@ mod tests {
 
     fn expand_text(text: &str, cx: &Context) -> Expansion {
         let p = parse(text, Budget::default());
-        expand(&p.docs[0].root, cx).unwrap()
+        expand(p.docs[0].root(), cx).unwrap()
     }
 
     fn cx<'a>(root: &'a Path, clusters: &'a [ClusterDef]) -> Context<'a> {
@@ -502,8 +488,8 @@ mod tests {
             .iter()
             .map(|g| {
                 (
-                    g.root.str_at(&["metadata", "name"]).unwrap().to_string(),
-                    g.root
+                    g.root().str_at(&["metadata", "name"]).unwrap().to_string(),
+                    g.root()
                         .str_at(&["spec", "source", "path"])
                         .unwrap_or_default()
                         .to_string(),
@@ -626,7 +612,7 @@ spec:
         );
         assert_eq!(names(&e), vec![("gpu-prod".into(), "envs/prod-env".into())]);
         assert_eq!(
-            e.apps[0].root.str_at(&["spec", "destination", "server"]),
+            e.apps[0].root().str_at(&["spec", "destination", "server"]),
             Some("https://prod.example.com")
         );
         assert_eq!(
@@ -639,7 +625,7 @@ spec:
     fn filled_nodes_keep_the_template_spans() {
         let text = "kind: ApplicationSet\nspec:\n  generators: [{list: {elements: [{c: a}]}}]\n  template:\n    metadata: {name: 'x-{{c}}'}\n";
         let e = expand_text(text, &cx(Path::new("/nonexistent"), &[]));
-        let n = e.apps[0].root.at(&["metadata", "name"]).unwrap();
-        assert_eq!(&text[n.span.range()], "'x-{{c}}'");
+        let n = e.apps[0].root().at(&["metadata", "name"]).unwrap();
+        assert_eq!(&text[n.span().range()], "'x-{{c}}'");
     }
 }

@@ -30,7 +30,7 @@ impl Sources {
                     _ => None,
                 },
                 Kind::Helm { sources, .. } => doc.and_then(|d| {
-                    let start = d.root.span.start();
+                    let start = d.root().span().start();
                     sources
                         .iter()
                         .rfind(|(offset, _)| *offset <= start)
@@ -42,9 +42,9 @@ impl Sources {
         }
         let span = span.or_else(|| {
             doc.map(|d| {
-                d.root
+                d.root()
                     .at(&["metadata", "name"])
-                    .map_or(d.root.span, |n| n.span)
+                    .map_or(d.root().span(), |n| n.span())
             })
         });
         let at = match span {
@@ -242,7 +242,7 @@ impl Sources {
         let unsynced = files
             .iter()
             .filter(|f| {
-                f.role == Role::Linted && f.docs.iter().any(|d| d.root.get("kind").is_some())
+                f.role == Role::Linted && f.docs.iter().any(|d| d.root().get("kind").is_some())
             })
             .count();
         let rest = if unsynced == 0 {

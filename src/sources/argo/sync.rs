@@ -129,7 +129,7 @@ pub(super) fn plural(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
-fn is_argo_doc(root: &crate::yaml::Node) -> Option<bool> {
+fn is_argo_doc(root: crate::yaml::Node<'_>) -> Option<bool> {
     if app::is_kind(root, "Application") {
         Some(false)
     } else if app::is_kind(root, "ApplicationSet") {
@@ -160,7 +160,7 @@ impl Sources {
     pub(in crate::sources) fn sync_applications(&mut self, files: &mut Vec<SourceFile>) {
         let any = files
             .iter()
-            .any(|f| f.docs.iter().any(|d| is_argo_doc(&d.root).is_some()));
+            .any(|f| f.docs.iter().any(|d| is_argo_doc(d.root()).is_some()));
         if !any {
             return;
         }
@@ -238,7 +238,7 @@ impl Sources {
             return out;
         }
         for (doc, d) in f.docs.iter().enumerate() {
-            if is_argo_doc(&d.root).is_some() {
+            if is_argo_doc(d.root()).is_some() {
                 out.push(Pending {
                     at: Defined {
                         fid,
@@ -265,7 +265,7 @@ impl Sources {
             let Some(root) = files
                 .get(p.at.fid)
                 .and_then(|f| f.docs.get(p.at.doc))
-                .map(|d| &d.root)
+                .map(|d| d.root())
             else {
                 continue;
             };
@@ -273,7 +273,9 @@ impl Sources {
                 .str_at(&["metadata", "name"])
                 .unwrap_or("(unnamed)")
                 .to_string();
-            let span = root.at(&["metadata", "name"]).map_or(root.span, |n| n.span);
+            let span = root
+                .at(&["metadata", "name"])
+                .map_or(root.span(), |n| n.span());
             if p.depth > MAX_DEPTH {
                 run.records.push(Record {
                     name,
@@ -312,7 +314,7 @@ impl Sources {
                                 generated: Some(g.label.clone()),
                                 ..p.at.clone()
                             };
-                            match app::parse(&g.root) {
+                            match app::parse(g.root()) {
                                 Ok(a) => {
                                     rec.generated.push(a.name.clone());
                                     apps.push((
