@@ -187,71 +187,111 @@ pub enum Style {
 const SEQ: u32 = 5;
 const MAP: u32 = 6;
 
-/// In a scalar's `b`: its text is in the document's pool, not the file's.
+/// In a stored span's start: a scalar whose text is in the document's pool, not the file's.
+/// Offsets never reach it (see [`END_BITS`]).
 const POOLED: u32 = 1 << 31;
-/// In a scalar's `b`: its text starts one byte into its span (after the opening quote).
-const QUOTED: u32 = 1 << 30;
-/// In a scalar's `b`: its length in bytes.
-const LEN: u32 = QUOTED - 1;
 
-/// One node as stored: its span (whose top bits say what it is) and two numbers.
+/// Bytes of a scalar's text that its node holds.
+const INLINE: usize = 8;
+
+/// One node as stored: its span (whose top bits say what it is) and eight bytes.
 ///
-/// A scalar's text is usually written as it reads, inside its span; then `a` holds its first four
-/// bytes, so that comparing a key rarely needs the text, which is elsewhere in memory. When
-/// escapes or folded lines make it read differently, the text is in the document's pool and `a`
-/// is where. `b` is the length and the two flags above.
+/// A scalar's text is usually written as it reads, inside its span (the quotes aside), so the
+/// span gives its place and length; then the eight bytes are its first eight, and the text of a
+/// short scalar (most keys) never needs a load from elsewhere in memory. When escapes or folded
+/// lines make it read differently, or it is an alias's, the text is in the document's pool, and
+/// the bytes are its offset and length there.
 ///
-/// A collection's `a` and `b` are where its children start in the document's node array and how
-/// many there are (a map's as key, value, key, value…). 16 bytes: a 50,000-object repository is
+/// A collection's bytes are where its children start in the document's node array and how many
+/// there are (a map's as key, value, key, value…). 16 bytes: a 50,000-object repository is
 /// millions of nodes.
 #[derive(Clone, Copy)]
 struct Raw {
-    span: Span,
-    a: u32,
-    b: u32,
+    sp: Span,
+    x: [u8; INLINE],
 }
 
 impl Raw {
     #[inline]
     fn kind(&self) -> u32 {
-        self.span.end >> END_BITS
+        self.sp.end >> END_BITS
+    }
+    #[inline]
+    fn span(&self) -> Span {
+        Span {
+            start: self.sp.start & !POOLED,
+            end: self.sp.end,
+        }
+    }
+    #[inline]
+    fn pooled(&self) -> bool {
+        self.sp.start & POOLED != 0
+    }
+    /// The first number: a pooled scalar's offset, a collection's first child.
+    #[inline]
+    fn lo(&self) -> u32 {
+        u32::from_le_bytes([self.x[0], self.x[1], self.x[2], self.x[3]])
+    }
+    /// The second number: a pooled scalar's length, a collection's size.
+    #[inline]
+    fn hi(&self) -> u32 {
+        u32::from_le_bytes([self.x[4], self.x[5], self.x[6], self.x[7]])
+    }
+    /// Bytes before a scalar's text in its span: its opening quote.
+    #[inline]
+    fn quote(&self) -> usize {
+        usize::from(matches!(self.kind(), 1 | 2))
     }
     /// A scalar's length in bytes.
     #[inline]
     fn len(&self) -> Option<usize> {
-        (self.kind() < SEQ).then_some((self.b & LEN) as usize)
+        match self.kind() {
+            SEQ.. => None,
+            _ if self.pooled() => Some(self.hi() as usize),
+            _ => Some(self.span().len().saturating_sub(2 * self.quote())),
+        }
     }
-    /// A scalar's text, read from the file's text or the pool.
+    /// A scalar's text: from the node itself when short, else from the file's text or the pool.
     #[inline]
-    fn text<'s>(&self, text: &'s str, pool: &'s str) -> Option<&'s str> {
+    fn text<'s>(&'s self, text: &'s str, pool: &'s str) -> Option<&'s str> {
         let len = self.len()?;
-        let (src, start) = if self.b & POOLED != 0 {
-            (pool, self.a as usize)
+        let (src, start) = if self.pooled() {
+            (pool, self.lo() as usize)
+        } else if len <= INLINE {
+            return std::str::from_utf8(&self.x[..len]).ok();
         } else {
-            (text, self.span.start() + (self.b & QUOTED != 0) as usize)
+            (text, self.span().start() + self.quote())
         };
         src.get(start..start + len)
     }
     /// Whether it is a scalar reading `key`, whose first bytes are `prefix`.
     #[inline]
-    fn reads(&self, key: &str, prefix: u32, text: &str, pool: &str) -> bool {
+    fn reads(&self, key: &str, prefix: [u8; INLINE], text: &str, pool: &str) -> bool {
         if self.len() != Some(key.len()) {
             return false;
         }
-        if self.b & POOLED == 0 && (self.a != prefix || key.len() <= 4) {
-            return self.a == prefix;
+        if !self.pooled() && (self.x != prefix || key.len() <= INLINE) {
+            return self.x == prefix;
         }
         self.text(text, pool) == Some(key)
     }
 }
 
-/// The first four bytes of a scalar's text, zero-padded.
+/// The first bytes of a scalar's text, zero-padded.
 #[inline]
-fn prefix(s: &str) -> u32 {
-    let mut p = [0u8; 4];
-    let n = s.len().min(4);
+fn prefix(s: &str) -> [u8; INLINE] {
+    let mut p = [0u8; INLINE];
+    let n = s.len().min(INLINE);
     p[..n].copy_from_slice(&s.as_bytes()[..n]);
-    u32::from_le_bytes(p)
+    p
+}
+
+/// Two numbers as a node's bytes.
+fn pair(lo: u32, hi: u32) -> [u8; INLINE] {
+    let mut x = [0u8; INLINE];
+    x[..4].copy_from_slice(&lo.to_le_bytes());
+    x[4..].copy_from_slice(&hi.to_le_bytes());
+    x
 }
 
 /// The nodes of one document in one array, with the file's text their scalars point into and
@@ -265,7 +305,7 @@ struct Tree {
 impl Tree {
     /// A scalar's text (a collection's is empty).
     #[inline]
-    fn text_of(&self, raw: &Raw) -> &str {
+    fn text_of<'s>(&'s self, raw: &'s Raw) -> &'s str {
         raw.text(&self.text, &self.pool).unwrap_or_default()
     }
     #[inline]
@@ -485,7 +525,7 @@ impl<'a> Node<'a> {
     /// Where it is written (for an alias: where the alias is).
     #[inline]
     pub fn span(self) -> Span {
-        self.raw.span
+        self.raw.span()
     }
     #[inline]
     fn kind(self) -> u32 {
@@ -493,7 +533,7 @@ impl<'a> Node<'a> {
     }
     #[inline]
     fn children(self, n: usize) -> &'a [Raw] {
-        let start = self.raw.a as usize;
+        let start = self.raw.lo() as usize;
         self.tree.nodes.get(start..start + n).unwrap_or_default()
     }
     #[inline]
@@ -501,11 +541,11 @@ impl<'a> Node<'a> {
         match self.kind() {
             SEQ => Value::Seq(Seq {
                 tree: self.tree,
-                raws: self.children(self.raw.b as usize),
+                raws: self.children(self.raw.hi() as usize),
             }),
             MAP => Value::Map(Map {
                 tree: self.tree,
-                raws: self.children(2 * self.raw.b as usize),
+                raws: self.children(2 * self.raw.hi() as usize),
             }),
             _ => Value::Scalar {
                 text: self.scalar_text(),
@@ -537,7 +577,7 @@ impl<'a> Node<'a> {
     }
     #[inline]
     pub fn style(self) -> Option<Style> {
-        (self.kind() < SEQ).then(|| self.raw.span.style())
+        (self.kind() < SEQ).then(|| self.raw.sp.style())
     }
     pub fn is_null(self) -> bool {
         matches!(self.yaml11(), Some(Yaml11::Null))
@@ -548,10 +588,10 @@ impl<'a> Node<'a> {
         if self.kind() != MAP {
             return None;
         }
-        // Lengths first: most keys that differ differ in length, and it is in the stored node,
-        // while the text is elsewhere in memory.
+        // Length and first bytes first: they are in the stored node, the text is elsewhere in
+        // memory.
         let (text, pool, p) = (&*self.tree.text, &*self.tree.pool, prefix(key));
-        self.children(2 * self.raw.b as usize)
+        self.children(2 * self.raw.hi() as usize)
             .chunks_exact(2)
             .find(|kv| kv[0].reads(key, p, text, pool))
             .map(|kv| (self.tree.node(&kv[0]), self.tree.node(&kv[1])))
@@ -573,7 +613,7 @@ impl<'a> Node<'a> {
     #[inline]
     pub fn entries(self) -> impl Iterator<Item = (&'a str, Node<'a>, Node<'a>)> + 'a {
         let raws = match self.kind() {
-            MAP => self.children(2 * self.raw.b as usize),
+            MAP => self.children(2 * self.raw.hi() as usize),
             _ => &[],
         };
         let tree = self.tree;
@@ -597,7 +637,7 @@ impl<'a> Node<'a> {
     #[inline]
     pub fn yaml11(self) -> Option<Yaml11> {
         let text = self.as_str()?;
-        Some(if self.raw.span.style() == Style::Plain {
+        Some(if self.raw.sp.style() == Style::Plain {
             resolve_plain(text)
         } else {
             Yaml11::Str
@@ -806,27 +846,29 @@ impl Builder {
             }
             _ => Some((0, w)),
         });
-        let (a, b) = match written {
-            Some((skip, w)) if w == value && value.len() <= LEN as usize => (
-                prefix(value),
-                value.len() as u32 | if skip == 1 { QUOTED } else { 0 },
-            ),
-            _ => self.pooled(value),
-        };
-        Raw {
-            span: span.tagged(style),
-            a,
-            b,
+        match written {
+            Some((_, w)) if w == value => Raw {
+                sp: span.tagged(style),
+                x: prefix(value),
+            },
+            _ => self.pooled(span.tagged(style), value),
         }
     }
 
-    fn pooled(&mut self, value: &str) -> (u32, u32) {
+    /// A scalar at `sp` (style included) whose text is copied to the pool.
+    fn pooled(&mut self, sp: Span, value: &str) -> Raw {
         let at = self.pool.len().min(u32::MAX as usize) as u32;
         self.pool.push_str(value);
-        (at, (value.len().min(LEN as usize) as u32) | POOLED)
+        Raw {
+            sp: Span {
+                start: sp.start | POOLED,
+                end: sp.end,
+            },
+            x: pair(at, value.len().min(u32::MAX as usize) as u32),
+        }
     }
 
-    fn text_of(&self, r: Raw) -> Option<&str> {
+    fn text_of<'s>(&'s self, r: &'s Raw) -> Option<&'s str> {
         r.text(&self.text, &self.pool)
     }
 
@@ -836,20 +878,19 @@ impl Builder {
         self.nodes.extend(children);
         let n = self.nodes.len() - first;
         Raw {
-            span: span.kinded(if map { MAP } else { SEQ }),
-            a: first as u32,
-            b: if map { n / 2 } else { n } as u32,
+            sp: span.kinded(if map { MAP } else { SEQ }),
+            x: pair(first as u32, if map { n / 2 } else { n } as u32),
         }
     }
 
     /// The children of a collection already in the arena.
     fn children(&self, r: Raw) -> &[Raw] {
         let n = match r.kind() {
-            SEQ => r.b as usize,
-            MAP => 2 * r.b as usize,
+            SEQ => r.hi() as usize,
+            MAP => 2 * r.hi() as usize,
             _ => 0,
         };
-        let start = r.a as usize;
+        let start = r.lo() as usize;
         self.nodes.get(start..start + n).unwrap_or_default()
     }
 
@@ -864,7 +905,7 @@ impl Builder {
 
     /// `<<: *base` / `<<: [*a, *b]`: keys of the merged maps that the map does not set itself.
     fn merge_keys(&self, entries: &[Raw]) -> Option<Vec<Raw>> {
-        let is_merge = |k: Raw| self.text_of(k) == Some("<<") && k.span.style() == Style::Plain;
+        let is_merge = |k: Raw| self.text_of(&k) == Some("<<") && k.sp.style() == Style::Plain;
         if !entries.chunks_exact(2).any(|kv| is_merge(kv[0])) {
             return None;
         }
@@ -886,16 +927,16 @@ impl Builder {
                     continue;
                 }
                 for mkv in self.children(src).chunks_exact(2) {
-                    let key = self.text_of(mkv[0]);
-                    if !merged.chunks_exact(2).any(|e| self.text_of(e[0]) == key) {
+                    let key = self.text_of(&mkv[0]);
+                    if !merged.chunks_exact(2).any(|e| self.text_of(&e[0]) == key) {
                         merged.extend([mkv[0], mkv[1]]);
                     }
                 }
             }
         }
         for mkv in merged.chunks_exact(2) {
-            let key = self.text_of(mkv[0]);
-            if !own.chunks_exact(2).any(|e| self.text_of(e[0]) == key) {
+            let key = self.text_of(&mkv[0]);
+            if !own.chunks_exact(2).any(|e| self.text_of(&e[0]) == key) {
                 own.extend([mkv[0], mkv[1]]);
             }
         }
@@ -908,14 +949,7 @@ impl Builder {
             Value::Scalar { text } => {
                 let style = n.span().style();
                 match fill(text) {
-                    Some(new) => {
-                        let (a, b) = self.pooled(&new);
-                        Raw {
-                            span: n.span(),
-                            a,
-                            b,
-                        }
-                    }
+                    Some(new) => self.pooled(n.span(), &new),
                     None => self.scalar(n.span(), text, style),
                 }
             }
@@ -1034,14 +1068,14 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                         });
                         return out;
                     }
-                    // The alias's place; the anchor's value (and a scalar's style).
-                    Some((
-                        Raw {
-                            span: span.kinded(target.kind()),
-                            ..target
-                        },
-                        0,
-                    ))
+                    // The alias's place; the anchor's value (and a scalar's style). A scalar's text
+                    // is not where the alias is written: it goes to the pool.
+                    let at = span.kinded(target.kind());
+                    let raw = match b.text_of(&target).map(str::to_owned) {
+                        Some(text) => b.pooled(at, &text),
+                        None => Raw { sp: at, ..target },
+                    };
+                    Some((raw, 0))
                 }
                 None => {
                     out.problems.push(Problem {
@@ -1076,7 +1110,7 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                 Some(f) => {
                     let end = children[f.base..]
                         .last()
-                        .map_or(span.end(), |n| n.span.end())
+                        .map_or(span.end(), |n| n.span().end())
                         .max(f.start.end());
                     let span = Span::new(f.start.start(), end);
                     let raw = match f.map.then(|| b.merge_keys(&children[f.base..])) {
@@ -1098,18 +1132,19 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                 Some(f) if f.map && (children.len() - f.base) % 2 == 1 => {
                     // `node` is a value; its key is on top. A repeated key is dropped with it.
                     let key = children[children.len() - 1];
-                    let key_text = b.text_of(key);
+                    let key_text = b.text_of(&key);
                     let dup = key_text.filter(|k| *k != "<<").and_then(|k| {
+                        let p = prefix(k);
                         children[f.base..children.len() - 1]
                             .iter()
                             .step_by(2)
-                            .find(|ek| ek.reads(k, prefix(k), &b.text, &b.pool))
-                            .map(|ek| ek.span)
+                            .find(|ek| ek.reads(k, p, &b.text, &b.pool))
+                            .map(|ek| ek.span())
                     });
                     match dup {
                         Some(first) => {
                             out.problems.push(Problem {
-                                span: key.span,
+                                span: key.span(),
                                 message: format!(
                                     "duplicate key `{}`: Kubernetes rejects the object (the first value is the one linted)",
                                     key_text.unwrap_or_default()
@@ -1185,7 +1220,7 @@ mod tests {
         assert_eq!(r.str_at(&["fold"]), Some("one two\n"));
         assert_eq!(r.str_at(&["long"]), Some("abcdefgh"));
         // Written as read: no copy. Escapes, doubled quotes and folding: a copy in the pool.
-        let pooled = |k: &str| r.get(k).unwrap().raw.b & POOLED != 0;
+        let pooled = |k: &str| r.get(k).unwrap().raw.pooled();
         assert!(!pooled("plain") && !pooled("q") && !pooled("long"));
         assert!(pooled("sq") && pooled("dq") && pooled("fold"));
     }
@@ -1214,6 +1249,19 @@ mod tests {
         assert!(!a.is(b));
         assert!(a.get("k").unwrap().is(b.get("k").unwrap()));
         assert_eq!(b.str_at(&["k"]), Some("v"));
+        // A scalar alias reads its anchor's text, short or long, at its own place.
+        let src = "a: &s a long scalar text\nb: *s\nc: &t 'hi'\nd: *t\ne: [*s]\n";
+        let p = parse(src, Budget::default());
+        let r = p.docs[0].root();
+        let b = r.get("b").unwrap();
+        assert_eq!(b.as_str(), Some("a long scalar text"));
+        assert_eq!(&src[b.span().range()], "*s");
+        assert_eq!(r.str_at(&["d"]), Some("hi"));
+        assert_eq!(r.get("d").unwrap().style(), Some(Style::SingleQuoted));
+        assert_eq!(
+            r.get("e").unwrap().items().next().unwrap().as_str(),
+            Some("a long scalar text")
+        );
     }
 
     #[test]
