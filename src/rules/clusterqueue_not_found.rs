@@ -1,4 +1,4 @@
-use super::{Ctx, close_enough, edit_distance_within, usable};
+use super::{Ctx, close_enough, usable};
 use crate::diag::Diagnostic;
 
 declare_rule! {
@@ -56,11 +56,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 owner.describe()
             ),
         );
+        let near = super::Near::new(name, 3);
         let best = cx
             .ix
             .cluster_queues
             .iter()
-            .filter_map(|q| Some((edit_distance_within(name, q.name, 3)?, q)))
+            .filter_map(|q| Some((near.distance(q.name)?, q)))
             .filter(|(dist, _)| close_enough(name, *dist))
             .min_by_key(|(dist, q)| (*dist, q.name));
         let external = format!(

@@ -1,4 +1,4 @@
-use super::{Ctx, close_enough, edit_distance_within, usable};
+use super::{Ctx, close_enough, usable};
 use crate::diag::Diagnostic;
 use crate::model::Object;
 use crate::yaml::{Node, Span};
@@ -112,12 +112,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 owner.describe()
             ),
         );
+        let near = super::Near::new(name, 3);
         let best = cx
             .ix
             .local_queues
             .iter()
             .filter(|q| ns.is_none() || q.namespace.is_none() || q.namespace == ns)
-            .filter_map(|q| Some((edit_distance_within(name, q.name, 3)?, q)))
+            .filter_map(|q| Some((near.distance(q.name)?, q)))
             .filter(|(dist, _)| close_enough(name, *dist))
             .min_by_key(|(dist, q)| (*dist, q.name));
         let help = match best {

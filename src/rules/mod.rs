@@ -270,9 +270,51 @@ pub(crate) fn edit_distance_within(a: &str, b: &str, max: usize) -> Option<usize
     distance_with_args(a.chars(), b.chars(), &Args::default().score_cutoff(max))
 }
 
+/// Names close to one name (likely typos of it), compared against thousands of candidates: the
+/// name's pattern is prepared once, and a candidate whose length alone puts it too far is ruled out
+/// without a comparison. Missing references grow with a repository, and so do the names each is
+/// compared with.
+pub(crate) struct Near {
+    cmp: rapidfuzz::distance::levenshtein::BatchComparator<char>,
+    chars: usize,
+    max: usize,
+}
+
+impl Near {
+    /// Candidates at most `max` edits from `name`.
+    pub fn new(name: &str, max: usize) -> Near {
+        Near {
+            cmp: rapidfuzz::distance::levenshtein::BatchComparator::new(name.chars()),
+            chars: name.chars().count(),
+            max,
+        }
+    }
+
+    /// The edit distance to `other` when it is at most the maximum.
+    pub fn distance(&self, other: &str) -> Option<usize> {
+        use rapidfuzz::distance::levenshtein::Args;
+        if other.chars().count().abs_diff(self.chars) > self.max {
+            return None;
+        }
+        self.cmp
+            .distance_with_args(other.chars(), &Args::default().score_cutoff(self.max))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn near_names_agree_with_the_edit_distance() {
+        let names = ["gpu-class", "gpu-clas", "team-0001", "team-0234", "é", "e", "", "abcdef"];
+        for a in names {
+            let near = Near::new(a, 3);
+            for b in names {
+                assert_eq!(near.distance(b), edit_distance_within(a, b, 3), "{a} / {b}");
+            }
+        }
+    }
 
     #[test]
     fn edit_distances() {

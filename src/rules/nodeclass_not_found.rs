@@ -1,4 +1,4 @@
-use super::{Ctx, edit_distance_within, usable};
+use super::{Ctx, usable};
 use crate::diag::Diagnostic;
 use crate::model::Object;
 
@@ -156,8 +156,9 @@ fn closest<'o, 'a>(
     name: &str,
     candidates: impl Iterator<Item = (&'a str, &'o Object<'a>)>,
 ) -> Option<(&'a str, &'o Object<'a>)> {
+    let near = super::Near::new(name, 3);
     candidates
-        .filter_map(|(n, o)| Some((edit_distance_within(name, n, 3)?, n, o)))
+        .filter_map(|(n, o)| Some((near.distance(n)?, n, o)))
         .filter(|(d, _, _)| *d > 0 && *d <= 3 && *d * 3 <= name.chars().count().max(3))
         .min_by_key(|(d, n, _)| (*d, *n))
         .map(|(_, n, o)| (n, o))

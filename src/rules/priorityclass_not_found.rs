@@ -1,4 +1,4 @@
-use super::{Ctx, close_enough, edit_distance_within, usable};
+use super::{Ctx, close_enough, usable};
 use crate::diag::Diagnostic;
 use crate::model::Object;
 
@@ -133,12 +133,13 @@ fn suggest(cx: &Ctx, mut d: Diagnostic, kind: &str, group: &str, name: &str) -> 
             "`{name}` is a {other_kind}, not a {kind}: {hint}; create a {kind} `{name}` or move the name to the matching field"
         ));
     }
+    let near = super::Near::new(name, 3);
     let best: Option<(usize, &str, &Object)> = cx
         .ix
         .of_kind(kind)
         .filter(|o| o.group == group)
         .filter_map(|o| o.name.map(|n| (n, o)))
-        .filter_map(|(n, o)| Some((edit_distance_within(name, n, 3)?, n, o)))
+        .filter_map(|(n, o)| Some((near.distance(n)?, n, o)))
         .filter(|(dist, _, _)| close_enough(name, *dist))
         .min_by_key(|(dist, n, _)| (*dist, *n));
     let help = match best {

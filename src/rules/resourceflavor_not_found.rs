@@ -1,4 +1,4 @@
-use super::{Ctx, close_enough, edit_distance_within, usable};
+use super::{Ctx, close_enough, usable};
 use crate::diag::Diagnostic;
 
 declare_rule! {
@@ -72,11 +72,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 let external = format!(
                     "if it is created outside this repo, declare it in .gpuops.yaml: `external: {{ResourceFlavor: [{name}]}}`"
                 );
+                let near = super::Near::new(name, 3);
                 let best = cx
                     .ix
                     .flavors
                     .iter()
-                    .filter_map(|fl| Some((edit_distance_within(name, fl.name, 3)?, fl)))
+                    .filter_map(|fl| Some((near.distance(fl.name)?, fl)))
                     .filter(|(dist, _)| close_enough(name, *dist))
                     .min_by_key(|(dist, fl)| (*dist, fl.name));
                 let help = match best {
