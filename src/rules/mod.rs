@@ -307,7 +307,16 @@ mod tests {
 
     #[test]
     fn near_names_agree_with_the_edit_distance() {
-        let names = ["gpu-class", "gpu-clas", "team-0001", "team-0234", "é", "e", "", "abcdef"];
+        let names = [
+            "gpu-class",
+            "gpu-clas",
+            "team-0001",
+            "team-0234",
+            "é",
+            "e",
+            "",
+            "abcdef",
+        ];
         for a in names {
             let near = Near::new(a, 3);
             for b in names {
