@@ -644,6 +644,14 @@ fn clip_quoted(text: &str, span: Span, style: Style) -> Span {
     }
 }
 
+/// The root of `text`'s first document, for unit tests. The document is leaked: nodes borrow
+/// it, and it lives as long as the test.
+#[cfg(test)]
+pub(crate) fn test_root(text: &str) -> Node<'static> {
+    let d = parse(text, Budget::default()).docs.into_iter().next();
+    Box::leak(Box::new(d.expect("one document"))).root()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -845,15 +845,7 @@ pub fn helm(
 mod tests {
     use super::*;
 
-    fn root(text: &str) -> Node<'static> {
-        let d = yaml::parse(text, Budget::default())
-            .docs
-            .into_iter()
-            .next()
-            .unwrap();
-        // Kept for the test's whole run: nodes borrow their document.
-        Box::leak(Box::new(d)).root()
-    }
+    use crate::yaml::test_root as root;
 
     #[test]
     fn paths_follow_list_items_by_identity() {

@@ -178,14 +178,6 @@ impl<'a> Seq<'a> {
         self.raws.get(i).map(|r| self.tree.node(r))
     }
     #[inline]
-    pub fn first(&self) -> Option<Node<'a>> {
-        self.get(0)
-    }
-    #[inline]
-    pub fn last(&self) -> Option<Node<'a>> {
-        self.raws.last().map(|r| self.tree.node(r))
-    }
-    #[inline]
     pub fn iter(&self) -> Items<'a> {
         Items {
             tree: self.tree,
@@ -223,10 +215,6 @@ impl<'a> Map<'a> {
     #[inline]
     pub fn first(&self) -> Option<(Node<'a>, Node<'a>)> {
         self.get(0)
-    }
-    #[inline]
-    pub fn last(&self) -> Option<(Node<'a>, Node<'a>)> {
-        self.len().checked_sub(1).and_then(|i| self.get(i))
     }
     #[inline]
     pub fn iter(&self) -> Entries<'a> {

@@ -83,12 +83,7 @@ pub fn resolve<'n>(root: Node<'n>, path: &[Seg]) -> (Node<'n>, usize) {
 mod tests {
     use super::*;
 
-    fn doc(text: &str) -> Node<'static> {
-        let p = crate::yaml::parse(text, crate::yaml::Budget::default());
-        let d = p.docs.into_iter().next().expect("one document");
-        // Kept for the test's whole run: nodes borrow their document.
-        Box::leak(Box::new(d)).root()
-    }
+    use crate::yaml::test_root as doc;
 
     #[test]
     fn paths_resolve_to_the_deepest_existing_node() {

@@ -148,12 +148,7 @@ pub fn node_json(n: Node<'_>) -> serde_json::Value {
 mod tests {
     use super::*;
 
-    fn doc(text: &str) -> Node<'static> {
-        let p = crate::yaml::parse(text, crate::yaml::Budget::default());
-        let d = p.docs.into_iter().next().expect("one document");
-        // Kept for the test's whole run: nodes borrow their document.
-        Box::leak(Box::new(d)).root()
-    }
+    use crate::yaml::test_root as doc;
 
     #[test]
     fn scalars_read_as_kubernetes_reads_them() {
