@@ -38,9 +38,9 @@ extend the namespace's list in the config.`,
 	]),
 }
 
-# Namespaces not listed have no set: they are not judged.
-allowed(ns) := {lower(n) | some n in list} if {
-	list := data.namespace_accelerators[ns]
+# Namespaces not listed have no set: they are not judged. Built once, not per template.
+allowed := {ns: {lower(n) | some n in list} |
+	some ns, list in data.namespace_accelerators
 	is_array(list)
 }
 
@@ -55,7 +55,7 @@ configured if count(data.namespace_accelerators) > 0
 deny contains finding if {
 	configured
 	some t in input.gpu_templates
-	ok := allowed(t.namespace)
+	ok := allowed[t.namespace]
 	name := selected(t)
 	not name in ok
 	finding := {
@@ -69,7 +69,7 @@ deny contains finding if {
 deny contains finding if {
 	configured
 	some t in input.gpu_templates
-	ok := allowed(t.namespace)
+	ok := allowed[t.namespace]
 	not selected(t)
 	pools := sort([sprintf("`%s` (%s)", [p, concat(", ", bad)]) |
 		some p in t.nodepools

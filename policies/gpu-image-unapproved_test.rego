@@ -3,7 +3,7 @@ package gpuops.policy.gpu_image_unapproved_test
 import data.gpuops.policy.gpu_image_unapproved as p
 import rego.v1
 
-# The container facts gpuops gives for `image` (see `image_ref` in the input document).
+# The facts gpuops gives for `image` (`gpu_images` and `image_ref` in the input document).
 refs := {
 	"nvcr.io/nvidia/pytorch:latest": ["nvcr.io", "nvidia/pytorch", "latest", ""],
 	"nvcr.io/nvidia/pytorch": ["nvcr.io", "nvidia/pytorch", "", ""],
@@ -23,10 +23,13 @@ image_ref(image) := {"registry": r, "repository": repo, "tag": tag, "digest": di
 	full := concat("@", [x | some x in [with_tag, digest]; x != ""])
 }
 
-pod(image) := {"gpu_templates": [{
-	"object": 0, "kind": "Pod", "name": "p",
-	"containers": [{"name": "c", "image": image, "image_ref": image_ref(image), "path": ["spec", "containers", 0]}],
-}]}
+pod(image) := {
+	"gpu_templates": [{
+		"object": 0, "kind": "Pod", "name": "p",
+		"containers": [{"name": "c", "image": image, "image_ref": image_ref(image), "path": ["spec", "containers", 0]}],
+	}],
+	"gpu_images": {image: image_ref(image)},
+}
 
 registries := ["nvcr.io/nvidia", "123456789012.dkr.ecr.us-east-1.amazonaws.com/"]
 

@@ -36,6 +36,17 @@ test_workload_label_is_enough if {
 
 test_empty_label_value_does_not_count if {
 	count(p.deny) == 1 with input as job({"team": ""}, {})
+	count(p.deny) == 1 with input as job({"team": ""}, {"team": ""})
+	count(p.deny) == 0 with input as job({"team": ""}, {"owner": "bob"})
+}
+
+test_a_non_string_value_does_not_count if {
+	count(p.deny) == 1 with input as job({"team": 5}, {})
+	count(p.deny) == 1 with input as job({"team": true}, {"team": null})
+}
+
+test_no_keys_no_findings if {
+	count(p.deny) == 0 with input as job({"team": "x"}, {}) with data.team_label_keys as []
 }
 
 test_keys_come_from_data if {

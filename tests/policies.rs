@@ -210,6 +210,59 @@ deny contains {"msg": "image", "object": 0, "path": ["spec", "template", "spec",
 }
 
 #[test]
+fn gpu_images_hold_each_image_of_gpu_containers_once() {
+    // Two GPU pods share an image, one runs a placeholder, and a CPU pod's image is not a GPU one.
+    let pod = |name: &str, image: &str, gpu: bool| {
+        let limits = if gpu {
+            "\n          resources: {limits: {nvidia.com/gpu: 1}}"
+        } else {
+            ""
+        };
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: ml}}\nspec:\n  containers:\n        - name: c\n          image: {image}{limits}\n"
+        )
+    };
+    let text = [
+        pod("a", "pytorch/pytorch:2.3", true),
+        pod("b", "pytorch/pytorch:2.3", true),
+        pod("c", "${IMAGE}", true),
+        pod("d", "busybox:1", false),
+    ]
+    .join("---\n");
+    let p = user(
+        r#"package org.images
+import rego.v1
+metadata := {"id": "images", "severity": "warning", "summary": "s"}
+deny contains {"msg": sprintf("%s -> %s", [img, ref.full]), "object": 0, "path": []} if {
+	some img, ref in input.gpu_images
+	is_object(ref)
+}
+deny contains {"msg": sprintf("%s -> null", [img]), "object": 0, "path": []} if {
+	some img, ref in input.gpu_images
+	ref == null
+}
+"#,
+    );
+    let files = vec![SourceFile::from_text("pods.yaml".into(), text)];
+    let out = gpuops::lint(&files, &settings_with(p));
+    assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
+    let mut msgs: Vec<&str> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.rule == "policy/images")
+        .map(|d| d.message.as_str())
+        .collect();
+    msgs.sort_unstable();
+    assert_eq!(
+        msgs,
+        vec![
+            "${IMAGE} -> null",
+            "pytorch/pytorch:2.3 -> docker.io/pytorch/pytorch:2.3"
+        ]
+    );
+}
+
+#[test]
 fn a_failing_policy_is_a_located_error_and_the_rest_still_run() {
     let p = user(
         r#"package org.broken

@@ -172,6 +172,25 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         })
         .collect();
 
+    // Each distinct image of a GPU container, read once: a monorepo has thousands (one per team
+    // and version) and tens of thousands of containers, which a policy would otherwise walk.
+    let mut gpu_images: BTreeMap<&str, Value> = BTreeMap::new();
+    let mut image_strings = Strings::default();
+    for t in ix
+        .templates
+        .iter()
+        .filter(|t| needs.key("gpu_images") && t.requests_gpu())
+    {
+        for c in &t.containers {
+            if let Some(image) = c.get("image").and_then(|n| n.as_str()) {
+                gpu_images.entry(image).or_insert_with(|| {
+                    ImageRef::parse(image).map_or(Value::Null, |r| r.value(&mut image_strings))
+                });
+            }
+        }
+    }
+    drop(image_strings);
+
     let mut nodepools = BTreeMap::new();
     for p in ix.nodepools.iter().filter(|_| needs.key("nodepools")) {
         let key = Value::from(p.name);
@@ -292,6 +311,15 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
             },
         ),
         ("gpu_templates", Value::from(gpu_templates)),
+        (
+            "gpu_images",
+            Value::from(
+                gpu_images
+                    .into_iter()
+                    .map(|(k, v)| (Value::from(k), v))
+                    .collect::<BTreeMap<_, _>>(),
+            ),
+        ),
         ("namespaces", Value::from(namespaces)),
         ("nodepools", Value::from(nodepools)),
         ("flavors", Value::from(flavors)),
