@@ -49,13 +49,10 @@ selected(t) := name if {
 	name := lower(t.node_selector["karpenter.k8s.aws/instance-gpu-name"])
 }
 
-# Without a list nothing is judged: skip the templates then.
-configured if count(data.namespace_accelerators) > 0
-
 deny contains finding if {
-	configured
-	some t in input.gpu_templates
-	ok := allowed[t.namespace]
+	# Only the listed namespaces' templates: a namespace without a list is not judged.
+	some ns, ok in allowed
+	some t in input.gpu_templates_by_namespace[ns]
 	name := selected(t)
 	not name in ok
 	finding := {
@@ -67,9 +64,9 @@ deny contains finding if {
 }
 
 deny contains finding if {
-	configured
-	some t in input.gpu_templates
-	ok := allowed[t.namespace]
+	# Only the listed namespaces' templates: a namespace without a list is not judged.
+	some ns, ok in allowed
+	some t in input.gpu_templates_by_namespace[ns]
 	not selected(t)
 	pools := sort([sprintf("`%s` (%s)", [p, concat(", ", bad)]) |
 		some p in t.nodepools

@@ -5,11 +5,14 @@ import rego.v1
 
 allowed := {"research": ["A100", "h100"]}
 
+template(ns, selector, pools) := {
+	"object": 0, "kind": "Job", "name": "sweep", "namespace": ns, "node_selector": selector,
+	"spec_path": ["spec", "template", "spec"], "nodepools": pools,
+}
+
 doc(ns, selector, pools) := {
-	"gpu_templates": [{
-		"object": 0, "kind": "Job", "name": "sweep", "namespace": ns, "node_selector": selector,
-		"spec_path": ["spec", "template", "spec"], "nodepools": pools,
-	}],
+	"gpu_templates": [template(ns, selector, pools)],
+	"gpu_templates_by_namespace": {ns: [template(ns, selector, pools)]},
 	"nodepools": {
 		"a100": {"name": "a100", "gpu_names": ["a100"]},
 		"h200": {"name": "h200", "gpu_names": ["h200"]},

@@ -210,7 +210,7 @@ deny contains {"msg": "image", "object": 0, "path": ["spec", "template", "spec",
 }
 
 #[test]
-fn gpu_images_hold_each_image_of_gpu_containers_once() {
+fn gpu_images_and_templates_by_namespace_are_views_of_gpu_templates() {
     // Two GPU pods share an image, one runs a placeholder, and a CPU pod's image is not a GPU one.
     let pod = |name: &str, image: &str, gpu: bool| {
         let limits = if gpu {
@@ -227,6 +227,8 @@ fn gpu_images_hold_each_image_of_gpu_containers_once() {
         pod("b", "pytorch/pytorch:2.3", true),
         pod("c", "${IMAGE}", true),
         pod("d", "busybox:1", false),
+        // No namespace: in `gpu_templates`, not in `gpu_templates_by_namespace`.
+        pod("e", "pytorch/pytorch:2.3", true).replace(", namespace: ml", ""),
     ]
     .join("---\n");
     let p = user(
@@ -240,6 +242,9 @@ deny contains {"msg": sprintf("%s -> %s", [img, ref.full]), "object": 0, "path":
 deny contains {"msg": sprintf("%s -> null", [img]), "object": 0, "path": []} if {
 	some img, ref in input.gpu_images
 	ref == null
+}
+deny contains {"msg": sprintf("%s: %s", [ns, concat(" ", sort([t.name | some t in ts]))]), "object": 0, "path": []} if {
+	some ns, ts in input.gpu_templates_by_namespace
 }
 "#,
     );
@@ -257,6 +262,7 @@ deny contains {"msg": sprintf("%s -> null", [img]), "object": 0, "path": []} if 
         msgs,
         vec![
             "${IMAGE} -> null",
+            "ml: a b c",
             "pytorch/pytorch:2.3 -> docker.io/pytorch/pytorch:2.3"
         ]
     );

@@ -72,7 +72,8 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         })
         .collect();
     let want_templates = needs.key("templates");
-    let want_gpu_templates = needs.key("gpu_templates");
+    let want_by_namespace = needs.key("gpu_templates_by_namespace");
+    let want_gpu_templates = needs.key("gpu_templates") || want_by_namespace;
     // PodDisruptionBudgets by namespace (`None`: none written, which matches any).
     let mut pdbs: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
     for (i, o) in ix.objects.iter().enumerate() {
@@ -108,6 +109,17 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         .filter(|(t, _)| t.requests_gpu())
         .map(|(_, v)| v.clone())
         .collect();
+    // The same facts by namespace: a namespace-scoped policy walks its namespaces' templates
+    // instead of every template (a tenth of the namespaces listed: a tenth of the work).
+    let mut by_namespace: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    for (t, v) in ix.templates.iter().zip(&templates) {
+        if want_by_namespace
+            && t.requests_gpu()
+            && let Some(ns) = ix.owner(t).namespace
+        {
+            by_namespace.entry(ns).or_default().push(v.clone());
+        }
+    }
 
     // Per namespace: its Namespace object, its objects, its GPU templates and what they ask for.
     #[derive(Default)]
@@ -311,6 +323,15 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
             },
         ),
         ("gpu_templates", Value::from(gpu_templates)),
+        (
+            "gpu_templates_by_namespace",
+            Value::from(
+                by_namespace
+                    .into_iter()
+                    .map(|(k, v)| (Value::from(k), Value::from(v)))
+                    .collect::<BTreeMap<_, _>>(),
+            ),
+        ),
         (
             "gpu_images",
             Value::from(

@@ -8,13 +8,73 @@ use regorus::Value;
 use std::collections::BTreeMap;
 
 /// A Rego object of fixed field names (shared key values) and their values.
+///
+/// Facts are built tens of thousands of times with the same fields. Each field list gets a
+/// frozen prototype once per thread (keys sorted, values null); an object is a copy of it with
+/// the values put in place, instead of a sorted map built and then frozen.
 pub(super) fn obj(entries: Vec<(&'static str, Value)>) -> Value {
-    Value::from(
-        entries
-            .into_iter()
-            .map(|(k, v)| (key(k), v))
-            .collect::<BTreeMap<Value, Value>>(),
-    )
+    thread_local! {
+        static SHAPES: std::cell::RefCell<HashMap<(usize, usize), Shape>> = Default::default();
+    }
+    let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+        return Value::new_object();
+    };
+    let id = (first.0.as_ptr() as usize, last.0.as_ptr() as usize);
+    SHAPES.with(|shapes| {
+        let mut shapes = shapes.borrow_mut();
+        let shape = shapes.entry(id).or_insert_with(|| Shape::new(&entries));
+        // Two lists may start and end with the same names.
+        if !shape.fits(&entries) {
+            *shape = Shape::new(&entries);
+        }
+        shape.fill(entries)
+    })
+}
+
+struct Shape {
+    names: Vec<&'static str>,
+    /// The key `Value` of each field, in the order the fields are given.
+    keys: Vec<Value>,
+    proto: Value,
+}
+
+impl Shape {
+    fn new(entries: &[(&'static str, Value)]) -> Shape {
+        let keys: Vec<Value> = entries.iter().map(|(k, _)| key(k)).collect();
+        let proto = Value::from(
+            keys.iter()
+                .map(|k| (k.clone(), Value::Null))
+                .collect::<BTreeMap<Value, Value>>(),
+        );
+        Shape {
+            names: entries.iter().map(|(k, _)| *k).collect(),
+            keys,
+            proto,
+        }
+    }
+
+    fn fits(&self, entries: &[(&'static str, Value)]) -> bool {
+        self.names.len() == entries.len()
+            && self
+                .names
+                .iter()
+                .zip(entries)
+                .all(|(a, (b, _))| std::ptr::eq(*a, *b) || a == b)
+    }
+
+    fn fill(&self, entries: Vec<(&'static str, Value)>) -> Value {
+        let mut out = self.proto.clone();
+        let Ok(o) = out.as_object_mut() else {
+            return out;
+        };
+        for ((_, v), k) in entries.into_iter().zip(&self.keys) {
+            // A field the prototype has: the value changes in place, the object stays frozen.
+            if let Some(slot) = o.get_mut(k) {
+                *slot = v;
+            }
+        }
+        out
+    }
 }
 
 /// The `Value` of a field name, one per thread: every fact repeats the same dozen keys, and a
@@ -149,6 +209,37 @@ mod tests {
     use super::*;
 
     use crate::yaml::test_root as doc;
+
+    #[test]
+    fn objects_of_one_field_list_share_a_shape_and_keep_their_values() {
+        let a = obj(vec![
+            ("name", Value::from("a")),
+            ("gpus", Value::from(2u64)),
+        ]);
+        let b = obj(vec![
+            ("name", Value::from("b")),
+            ("gpus", Value::from(4u64)),
+        ]);
+        assert_eq!(a["name"], Value::from("a"));
+        assert_eq!(b["name"], Value::from("b"));
+        assert_eq!(a["gpus"], Value::from(2u64));
+        assert_eq!(b["gpus"], Value::from(4u64));
+        // Same first and last names, other fields: a shape of its own.
+        let c = obj(vec![
+            ("name", Value::from("c")),
+            ("kind", Value::from("Job")),
+            ("gpus", Value::from(1u64)),
+        ]);
+        assert_eq!(c["kind"], Value::from("Job"));
+        assert_eq!(c["gpus"], Value::from(1u64));
+        let keys: Vec<String> = c
+            .as_object()
+            .map(|o| o.keys().map(ToString::to_string).collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["\"gpus\"", "\"kind\"", "\"name\""]);
+        assert_eq!(a.as_object().map(|o| o.len()).ok(), Some(2));
+        assert_eq!(obj(Vec::new()), Value::new_object());
+    }
 
     #[test]
     fn scalars_read_as_kubernetes_reads_them() {
