@@ -891,4 +891,39 @@ mod tests {
         assert_eq!(r.get("i").unwrap().yaml11(), Some(Yaml11::Str));
         assert_eq!(r.get("j").unwrap().yaml11(), Some(Yaml11::Float));
     }
+
+    #[test]
+    fn yaml11_plain_scalars_by_their_first_characters() {
+        let cases = [
+            ("_1", Yaml11::Int),
+            ("-_1_0", Yaml11::Int),
+            ("+12", Yaml11::Int),
+            ("0x1F", Yaml11::Int),
+            ("-0x1F", Yaml11::Int),
+            ("+.5", Yaml11::Float),
+            ("._5", Yaml11::Float),
+            ("-.inf", Yaml11::Float),
+            ("1_0.5e-3", Yaml11::Float),
+            ("_", Yaml11::Str),
+            ("_x1", Yaml11::Str),
+            ("x_1", Yaml11::Str),
+            ("-abc", Yaml11::Str),
+            ("nvcr.io/nvidia/pytorch:24.05-py3", Yaml11::Str),
+            ("12345678901234567890a", Yaml11::Str),
+            ("123456789012", Yaml11::Int),
+            ("~", Yaml11::Null),
+            ("Off", Yaml11::Bool),
+        ];
+        for (text, want) in cases {
+            let p = parse(&format!("k: {text}\n"), Budget::default());
+            let got = p.docs[0].root().get("k").and_then(|n| n.yaml11());
+            assert_eq!(got, Some(want), "{text}");
+        }
+        // Quoted and block scalars are strings, whatever they hold.
+        let p = parse("a: '12'\nb: |\n  12\nc: [1]\n", Budget::default());
+        let r = p.docs[0].root();
+        assert_eq!(r.get("a").and_then(|n| n.yaml11()), Some(Yaml11::Str));
+        assert_eq!(r.get("b").and_then(|n| n.yaml11()), Some(Yaml11::Str));
+        assert_eq!(r.get("c").and_then(|n| n.yaml11()), None);
+    }
 }

@@ -444,11 +444,10 @@ impl<'a> Node<'a> {
     /// Type of a scalar as Kubernetes' YAML 1.1 reader resolves it.
     #[inline]
     pub fn yaml11(self) -> Option<Yaml11> {
-        let text = self.as_str()?;
-        Some(if self.raw.sp.style() == Style::Plain {
-            resolve_plain(text)
-        } else {
-            Yaml11::Str
+        // A quoted or block scalar is a string: its text is not read.
+        Some(match self.style()? {
+            Style::Plain => resolve_plain(self.scalar_text()),
+            _ => Yaml11::Str,
         })
     }
     /// A copy of this subtree as a document of its own, spans kept, with each scalar (keys too)
@@ -469,7 +468,21 @@ fn resolve_plain(t: &str) -> Yaml11 {
         }
         _ => {}
     }
-    let body = t.strip_prefix(['-', '+']).unwrap_or(t).replace('_', "");
+    let unsigned = t.strip_prefix(['-', '+']).unwrap_or(t);
+    // Numbers start with a digit or a dot once underscores are dropped: most scalars are names,
+    // decided here without a copy.
+    if !unsigned
+        .bytes()
+        .find(|&b| b != b'_')
+        .is_some_and(|b| b.is_ascii_digit() || b == b'.')
+    {
+        return Yaml11::Str;
+    }
+    let body: std::borrow::Cow<'_, str> = if unsigned.contains('_') {
+        unsigned.replace('_', "").into()
+    } else {
+        unsigned.into()
+    };
     if !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()) {
         return Yaml11::Int;
     }
@@ -479,10 +492,7 @@ fn resolve_plain(t: &str) -> Yaml11 {
     {
         return Yaml11::Int;
     }
-    if matches!(
-        body.as_str(),
-        ".inf" | ".Inf" | ".INF" | ".nan" | ".NaN" | ".NAN"
-    ) {
+    if matches!(&*body, ".inf" | ".Inf" | ".INF" | ".nan" | ".NaN" | ".NAN") {
         return Yaml11::Float;
     }
     if is_go_yaml_float(&body) {
