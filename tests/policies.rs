@@ -231,8 +231,7 @@ fn gpu_images_and_templates_by_namespace_are_views_of_gpu_templates() {
         pod("e", "pytorch/pytorch:2.3", true).replace(", namespace: ml", ""),
     ]
     .join("---\n");
-    let p = user(
-        r#"package org.images
+    let images = r#"package org.images
 import rego.v1
 metadata := {"id": "images", "severity": "warning", "summary": "s"}
 deny contains {"msg": sprintf("%s -> %s", [img, ref.full]), "object": 0, "path": []} if {
@@ -243,26 +242,38 @@ deny contains {"msg": sprintf("%s -> null", [img]), "object": 0, "path": []} if 
 	some img, ref in input.gpu_images
 	ref == null
 }
+"#;
+    let by_namespace = r#"
 deny contains {"msg": sprintf("%s: %s", [ns, concat(" ", sort([t.name | some t in ts]))]), "object": 0, "path": []} if {
 	some ns, ts in input.gpu_templates_by_namespace
 }
-"#,
-    );
+"#;
     let files = vec![SourceFile::from_text("pods.yaml".into(), text)];
-    let out = gpuops::lint(&files, &settings_with(p));
-    assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
-    let mut msgs: Vec<&str> = out
-        .diagnostics
-        .iter()
-        .filter(|d| d.rule == "policy/images")
-        .map(|d| d.message.as_str())
-        .collect();
-    msgs.sort_unstable();
+    let found = |policy: String| {
+        let out = gpuops::lint(&files, &settings_with(user(&policy)));
+        assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
+        let mut msgs: Vec<String> = out
+            .diagnostics
+            .iter()
+            .filter(|d| d.rule == "policy/images")
+            .map(|d| d.message.clone())
+            .collect();
+        msgs.sort_unstable();
+        msgs
+    };
+    // Read with the template facts built, and without them.
     assert_eq!(
-        msgs,
-        vec![
+        found(format!("{images}{by_namespace}")),
+        [
             "${IMAGE} -> null",
             "ml: a b c",
+            "pytorch/pytorch:2.3 -> docker.io/pytorch/pytorch:2.3"
+        ]
+    );
+    assert_eq!(
+        found(images.to_string()),
+        [
+            "${IMAGE} -> null",
             "pytorch/pytorch:2.3 -> docker.io/pytorch/pytorch:2.3"
         ]
     );
