@@ -67,10 +67,10 @@ place(t) := ["metadata", "name"] if {
 
 deny contains finding if {
 	some t in input.gpu_templates
-	# Most templates carry the first key: a lookup skips them without a call per template.
-	# Above "" is any non-empty string (or a list or map, which the API server rejects).
-	not t.object_labels[keys[0]] > ""
-	not t.labels[keys[0]] > ""
+	# Most templates carry the first key: one comparison skips them without a function call per
+	# template. [type, value] is above ["string", ""] exactly for a non-empty string.
+	not [type_name(t.object_labels[keys[0]]), t.object_labels[keys[0]]] > ["string", ""]
+	not [type_name(t.labels[keys[0]]), t.labels[keys[0]]] > ["string", ""]
 	not labelled(t.object_labels)
 	not labelled(t.labels)
 	names := concat(" or ", [sprintf("`%s`", [k]) | some k in keys])

@@ -43,6 +43,7 @@ test_empty_label_value_does_not_count if {
 test_a_non_string_value_does_not_count if {
 	count(p.deny) == 1 with input as job({"team": 5}, {})
 	count(p.deny) == 1 with input as job({"team": true}, {"team": null})
+	count(p.deny) == 1 with input as job({"team": ["a"]}, {"team": {"a": "b"}})
 }
 
 test_no_keys_no_findings if {
