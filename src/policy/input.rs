@@ -305,15 +305,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
                 Value::Null
             },
         ),
-        (
-            "by_kind",
-            Value::from(
-                by_kind
-                    .into_iter()
-                    .map(|(k, v)| (Value::from(k), Value::from(v)))
-                    .collect::<BTreeMap<_, _>>(),
-            ),
-        ),
+        ("by_kind", keyed(by_kind)),
         (
             "templates",
             if want_templates {
@@ -323,24 +315,8 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
             },
         ),
         ("gpu_templates", Value::from(gpu_templates)),
-        (
-            "gpu_templates_by_namespace",
-            Value::from(
-                by_namespace
-                    .into_iter()
-                    .map(|(k, v)| (Value::from(k), Value::from(v)))
-                    .collect::<BTreeMap<_, _>>(),
-            ),
-        ),
-        (
-            "gpu_images",
-            Value::from(
-                gpu_images
-                    .into_iter()
-                    .map(|(k, v)| (Value::from(k), v))
-                    .collect::<BTreeMap<_, _>>(),
-            ),
-        ),
+        ("gpu_templates_by_namespace", keyed(by_namespace)),
+        ("gpu_images", keyed(gpu_images)),
         ("namespaces", Value::from(namespaces)),
         ("nodepools", Value::from(nodepools)),
         ("flavors", Value::from(flavors)),
@@ -351,6 +327,15 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
     let mut aside = objects;
     aside.extend(templates);
     (obj(entries), aside)
+}
+
+/// A Rego object keyed by names.
+fn keyed<V: Into<Value>>(m: BTreeMap<&str, V>) -> Value {
+    Value::from(
+        m.into_iter()
+            .map(|(k, v)| (Value::from(k), v.into()))
+            .collect::<BTreeMap<_, _>>(),
+    )
 }
 
 fn object<'a>(
