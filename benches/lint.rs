@@ -363,7 +363,7 @@ fn floor(root: &Path, runs: usize) {
 }
 
 fn run_rule(ix: &Index, rule: &'static Rule) -> usize {
-    let cx = Ctx { ix, rule };
+    let cx = Ctx::new(ix, rule);
     let mut out = Vec::new();
     (rule.check)(&cx, &mut out);
     out.len()

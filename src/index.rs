@@ -90,6 +90,9 @@ pub struct Index<'a> {
     /// Per object: the range of its templates in `templates` (they are stored in object order).
     template_ranges: Vec<std::ops::Range<usize>>,
     pub documents: usize,
+    /// Built on first use by the rules that need them, shared by their chunks.
+    user_crds: std::sync::OnceLock<crate::schema::crd::UserCrds>,
+    quotas: std::sync::OnceLock<crate::sched::QuotaIndex<'a>>,
 }
 
 /// Kinds made for training: Kubeflow `*Job`s, JobSet, RayJob, TrainJob. A batch/v1 Job is not
@@ -241,6 +244,8 @@ impl<'a> Index<'a> {
             pools_by_class,
             template_ranges,
             documents,
+            user_crds: Default::default(),
+            quotas: Default::default(),
         };
         ix.classes = ix.templates.par_iter().map(|t| ix.classify(t)).collect();
         ix.queues = ix.templates.par_iter().map(|t| ix.queue_of(t)).collect();
@@ -388,6 +393,48 @@ impl<'a> Index<'a> {
     }
 
     /// The pod templates of object `oi`.
+    /// The range in `templates` of the templates of the objects in `objects`.
+    pub fn templates_within(&self, objects: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        if objects.is_empty() {
+            return 0..0;
+        }
+        let start = self
+            .template_ranges
+            .get(objects.start)
+            .map_or(0, |r| r.start);
+        let end = self
+            .template_ranges
+            .get(objects.end - 1)
+            .map_or(start, |r| r.end);
+        start..end.max(start)
+    }
+
+    /// The objects cut into runs of about `size` (chunked rules run per run, so that what one
+    /// run reads stays in the caches while every rule reads it).
+    pub fn chunks(&self, size: usize) -> Vec<std::ops::Range<usize>> {
+        let n = self.objects.len();
+        let size = size.max(1);
+        (0..n.div_ceil(size))
+            .map(|i| i * size..((i + 1) * size).min(n))
+            .collect()
+    }
+
+    /// The validators of the CRDs among the objects (built once, on first use).
+    pub fn user_crds(&self) -> &crate::schema::crd::UserCrds {
+        self.user_crds.get_or_init(|| {
+            crate::schema::crd::UserCrds::from_objects(
+                self.of_kind("CustomResourceDefinition")
+                    .filter(|o| o.group == "apiextensions.k8s.io"),
+            )
+        })
+    }
+
+    /// What each Kueue cohort may lend (built once, on first use).
+    pub fn quotas(&self) -> &crate::sched::QuotaIndex<'a> {
+        self.quotas
+            .get_or_init(|| crate::sched::QuotaIndex::build(self))
+    }
+
     pub fn templates_of(&self, oi: usize) -> &[PodTemplate<'a>] {
         self.template_ranges
             .get(oi)

@@ -199,21 +199,47 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
     out
 }
 
+/// Objects per chunk of the chunked rules. Many small tasks keep both cores busy to the end (37
+/// tasks of very unequal size did not: at 10,000 files a lint took 15 % longer), and what a chunk's
+/// checks read stays in the caches from one rule to the next. 4,096 gave the same time, 16,384
+/// (four chunks) 10 % more.
+const RULE_CHUNK: usize = 256;
+
 /// Runs the enabled rules over one index, in parallel, and the enabled policies beside them.
 fn run_rules(
     ix: &index::Index,
     settings: &Settings,
     cluster: Option<&str>,
 ) -> (Vec<Diagnostic>, Vec<policy::PolicyError>) {
+    let enabled: Vec<&'static rules::Rule> = rules::all()
+        .iter()
+        .copied()
+        .filter(|r| rule_enabled(settings, r.name))
+        .collect();
+    let (chunked, whole): (Vec<_>, Vec<_>) = enabled.into_iter().partition(|r| r.chunked);
+    enum Task {
+        Whole(&'static rules::Rule),
+        Chunk(std::ops::Range<usize>),
+    }
+    // One task per whole-index rule, and one per chunk of objects running every chunked rule.
+    let mut tasks: Vec<Task> = whole.into_iter().map(Task::Whole).collect();
+    if !chunked.is_empty() {
+        tasks.extend(ix.chunks(RULE_CHUNK).into_iter().map(Task::Chunk));
+    }
     let (mut found, policies) = rayon::join(
         || {
-            rules::all()
+            tasks
                 .par_iter()
-                .filter(|r| rule_enabled(settings, r.name))
-                .flat_map_iter(|r| {
-                    let cx = rules::Ctx { ix, rule: r };
+                .flat_map_iter(|task| {
                     let mut out = Vec::new();
-                    (r.check)(&cx, &mut out);
+                    match task {
+                        Task::Whole(r) => (r.check)(&rules::Ctx::new(ix, r), &mut out),
+                        Task::Chunk(range) => {
+                            for r in &chunked {
+                                (r.check)(&rules::Ctx::chunk(ix, r, range.clone()), &mut out);
+                            }
+                        }
+                    }
                     out
                 })
                 .collect::<Vec<_>>()

@@ -37,10 +37,11 @@ declare_rule! {
     severity: Warning,
     summary: "an EC2NodeClass AMI alias on @latest drifts and replaces nodes on every AMI release",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for o in &cx.ix.objects {
+    for (_, o) in cx.objects() {
         if !o.is("karpenter.k8s.aws", "EC2NodeClass") {
             continue;
         }

@@ -79,6 +79,7 @@ declare_rule! {
     severity: Warning,
     summary: "a training container whose checkpoints are not on a durable volume",
     check: check,
+    chunked: true,
 }
 
 const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
@@ -130,7 +131,7 @@ struct Risk {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for (ti, t) in cx.ix.templates.iter().enumerate() {
+    for (ti, t) in cx.templates() {
         let Some(intent) = cx.ix.classes.get(ti).filter(|i| i.is_training()) else {
             continue;
         };

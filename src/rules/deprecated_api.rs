@@ -55,6 +55,7 @@ declare_rule! {
     severity: Warning,
     summary: "removed or deprecated Karpenter and Kueue API versions, fields and annotations",
     check: check,
+    chunked: true,
 }
 
 const OLD_ANNOTATIONS: [&str; 2] = [
@@ -63,7 +64,7 @@ const OLD_ANNOTATIONS: [&str; 2] = [
 ];
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for (oi, obj) in cx.ix.objects.iter().enumerate() {
+    for (oi, obj) in cx.objects() {
         api_version(cx, obj, out);
         if obj.group == "karpenter.sh" && obj.kind == "NodePool" {
             nodepool_fields(cx, obj, out);

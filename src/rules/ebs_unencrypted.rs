@@ -45,10 +45,11 @@ declare_rule! {
     severity: Warning,
     summary: "an explicit EC2NodeClass EBS volume that is not encrypted",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for o in &cx.ix.objects {
+    for (_, o) in cx.objects() {
         if o.group != "karpenter.k8s.aws" || !matches!(o.kind, "EC2NodeClass" | "AWSNodeTemplate") {
             continue;
         }

@@ -52,6 +52,7 @@ declare_rule! {
     severity: Warning,
     summary: "multi-node GPU training on EFA-capable instances without `vpc.amazonaws.com/efa` in its limits",
     check: check,
+    chunked: true,
 }
 
 /// Whether the GPU pods of the workload form one distributed job rather than independent pods
@@ -87,7 +88,7 @@ fn distributed(owner: &crate::model::Object, t: &crate::model::PodTemplate) -> b
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
-    for (ti, t) in ix.templates.iter().enumerate() {
+    for (ti, t) in cx.templates() {
         if !t.requests_gpu() || !ix.classes.get(ti).is_some_and(|c| c.is_training()) {
             continue;
         }

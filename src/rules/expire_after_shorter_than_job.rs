@@ -64,11 +64,12 @@ declare_rule! {
     severity: Warning,
     summary: "a training job whose deadline or expected run outlasts the `expireAfter` of the NodePools it lands on",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
-    for (ti, t) in ix.templates.iter().enumerate() {
+    for (ti, t) in cx.templates() {
         let Some(intent) = ix.classes.get(ti) else {
             continue;
         };

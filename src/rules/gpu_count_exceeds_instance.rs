@@ -56,11 +56,12 @@ declare_rule! {
     severity: Error,
     summary: "a pod asks for more EFA interfaces or Neuron devices than any instance its NodePools may launch has",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
-    for (ti, t) in ix.templates.iter().enumerate() {
+    for (ti, t) in cx.templates() {
         if !t.requests_gpu() {
             continue;
         }

@@ -35,6 +35,7 @@ declare_rule! {
     severity: Warning,
     summary: "a launcher's processes per node differ from the GPUs the pod asks for",
     check: check,
+    chunked: true,
 }
 
 /// A process count and where it is written.
@@ -118,7 +119,7 @@ fn env_claims(t: &PodTemplate, c: &Container) -> Vec<Claim> {
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
-    for (ti, t) in ix.templates.iter().enumerate() {
+    for (ti, t) in cx.templates() {
         if !t.requests_gpu() {
             continue;
         }

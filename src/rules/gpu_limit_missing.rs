@@ -34,10 +34,11 @@ declare_rule! {
     severity: Error,
     summary: "an accelerator requested without a limit, or requests not equal to limits",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for t in &cx.ix.templates {
+    for (_, t) in cx.templates() {
         let owner = cx.ix.owner(t);
         for c in &t.containers {
             let Some(requests) = c.requests else { continue };

@@ -32,10 +32,11 @@ declare_rule! {
     severity: Error,
     summary: "an accelerator quantity that is not a positive whole number",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for t in &cx.ix.templates {
+    for (_, t) in cx.templates() {
         let owner = cx.ix.owner(t);
         for c in &t.containers {
             let cname = c.name.unwrap_or("<unnamed>");

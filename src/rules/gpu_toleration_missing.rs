@@ -59,6 +59,7 @@ declare_rule! {
     severity: Error,
     summary: "a GPU pod template does not tolerate the taints of the NodePools that could serve it",
     check: check,
+    chunked: true,
 }
 
 /// One untolerated taint of one template, gathered over its Kueue variants.
@@ -78,7 +79,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     if ix.nodepools.is_empty() {
         return;
     }
-    for (ti, t) in ix.templates.iter().enumerate() {
+    for (ti, t) in cx.templates() {
         if !t.requests_gpu() || sched::targets_other_capacity(t) {
             continue;
         }

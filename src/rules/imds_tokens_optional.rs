@@ -39,10 +39,11 @@ declare_rule! {
     severity: Warning,
     summary: "an EC2NodeClass allows IMDSv1 (httpTokens: optional)",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for o in &cx.ix.objects {
+    for (_, o) in cx.objects() {
         if o.group != "karpenter.k8s.aws" || !matches!(o.kind, "EC2NodeClass" | "AWSNodeTemplate") {
             continue;
         }

@@ -46,13 +46,14 @@ declare_rule! {
     severity: Warning,
     summary: "a GPU inference Deployment/StatefulSet that can land only on spot capacity",
     check: check,
+    chunked: true,
 }
 
 const KEY: &str = crate::sched::CAPACITY_TYPE;
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
-    for (ti, t) in ix.templates.iter().enumerate() {
+    for (ti, t) in cx.templates() {
         if !t.requests_gpu() || ix.classes.get(ti).map(|c| c.class()) != Some(Class::Inference) {
             continue;
         }

@@ -42,6 +42,7 @@ declare_rule! {
     severity: Error,
     summary: "a kueue.x-k8s.io/queue-name label names a LocalQueue that does not exist in the namespace",
     check: check,
+    chunked: true,
 }
 
 const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
@@ -50,12 +51,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // Label value nodes already checked (a bare Pod's template metadata is its own metadata).
     let mut seen: std::collections::HashSet<(usize, Span)> = std::collections::HashSet::new();
     let mut labels: Vec<(&Object, Node<'_>)> = Vec::new();
-    for o in &cx.ix.objects {
+    for (_, o) in cx.objects() {
         if let Some((_, v)) = o.label(QUEUE_LABEL) {
             labels.push((o, v));
         }
     }
-    for t in &cx.ix.templates {
+    for (_, t) in cx.templates() {
         if let Some((_, v)) = t.label(QUEUE_LABEL) {
             labels.push((cx.ix.owner(t), v));
         }

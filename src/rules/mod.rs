@@ -5,6 +5,7 @@ use crate::index::Index;
 use crate::intent::Intent;
 use crate::model::{Object, PodTemplate, is_gpu_resource};
 use crate::yaml::{Node, Span};
+use std::ops::Range;
 
 /// A lint rule: its metadata, its explanation and its check.
 pub struct Rule {
@@ -17,6 +18,9 @@ pub struct Rule {
     /// The full explanation (the rule's doc comment): what, why, example, fix.
     pub doc: &'static str,
     pub check: fn(&Ctx, &mut Vec<Diagnostic>),
+    /// Whether the check judges each object (with its templates) on its own, reading the rest
+    /// of the index only to look things up: then it runs chunk by chunk (see [`Ctx::objects`]).
+    pub chunked: bool,
 }
 
 impl Rule {
@@ -32,13 +36,49 @@ impl Rule {
     }
 }
 
-/// What a rule sees: the index, and helpers that stamp findings with the rule's name.
+/// What a rule sees: the index, the objects it judges, and helpers that stamp findings with the
+/// rule's name.
 pub struct Ctx<'i, 'a> {
     pub ix: &'i Index<'a>,
     pub rule: &'static Rule,
+    /// The objects a chunked rule judges in this run (all of them for the others).
+    scope: Range<usize>,
 }
 
-impl<'a> Ctx<'_, 'a> {
+impl<'i, 'a> Ctx<'i, 'a> {
+    /// A run over the whole index.
+    pub fn new(ix: &'i Index<'a>, rule: &'static Rule) -> Self {
+        Ctx {
+            ix,
+            rule,
+            scope: 0..ix.objects.len(),
+        }
+    }
+    /// A run of a chunked rule over some objects (and their templates).
+    pub fn chunk(ix: &'i Index<'a>, rule: &'static Rule, objects: Range<usize>) -> Self {
+        Ctx {
+            ix,
+            rule,
+            scope: objects,
+        }
+    }
+    /// The objects this run judges, with their index in `ix.objects`.
+    pub fn objects(&self) -> impl Iterator<Item = (usize, &'i Object<'a>)> + use<'i, 'a> {
+        let start = self.scope.start;
+        self.ix.objects[self.scope.clone()]
+            .iter()
+            .enumerate()
+            .map(move |(i, o)| (start + i, o))
+    }
+    /// The pod templates of [`Self::objects`], with their index in `ix.templates`.
+    pub fn templates(&self) -> impl Iterator<Item = (usize, &'i PodTemplate<'a>)> + use<'i, 'a> {
+        let range = self.ix.templates_within(self.scope.clone());
+        let start = range.start;
+        self.ix.templates[range]
+            .iter()
+            .enumerate()
+            .map(move |(i, t)| (start + i, t))
+    }
     /// A finding at the rule's default severity.
     pub fn at(&self, loc: Loc, message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(self.rule.name, self.rule.severity, loc, message)
@@ -143,7 +183,8 @@ macro_rules! declare_rule {
         category: $cat:literal,
         severity: $sev:ident,
         summary: $summary:literal,
-        check: $check:path $(,)?
+        check: $check:path
+        $(, chunked: $chunked:literal)? $(,)?
     ) => {
         $(#[doc = $doc])*
         pub static RULE: $crate::rules::Rule = $crate::rules::Rule {
@@ -153,6 +194,7 @@ macro_rules! declare_rule {
             summary: $summary,
             doc: concat!($($doc, "\n"),*),
             check: $check,
+            chunked: false $(|| $chunked)?,
         };
     };
 }

@@ -48,6 +48,7 @@ declare_rule! {
     severity: Error,
     summary: "a GPU pod template's nodeSelector or node affinity matches no NodePool",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
@@ -60,7 +61,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     {
         return;
     }
-    for (ti, t) in ix.templates.iter().enumerate() {
+    for (ti, t) in cx.templates() {
         let owner = ix.owner(t);
         // DaemonSet pods are not provisioned for: they land on nodes that already exist.
         if !t.requests_gpu() || sched::targets_other_capacity(t) || owner.kind == "DaemonSet" {

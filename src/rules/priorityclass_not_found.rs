@@ -44,12 +44,13 @@ declare_rule! {
     severity: Error,
     summary: "a priorityClassName or kueue.x-k8s.io/priority-class names a class that does not exist",
     check: check,
+    chunked: true,
 }
 
 const WPC_LABEL: &str = "kueue.x-k8s.io/priority-class";
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for t in &cx.ix.templates {
+    for (_, t) in cx.templates() {
         let Some(node) = t.priority_class() else {
             continue;
         };
@@ -74,7 +75,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         );
         out.push(suggest(cx, d, "PriorityClass", "scheduling.k8s.io", name));
     }
-    for o in &cx.ix.objects {
+    for (_, o) in cx.objects() {
         let Some((_, node)) = o.label(WPC_LABEL) else {
             continue;
         };

@@ -43,6 +43,7 @@ declare_rule! {
     severity: Error,
     summary: "`kueue.x-k8s.io/queue-name` as an annotation, or as a label only on the pod template",
     check: check,
+    chunked: true,
 }
 
 const KEY: &str = "kueue.x-k8s.io/queue-name";
@@ -67,7 +68,7 @@ fn label_home(obj: &Object) -> String {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for (oi, obj) in cx.ix.objects.iter().enumerate() {
+    for (oi, obj) in cx.objects() {
         let own_meta = obj.metadata();
         let has_label = obj.label(KEY).is_some()
             || (obj.is("batch", "CronJob")

@@ -41,10 +41,11 @@ declare_rule! {
     severity: Error,
     summary: "a ClusterQueue or Cohort names a ResourceFlavor that does not exist",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for o in &cx.ix.objects {
+    for (_, o) in cx.objects() {
         if o.group != "kueue.x-k8s.io" || !matches!(o.kind, "ClusterQueue" | "Cohort") {
             continue;
         }

@@ -1,7 +1,6 @@
 use super::Ctx;
 use crate::diag::Diagnostic;
 use crate::model::Object;
-use crate::schema::crd::UserCrds;
 use crate::schema::{builtin, cel, check};
 
 declare_rule! {
@@ -62,12 +61,13 @@ declare_rule! {
     severity: Error,
     summary: "a field the API server or the Karpenter/Kueue admission checks reject or prune",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    let user = UserCrds::from_objects(cx.ix.objects.iter());
+    let user = cx.ix.user_crds();
     let mut found = Vec::new();
-    for obj in &cx.ix.objects {
+    for (_, obj) in cx.objects() {
         found.clear();
         if !user.is_empty() && user.covers(obj) {
             user.validate(obj, &mut found);
@@ -77,7 +77,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         }
         report(cx, obj, &mut found, out);
     }
-    for t in &cx.ix.templates {
+    for (_, t) in cx.templates() {
         let obj = cx.ix.owner(t);
         // The CRD of the owner describes its pod templates (or chooses not to).
         if !user.is_empty() && user.covers(obj) {

@@ -40,12 +40,13 @@ declare_rule! {
     severity: Warning,
     summary: "a GPU training pod that can land on spot whose termination grace does not fit the 2-minute notice",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
     let min = ix.settings.spot_min_grace_seconds;
-    for (ti, t) in ix.templates.iter().enumerate() {
+    for (ti, t) in cx.templates() {
         if !t.requests_gpu() || !ix.classes.get(ti).is_some_and(|c| c.is_training()) {
             continue;
         }

@@ -78,6 +78,7 @@ declare_rule! {
     severity: Warning,
     summary: "a training pod template without `karpenter.sh/do-not-disrupt: \"true\"` where Karpenter runs",
     check: check,
+    chunked: true,
 }
 
 const KEY: &str = "karpenter.sh/do-not-disrupt";
@@ -86,7 +87,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // Only the "missing" finding needs Karpenter in view: the annotation, wherever it is
     // written, already says Karpenter runs.
     let karpenter = cx.ix.uses_karpenter();
-    for (ti, t) in cx.ix.templates.iter().enumerate() {
+    for (ti, t) in cx.templates() {
         if !t.requests_gpu() {
             continue;
         }

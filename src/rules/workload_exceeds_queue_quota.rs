@@ -1,6 +1,6 @@
 use super::Ctx;
 use crate::diag::Diagnostic;
-use crate::sched::{QuotaIndex, admission, show_quantity};
+use crate::sched::{admission, show_quantity};
 
 declare_rule! {
     /// ## What it does
@@ -48,6 +48,7 @@ declare_rule! {
     severity: Error,
     summary: "a workload asks for more GPUs at once than its ClusterQueue may ever admit",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
@@ -55,9 +56,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     if ix.cluster_queues.is_empty() {
         return;
     }
-    let quotas = QuotaIndex::build(ix);
-    for oi in 0..ix.objects.len() {
-        let Some((cqi, verdicts)) = admission(ix, &quotas, oi) else {
+    let quotas = ix.quotas();
+    for (oi, _) in cx.objects() {
+        let Some((cqi, verdicts)) = admission(ix, quotas, oi) else {
             continue;
         };
         let obj = &ix.objects[oi];

@@ -36,10 +36,11 @@ declare_rule! {
     severity: Error,
     summary: "an unquoted YAML 1.1 boolean or number where Kubernetes expects a string",
     check: check,
+    chunked: true,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for obj in &cx.ix.objects {
+    for (_, obj) in cx.objects() {
         let mut f = Finder { cx, obj, out };
         f.metadata(obj.metadata());
         for jt in job_template_metadata(obj) {
@@ -66,7 +67,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             _ => {}
         }
     }
-    for t in &cx.ix.templates {
+    for (_, t) in cx.templates() {
         let obj = cx.ix.owner(t);
         let mut f = Finder { cx, obj, out };
         // A bare Pod's template metadata is the object's own, already read above.

@@ -25,7 +25,7 @@ pub struct UserCrds {
 }
 
 impl UserCrds {
-    pub fn from_objects<'a>(objects: impl Iterator<Item = &'a Object<'a>>) -> Self {
+    pub fn from_objects<'s, 'a: 's>(objects: impl Iterator<Item = &'s Object<'a>>) -> Self {
         let mut entries = Vec::new();
         for o in objects {
             if !(o.group == "apiextensions.k8s.io" && o.kind == "CustomResourceDefinition") {
