@@ -34,11 +34,13 @@ default limit := 8
 limit := data.max_gpus_per_container if is_number(data.max_gpus_per_container)
 
 deny contains finding if {
+	# Read once, not per container (a rule named inside the loop is looked up each time).
+	most := limit
 	some t in input.gpu_templates
 	some c in t.containers
-	c.gpus > limit
+	c.gpus > most
 	finding := {
-		"msg": sprintf("container `%s` of %s `%s` asks for %v GPUs; the maximum per container is %v", [object.get(c, "name", "<unnamed>"), t.kind, object.get(t, "name", "<unnamed>"), c.gpus, limit]),
+		"msg": sprintf("container `%s` of %s `%s` asks for %v GPUs; the maximum per container is %v", [object.get(c, "name", "<unnamed>"), t.kind, object.get(t, "name", "<unnamed>"), c.gpus, most]),
 		"object": t.object,
 		"path": c.gpu_path,
 		"help": "split the work across more pods (more workers or replicas) with fewer GPUs each",

@@ -69,10 +69,11 @@ unpinned := {img: ref.tag | some img, ref in refs; ref.digest == ""; floating[re
 
 deny contains finding if {
 	count(registries) > 0
-	count(unapproved) > 0
+	bad := unapproved
+	count(bad) > 0
 	some t in input.gpu_templates
 	some c in t.containers
-	c.image in unapproved
+	c.image in bad
 	finding := {
 		"msg": sprintf("GPU pod of %s `%s` runs `%s`, from a registry not allowed (allowed: %s)", [t.kind, object.get(t, "name", "<unnamed>"), c.image, concat(", ", registries)]),
 		"object": t.object,
@@ -82,10 +83,11 @@ deny contains finding if {
 }
 
 deny contains finding if {
-	count(unpinned) > 0
+	pins := unpinned
+	count(pins) > 0
 	some t in input.gpu_templates
 	some c in t.containers
-	tg := unpinned[c.image]
+	tg := pins[c.image]
 	what := {true: "on `:latest`", false: "without a tag (`:latest`)"}[tg == "latest"]
 	finding := {
 		"msg": sprintf("GPU pod of %s `%s` runs `%s` %s: restarted workers may run other code than their peers", [t.kind, object.get(t, "name", "<unnamed>"), c.image, what]),

@@ -66,11 +66,13 @@ place(t) := ["metadata", "name"] if {
 }
 
 deny contains finding if {
+	# Rule values read before the loop: a rule named inside it is looked up per template.
+	first := keys[0]
 	some t in input.gpu_templates
 	# Most templates carry the first key: one comparison skips them without a function call per
 	# template. [type, value] is above ["string", ""] exactly for a non-empty string.
-	not [type_name(t.object_labels[keys[0]]), t.object_labels[keys[0]]] > ["string", ""]
-	not [type_name(t.labels[keys[0]]), t.labels[keys[0]]] > ["string", ""]
+	not [type_name(t.object_labels[first]), t.object_labels[first]] > ["string", ""]
+	not [type_name(t.labels[first]), t.labels[first]] > ["string", ""]
 	not labelled(t.object_labels)
 	not labelled(t.labels)
 	names := concat(" or ", [sprintf("`%s`", [k]) | some k in keys])
@@ -78,6 +80,6 @@ deny contains finding if {
 		"msg": sprintf("%s `%s` runs GPU pods without a %s label: its GPU hours cannot be charged back", [t.kind, object.get(t, "name", "<unnamed>"), names]),
 		"object": t.object,
 		"path": place(t),
-		"help": sprintf("add `%s: <team>` to the pod template's labels", [keys[0]]),
+		"help": sprintf("add `%s: <team>` to the pod template's labels", [first]),
 	}
 }
