@@ -250,6 +250,17 @@ fn run_rules(
     (found, policies.errors)
 }
 
+static EXITS_AFTER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says that the process exits right after its lint (the CLI): the last cluster's index and
+/// policy input document are left to the exit instead of being freed one value at a time
+/// (about 0.02 s and 0.1 s at 10,000 files). Only the last: with one index per cluster, keeping
+/// them all would add up. Others (tests, embedders) free each at once.
+pub fn exit_after_lint() {
+    EXITS_AFTER.store(true, std::sync::atomic::Ordering::Relaxed);
+    policy::keep_inputs_until_exit();
+}
+
 /// Lints parsed files: [`check`], then [`finish`].
 pub fn lint(files: &[SourceFile], settings: &Settings) -> Outcome {
     let mut outcome = check(files, settings);
@@ -290,6 +301,12 @@ pub fn check(files: &[SourceFile], settings: &Settings) -> Outcome {
             }
         }
         let (diagnostics, errors) = run_rules(&ix, &sc.settings, sc.name.as_deref());
+        if EXITS_AFTER.load(std::sync::atomic::Ordering::Relaxed)
+            && std::ptr::eq(sc, scopes.last().unwrap_or(sc))
+        {
+            // Freeing the index's millions of small values costs more than the exit does.
+            std::mem::forget(ix);
+        }
         for e in errors {
             if !policy_errors.contains(&e) {
                 policy_errors.push(e);

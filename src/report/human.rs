@@ -4,6 +4,7 @@ use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
     SourceCode, SourceSpan, SpanContents,
 };
+use rayon::prelude::*;
 use std::fmt;
 
 /// How the human report looks.
@@ -168,17 +169,21 @@ pub fn human(diags: &[Diagnostic], files: &[SourceFile], opts: HumanOptions) -> 
         .with_width(opts.width)
         .with_links(false)
         .with_context_lines(1);
-    let mut out = String::new();
     let shown: Vec<&Diagnostic> = diags.iter().filter(|d| d.suppressed.is_none()).collect();
-    for &d in &shown {
-        let r = build(d, files);
-        let mut s = String::new();
-        if handler.render_report(&mut s, &r).is_err() {
-            s = format!("{}: {} [{}]\n", location(files, d.loc), d.message, d.rule);
-        }
-        out.push_str(&s);
-        out.push('\n');
-    }
+    // Each finding renders on its own, on every core: thousands of excerpts take a while.
+    let rendered: Vec<String> = shown
+        .par_iter()
+        .map(|&d| {
+            let r = build(d, files);
+            let mut s = String::new();
+            if handler.render_report(&mut s, &r).is_err() {
+                s = format!("{}: {} [{}]\n", location(files, d.loc), d.message, d.rule);
+            }
+            s.push('\n');
+            s
+        })
+        .collect();
+    let mut out = rendered.concat();
     let (errors, warnings) = super::counts(diags);
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     if shown.is_empty() {

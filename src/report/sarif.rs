@@ -1,5 +1,6 @@
 use crate::diag::Severity;
 use crate::rules;
+use rayon::prelude::*;
 use serde_json::{Value, json};
 
 fn region(span: crate::yaml::Span, file: &crate::source::SourceFile) -> Value {
@@ -30,8 +31,9 @@ pub fn sarif(run: &super::Run) -> String {
             })
         })
         .collect();
+    // One result per finding, built on every core (a large repository has thousands).
     let results: Vec<Value> = diags
-        .iter()
+        .par_iter()
         .zip(&fingerprints)
         .map(|(d, fingerprint)| {
             let mut text = d.message.clone();
