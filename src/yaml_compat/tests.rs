@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn ok(src: &str) -> Parsed {
