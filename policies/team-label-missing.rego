@@ -68,11 +68,13 @@ place(t) := ["metadata", "name"] if {
 deny contains finding if {
 	# Rule values read before the loop: a rule named inside it is looked up per template.
 	first := keys[0]
+	yes := [true, true]
 	some t in input.gpu_templates
-	# Most templates carry the first key: one comparison skips them without a function call per
-	# template. [type, value] is above ["string", ""] exactly for a non-empty string.
-	not [type_name(t.object_labels[first]), t.object_labels[first]] > ["string", ""]
-	not [type_name(t.labels[first]), t.labels[first]] > ["string", ""]
+	# Most templates carry the first key: two comparisons skip them without a function call per
+	# template. Rego orders values null < boolean < number < string < array < set < object, so
+	# above "" and below [] is exactly a non-empty string.
+	not [t.object_labels[first] > "", t.object_labels[first] < []] == yes
+	not [t.labels[first] > "", t.labels[first] < []] == yes
 	not labelled(t.object_labels)
 	not labelled(t.labels)
 	names := concat(" or ", [sprintf("`%s`", [k]) | some k in keys])
