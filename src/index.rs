@@ -392,7 +392,6 @@ impl<'a> Index<'a> {
         self.pools_by_class.get(name).map_or(&[], Vec::as_slice)
     }
 
-    /// The pod templates of object `oi`.
     /// The range in `templates` of the templates of the objects in `objects`.
     pub fn templates_within(&self, objects: std::ops::Range<usize>) -> std::ops::Range<usize> {
         if objects.is_empty() {
@@ -409,8 +408,8 @@ impl<'a> Index<'a> {
         start..end.max(start)
     }
 
-    /// The objects cut into runs of about `size` (chunked rules run per run, so that what one
-    /// run reads stays in the caches while every rule reads it).
+    /// The objects cut into runs of `size` (the last one shorter): the chunks the chunked rules
+    /// run over, many small tasks that keep every core busy to the end.
     pub fn chunks(&self, size: usize) -> Vec<std::ops::Range<usize>> {
         let n = self.objects.len();
         let size = size.max(1);
@@ -422,10 +421,7 @@ impl<'a> Index<'a> {
     /// The validators of the CRDs among the objects (built once, on first use).
     pub fn user_crds(&self) -> &crate::schema::crd::UserCrds {
         self.user_crds.get_or_init(|| {
-            crate::schema::crd::UserCrds::from_objects(
-                self.of_kind("CustomResourceDefinition")
-                    .filter(|o| o.group == "apiextensions.k8s.io"),
-            )
+            crate::schema::crd::UserCrds::from_objects(self.of_kind("CustomResourceDefinition"))
         })
     }
 
@@ -435,6 +431,7 @@ impl<'a> Index<'a> {
             .get_or_init(|| crate::sched::QuotaIndex::build(self))
     }
 
+    /// The pod templates of object `oi`.
     pub fn templates_of(&self, oi: usize) -> &[PodTemplate<'a>] {
         self.template_ranges
             .get(oi)

@@ -48,11 +48,7 @@ pub struct Ctx<'i, 'a> {
 impl<'i, 'a> Ctx<'i, 'a> {
     /// A run over the whole index.
     pub fn new(ix: &'i Index<'a>, rule: &'static Rule) -> Self {
-        Ctx {
-            ix,
-            rule,
-            scope: 0..ix.objects.len(),
-        }
+        Self::chunk(ix, rule, 0..ix.objects.len())
     }
     /// A run of a chunked rule over some objects (and their templates).
     pub fn chunk(ix: &'i Index<'a>, rule: &'static Rule, objects: Range<usize>) -> Self {
