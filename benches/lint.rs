@@ -11,6 +11,7 @@
 //! BENCH_ONE=gpu-toleration-missing BENCH_FILES=1000 cargo bench --bench lint   # one rule
 //! BENCH_SIZES=1000,2000,4000,10000 cargo bench --bench lint # a markdown table row per size
 //! BENCH_POLICIES=1 cargo bench --bench lint        # lint without, then with the whole bundled policy pack
+//! BENCH_PACK=1 BENCH_RUNS=10 cargo bench --bench lint  # the bundled pack alone on one index (to profile it)
 //! BENCH_FLOOR=1 cargo bench --bench lint           # the parser floor: saphyr events, + tree, + load
 //! ```
 //!
@@ -95,6 +96,23 @@ fn main() {
                 took.as_secs_f64()
             );
         }
+        return;
+    }
+
+    if env_text("BENCH_PACK").is_some() {
+        // The bundled pack alone on one prebuilt index: input document, evaluation, findings
+        // (what a profiler should look at when the pack's cost is the question).
+        let (parse, files) = best_of(runs, || load(&root));
+        let (index, ix) = best_of(runs, || Index::build(&files, &settings));
+        let with = with_bundled_policies(&settings);
+        let (pack, run) = best_of(runs, || gpuops::policy::run(&ix, &with, None));
+        println!(
+            "walk + parse {:.3} s, index {:.3} s, the pack {:.3} s ({} findings)",
+            parse.as_secs_f64(),
+            index.as_secs_f64(),
+            pack.as_secs_f64(),
+            run.diagnostics.len()
+        );
         return;
     }
 

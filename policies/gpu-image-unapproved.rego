@@ -56,16 +56,20 @@ prefixes := {concat("", [trim_suffix(r, "/"), "/"]) | some r in registries}
 # Each distinct image is judged once (`input.gpu_images`): repositories reuse images thousands
 # of times. Its value is the reference as the runtime reads it (`pytorch/pytorch:2.3` is
 # `docker.io/pytorch/pytorch:2.3`); it is null for `${IMAGE}` and `{{ .Values.image }}`, which
-# are filled in later and leave nothing to judge yet.
-refs := {img: ref | some img, ref in input.gpu_images; is_object(ref)}
+# are filled in later and leave nothing to judge yet: `ref.full` and `ref.digest` are undefined
+# there, so the comprehensions below skip them without a filtered copy of the map.
 
 # One builtin call per image, not a function call per prefix.
-unapproved := {img | some img, ref in refs; not strings.any_prefix_match(ref.full, prefixes)}
+unapproved := {img |
+	some img, ref in input.gpu_images
+	full := ref.full
+	not strings.any_prefix_match(full, prefixes)
+}
 
 floating := {"", "latest"}
 
 # A digest pins the image whatever its tag says.
-unpinned := {img: ref.tag | some img, ref in refs; ref.digest == ""; floating[ref.tag]}
+unpinned := {img: ref.tag | some img, ref in input.gpu_images; ref.digest == ""; floating[ref.tag]}
 
 deny contains finding if {
 	count(registries) > 0

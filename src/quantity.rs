@@ -74,10 +74,14 @@ pub fn whole(s: &str) -> Option<i128> {
 /// The one notion of placeholder for every rule and the scheduling model.
 pub fn is_placeholder(s: &str) -> bool {
     let s = s.trim();
-    if s.contains("${")
-        || s.contains("{{")
-        || s.contains("$(")
-        || (s.starts_with('$') && s.len() > 1)
+    // Every template marker has a `$` or a `{`: one pass over the bytes rules all three out for
+    // nearly every value (this runs for each label value and quantity the index reads).
+    let marked = s.bytes().any(|b| b == b'$' || b == b'{');
+    if marked
+        && (s.contains("${")
+            || s.contains("{{")
+            || s.contains("$(")
+            || (s.starts_with('$') && s.len() > 1))
     {
         return true;
     }
@@ -126,6 +130,10 @@ mod tests {
             "$(GPUS)",
             "{{ .Values.gpus }}",
             "{{ x }}",
+            // A marker inside a value, not at its start.
+            "train-${RUN}",
+            "v{{ .Chart.Version }}",
+            "gpu-$(POOL)",
             "<GPU_COUNT>",
             "<gpus>",
             "__GPUS__",
@@ -154,6 +162,10 @@ mod tests {
             "p4d.24xlarge",
             "NoSchedule",
             "1_000",
+            // A `$` or `{` that opens no marker.
+            "$",
+            "{a}",
+            "a$b",
         ] {
             assert!(!is_placeholder(v), "{v}");
         }

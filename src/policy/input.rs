@@ -21,10 +21,12 @@ pub use values::{Strings, node_json, node_value};
 
 mod image_ref;
 mod paths;
+mod side;
 mod values;
 
 use image_ref::ImageRef;
-use values::{obj, opt_str, strings};
+use side::Side;
+use values::{obj, opt_str};
 
 /// Bumped when a field changes meaning or goes away (additions keep it).
 pub const INPUT_VERSION: &str = "gpuops.dev/policy-input/v1";
@@ -50,49 +52,57 @@ pub fn build(ix: &Index<'_>, cluster: Option<&str>) -> Value {
 /// templates kept aside: dropping them in parallel after the document halves the time freeing
 /// hundreds of thousands of values takes.
 pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Value, Vec<Value>) {
-    let mut owned: Vec<Vec<usize>> = vec![Vec::new(); ix.objects.len()];
-    for (ti, t) in ix.templates.iter().enumerate() {
-        if let Some(v) = owned.get_mut(t.owner) {
-            v.push(ti);
-        }
-    }
-    // Objects not needed stay `Null` placeholders that are never put in the document.
     let want_objects = needs.key("objects");
     let want_kinds = needs.key("by_kind");
-    let objects: Vec<Value> = ix
-        .objects
-        .par_iter()
-        .enumerate()
-        .map_init(Strings::default, |strings, (i, o)| {
-            if want_objects || (want_kinds && needs.kind(o.kind)) {
-                object(ix, strings, i, o, cluster, &owned[i])
-            } else {
-                Value::Null
-            }
-        })
-        .collect();
     let want_templates = needs.key("templates");
     let want_by_namespace = needs.key("gpu_templates_by_namespace");
     let want_gpu_templates = needs.key("gpu_templates") || want_by_namespace;
-    // PodDisruptionBudgets by namespace (`None`: none written, which matches any).
-    let mut pdbs: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
-    for (i, o) in ix.objects.iter().enumerate() {
-        if o.is("policy", "PodDisruptionBudget") {
-            pdbs.entry(o.namespace).or_default().push(i);
-        }
-    }
-    let shared = Shared::default();
-    let templates: Vec<Value> = (0..ix.templates.len())
-        .into_par_iter()
-        .map_init(Strings::default, |strings, ti| {
-            if want_templates || (want_gpu_templates && ix.templates[ti].requests_gpu()) {
-                template(ix, ti, &pdbs, &shared, strings)
-            } else {
-                Value::Null
+    // The views that read only the index are built beside the conversion of objects and
+    // templates: one core takes them while the other starts on the templates.
+    let ((objects, templates), side) = rayon::join(
+        || {
+            let mut owned: Vec<Vec<usize>> = vec![Vec::new(); ix.objects.len()];
+            for (ti, t) in ix.templates.iter().enumerate() {
+                if let Some(v) = owned.get_mut(t.owner) {
+                    v.push(ti);
+                }
             }
-        })
-        .collect();
-    drop(shared);
+            // Objects not needed stay `Null` placeholders that are never put in the document.
+            let objects: Vec<Value> = ix
+                .objects
+                .par_iter()
+                .enumerate()
+                .map_init(Strings::default, |strings, (i, o)| {
+                    if want_objects || (want_kinds && needs.kind(o.kind)) {
+                        object(ix, strings, i, o, cluster, &owned[i])
+                    } else {
+                        Value::Null
+                    }
+                })
+                .collect();
+            // PodDisruptionBudgets by namespace (`None`: none written, which matches any).
+            let mut pdbs: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
+            for (i, o) in ix.objects.iter().enumerate() {
+                if o.is("policy", "PodDisruptionBudget") {
+                    pdbs.entry(o.namespace).or_default().push(i);
+                }
+            }
+            let shared = Shared::default();
+            let templates: Vec<Value> = (0..ix.templates.len())
+                .into_par_iter()
+                .map_init(Strings::default, |strings, ti| {
+                    if want_templates || (want_gpu_templates && ix.templates[ti].requests_gpu()) {
+                        template(ix, ti, &pdbs, &shared, strings)
+                    } else {
+                        Value::Null
+                    }
+                })
+                .collect();
+            drop(shared);
+            (objects, templates)
+        },
+        || Side::build(ix, needs),
+    );
 
     let mut by_kind: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
     if want_kinds {
@@ -111,7 +121,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         .collect();
     // The same facts by namespace: a namespace-scoped policy walks its namespaces' templates
     // instead of every template (a tenth of the namespaces listed: a tenth of the work).
-    let mut by_namespace: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    let mut by_namespace: HashMap<&str, Vec<Value>> = HashMap::new();
     for (t, v) in ix.templates.iter().zip(&templates) {
         if want_by_namespace
             && t.requests_gpu()
@@ -120,172 +130,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
             by_namespace.entry(ns).or_default().push(v.clone());
         }
     }
-
-    // Per namespace: its Namespace object, its objects, its GPU templates and what they ask for.
-    #[derive(Default)]
-    struct Ns<'x> {
-        object: Option<usize>,
-        objects: Vec<usize>,
-        gpu_templates: Vec<usize>,
-        gpu_objects: Vec<usize>,
-        gpu_resources: Vec<&'x str>,
-    }
-    let mut namespaces: BTreeMap<&str, Ns> = BTreeMap::new();
-    let want_namespaces = needs.key("namespaces");
-    for (i, o) in ix.objects.iter().enumerate().filter(|_| want_namespaces) {
-        if o.is("", "Namespace")
-            && let Some(n) = o.name
-        {
-            namespaces.entry(n).or_default().object.get_or_insert(i);
-        }
-        if let Some(ns) = o.namespace {
-            namespaces.entry(ns).or_default().objects.push(i);
-        }
-    }
-    for (ti, t) in ix.templates.iter().enumerate().filter(|_| want_namespaces) {
-        let Some(ns) = ix.owner(t).namespace else {
-            continue;
-        };
-        if !t.requests_gpu() {
-            continue;
-        }
-        let e = namespaces.entry(ns).or_default();
-        e.gpu_templates.push(ti);
-        // Templates come in object order: an owner's templates are adjacent.
-        if e.gpu_objects.last() != Some(&t.owner) {
-            e.gpu_objects.push(t.owner);
-        }
-        for c in &t.containers {
-            for (name, _) in c.accelerators() {
-                if is_gpu_resource(name) && !e.gpu_resources.contains(&name) {
-                    e.gpu_resources.push(name);
-                }
-            }
-        }
-    }
-    let indices =
-        |v: &[usize]| Value::from(v.iter().map(|&i| Value::from(i as u64)).collect::<Vec<_>>());
-    let namespaces: BTreeMap<Value, Value> = namespaces
-        .into_iter()
-        .map(|(name, mut n)| {
-            n.gpu_resources.sort_unstable();
-            let facts = obj(vec![
-                ("name", Value::from(name)),
-                (
-                    "object",
-                    n.object.map_or(Value::Null, |i| Value::from(i as u64)),
-                ),
-                ("objects", indices(&n.objects)),
-                ("gpu_templates", indices(&n.gpu_templates)),
-                ("gpu_objects", indices(&n.gpu_objects)),
-                ("gpu_resources", strings(n.gpu_resources)),
-            ]);
-            (Value::from(name), facts)
-        })
-        .collect();
-
-    // Each distinct image of a GPU container, read once: a monorepo has thousands (one per team
-    // and version) and tens of thousands of containers, which a policy would otherwise walk.
-    let mut gpu_images: BTreeMap<&str, Value> = BTreeMap::new();
-    let mut image_strings = Strings::default();
-    for t in ix
-        .templates
-        .iter()
-        .filter(|t| needs.key("gpu_images") && t.requests_gpu())
-    {
-        for c in &t.containers {
-            if let Some(image) = c.get("image").and_then(|n| n.as_str()) {
-                gpu_images.entry(image).or_insert_with(|| {
-                    ImageRef::parse(image).map_or(Value::Null, |r| r.value(&mut image_strings))
-                });
-            }
-        }
-    }
-    drop(image_strings);
-
-    let mut nodepools = BTreeMap::new();
-    for p in ix.nodepools.iter().filter(|_| needs.key("nodepools")) {
-        let key = Value::from(p.name);
-        if nodepools.contains_key(&key) {
-            continue;
-        }
-        let bounded = crate::sched::bounded_instances(p);
-        let gpu_names = bounded.as_ref().map(|b| {
-            let mut n: Vec<&str> = b.iter().map(|i| i.gpu_name).collect();
-            n.sort_unstable();
-            n.dedup();
-            strings(n)
-        });
-        let types = bounded
-            .as_ref()
-            .map(|b| strings(b.iter().map(|i| i.instance_type)));
-        let gpu = match crate::sched::gpu_capability(p) {
-            crate::sched::GpuCapability::Explicit => "explicit",
-            crate::sched::GpuCapability::Possible => "possible",
-            crate::sched::GpuCapability::None => "none",
-        };
-        nodepools.insert(
-            key,
-            obj(vec![
-                ("name", Value::from(p.name)),
-                ("object", Value::from(p.obj as u64)),
-                ("gpu", Value::from(gpu)),
-                ("instance_types", types.unwrap_or(Value::Null)),
-                ("gpu_names", gpu_names.unwrap_or(Value::Null)),
-                ("capacity_types", strings(p.capacity_types())),
-            ]),
-        );
-    }
-    let mut flavors = BTreeMap::new();
-    for f in ix.flavors.iter().filter(|_| needs.key("flavors")) {
-        flavors.entry(Value::from(f.name)).or_insert_with(|| {
-            obj(vec![
-                ("name", Value::from(f.name)),
-                ("object", Value::from(f.obj as u64)),
-                (
-                    "node_labels",
-                    f.node_labels_node.map_or(Value::new_object(), node_value),
-                ),
-            ])
-        });
-    }
-    let mut cluster_queues = BTreeMap::new();
-    for q in ix
-        .cluster_queues
-        .iter()
-        .filter(|_| needs.key("cluster_queues"))
-    {
-        let mut names: Vec<&str> = Vec::new();
-        for (n, _, _) in &q.flavors {
-            if !names.contains(n) {
-                names.push(n);
-            }
-        }
-        cluster_queues
-            .entry(Value::from(q.name))
-            .or_insert_with(|| {
-                obj(vec![
-                    ("name", Value::from(q.name)),
-                    ("object", Value::from(q.obj as u64)),
-                    ("flavors", strings(names)),
-                ])
-            });
-    }
-    let mut local_queues = BTreeMap::new();
-    for q in ix.local_queues.iter().filter(|_| needs.key("local_queues")) {
-        let key = format!("{}/{}", q.namespace.unwrap_or(""), q.name);
-        local_queues.entry(Value::from(key)).or_insert_with(|| {
-            obj(vec![
-                ("name", Value::from(q.name)),
-                ("namespace", opt_str(q.namespace)),
-                ("object", Value::from(q.obj as u64)),
-                (
-                    "cluster_queue",
-                    opt_str(q.cluster_queue.and_then(|n| n.as_str())),
-                ),
-            ])
-        });
-    }
+    let by_namespace: BTreeMap<&str, Vec<Value>> = by_namespace.into_iter().collect();
 
     let mut entries = vec![
         ("version", Value::from(INPUT_VERSION)),
@@ -316,12 +161,12 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         ),
         ("gpu_templates", Value::from(gpu_templates)),
         ("gpu_templates_by_namespace", keyed(by_namespace)),
-        ("gpu_images", keyed(gpu_images)),
-        ("namespaces", Value::from(namespaces)),
-        ("nodepools", Value::from(nodepools)),
-        ("flavors", Value::from(flavors)),
-        ("cluster_queues", Value::from(cluster_queues)),
-        ("local_queues", Value::from(local_queues)),
+        ("gpu_images", Value::from(side.gpu_images)),
+        ("namespaces", Value::from(side.namespaces)),
+        ("nodepools", Value::from(side.nodepools)),
+        ("flavors", Value::from(side.flavors)),
+        ("cluster_queues", Value::from(side.cluster_queues)),
+        ("local_queues", Value::from(side.local_queues)),
     ];
     entries.retain(|(k, _)| needs.key(k) || matches!(*k, "version" | "cluster" | "settings"));
     let mut aside = objects;
@@ -419,9 +264,11 @@ fn container(c: &Container<'_>, spec_path: &[Seg], index: usize, strings: &mut S
         ("image", strings.opt(image)),
         (
             "image_ref",
-            image
-                .and_then(ImageRef::parse)
-                .map_or(Value::Null, |r| r.value(strings)),
+            image.map_or(Value::Null, |image| {
+                strings.image(image, |strings| {
+                    ImageRef::parse(image).map_or(Value::Null, |r| r.value(strings))
+                })
+            }),
         ),
         ("path", strings.path(&path)),
         ("gpus", Value::from(c.gpu_count())),
@@ -440,7 +287,7 @@ type QueueKey = (String, Option<usize>, Option<usize>);
 #[derive(Default)]
 struct Shared {
     /// Landing signature (see [`landing_signature`]) → (`nodepools`, `landings`).
-    landings: Mutex<HashMap<String, (Value, Value)>>,
+    landings: Mutex<HashMap<Vec<u8>, (Value, Value)>>,
     /// (queue label, LocalQueue, ClusterQueue) → `queue`.
     queues: Mutex<HashMap<QueueKey, Value>>,
 }
@@ -460,21 +307,30 @@ fn placed_variants<'i, 'a>(
 }
 
 /// Who a template's landings depend on: per variant, its placement, its flavor and its
-/// tolerations (with the extended resources EKS tolerates for it).
-fn landing_signature(ix: &Index<'_>, ti: usize) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
+/// tolerations (with the extended resources EKS tolerates for it). Bytes, each string after its
+/// length so no two signatures read alike: formatting numbers as text cost more than the rest.
+fn landing_signature(ix: &Index<'_>, ti: usize) -> Vec<u8> {
+    fn num(s: &mut Vec<u8>, n: usize) {
+        s.extend_from_slice(&(n as u64).to_le_bytes());
+    }
+    fn text(s: &mut Vec<u8>, t: &str) {
+        num(s, t.len());
+        s.extend_from_slice(t.as_bytes());
+    }
+    let mut s = Vec::new();
     for (pl, variant) in placed_variants(ix, ti) {
-        let _ = write!(s, "{pl}/{:?}/", variant.flavor);
+        num(&mut s, pl);
+        num(&mut s, variant.flavor.map_or(usize::MAX, |f| f));
+        num(&mut s, variant.constraints.tolerations.len());
         for t in &variant.constraints.tolerations {
-            let _ = write!(s, "{}\0{}\0{}\0{}\0", t.key, t.operator, t.value, t.effect);
+            for part in [t.key, t.operator, t.value, t.effect] {
+                text(&mut s, part);
+            }
         }
-        s.push('|');
+        num(&mut s, variant.constraints.extended.len());
         for e in &variant.constraints.extended {
-            s.push_str(e);
-            s.push('\0');
+            text(&mut s, e);
         }
-        s.push('\n');
     }
     s
 }

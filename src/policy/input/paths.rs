@@ -3,7 +3,7 @@
 use crate::yaml::{Node, Value as Y};
 
 /// One step of a field path: a map key or a list index.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Seg {
     Key(String),
     Index(usize),
@@ -32,8 +32,12 @@ pub fn path_to(root: Node<'_>, target: Node<'_>) -> Option<Vec<Seg>> {
                 }
             }),
             Y::Map(entries) => entries.iter().any(|(k, v)| {
+                // The span first: reading a key's text costs more.
+                if !holds(v) {
+                    return false;
+                }
                 let Some(key) = k.as_str() else { return false };
-                holds(v) && {
+                {
                     out.push(Step::Key(key));
                     walk(v, target, prune, out) || {
                         out.pop();

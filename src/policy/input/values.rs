@@ -111,6 +111,11 @@ pub fn node_value(n: Node<'_>) -> Value {
 #[derive(Default)]
 pub struct Strings {
     seen: HashMap<Box<str>, Value>,
+    /// Field paths, which repeat as often: every Deployment's pod template is at
+    /// `spec.template`, its first container at `spec.template.spec.containers[0]`.
+    paths: HashMap<Box<[Seg]>, Value>,
+    /// Parsed image references: a repository runs the same images in many containers.
+    images: HashMap<Box<str>, Value>,
 }
 
 impl Strings {
@@ -150,15 +155,30 @@ impl Strings {
         Value::from(items.into_iter().map(|s| self.get(s)).collect::<Vec<_>>())
     }
 
+    /// The value of `image` built once per image (`build` runs on the first sight).
+    pub(super) fn image(&mut self, image: &str, build: impl FnOnce(&mut Self) -> Value) -> Value {
+        if let Some(v) = self.images.get(image) {
+            return v.clone();
+        }
+        let v = build(self);
+        self.images.insert(image.into(), v.clone());
+        v
+    }
+
     pub(super) fn path(&mut self, path: &[Seg]) -> Value {
-        Value::from(
+        if let Some(v) = self.paths.get(path) {
+            return v.clone();
+        }
+        let v = Value::from(
             path.iter()
                 .map(|seg| match seg {
                     Seg::Key(k) => self.get(k),
                     Seg::Index(i) => Value::from(*i as u64),
                 })
                 .collect::<Vec<_>>(),
-        )
+        );
+        self.paths.insert(path.into(), v.clone());
+        v
     }
 }
 

@@ -1,0 +1,239 @@
+//! The views of the input document built from the index alone, without object or template
+//! values: namespaces, distinct GPU images, NodePools, flavors and queues. They are built on one
+//! core while the other converts templates (see `build_parts`).
+
+use super::image_ref::ImageRef;
+use super::values::{Strings, node_value, obj, opt_str, strings};
+use crate::index::Index;
+use crate::model::is_gpu_resource;
+use crate::policy::needs::Needs;
+use foldhash::{HashMap, HashMapExt};
+use regorus::Value;
+use std::collections::BTreeMap;
+
+/// The views built from the index alone (no object or template values).
+pub(super) struct Side {
+    pub(super) namespaces: BTreeMap<Value, Value>,
+    pub(super) gpu_images: BTreeMap<Value, Value>,
+    pub(super) nodepools: BTreeMap<Value, Value>,
+    pub(super) flavors: BTreeMap<Value, Value>,
+    pub(super) cluster_queues: BTreeMap<Value, Value>,
+    pub(super) local_queues: BTreeMap<Value, Value>,
+}
+
+/// What an object or template says of its namespace (see `Side::build`).
+enum Mark {
+    /// The Namespace object itself.
+    Object(usize),
+    /// An object in it.
+    Member(usize),
+    /// A GPU pod template of a workload in it.
+    Gpu(usize),
+}
+
+impl Side {
+    pub(super) fn build<'i>(ix: &Index<'i>, needs: &Needs) -> Side {
+        // Per namespace: its Namespace object, its objects, its GPU templates and what they ask for.
+        #[derive(Default)]
+        struct Ns<'x> {
+            object: Option<usize>,
+            objects: Vec<usize>,
+            gpu_templates: Vec<usize>,
+            gpu_objects: Vec<usize>,
+            gpu_resources: Vec<&'x str>,
+        }
+        // Hashed while collecting, sorted once: namespace names share long prefixes
+        // (`team-0123`) that a sorted map would compare on every insert.
+        let mut slots: HashMap<&str, usize> = HashMap::new();
+        let mut found: Vec<(&str, Ns)> = Vec::new();
+        let mut ns_of = |name: &'i str| -> usize {
+            *slots.entry(name).or_insert_with(|| {
+                found.push((name, Ns::default()));
+                found.len() - 1
+            })
+        };
+        let want_namespaces = needs.key("namespaces");
+        let mut marks: Vec<(usize, Mark)> = Vec::new();
+        for (i, o) in ix.objects.iter().enumerate().filter(|_| want_namespaces) {
+            if o.is("", "Namespace")
+                && let Some(n) = o.name
+            {
+                marks.push((ns_of(n), Mark::Object(i)));
+            }
+            if let Some(ns) = o.namespace {
+                marks.push((ns_of(ns), Mark::Member(i)));
+            }
+        }
+        for (ti, t) in ix.templates.iter().enumerate().filter(|_| want_namespaces) {
+            let Some(ns) = ix.owner(t).namespace else {
+                continue;
+            };
+            if t.requests_gpu() {
+                marks.push((ns_of(ns), Mark::Gpu(ti)));
+            }
+        }
+        for (k, mark) in marks {
+            let e = &mut found[k].1;
+            match mark {
+                Mark::Object(i) => {
+                    e.object.get_or_insert(i);
+                }
+                Mark::Member(i) => e.objects.push(i),
+                Mark::Gpu(ti) => {
+                    let t = &ix.templates[ti];
+                    e.gpu_templates.push(ti);
+                    // Templates come in object order: an owner's templates are adjacent.
+                    if e.gpu_objects.last() != Some(&t.owner) {
+                        e.gpu_objects.push(t.owner);
+                    }
+                    for c in &t.containers {
+                        for (name, _) in c.accelerators() {
+                            if is_gpu_resource(name) && !e.gpu_resources.contains(&name) {
+                                e.gpu_resources.push(name);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let indices =
+            |v: &[usize]| Value::from(v.iter().map(|&i| Value::from(i as u64)).collect::<Vec<_>>());
+        let namespaces: BTreeMap<Value, Value> = found
+            .into_iter()
+            .map(|(name, mut n)| {
+                n.gpu_resources.sort_unstable();
+                let facts = obj(vec![
+                    ("name", Value::from(name)),
+                    (
+                        "object",
+                        n.object.map_or(Value::Null, |i| Value::from(i as u64)),
+                    ),
+                    ("objects", indices(&n.objects)),
+                    ("gpu_templates", indices(&n.gpu_templates)),
+                    ("gpu_objects", indices(&n.gpu_objects)),
+                    ("gpu_resources", strings(n.gpu_resources)),
+                ]);
+                (Value::from(name), facts)
+            })
+            .collect();
+
+        // Each distinct image of a GPU container, read once: a monorepo has thousands (one per
+        // team and version) and tens of thousands of containers, which a policy would otherwise
+        // walk. Hashed, then sorted once (references share long prefixes).
+        let mut images: HashMap<&str, ()> = HashMap::new();
+        for t in ix
+            .templates
+            .iter()
+            .filter(|t| needs.key("gpu_images") && t.requests_gpu())
+        {
+            for c in &t.containers {
+                if let Some(image) = c.get("image").and_then(|n| n.as_str()) {
+                    images.insert(image, ());
+                }
+            }
+        }
+        let mut image_strings = Strings::default();
+        let gpu_images: BTreeMap<Value, Value> = images
+            .into_keys()
+            .map(|image| {
+                let facts =
+                    ImageRef::parse(image).map_or(Value::Null, |r| r.value(&mut image_strings));
+                (Value::from(image), facts)
+            })
+            .collect();
+        drop(image_strings);
+
+        let mut nodepools = BTreeMap::new();
+        for p in ix.nodepools.iter().filter(|_| needs.key("nodepools")) {
+            let key = Value::from(p.name);
+            if nodepools.contains_key(&key) {
+                continue;
+            }
+            let bounded = crate::sched::bounded_instances(p);
+            let gpu_names = bounded.as_ref().map(|b| {
+                let mut n: Vec<&str> = b.iter().map(|i| i.gpu_name).collect();
+                n.sort_unstable();
+                n.dedup();
+                strings(n)
+            });
+            let types = bounded
+                .as_ref()
+                .map(|b| strings(b.iter().map(|i| i.instance_type)));
+            let gpu = match crate::sched::gpu_capability(p) {
+                crate::sched::GpuCapability::Explicit => "explicit",
+                crate::sched::GpuCapability::Possible => "possible",
+                crate::sched::GpuCapability::None => "none",
+            };
+            nodepools.insert(
+                key,
+                obj(vec![
+                    ("name", Value::from(p.name)),
+                    ("object", Value::from(p.obj as u64)),
+                    ("gpu", Value::from(gpu)),
+                    ("instance_types", types.unwrap_or(Value::Null)),
+                    ("gpu_names", gpu_names.unwrap_or(Value::Null)),
+                    ("capacity_types", strings(p.capacity_types())),
+                ]),
+            );
+        }
+        let mut flavors = BTreeMap::new();
+        for f in ix.flavors.iter().filter(|_| needs.key("flavors")) {
+            flavors.entry(Value::from(f.name)).or_insert_with(|| {
+                obj(vec![
+                    ("name", Value::from(f.name)),
+                    ("object", Value::from(f.obj as u64)),
+                    (
+                        "node_labels",
+                        f.node_labels_node.map_or(Value::new_object(), node_value),
+                    ),
+                ])
+            });
+        }
+        let mut cluster_queues = BTreeMap::new();
+        for q in ix
+            .cluster_queues
+            .iter()
+            .filter(|_| needs.key("cluster_queues"))
+        {
+            let mut names: Vec<&str> = Vec::new();
+            for (n, _, _) in &q.flavors {
+                if !names.contains(n) {
+                    names.push(n);
+                }
+            }
+            cluster_queues
+                .entry(Value::from(q.name))
+                .or_insert_with(|| {
+                    obj(vec![
+                        ("name", Value::from(q.name)),
+                        ("object", Value::from(q.obj as u64)),
+                        ("flavors", strings(names)),
+                    ])
+                });
+        }
+        let mut local_queues = BTreeMap::new();
+        for q in ix.local_queues.iter().filter(|_| needs.key("local_queues")) {
+            let key = format!("{}/{}", q.namespace.unwrap_or(""), q.name);
+            local_queues.entry(Value::from(key)).or_insert_with(|| {
+                obj(vec![
+                    ("name", Value::from(q.name)),
+                    ("namespace", opt_str(q.namespace)),
+                    ("object", Value::from(q.obj as u64)),
+                    (
+                        "cluster_queue",
+                        opt_str(q.cluster_queue.and_then(|n| n.as_str())),
+                    ),
+                ])
+            });
+        }
+
+        Side {
+            namespaces,
+            gpu_images,
+            nodepools,
+            flavors,
+            cluster_queues,
+            local_queues,
+        }
+    }
+}
