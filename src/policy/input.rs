@@ -320,7 +320,7 @@ fn landing_signature(ix: &Index<'_>, ti: usize) -> Vec<u8> {
     let mut s = Vec::new();
     for (pl, variant) in placed_variants(ix, ti) {
         num(&mut s, pl);
-        num(&mut s, variant.flavor.map_or(usize::MAX, |f| f));
+        num(&mut s, variant.flavor.unwrap_or(usize::MAX));
         num(&mut s, variant.constraints.tolerations.len());
         for t in &variant.constraints.tolerations {
             for part in [t.key, t.operator, t.value, t.effect] {

@@ -37,12 +37,10 @@ pub fn path_to(root: Node<'_>, target: Node<'_>) -> Option<Vec<Seg>> {
                     return false;
                 }
                 let Some(key) = k.as_str() else { return false };
-                {
-                    out.push(Step::Key(key));
-                    walk(v, target, prune, out) || {
-                        out.pop();
-                        false
-                    }
+                out.push(Step::Key(key));
+                walk(v, target, prune, out) || {
+                    out.pop();
+                    false
                 }
             }),
         }

@@ -7,7 +7,7 @@ use super::values::{Strings, node_value, obj, opt_str, strings};
 use crate::index::Index;
 use crate::model::is_gpu_resource;
 use crate::policy::needs::Needs;
-use foldhash::{HashMap, HashMapExt};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use regorus::Value;
 use std::collections::BTreeMap;
 
@@ -21,18 +21,8 @@ pub(super) struct Side {
     pub(super) local_queues: BTreeMap<Value, Value>,
 }
 
-/// What an object or template says of its namespace (see `Side::build`).
-enum Mark {
-    /// The Namespace object itself.
-    Object(usize),
-    /// An object in it.
-    Member(usize),
-    /// A GPU pod template of a workload in it.
-    Gpu(usize),
-}
-
 impl Side {
-    pub(super) fn build<'i>(ix: &Index<'i>, needs: &Needs) -> Side {
+    pub(super) fn build(ix: &Index<'_>, needs: &Needs) -> Side {
         // Per namespace: its Namespace object, its objects, its GPU templates and what they ask for.
         #[derive(Default)]
         struct Ns<'x> {
@@ -42,56 +32,37 @@ impl Side {
             gpu_objects: Vec<usize>,
             gpu_resources: Vec<&'x str>,
         }
-        // Hashed while collecting, sorted once: namespace names share long prefixes
-        // (`team-0123`) that a sorted map would compare on every insert.
-        let mut slots: HashMap<&str, usize> = HashMap::new();
-        let mut found: Vec<(&str, Ns)> = Vec::new();
-        let mut ns_of = |name: &'i str| -> usize {
-            *slots.entry(name).or_insert_with(|| {
-                found.push((name, Ns::default()));
-                found.len() - 1
-            })
-        };
+        // Hashed while collecting; the view below is sorted once. Namespace names share long
+        // prefixes (`team-0123`) that a sorted map would compare on every insert.
+        let mut found: HashMap<&str, Ns> = HashMap::new();
         let want_namespaces = needs.key("namespaces");
-        let mut marks: Vec<(usize, Mark)> = Vec::new();
         for (i, o) in ix.objects.iter().enumerate().filter(|_| want_namespaces) {
             if o.is("", "Namespace")
                 && let Some(n) = o.name
             {
-                marks.push((ns_of(n), Mark::Object(i)));
+                found.entry(n).or_default().object.get_or_insert(i);
             }
             if let Some(ns) = o.namespace {
-                marks.push((ns_of(ns), Mark::Member(i)));
+                found.entry(ns).or_default().objects.push(i);
             }
         }
         for (ti, t) in ix.templates.iter().enumerate().filter(|_| want_namespaces) {
             let Some(ns) = ix.owner(t).namespace else {
                 continue;
             };
-            if t.requests_gpu() {
-                marks.push((ns_of(ns), Mark::Gpu(ti)));
+            if !t.requests_gpu() {
+                continue;
             }
-        }
-        for (k, mark) in marks {
-            let e = &mut found[k].1;
-            match mark {
-                Mark::Object(i) => {
-                    e.object.get_or_insert(i);
-                }
-                Mark::Member(i) => e.objects.push(i),
-                Mark::Gpu(ti) => {
-                    let t = &ix.templates[ti];
-                    e.gpu_templates.push(ti);
-                    // Templates come in object order: an owner's templates are adjacent.
-                    if e.gpu_objects.last() != Some(&t.owner) {
-                        e.gpu_objects.push(t.owner);
-                    }
-                    for c in &t.containers {
-                        for (name, _) in c.accelerators() {
-                            if is_gpu_resource(name) && !e.gpu_resources.contains(&name) {
-                                e.gpu_resources.push(name);
-                            }
-                        }
+            let e = found.entry(ns).or_default();
+            e.gpu_templates.push(ti);
+            // Templates come in object order: an owner's templates are adjacent.
+            if e.gpu_objects.last() != Some(&t.owner) {
+                e.gpu_objects.push(t.owner);
+            }
+            for c in &t.containers {
+                for (name, _) in c.accelerators() {
+                    if is_gpu_resource(name) && !e.gpu_resources.contains(&name) {
+                        e.gpu_resources.push(name);
                     }
                 }
             }
@@ -120,7 +91,7 @@ impl Side {
         // Each distinct image of a GPU container, read once: a monorepo has thousands (one per
         // team and version) and tens of thousands of containers, which a policy would otherwise
         // walk. Hashed, then sorted once (references share long prefixes).
-        let mut images: HashMap<&str, ()> = HashMap::new();
+        let mut images: HashSet<&str> = HashSet::new();
         for t in ix
             .templates
             .iter()
@@ -128,13 +99,13 @@ impl Side {
         {
             for c in &t.containers {
                 if let Some(image) = c.get("image").and_then(|n| n.as_str()) {
-                    images.insert(image, ());
+                    images.insert(image);
                 }
             }
         }
         let mut image_strings = Strings::default();
         let gpu_images: BTreeMap<Value, Value> = images
-            .into_keys()
+            .into_iter()
             .map(|image| {
                 let facts =
                     ImageRef::parse(image).map_or(Value::Null, |r| r.value(&mut image_strings));
