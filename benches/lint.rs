@@ -11,7 +11,7 @@
 //! BENCH_ONE=gpu-toleration-missing BENCH_FILES=1000 cargo bench --bench lint   # one rule
 //! BENCH_SIZES=1000,2000,4000,10000 cargo bench --bench lint # a markdown table row per size
 //! BENCH_POLICIES=1 cargo bench --bench lint        # lint without, then with the whole bundled policy pack
-//! BENCH_PACK=1 BENCH_RUNS=10 cargo bench --bench lint  # the bundled pack alone on one index (to profile it)
+//! BENCH_PACK=1 BENCH_RUNS=10 cargo bench --bench lint  # the bundled pack alone on one index, then each policy alone (wall and CPU; to profile it)
 //! BENCH_FLOOR=1 cargo bench --bench lint           # the parser floor: saphyr events, + tree, + load
 //! ```
 //!
@@ -102,17 +102,35 @@ fn main() {
     if env_text("BENCH_PACK").is_some() {
         // The bundled pack alone on one prebuilt index: input document, evaluation, findings
         // (what a profiler should look at when the pack's cost is the question).
-        let (parse, files) = best_of(runs, || load(&root));
-        let (index, ix) = best_of(runs, || Index::build(&files, &settings));
+        let (parse, files) = best_of(1, || load(&root));
+        let (index, ix) = best_of(1, || Index::build(&files, &settings));
         let with = with_bundled_policies(&settings);
-        let (pack, run) = best_of(runs, || gpuops::policy::run(&ix, &with, None));
         println!(
-            "walk + parse {:.3} s, index {:.3} s, the pack {:.3} s ({} findings)",
+            "walk + parse {:.3} s, index {:.3} s",
             parse.as_secs_f64(),
-            index.as_secs_f64(),
-            pack.as_secs_f64(),
-            run.diagnostics.len()
+            index.as_secs_f64()
         );
+        // The whole pack, then each policy alone (the parts of the input it reads, and its
+        // evaluation).
+        let mut runs_of = vec![("the whole pack", with.clone())];
+        for m in with.policies.iter().flat_map(|p| p.policies.iter()) {
+            let mut one = with.clone();
+            one.only = Some(vec![m.name.to_string()]);
+            runs_of.push((m.name, one));
+        }
+        for (name, s) in &runs_of {
+            // CPU time as well as wall: in a whole lint the rules keep the other core busy, so
+            // the pack costs what it takes of both cores.
+            let cpu = cpu_seconds();
+            let (took, run) = best_of(runs, || gpuops::policy::run(&ix, s, None));
+            let cpu = cpu_seconds().map(|end| (end - cpu.unwrap_or(end)) / runs as f64);
+            println!(
+                "  {name:36} {:.3} s best, {} CPU s mean ({} findings)",
+                took.as_secs_f64(),
+                cpu.map_or("?".to_string(), |c| format!("{c:.3}")),
+                run.diagnostics.len()
+            );
+        }
         return;
     }
 
@@ -389,6 +407,18 @@ fn run_rule(ix: &Index, rule: &'static Rule) -> usize {
 
 /// The fastest of `runs` runs, and the last result (the previous one is dropped before each run,
 /// so two results never inflate the peak RSS together).
+/// User + system CPU seconds of this process so far, all threads (Linux `/proc`).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split(' ').skip(11);
+    let utime: f64 = fields.next()?.parse().ok()?;
+    let stime: f64 = fields.next()?.parse().ok()?;
+    // Clock ticks; 100 per second on every Linux this runs on.
+    Some((utime + stime) / 100.0)
+}
+
 fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
     let mut best = Duration::MAX;
     let mut last: Option<T> = None;

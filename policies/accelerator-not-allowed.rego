@@ -63,18 +63,26 @@ deny contains finding if {
 	}
 }
 
+# Per listed namespace, the NodePools its templates that select no accelerator may land on whose
+# instance types offer others, with those: judged once per pool, not once per template.
+outside := {ns: {p: bad |
+	some p in {q | some t in input.gpu_templates_by_namespace[ns]; not selected(t); some q in t.nodepools}
+	names := input.nodepools[p].gpu_names
+	is_array(names)
+	bad := sort({n | some n in names; not lower(n) in ok})
+	count(bad) > 0
+} |
+	some ns, ok in allowed
+}
+
 deny contains finding if {
 	# Only the listed namespaces' templates: a namespace without a list is not judged.
 	some ns, ok in allowed
+	bad := outside[ns]
+	count(bad) > 0
 	some t in input.gpu_templates_by_namespace[ns]
 	not selected(t)
-	pools := sort([sprintf("`%s` (%s)", [p, concat(", ", bad)]) |
-		some p in t.nodepools
-		names := input.nodepools[p].gpu_names
-		is_array(names)
-		bad := sort({n | some n in names; not lower(n) in ok})
-		count(bad) > 0
-	])
+	pools := sort([sprintf("`%s` (%s)", [p, concat(", ", bad[p])]) | some p in t.nodepools; bad[p]])
 	count(pools) > 0
 	finding := {
 		"msg": sprintf("%s `%s` may land on NodePool %s; namespace `%s` may use only %s", [t.kind, object.get(t, "name", "<unnamed>"), concat(", ", pools), t.namespace, concat(", ", sort(ok))]),

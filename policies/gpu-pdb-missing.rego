@@ -39,8 +39,7 @@ minutes to boot and load weights: the service is down meanwhile.
 covered(t) if count(object.get(t, "pdbs", [])) > 0
 
 deny contains finding if {
-	some t in input.gpu_templates
-	t.kind == "Deployment"
+	some t in object.get(input.gpu_templates_by_kind, "Deployment", [])
 	startswith(t.api_version, "apps/")
 	not covered(t)
 	finding := {

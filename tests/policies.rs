@@ -109,6 +109,45 @@ fn passing_fixtures_are_clean() {
     }
 }
 
+/// The bundled pack's input holds only the fact fields its modules name; the same modules
+/// loaded as user policies see every field. Both must find the same on every fixture.
+#[test]
+fn the_pack_finds_the_same_with_only_the_fields_it_names() {
+    let as_user: Vec<Module> = gpuops::policy::bundled_modules(false)
+        .into_iter()
+        .map(|m| Module {
+            path: format!("org/{}", m.path),
+            text: m.text,
+        })
+        .collect();
+    for b in bundled::PACK {
+        let dir = dir_of(b);
+        let narrow = settings_for(&dir, b.name);
+        let mut full = narrow.clone();
+        let data = narrow.policy_data.as_ref();
+        let user = Policies::compile(as_user.clone(), data).expect("compiles as user modules");
+        assert!(!user.find(b.name).expect("loaded").bundled);
+        full.policies = Some(Arc::new(user));
+        for file in ["fail.yaml", "pass.yaml"] {
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            let files = vec![SourceFile::from_text(file.into(), text)];
+            let found = |s: &Settings| {
+                let out = gpuops::lint(&files, s);
+                assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
+                human(
+                    &out.diagnostics,
+                    &files,
+                    HumanOptions {
+                        color: false,
+                        width: 100,
+                    },
+                )
+            };
+            assert_eq!(found(&narrow), found(&full), "{} {file}", b.name);
+        }
+    }
+}
+
 #[test]
 fn bundled_policies_are_off_until_enabled() {
     let text = std::fs::read_to_string("testdata/policies/team-label-missing/fail.yaml").unwrap();

@@ -36,3 +36,11 @@ pub static PACK: &[Bundled] = pack![
 pub fn find(name: &str) -> Option<&'static Bundled> {
     PACK.iter().find(|b| b.name == name)
 }
+
+/// Whether `m` is a module of the pack, word for word (a user file at the same path is not).
+pub fn is_bundled(m: &super::Module) -> bool {
+    PACK.iter().any(|b| {
+        (b.file == m.path && b.source == m.text)
+            || (b.test_file == m.path && b.test_source == m.text)
+    })
+}

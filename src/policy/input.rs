@@ -56,7 +56,9 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
     let want_kinds = needs.key("by_kind");
     let want_templates = needs.key("templates");
     let want_by_namespace = needs.key("gpu_templates_by_namespace");
-    let want_gpu_templates = needs.key("gpu_templates") || want_by_namespace;
+    let want_by_template_kind = needs.key("gpu_templates_by_kind");
+    let want_gpu_templates =
+        needs.key("gpu_templates") || want_by_namespace || want_by_template_kind;
     // The views that read only the index are built beside the conversion of objects and
     // templates: one core takes them while the other starts on the templates.
     let ((objects, templates), side) = rayon::join(
@@ -88,11 +90,12 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
                 }
             }
             let shared = Shared::default();
+            let fields = Fields::new(needs);
             let templates: Vec<Value> = (0..ix.templates.len())
                 .into_par_iter()
                 .map_init(Strings::default, |strings, ti| {
                     if want_templates || (want_gpu_templates && ix.templates[ti].requests_gpu()) {
-                        template(ix, ti, &pdbs, &shared, strings)
+                        template(ix, ti, &pdbs, &shared, &fields, strings)
                     } else {
                         Value::Null
                     }
@@ -131,6 +134,16 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         }
     }
     let by_namespace: BTreeMap<&str, Vec<Value>> = by_namespace.into_iter().collect();
+    // And by their workload's kind: a policy about Deployments walks only theirs.
+    let mut by_template_kind: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    for (t, v) in ix.templates.iter().zip(&templates) {
+        if want_by_template_kind && t.requests_gpu() {
+            by_template_kind
+                .entry(ix.owner(t).kind)
+                .or_default()
+                .push(v.clone());
+        }
+    }
 
     let mut entries = vec![
         ("version", Value::from(INPUT_VERSION)),
@@ -161,6 +174,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         ),
         ("gpu_templates", Value::from(gpu_templates)),
         ("gpu_templates_by_namespace", keyed(by_namespace)),
+        ("gpu_templates_by_kind", keyed(by_template_kind)),
         ("gpu_images", Value::from(side.gpu_images)),
         ("namespaces", Value::from(side.namespaces)),
         ("nodepools", Value::from(side.nodepools)),
@@ -224,7 +238,13 @@ fn object<'a>(
     Value::from(m)
 }
 
-fn container(c: &Container<'_>, spec_path: &[Seg], index: usize, strings: &mut Strings) -> Value {
+fn container(
+    c: &Container<'_>,
+    spec_path: &[Seg],
+    index: usize,
+    fields: &Fields,
+    strings: &mut Strings,
+) -> Value {
     let mut path = spec_path.to_vec();
     path.push(Seg::Key(
         if c.init {
@@ -238,44 +258,91 @@ fn container(c: &Container<'_>, spec_path: &[Seg], index: usize, strings: &mut S
     let mut resources = BTreeMap::new();
     let mut gpu_resources = Vec::new();
     let mut gpu_path = Value::Null;
-    for (name, _) in c.accelerators() {
-        let (which, q) = match c.limits.and_then(|l| l.get(name)) {
-            Some(q) => ("limits", Some(q)),
-            None => ("requests", c.requests.and_then(|r| r.get(name))),
-        };
-        if let Some(q) = q {
-            resources.insert(strings.get(name), strings.node(q));
-        }
-        if is_gpu_resource(name) {
-            gpu_resources.push(strings.get(name));
-            if gpu_path == Value::Null {
-                let mut p = path.clone();
-                for s in ["resources", which, name] {
-                    p.push(Seg::Key(s.into()));
+    let accelerators = fields.wants("accelerators");
+    if accelerators || fields.wants("gpu_resources") || fields.wants("gpu_path") {
+        for (name, _) in c.accelerators() {
+            let (which, q) = match c.limits.and_then(|l| l.get(name)) {
+                Some(q) => ("limits", Some(q)),
+                None => ("requests", c.requests.and_then(|r| r.get(name))),
+            };
+            if let Some(q) = q.filter(|_| accelerators) {
+                resources.insert(strings.get(name), strings.node(q));
+            }
+            if is_gpu_resource(name) {
+                gpu_resources.push(strings.get(name));
+                if gpu_path == Value::Null {
+                    let mut p = path.clone();
+                    for s in ["resources", which, name] {
+                        p.push(Seg::Key(s.into()));
+                    }
+                    gpu_path = strings.path(&p);
                 }
-                gpu_path = strings.path(&p);
             }
         }
     }
     let image = c.get("image").and_then(|n| n.as_str());
-    obj(vec![
-        ("name", strings.opt(c.name)),
-        ("init", Value::from(c.init)),
-        ("image", strings.opt(image)),
-        (
-            "image_ref",
-            image.map_or(Value::Null, |image| {
-                strings.image(image, |strings| {
-                    ImageRef::parse(image).map_or(Value::Null, |r| r.value(strings))
-                })
-            }),
-        ),
-        ("path", strings.path(&path)),
-        ("gpus", Value::from(c.gpu_count())),
-        ("gpu_resources", Value::from(gpu_resources)),
-        ("gpu_path", gpu_path),
-        ("accelerators", Value::from(resources)),
-    ])
+    let mut e = Entries::new(fields);
+    e.put("name", || strings.opt(c.name));
+    e.put("init", || Value::from(c.init));
+    e.put("image", || strings.opt(image));
+    e.put("image_ref", || {
+        image.map_or(Value::Null, |image| {
+            strings.image(image, |strings| {
+                ImageRef::parse(image).map_or(Value::Null, |r| r.value(strings))
+            })
+        })
+    });
+    e.put("path", || strings.path(&path));
+    e.put("gpus", || Value::from(c.gpu_count()));
+    e.put("gpu_resources", || Value::from(gpu_resources));
+    e.put("gpu_path", || gpu_path);
+    e.put("accelerators", || Value::from(resources));
+    e.done()
+}
+
+/// The fields of template and container facts to build: those the policies name
+/// ([`Needs::field`]), in a hash set since every fact asks for each of its fields.
+struct Fields {
+    all: bool,
+    names: foldhash::HashSet<String>,
+}
+
+impl Fields {
+    fn new(needs: &Needs) -> Fields {
+        Fields {
+            all: needs.all || needs.all_fields,
+            names: needs.fields.iter().cloned().collect(),
+        }
+    }
+
+    fn wants(&self, field: &str) -> bool {
+        self.all || self.names.contains(field)
+    }
+}
+
+/// A fact's fields, each built only when wanted.
+struct Entries<'f> {
+    fields: &'f Fields,
+    out: Vec<(&'static str, Value)>,
+}
+
+impl<'f> Entries<'f> {
+    fn new(fields: &'f Fields) -> Self {
+        Entries {
+            fields,
+            out: Vec::with_capacity(32),
+        }
+    }
+
+    fn put(&mut self, field: &'static str, value: impl FnOnce() -> Value) {
+        if self.fields.wants(field) {
+            self.out.push((field, value()));
+        }
+    }
+
+    fn done(self) -> Value {
+        obj(self.out)
+    }
 }
 
 /// A Kueue route: the queue label, and the LocalQueue and ClusterQueue it resolves to.
@@ -356,14 +423,106 @@ fn template(
     ti: usize,
     pdbs: &HashMap<Option<&str>, Vec<usize>>,
     shared: &Shared,
+    fields: &Fields,
     strings: &mut Strings,
 ) -> Value {
     let t = &ix.templates[ti];
     let owner = ix.owner(t);
-    // The PodDisruptionBudgets of its namespace whose selector selects its pods.
+    // The pod spec's path, found by identity; the template is its parent (a bare Pod is its own).
+    let spec_path = strings.spec_path(owner.root, t.spec, &t.path);
+    let mut tpath = spec_path.clone();
+    tpath.pop();
+    let meta = |k: &str, strings: &mut Strings| {
+        t.metadata
+            .and_then(|m| m.get(k))
+            .map_or(Value::new_object(), |n| strings.node(n))
+    };
+    let mut e = Entries::new(fields);
+    e.put("index", || Value::from(ti as u64));
+    e.put("object", || Value::from(t.owner as u64));
+    e.put("kind", || strings.get(owner.kind));
+    e.put("api_version", || strings.get(owner.api_version));
+    e.put("namespace", || strings.opt(owner.namespace));
+    e.put("name", || strings.opt(owner.name));
+    e.put("path", || strings.path(&tpath));
+    e.put("spec_path", || strings.path(&spec_path));
+    e.put("path_text", || strings.get(t.path.as_str()));
+    e.put("labels", || meta("labels", strings));
+    e.put("annotations", || meta("annotations", strings));
+    e.put("node_selector", || {
+        t.spec
+            .get("nodeSelector")
+            .map_or(Value::new_object(), |n| strings.node(n))
+    });
+    e.put("pdbs", || covering_pdbs(ix, t, pdbs));
+    e.put("object_labels", || {
+        owner
+            .root
+            .at(&["metadata", "labels"])
+            .map_or(Value::new_object(), |n| strings.node(n))
+    });
+    e.put("gpus", || Value::from(t.gpus_per_pod()));
+    e.put("requests_gpu", || Value::from(t.requests_gpu()));
+    let intent = ix.classes.get(ti);
+    e.put("intent", || {
+        strings.get(intent.map_or("other", |i| intent_name(i.kind)))
+    });
+    e.put("intent_evidence", || {
+        strings.get(intent.map_or("", |i| i.evidence.as_str()))
+    });
+    e.put("containers", || {
+        let mut counts = [0usize; 2];
+        let containers: Vec<Value> = t
+            .containers
+            .iter()
+            .map(|c| {
+                let n = &mut counts[usize::from(c.init)];
+                let v = container(c, &spec_path, *n, fields, strings);
+                *n += 1;
+                v
+            })
+            .collect();
+        Value::from(containers)
+    });
+    e.put("queue", || queue(ix, ti, shared, strings));
+    if fields.wants("nodepools") || fields.wants("landings") {
+        let (pools, landings) = memo(&shared.landings, landing_signature(ix, ti), || {
+            let landings = landings(ix, ti);
+            let mut pools: Vec<&str> = landings
+                .iter()
+                .flat_map(|(_, ps)| ps.iter().copied())
+                .collect();
+            pools.sort_unstable();
+            pools.dedup();
+            let landings = Value::from(
+                landings
+                    .into_iter()
+                    .map(|(flavor, ps)| {
+                        obj(vec![
+                            ("flavor", opt_str(flavor)),
+                            ("nodepools", strings.list(ps)),
+                        ])
+                    })
+                    .collect::<Vec<_>>(),
+            );
+            (strings.list(pools), landings)
+        });
+        e.put("nodepools", || pools);
+        e.put("landings", || landings);
+    }
+    e.done()
+}
+
+/// The PodDisruptionBudgets of a template's namespace whose selector selects its pods.
+fn covering_pdbs(
+    ix: &Index<'_>,
+    t: &crate::model::PodTemplate<'_>,
+    pdbs: &HashMap<Option<&str>, Vec<usize>>,
+) -> Value {
+    let namespace = ix.owner(t).namespace;
     let labels = t.metadata.and_then(|m| m.get("labels"));
-    let candidates: Vec<usize> = match owner.namespace {
-        Some(_) => [owner.namespace, None]
+    let candidates: Vec<usize> = match namespace {
+        Some(_) => [namespace, None]
             .iter()
             .filter_map(|ns| pdbs.get(ns))
             .flatten()
@@ -381,123 +540,42 @@ fn template(
         })
         .collect();
     covering.sort_unstable();
-    // The pod spec's path, found by identity; the template is its parent (a bare Pod is its own).
-    let spec_path = path_to(owner.root, t.spec).unwrap_or_default();
-    let mut tpath = spec_path.clone();
-    tpath.pop();
-    let mut counts = [0usize; 2];
-    let containers: Vec<Value> = t
-        .containers
-        .iter()
-        .map(|c| {
-            let n = &mut counts[usize::from(c.init)];
-            let v = container(c, &spec_path, *n, strings);
-            *n += 1;
-            v
-        })
-        .collect();
-    let intent = ix.classes.get(ti);
-    let queue = ix.queues.get(ti).copied().flatten().map(|q| {
-        let name = q.label.and_then(|n| n.as_str()).unwrap_or("default");
-        let key = (name.to_string(), q.local_queue, q.cluster_queue);
-        memo(&shared.queues, key, || {
-            let lq = q.local_queue.map(|i| &ix.local_queues[i]);
-            let cq = q.cluster_queue.map(|i| &ix.cluster_queues[i]);
-            let mut flavors: Vec<&str> = Vec::new();
-            for (n, _, _) in cq.map(|c| c.flavors.as_slice()).unwrap_or_default() {
-                if !flavors.contains(n) {
-                    flavors.push(n);
-                }
-            }
-            obj(vec![
-                ("name", Value::from(name)),
-                (
-                    "local_queue",
-                    lq.map_or(Value::Null, |l| {
-                        Value::from(format!("{}/{}", l.namespace.unwrap_or(""), l.name))
-                    }),
-                ),
-                ("cluster_queue", opt_str(cq.map(|c| c.name))),
-                ("flavors", strings.list(flavors)),
-            ])
-        })
-    });
-    let (pools, landings) = memo(&shared.landings, landing_signature(ix, ti), || {
-        let landings = landings(ix, ti);
-        let mut pools: Vec<&str> = landings
+    Value::from(
+        covering
             .iter()
-            .flat_map(|(_, ps)| ps.iter().copied())
-            .collect();
-        pools.sort_unstable();
-        pools.dedup();
-        let landings = Value::from(
-            landings
-                .into_iter()
-                .map(|(flavor, ps)| {
-                    obj(vec![
-                        ("flavor", opt_str(flavor)),
-                        ("nodepools", strings.list(ps)),
-                    ])
-                })
-                .collect::<Vec<_>>(),
-        );
-        (strings.list(pools), landings)
-    });
-    let mut meta = |k: &str| {
-        t.metadata
-            .and_then(|m| m.get(k))
-            .map_or(Value::new_object(), |n| strings.node(n))
+            .map(|&i| Value::from(i as u64))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// A template's Kueue route (`None`: no queue label), shared by the templates of the same route.
+fn queue(ix: &Index<'_>, ti: usize, shared: &Shared, strings: &mut Strings) -> Value {
+    let Some(q) = ix.queues.get(ti).copied().flatten() else {
+        return Value::Null;
     };
-    let (labels, annotations) = (meta("labels"), meta("annotations"));
-    obj(vec![
-        ("index", Value::from(ti as u64)),
-        ("object", Value::from(t.owner as u64)),
-        ("kind", strings.get(owner.kind)),
-        ("api_version", strings.get(owner.api_version)),
-        ("namespace", strings.opt(owner.namespace)),
-        ("name", strings.opt(owner.name)),
-        ("path", strings.path(&tpath)),
-        ("spec_path", strings.path(&spec_path)),
-        ("path_text", strings.get(t.path.as_str())),
-        ("labels", labels),
-        ("annotations", annotations),
-        (
-            "node_selector",
-            t.spec
-                .get("nodeSelector")
-                .map_or(Value::new_object(), |n| strings.node(n)),
-        ),
-        (
-            "pdbs",
-            Value::from(
-                covering
-                    .iter()
-                    .map(|&i| Value::from(i as u64))
-                    .collect::<Vec<_>>(),
+    let name = q.label.and_then(|n| n.as_str()).unwrap_or("default");
+    let key = (name.to_string(), q.local_queue, q.cluster_queue);
+    memo(&shared.queues, key, || {
+        let lq = q.local_queue.map(|i| &ix.local_queues[i]);
+        let cq = q.cluster_queue.map(|i| &ix.cluster_queues[i]);
+        let mut flavors: Vec<&str> = Vec::new();
+        for (n, _, _) in cq.map(|c| c.flavors.as_slice()).unwrap_or_default() {
+            if !flavors.contains(n) {
+                flavors.push(n);
+            }
+        }
+        obj(vec![
+            ("name", Value::from(name)),
+            (
+                "local_queue",
+                lq.map_or(Value::Null, |l| {
+                    Value::from(format!("{}/{}", l.namespace.unwrap_or(""), l.name))
+                }),
             ),
-        ),
-        (
-            "object_labels",
-            owner
-                .root
-                .at(&["metadata", "labels"])
-                .map_or(Value::new_object(), |n| strings.node(n)),
-        ),
-        ("gpus", Value::from(t.gpus_per_pod())),
-        ("requests_gpu", Value::from(t.requests_gpu())),
-        (
-            "intent",
-            strings.get(intent.map_or("other", |i| intent_name(i.kind))),
-        ),
-        (
-            "intent_evidence",
-            strings.get(intent.map_or("", |i| i.evidence.as_str())),
-        ),
-        ("containers", Value::from(containers)),
-        ("queue", queue.unwrap_or(Value::Null)),
-        ("nodepools", pools),
-        ("landings", landings),
-    ])
+            ("cluster_queue", opt_str(cq.map(|c| c.name))),
+            ("flavors", strings.list(flavors)),
+        ])
+    })
 }
 
 /// Per variant of a GPU template (one per Kueue flavor; one without Kueue): the flavor and the

@@ -325,7 +325,12 @@ impl Policies {
             reads
                 .entry(pkg.as_str())
                 .or_default()
-                .merge(&needs::Needs::of_module(&m.text));
+                .merge(&if bundled::is_bundled(m) {
+                    // The pack names every field it reads.
+                    needs::Needs::of_module_by_name(&m.text)
+                } else {
+                    needs::Needs::of_module(&m.text)
+                });
             let d = decls.entry(pkg.as_str()).or_insert_with(|| {
                 order.push(pkg.as_str());
                 Decl::default()

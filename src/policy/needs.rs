@@ -7,6 +7,10 @@
 //! `object.get(input.by_kind, "Deployment", …)`) needs only that kind. Any other use of `input`
 //! (passed whole, indexed by a variable, imported) needs everything, so a policy never sees a
 //! document that lacks what it reads.
+//!
+//! The fields of template and container facts are narrowed only for modules known to name every
+//! field they read (the bundled pack, [`Needs::of_module_by_name`]): a user module may count,
+//! print or iterate a whole fact, and then sees every field.
 
 use std::collections::BTreeSet;
 
@@ -20,6 +24,9 @@ pub struct Needs {
     /// Kinds read through `by_kind` with a literal name, unless `all_kinds`.
     pub kinds: BTreeSet<String>,
     pub all_kinds: bool,
+    /// Fields of template and container facts read, unless `all_fields`.
+    pub fields: BTreeSet<String>,
+    pub all_fields: bool,
 }
 
 impl Needs {
@@ -27,6 +34,7 @@ impl Needs {
         Needs {
             all: true,
             all_kinds: true,
+            all_fields: true,
             ..Needs::default()
         }
     }
@@ -40,15 +48,41 @@ impl Needs {
         self.all || self.all_kinds || self.kinds.contains(kind)
     }
 
+    /// Whether template and container facts must hold `field`.
+    pub fn field(&self, field: &str) -> bool {
+        self.all || self.all_fields || self.fields.contains(field)
+    }
+
     pub fn merge(&mut self, other: &Needs) {
         self.all |= other.all;
         self.all_kinds |= other.all_kinds;
+        self.all_fields |= other.all_fields;
         self.keys.extend(other.keys.iter().cloned());
         self.kinds.extend(other.kinds.iter().cloned());
+        self.fields.extend(other.fields.iter().cloned());
     }
 
-    /// What `text`, one Rego module, reads of `input`.
+    /// What `text`, one Rego module, reads of `input`, every field of every fact included when
+    /// it reads any (a module that never names `input` sees facts only through one that does).
     pub fn of_module(text: &str) -> Needs {
+        let mut out = Needs::of_input(text);
+        out.all_fields = out.all || !out.keys.is_empty();
+        out
+    }
+
+    /// What `text` reads, for a module that names every field it reads: `t.labels`,
+    /// `t["labels"]` or a string literal (`object.get(t, "pdbs", [])`). Every such name counts,
+    /// whatever it is read from, so the set is too large rather than too small.
+    pub fn of_module_by_name(text: &str) -> Needs {
+        let mut out = Needs::of_input(text);
+        match names(&blank_comments(text)) {
+            Some(fields) => out.fields = fields,
+            None => out.all_fields = true,
+        }
+        out
+    }
+
+    fn of_input(text: &str) -> Needs {
         let code = blank_comments(text);
         let b = code.as_bytes();
         let mut out = Needs::default();
@@ -81,6 +115,39 @@ impl Needs {
         }
         out
     }
+}
+
+/// Every `.name` outside string literals and every string literal's value; `None` when a
+/// literal cannot be read (an unterminated or malformed one may hide any name).
+fn names(code: &str) -> Option<BTreeSet<String>> {
+    let b = code.as_bytes();
+    let mut out = BTreeSet::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'`' => {
+                let end = i + 1 + code[i + 1..].find('`')?;
+                out.insert(code[i + 1..end].to_string());
+                i = end + 1;
+            }
+            b'"' => {
+                let mut j = i + 1;
+                while *b.get(j)? != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                // Rego's double-quoted strings escape as JSON's do.
+                out.insert(serde_json::from_str::<String>(&code[i..=j]).ok()?);
+                i = j + 1;
+            }
+            b'.' => {
+                let n = b[i + 1..].iter().take_while(|&&c| is_ident(c)).count();
+                out.insert(code[i + 1..i + 1 + n].to_string());
+                i += 1 + n;
+            }
+            _ => i += 1,
+        }
+    }
+    Some(out)
 }
 
 fn is_ident(c: u8) -> bool {
@@ -238,5 +305,45 @@ deny contains f if {
         // Other names that contain the word.
         let n = Needs::of_module("my_input := data.input.x\ninputs := 1");
         assert_eq!(n, Needs::default());
+    }
+
+    #[test]
+    fn field_names_are_read_only_from_modules_that_name_them() {
+        let text = r#"package x
+# t.annotations in a comment is no read
+deny contains f if {
+    some t in input.gpu_templates
+    t.labels.team
+    x := t["spec_path"]
+    n := object.get(t, "pdbs", [])
+    m := "quoted \"obj\u0065ct\""
+    r := `raw`
+}"#;
+        let n = Needs::of_module_by_name(text);
+        assert!(!n.all_fields, "{n:?}");
+        for f in [
+            "labels",
+            "team",
+            "spec_path",
+            "pdbs",
+            "raw",
+            "gpu_templates",
+        ] {
+            assert!(n.field(f), "{f}");
+        }
+        assert!(
+            n.fields.contains("quoted \"object\""),
+            "escapes decoded: {n:?}"
+        );
+        assert!(!n.field("annotations") && !n.field("containers"));
+        // Any module may count, print or iterate a whole fact: every field.
+        assert!(Needs::of_module(text).field("annotations"));
+        assert!(!Needs::of_module("x := data.y").field("annotations"));
+        // A literal that cannot be read may hide any name.
+        assert!(Needs::of_module_by_name("x := \"open").all_fields);
+        assert!(Needs::of_module_by_name("x := \"bad \\q escape\"").all_fields);
+        let mut merged = Needs::of_module_by_name(text);
+        merged.merge(&Needs::of_module("x := count(input.gpu_templates[0])"));
+        assert!(merged.field("annotations"));
     }
 }

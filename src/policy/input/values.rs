@@ -1,7 +1,7 @@
 //! Rego values from YAML nodes, read the way Kubernetes reads them, and the interning that
 //! lets the input document share its strings.
 
-use super::paths::Seg;
+use super::paths::{Seg, path_to, resolve};
 use crate::yaml::{Node, Value as Y, Yaml11};
 use foldhash::HashMap;
 use regorus::Value;
@@ -116,6 +116,8 @@ pub struct Strings {
     paths: HashMap<Box<[Seg]>, Value>,
     /// Parsed image references: a repository runs the same images in many containers.
     images: HashMap<Box<str>, Value>,
+    /// Pod spec paths by the template's path text: every Deployment's is `spec.template.spec`.
+    spec_paths: HashMap<Box<str>, Vec<Seg>>,
 }
 
 impl Strings {
@@ -163,6 +165,21 @@ impl Strings {
         let v = build(self);
         self.images.insert(image.into(), v.clone());
         v
+    }
+
+    /// The path of `spec` inside `root` (see [`path_to`]). The path another template with the
+    /// same path text had is tried first and kept only when it leads to this very node, which
+    /// spares the walk for all but the first of each shape.
+    pub(super) fn spec_path(&mut self, root: Node<'_>, spec: Node<'_>, text: &str) -> Vec<Seg> {
+        if let Some(p) = self.spec_paths.get(text) {
+            let (node, steps) = resolve(root, p);
+            if steps == p.len() && node.is(spec) {
+                return p.clone();
+            }
+        }
+        let p = path_to(root, spec).unwrap_or_default();
+        self.spec_paths.insert(text.into(), p.clone());
+        p
     }
 
     pub(super) fn path(&mut self, path: &[Seg]) -> Value {
@@ -273,5 +290,26 @@ mod tests {
         assert_eq!(v["f"], Value::Null);
         assert_eq!(v["g"], Value::from(31u64));
         assert_eq!(v["h"], Value::from(".inf"));
+    }
+
+    #[test]
+    fn a_remembered_spec_path_is_used_only_where_it_leads_to_the_spec() {
+        let k = |s: &str| Seg::Key(s.into());
+        let mut strings = Strings::default();
+        let a = doc("spec:\n  template:\n    spec: {containers: []}\n");
+        let spec = a.at(&["spec", "template", "spec"]).expect("spec");
+        let want = vec![k("spec"), k("template"), k("spec")];
+        assert_eq!(strings.spec_path(a, spec, "spec.template"), want);
+        // The same text, the same shape: the remembered path.
+        let b = doc("kind: Job\nspec:\n  template:\n    spec: {containers: [{name: x}]}\n");
+        let spec = b.at(&["spec", "template", "spec"]).expect("spec");
+        assert_eq!(strings.spec_path(b, spec, "spec.template"), want);
+        // The same text, elsewhere (the remembered path leads to another node): searched.
+        let c = doc("spec:\n  template:\n    spec: {a: 1}\n  other:\n    spec: {b: 2}\n");
+        let spec = c.at(&["spec", "other", "spec"]).expect("spec");
+        assert_eq!(
+            strings.spec_path(c, spec, "spec.template"),
+            vec![k("spec"), k("other"), k("spec")]
+        );
     }
 }
