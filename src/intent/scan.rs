@@ -1,0 +1,595 @@
+//! The command scanner: what the commands, arguments and scripts of containers say about a
+//! workload (compile steps, benchmarks, smoke-test flags, training launchers and arguments, model
+//! servers, idling), first cue of each sort, read word by word without allocating.
+
+use super::*;
+
+/// A word (or word pair) that says something, where it stands.
+#[derive(Clone, Copy)]
+pub(super) struct Cue<'a> {
+    pub(super) shown: &'a str,
+    pub(super) node: Node<'a>,
+}
+
+/// What the commands of some containers say, first cue of each sort.
+#[derive(Default)]
+pub(super) struct Scan<'a> {
+    pub(super) compile: Option<Cue<'a>>,
+    pub(super) bench: Option<Cue<'a>>,
+    /// `--smoke-test`, `--dry-run`: a trainer told not to train.
+    pub(super) smoke_flag: Option<Cue<'a>>,
+    /// A training launcher or trainer script.
+    pub(super) launcher: Option<Cue<'a>>,
+    /// An argument only training takes (`--epochs`, `--max_steps`, `trainer.*=`).
+    pub(super) train_arg: Option<Cue<'a>>,
+    /// An argument training takes among others (`--output_dir`, `--checkpoint*`, `--save_*`).
+    pub(super) weak_arg: Option<Cue<'a>>,
+    pub(super) inference: Option<Cue<'a>>,
+    pub(super) smoke: Option<Cue<'a>>,
+    pub(super) idle: Option<Cue<'a>>,
+    /// A program or script nothing is known about: real work of unknown purpose.
+    pub(super) unknown: Option<Cue<'a>>,
+}
+
+#[derive(Clone, Copy)]
+enum Sort {
+    Compile,
+    Bench,
+    SmokeFlag,
+    Launcher,
+    TrainArg,
+    WeakArg,
+    Inference,
+    Smoke,
+    Idle,
+    Unknown,
+}
+
+impl<'a> Scan<'a> {
+    fn note(&mut self, sort: Sort, shown: &'a str, node: Node<'a>) {
+        let slot = match sort {
+            Sort::Compile => &mut self.compile,
+            Sort::Bench => &mut self.bench,
+            Sort::SmokeFlag => &mut self.smoke_flag,
+            Sort::Launcher => &mut self.launcher,
+            Sort::TrainArg => &mut self.train_arg,
+            Sort::WeakArg => &mut self.weak_arg,
+            Sort::Inference => &mut self.inference,
+            Sort::Smoke => &mut self.smoke,
+            Sort::Idle => &mut self.idle,
+            Sort::Unknown => &mut self.unknown,
+        };
+        if slot.is_none() {
+            *slot = Some(Cue { shown, node });
+        }
+    }
+
+    /// Nothing but sleeping, printing and setup.
+    pub(super) fn is_quiet(&self) -> bool {
+        self.unknown.is_none()
+            && self.weak_arg.is_none()
+            && self.train_arg.is_none()
+            && self.launcher.is_none()
+            && self.inference.is_none()
+    }
+
+    /// The decision the commands make on their own, if any; `who` is the sentence's subject.
+    pub(super) fn decide(&self, who: &str) -> Option<Decision<'a>> {
+        let runs = |c: &Cue| {
+            if c.shown.starts_with('-') {
+                format!("{who} passes `{}`", c.shown)
+            } else {
+                format!("{who} runs `{}`", c.shown)
+            }
+        };
+        if let Some(c) = self.compile {
+            return Some((
+                IntentKind::Compile,
+                format!("{} (ahead-of-time compilation or conversion)", runs(&c)),
+                c,
+            ));
+        }
+        if let Some(c) = self.bench {
+            return Some((
+                IntentKind::Benchmark,
+                format!("{} (a benchmark)", runs(&c)),
+                c,
+            ));
+        }
+        if let Some(f) = self.smoke_flag {
+            let reason = match self.launcher {
+                Some(l) => format!("{who} runs `{}` with `{}`", l.shown, f.shown),
+                None => runs(&f),
+            };
+            return Some((IntentKind::SmokeTest, reason, f));
+        }
+        let arg = self.train_arg.or(self.weak_arg);
+        if let Some(l) = self.launcher {
+            let reason = match arg {
+                Some(a) => format!("{who} runs `{}` with `{}`", l.shown, a.shown),
+                None => runs(&l),
+            };
+            return Some((IntentKind::Training, reason, l));
+        }
+        if let Some(a) = self.train_arg {
+            // `--epochs` or a `trainer.max_epochs=3` override: both are arguments.
+            return Some((
+                IntentKind::Training,
+                format!("{who} passes `{}`", a.shown),
+                a,
+            ));
+        }
+        if let Some(c) = self.inference {
+            return Some((
+                IntentKind::Inference,
+                format!("{} (a model server)", runs(&c)),
+                c,
+            ));
+        }
+        if let Some(s) = self.smoke
+            && self.is_quiet()
+        {
+            let tail = if self.idle.is_some() {
+                " and sleeps"
+            } else {
+                ""
+            };
+            return Some((
+                IntentKind::SmokeTest,
+                format!("{who} only runs `{}`{tail}", s.shown),
+                s,
+            ));
+        }
+        None
+    }
+}
+
+pub(super) fn scan_container<'a>(scan: &mut Scan<'a>, c: Node<'a>) {
+    let mut seg = Seg::new();
+    for key in ["command", "args"] {
+        for item in c.get(key).into_iter().flat_map(Node::items) {
+            if let Some(text) = item.as_str() {
+                feed_item(scan, text, item, &mut seg);
+            }
+        }
+    }
+}
+
+/// What the next word of a command is, after `python -c`, `python -m` or `sh -c`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Plain,
+    Code,
+    Module,
+    Script,
+}
+
+/// One shell command (between `;`, `&&`, `|`, newlines) as it is read.
+pub(super) struct Seg<'a> {
+    /// The program's base name, once seen.
+    program: Option<&'a str>,
+    /// The next plain word is the program (or a wrapper's program).
+    at_program: bool,
+    /// The previous word's base name (for pairs such as `accelerate launch`).
+    prev: &'a str,
+    /// The previous word was a flag that may take the next word as its value.
+    expect_value: bool,
+    next: Next,
+    /// `echo`/`printf`: the rest is text.
+    ignore_rest: bool,
+}
+
+impl Seg<'_> {
+    pub(super) fn new() -> Self {
+        Seg {
+            program: None,
+            at_program: true,
+            prev: "",
+            expect_value: false,
+            next: Next::Plain,
+            ignore_rest: false,
+        }
+    }
+}
+
+/// Nested `sh -c` levels worth reading.
+const MAX_DEPTH: u8 = 3;
+
+/// One exec-form item: after `python -c` or `sh -c` it is code or a script as a whole.
+fn feed_item<'a>(scan: &mut Scan<'a>, text: &'a str, node: Node<'a>, seg: &mut Seg<'a>) {
+    match seg.next {
+        Next::Code => {
+            seg.next = Next::Plain;
+            seg.expect_value = false;
+            code(scan, text, node);
+        }
+        Next::Script => {
+            seg.next = Next::Plain;
+            seg.expect_value = false;
+            feed_str(scan, text, node, &mut Seg::new(), 1);
+        }
+        _ => feed_str(scan, text, node, seg, 0),
+    }
+}
+
+pub(super) fn feed_str<'a>(
+    scan: &mut Scan<'a>,
+    text: &'a str,
+    node: Node<'a>,
+    seg: &mut Seg<'a>,
+    depth: u8,
+) {
+    for tok in lex(text) {
+        match tok {
+            Tok::Sep => *seg = Seg::new(),
+            Tok::Word(w) => word(scan, w, node, seg, depth),
+        }
+    }
+}
+
+fn word<'a>(scan: &mut Scan<'a>, w: &'a str, node: Node<'a>, seg: &mut Seg<'a>, depth: u8) {
+    if w.is_empty() || seg.ignore_rest {
+        return;
+    }
+    match std::mem::replace(&mut seg.next, Next::Plain) {
+        Next::Code => {
+            seg.expect_value = false;
+            code(scan, w, node);
+            return;
+        }
+        Next::Script => {
+            seg.expect_value = false;
+            if depth < MAX_DEPTH {
+                feed_str(scan, w, node, &mut Seg::new(), depth + 1);
+            }
+            return;
+        }
+        Next::Module => {
+            seg.expect_value = false;
+            seg.at_program = false;
+            module(scan, w, node);
+            seg.prev = w;
+            return;
+        }
+        Next::Plain => {}
+    }
+    let is_flag = w.len() > 1
+        && w.starts_with('-')
+        && !w[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.');
+    if is_flag {
+        let name = w.split_once('=').map_or(w, |(k, _)| k);
+        flag(scan, name, node);
+        seg.expect_value = !w.contains('=');
+        if let Some(p) = seg.program {
+            if is_python(p) && w == "-c" {
+                seg.next = Next::Code;
+            } else if is_python(p) && w == "-m" {
+                seg.next = Next::Module;
+            } else if is_shell(p) && !w.starts_with("--") && w.contains('c') {
+                seg.next = Next::Script;
+            }
+        }
+        return;
+    }
+    if let Some((k, _)) = w.split_once('=')
+        && !k.is_empty()
+        && !k.contains('/')
+    {
+        // `NCCL_DEBUG=INFO torchrun …` before the program; `trainer.max_epochs=3` after it.
+        if !(seg.at_program && is_env_name(k)) {
+            override_key(scan, k, node);
+        }
+        seg.expect_value = false;
+        return;
+    }
+    let was_value = std::mem::take(&mut seg.expect_value);
+    let base = basename(w);
+    let prev = std::mem::replace(&mut seg.prev, base);
+    if let Some((sort, shown)) = pair_signal(prev, base) {
+        scan.note(sort, shown, node);
+        seg.at_program = false;
+        return;
+    }
+    if let Some(sort) = program_signal(base) {
+        scan.note(sort, base, node);
+        if seg.at_program {
+            seg.program = Some(base);
+            seg.at_program = false;
+        }
+        return;
+    }
+    if is_script(base) {
+        let sort = script_signal(base).unwrap_or(Sort::Unknown);
+        scan.note(sort, base, node);
+        if seg.at_program {
+            seg.program = Some(base);
+            seg.at_program = false;
+        }
+        return;
+    }
+    if was_value || !seg.at_program {
+        // A flag's value or a program's positional argument.
+        return;
+    }
+    if base.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        // `timeout 3600 python …`
+        return;
+    }
+    seg.program = Some(base);
+    let lower_is = |names: &[&str]| names.iter().any(|n| base.eq_ignore_ascii_case(n));
+    if lower_is(&["sleep", "tail"]) {
+        scan.note(Sort::Idle, w, node);
+        seg.at_program = false;
+    } else if lower_is(&["echo", "printf"]) {
+        seg.ignore_rest = true;
+    } else if is_python(base) || is_shell(base) || lower_is(WRAPPERS) {
+        // The program they run comes next.
+    } else {
+        seg.at_program = false;
+        if !lower_is(TRIVIAL) {
+            scan.note(Sort::Unknown, w, node);
+        }
+    }
+}
+
+/// Programs that run the next word as the program.
+const WRAPPERS: &[&str] = &[
+    "exec", "time", "env", "nohup", "sudo", "timeout", "numactl", "taskset", "stdbuf", "mpirun",
+    "mpiexec", "srun", "while", "until", "if", "then", "else", "do", "!",
+];
+
+/// Programs that do no GPU work of their own: shell control, printing, setup.
+const TRIVIAL: &[&str] = &[
+    "true", "false", "exit", "set", "export", "cd", "ls", "cat", "date", "hostname", "printenv",
+    "wait", "trap", ":", "for", "in", "done", "fi", "elif", "[", "[[", "test", "pip", "pip3",
+    "apt-get", "apt", "yum", "dnf", "conda", "mkdir", "cp", "mv", "rm", "ln", "chmod", "chown",
+    "source", ".", "git", "wget", "curl", "ulimit", "id", "whoami", "df", "free", "nproc",
+];
+
+fn is_python(base: &str) -> bool {
+    starts_ci(base, "python")
+}
+
+fn is_shell(base: &str) -> bool {
+    ["sh", "bash", "zsh", "dash", "ash"]
+        .iter()
+        .any(|s| base.eq_ignore_ascii_case(s))
+}
+
+fn is_env_name(k: &str) -> bool {
+    k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !k.starts_with(|c: char| c.is_ascii_digit())
+}
+
+fn is_script(base: &str) -> bool {
+    [".py", ".sh", ".bash", ".ipynb"]
+        .iter()
+        .any(|ext| ends_ci(base, ext))
+}
+
+/// Two words that say something together (`accelerate launch`, `vllm serve`, `dcgmi diag`).
+fn pair_signal(prev: &str, base: &str) -> Option<(Sort, &'static str)> {
+    const PAIRS: &[(&str, &str, Sort, &str)] = &[
+        ("accelerate", "launch", Sort::Launcher, "accelerate launch"),
+        ("tune", "run", Sort::Launcher, "tune run"),
+        (
+            "llamafactory-cli",
+            "train",
+            Sort::Launcher,
+            "llamafactory-cli train",
+        ),
+        ("vllm", "serve", Sort::Inference, "vllm serve"),
+        ("vllm", "bench", Sort::Bench, "vllm bench"),
+        ("ollama", "serve", Sort::Inference, "ollama serve"),
+        ("lmdeploy", "serve", Sort::Inference, "lmdeploy serve"),
+        ("serve", "run", Sort::Inference, "serve run"),
+        ("dcgmi", "diag", Sort::Bench, "dcgmi diag"),
+    ];
+    PAIRS
+        .iter()
+        .find(|(a, b, _, _)| prev.eq_ignore_ascii_case(a) && base.eq_ignore_ascii_case(b))
+        .map(|(_, _, sort, shown)| (*sort, *shown))
+}
+
+/// A program (or binary path) whose name alone says what it does.
+fn program_signal(base: &str) -> Option<Sort> {
+    let is = |names: &[&str]| names.iter().any(|n| base.eq_ignore_ascii_case(n));
+    if is(&[
+        "neuron_parallel_compile",
+        "neuronx-cc",
+        "trtllm-build",
+        "trtexec",
+    ]) {
+        return Some(Sort::Compile);
+    }
+    // nccl-tests (`all_reduce_perf`, `sendrecv_perf_mpi`), genai-perf, perf_analyzer, perftest.
+    if ends_ci(base, "_perf")
+        || contains_ci(base, "_perf_")
+        || ends_ci(base, "-perf")
+        || starts_ci(base, "perf_analyzer")
+        || (starts_ci(base, "ib_") && (ends_ci(base, "_bw") || ends_ci(base, "_lat")))
+        || is(&[
+            "gpu_burn",
+            "gpu-burn",
+            "gpuburn",
+            "nvbandwidth",
+            "xhpl",
+            "hpl",
+            "hpl.sh",
+            "p2pbandwidthlatencytest",
+            "bandwidthtest",
+        ])
+        || contains_ci(base, "loadgen")
+    {
+        return Some(Sort::Bench);
+    }
+    if is(&["nvidia-smi", "devicequery", "nvcc"]) || contains_ci(base, "vectoradd") {
+        return Some(Sort::Smoke);
+    }
+    if is(&["torchrun", "deepspeed", "horovodrun"]) {
+        return Some(Sort::Launcher);
+    }
+    if is(&[
+        "text-generation-launcher",
+        "tritonserver",
+        "trtllm-serve",
+        "torchserve",
+        "uvicorn",
+    ]) {
+        return Some(Sort::Inference);
+    }
+    None
+}
+
+/// A script or module whose name says what it does.
+fn script_signal(name: &str) -> Option<Sort> {
+    if contains_ci(name, "bench") {
+        Some(Sort::Bench)
+    } else if contains_ci(name, "compile") || contains_ci(name, "convert_checkpoint") {
+        Some(Sort::Compile)
+    } else if ["smoke", "healthcheck", "health_check", "sanity"]
+        .iter()
+        .any(|s| contains_ci(name, s))
+    {
+        Some(Sort::Smoke)
+    } else if is_training_word(name) {
+        Some(Sort::Launcher)
+    } else if ["serve", "server", "infer", "predict"]
+        .iter()
+        .any(|s| contains_ci(name, s))
+    {
+        Some(Sort::Inference)
+    } else {
+        None
+    }
+}
+
+/// `train.py`, `finetune`, `pretrain_gpt`, `verl.trainer` — but not `pretrained` (models are
+/// pretrained whatever runs them).
+pub(super) fn is_training_word(s: &str) -> bool {
+    (contains_ci(s, "train") && !contains_ci(s, "pretrained"))
+        || contains_ci(s, "finetun")
+        || contains_ci(s, "fine-tun")
+        || contains_ci(s, "fine_tun")
+}
+
+fn module<'a>(scan: &mut Scan<'a>, m: &'a str, node: Node<'a>) {
+    let sort = if m.eq_ignore_ascii_case("torch.distributed.run")
+        || m.eq_ignore_ascii_case("torch.distributed.launch")
+    {
+        Sort::Launcher
+    } else if ["vllm.entrypoints", "launch_server", "api_server"]
+        .iter()
+        .any(|s| contains_ci(m, s))
+    {
+        Sort::Inference
+    } else if ["pip", "ensurepip", "venv", "http.server"]
+        .iter()
+        .any(|s| m.eq_ignore_ascii_case(s))
+    {
+        // Setup, not work: `python -m pip install … && nvidia-smi` is still a smoke test.
+        return;
+    } else {
+        script_signal(m).unwrap_or(Sort::Unknown)
+    };
+    scan.note(sort, m, node);
+}
+
+/// Inline Python after `python -c`.
+fn code<'a>(scan: &mut Scan<'a>, code: &'a str, node: Node<'a>) {
+    let sort = if contains_ci(code, "torch.compile") {
+        Sort::Compile
+    } else if [
+        "cuda.is_available",
+        "device_count",
+        "get_device_name",
+        "nvidia-smi",
+    ]
+    .iter()
+    .any(|s| contains_ci(code, s))
+    {
+        Sort::Smoke
+    } else {
+        Sort::Unknown
+    };
+    let shown = if code.len() <= 60 {
+        code
+    } else {
+        "python -c …"
+    };
+    scan.note(sort, shown, node);
+}
+
+/// A `--flag` (name without its `=value`).
+fn flag<'a>(scan: &mut Scan<'a>, name: &'a str, node: Node<'a>) {
+    let key = name.trim_start_matches('-');
+    if let Some(sort) = key_sort(key) {
+        scan.note(sort, name, node);
+    }
+}
+
+/// A `key=value` override after the program (Hydra, NeMo, Lightning): `trainer.max_epochs=3`.
+fn override_key<'a>(scan: &mut Scan<'a>, key: &'a str, node: Node<'a>) {
+    if starts_ci(key, "trainer.") {
+        scan.note(Sort::TrainArg, key, node);
+        return;
+    }
+    let last = key.rsplit('.').next().unwrap_or(key);
+    if let Some(sort @ (Sort::TrainArg | Sort::WeakArg)) = key_sort(last) {
+        scan.note(sort, key, node);
+    }
+}
+
+/// What an argument name says (dashes and underscores alike, any case).
+fn key_sort(key: &str) -> Option<Sort> {
+    let is = |names: &[&str]| names.iter().any(|n| key_eq(key, n));
+    if is(&[
+        "smoke_test",
+        "smoke",
+        "smoketest",
+        "dry_run",
+        "dryrun",
+        "sanity_check",
+    ]) {
+        return Some(Sort::SmokeFlag);
+    }
+    if is(&["compile_only", "only_compile"]) {
+        return Some(Sort::Compile);
+    }
+    if is(&[
+        "epochs",
+        "num_epochs",
+        "num_train_epochs",
+        "n_epochs",
+        "max_epochs",
+        "train_epochs",
+        "max_steps",
+        "train_steps",
+        "num_train_steps",
+        "train_iters",
+        "do_train",
+    ]) || (contains_ci(key, "train") && !contains_ci(key, "pretrained"))
+    {
+        return Some(Sort::TrainArg);
+    }
+    if is(&["output_dir", "out_dir"])
+        || ["checkpoint", "ckpt", "save", "resume"]
+            .iter()
+            .any(|p| starts_ci(key, p))
+    {
+        return Some(Sort::WeakArg);
+    }
+    None
+}
+
+/// Equal ignoring ASCII case, with `-` and `_` alike.
+fn key_eq(a: &str, b: &str) -> bool {
+    let norm = |c: u8| {
+        if c == b'-' {
+            b'_'
+        } else {
+            c.to_ascii_lowercase()
+        }
+    };
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| norm(x) == norm(y))
+}
