@@ -82,15 +82,17 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
                     }
                 })
                 .collect();
+            let fields = Fields::new(needs);
             // PodDisruptionBudgets by namespace (`None`: none written, which matches any).
             let mut pdbs: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
-            for (i, o) in ix.objects.iter().enumerate() {
-                if o.is("policy", "PodDisruptionBudget") {
-                    pdbs.entry(o.namespace).or_default().push(i);
+            if fields.wants("pdbs") {
+                for (i, o) in ix.objects.iter().enumerate() {
+                    if o.is("policy", "PodDisruptionBudget") {
+                        pdbs.entry(o.namespace).or_default().push(i);
+                    }
                 }
             }
             let shared = Shared::default();
-            let fields = Fields::new(needs);
             let templates: Vec<Value> = (0..ix.templates.len())
                 .into_par_iter()
                 .map_init(Strings::default, |strings, ti| {
@@ -125,25 +127,26 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
     // The same facts by namespace: a namespace-scoped policy walks its namespaces' templates
     // instead of every template (a tenth of the namespaces listed: a tenth of the work).
     let mut by_namespace: HashMap<&str, Vec<Value>> = HashMap::new();
-    for (t, v) in ix.templates.iter().zip(&templates) {
-        if want_by_namespace
-            && t.requests_gpu()
-            && let Some(ns) = ix.owner(t).namespace
-        {
-            by_namespace.entry(ns).or_default().push(v.clone());
+    // And by their workload's kind: a policy about Deployments walks only theirs.
+    let mut by_template_kind: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    if want_by_namespace || want_by_template_kind {
+        for (t, v) in ix.templates.iter().zip(&templates) {
+            if !t.requests_gpu() {
+                continue;
+            }
+            let owner = ix.owner(t);
+            if want_by_namespace && let Some(ns) = owner.namespace {
+                by_namespace.entry(ns).or_default().push(v.clone());
+            }
+            if want_by_template_kind {
+                by_template_kind
+                    .entry(owner.kind)
+                    .or_default()
+                    .push(v.clone());
+            }
         }
     }
     let by_namespace: BTreeMap<&str, Vec<Value>> = by_namespace.into_iter().collect();
-    // And by their workload's kind: a policy about Deployments walks only theirs.
-    let mut by_template_kind: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
-    for (t, v) in ix.templates.iter().zip(&templates) {
-        if want_by_template_kind && t.requests_gpu() {
-            by_template_kind
-                .entry(ix.owner(t).kind)
-                .or_default()
-                .push(v.clone());
-        }
-    }
 
     let mut entries = vec![
         ("version", Value::from(INPUT_VERSION)),
@@ -432,11 +435,7 @@ fn template(
     let spec_path = strings.spec_path(owner.root, t.spec, &t.path);
     let mut tpath = spec_path.clone();
     tpath.pop();
-    let meta = |k: &str, strings: &mut Strings| {
-        t.metadata
-            .and_then(|m| m.get(k))
-            .map_or(Value::new_object(), |n| strings.node(n))
-    };
+    let meta = |k: &str| t.metadata.and_then(|m| m.get(k));
     let mut e = Entries::new(fields);
     e.put("index", || Value::from(ti as u64));
     e.put("object", || Value::from(t.owner as u64));
@@ -447,19 +446,12 @@ fn template(
     e.put("path", || strings.path(&tpath));
     e.put("spec_path", || strings.path(&spec_path));
     e.put("path_text", || strings.get(t.path.as_str()));
-    e.put("labels", || meta("labels", strings));
-    e.put("annotations", || meta("annotations", strings));
-    e.put("node_selector", || {
-        t.spec
-            .get("nodeSelector")
-            .map_or(Value::new_object(), |n| strings.node(n))
-    });
+    e.put("labels", || strings.map(meta("labels")));
+    e.put("annotations", || strings.map(meta("annotations")));
+    e.put("node_selector", || strings.map(t.spec.get("nodeSelector")));
     e.put("pdbs", || covering_pdbs(ix, t, pdbs));
     e.put("object_labels", || {
-        owner
-            .root
-            .at(&["metadata", "labels"])
-            .map_or(Value::new_object(), |n| strings.node(n))
+        strings.map(owner.root.at(&["metadata", "labels"]))
     });
     e.put("gpus", || Value::from(t.gpus_per_pod()));
     e.put("requests_gpu", || Value::from(t.requests_gpu()));

@@ -125,19 +125,10 @@ fn names(code: &str) -> Option<BTreeSet<String>> {
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'`' => {
-                let end = i + 1 + code[i + 1..].find('`')?;
-                out.insert(code[i + 1..end].to_string());
-                i = end + 1;
-            }
-            b'"' => {
-                let mut j = i + 1;
-                while *b.get(j)? != b'"' {
-                    j += if b[j] == b'\\' { 2 } else { 1 };
-                }
-                // Rego's double-quoted strings escape as JSON's do.
-                out.insert(serde_json::from_str::<String>(&code[i..=j]).ok()?);
-                i = j + 1;
+            b'`' | b'"' => {
+                let (value, len) = string_literal(&code[i..])?;
+                out.insert(value);
+                i += len;
             }
             b'.' => {
                 let n = b[i + 1..].iter().take_while(|&&c| is_ident(c)).count();
@@ -171,11 +162,23 @@ fn accessor(code: &str, i: usize) -> Option<(String, usize)> {
 
 /// A double-quoted or raw string literal at the start of `s`: its value and length in `s`.
 fn string_literal(s: &str) -> Option<(String, usize)> {
-    let quote = s.chars().next().filter(|c| *c == '"' || *c == '`')?;
-    let end = s[1..].find(quote)? + 1;
-    let body = &s[1..end];
-    // An escape inside may hide the real end; such a name is no literal kind or key.
-    (quote == '`' || !body.contains('\\')).then(|| (body.to_string(), end + 1))
+    let b = s.as_bytes();
+    match b.first()? {
+        b'`' => {
+            let end = 1 + s[1..].find('`')?;
+            Some((s[1..end].to_string(), end + 1))
+        }
+        b'"' => {
+            let mut j = 1;
+            while *b.get(j)? != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            // Rego's double-quoted strings escape as JSON's do.
+            let value = serde_json::from_str::<String>(&s[..=j]).ok()?;
+            Some((value, j + 1))
+        }
+        _ => None,
+    }
 }
 
 /// The literal kind `input.by_kind` (from `at` to `end`) is read with, if it is one.
@@ -285,6 +288,9 @@ deny contains f if {
             ["PodDisruptionBudget", "ResourceQuota"]
         );
         assert!(n.kind("ResourceQuota") && !n.kind("Deployment"));
+        // Escapes read as JSON's: the kind is still a literal one.
+        let n = Needs::of_module(r#"q := object.get(input.by_kind, "Resource\u0051uota", [])"#);
+        assert!(!n.all_kinds && n.kind("ResourceQuota") && !n.kind("Deployment"));
     }
 
     #[test]

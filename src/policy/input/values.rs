@@ -149,6 +149,11 @@ impl Strings {
         }
     }
 
+    /// A map node's value, or `{}` when there is none (labels, annotations, a node selector).
+    pub(super) fn map(&mut self, n: Option<Node<'_>>) -> Value {
+        n.map_or(Value::new_object(), |n| self.node(n))
+    }
+
     pub(super) fn opt(&mut self, s: Option<&str>) -> Value {
         s.map_or(Value::Null, |s| self.get(s))
     }
