@@ -892,14 +892,26 @@ fn read_repo(
         .iter()
         .filter_map(|p| std::path::absolute(p).ok())
         .collect();
-    let found: Vec<PathBuf> = walked
-        .files
-        .into_iter()
-        .filter(|p| std::path::absolute(p).is_ok_and(|a| !context_abs.contains(&a)))
-        .collect();
+    let found: Vec<PathBuf> = if context_abs.is_empty() {
+        walked.files
+    } else {
+        walked
+            .files
+            .into_iter()
+            .filter(|p| std::path::absolute(p).is_ok_and(|a| !context_abs.contains(&a)))
+            .collect()
+    };
     let mut sources = gpuops::sources::Sources::plan(found, walked.charts, settings);
-    let (mut files, mut load_problems) = load(sources.raw(), progress);
-    sources.render(&mut files);
+    // Kustomize builds wait on processes: they run while the raw files are read and parsed.
+    let ((mut files, mut load_problems), builds) = std::thread::scope(|s| {
+        let builds = s.spawn(|| sources.build_tops());
+        let loaded = load(sources.raw(), progress);
+        let builds = builds
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (loaded, builds)
+    });
+    sources.render(&mut files, builds);
     let (mut context, problems) = source::load(&context_paths);
     load_problems.extend(problems);
     load_problems.extend(context_problems);

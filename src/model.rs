@@ -333,6 +333,8 @@ pub struct PodTemplate<'a> {
     pub containers: Vec<Container<'a>>,
     /// Whether any container requests a GPU resource.
     gpu: bool,
+    /// Its scheduling constraints, read on first use: the index and several rules ask for them.
+    constraints: std::sync::OnceLock<crate::sched::PodConstraints<'a>>,
 }
 
 impl<'a> PodTemplate<'a> {
@@ -382,7 +384,13 @@ impl<'a> PodTemplate<'a> {
             spec,
             containers,
             gpu,
+            constraints: std::sync::OnceLock::new(),
         })
+    }
+    /// Its node selector, required node affinity, tolerations and GPU requests.
+    pub fn constraints(&self) -> &crate::sched::PodConstraints<'a> {
+        self.constraints
+            .get_or_init(|| crate::sched::PodConstraints::from_template(self))
     }
     pub fn loc(&self, node: Node<'_>) -> Loc {
         Loc {

@@ -187,8 +187,10 @@ fn is_yaml(p: &Path) -> bool {
 
 /// Path shown in reports: relative to the working directory when under it, without `./`.
 pub fn display_path(p: &Path) -> String {
-    let cwd = std::env::current_dir().ok();
-    let rel = match (&cwd, p.is_absolute()) {
+    // Read once: the process never changes directory, and this runs for every file.
+    static CWD: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let cwd = CWD.get_or_init(|| std::env::current_dir().ok());
+    let rel = match (cwd, p.is_absolute()) {
         (Some(cwd), true) => p.strip_prefix(cwd).unwrap_or(p),
         _ => p,
     };
@@ -262,6 +264,7 @@ impl Discovery<'_> {
                 .hidden(false)
                 .require_git(false)
                 .follow_links(true)
+                .threads(rayon::current_num_threads())
                 .filter_entry(move |e| {
                     let is_dir = e.file_type().is_some_and(|t| t.is_dir());
                     if !is_dir {
@@ -277,29 +280,48 @@ impl Discovery<'_> {
                     }
                     !chart
                 })
-                .build();
-            for entry in walker {
-                match entry {
-                    Ok(e) => {
-                        let is_file = e.file_type().is_some_and(|t| t.is_file());
-                        let wanted = is_yaml(e.path()) || e.file_name() == "Kustomization";
-                        if is_file && wanted && !self.excluded(e.path()) {
-                            files.push(e.into_path());
+                .build_parallel();
+            // A walk is thousands of directory reads and stats: on every core, as parsing is.
+            // What each thread finds is sorted below, so the order of the walk does not show.
+            let found = std::sync::Mutex::new((Vec::new(), Vec::new()));
+            walker.run(|| {
+                let found = &found;
+                Box::new(move |entry| {
+                    let mut keep = None;
+                    let mut problem = None;
+                    match entry {
+                        Ok(e) => {
+                            let is_file = e.file_type().is_some_and(|t| t.is_file());
+                            let wanted = is_yaml(e.path()) || e.file_name() == "Kustomization";
+                            if is_file && wanted && !self.excluded(e.path()) {
+                                keep = Some(e.into_path());
+                            }
+                        }
+                        Err(err) => {
+                            let loop_like = err.is_io() || err.to_string().contains("loop");
+                            problem = Some(IoProblem {
+                                path: display_path(root),
+                                message: if loop_like {
+                                    format!("skipped: {err}")
+                                } else {
+                                    err.to_string()
+                                },
+                            });
                         }
                     }
-                    Err(err) => {
-                        let loop_like = err.is_io() || err.to_string().contains("loop");
-                        problems.push(IoProblem {
-                            path: display_path(root),
-                            message: if loop_like {
-                                format!("skipped: {err}")
-                            } else {
-                                err.to_string()
-                            },
-                        });
+                    if (keep.is_some() || problem.is_some())
+                        && let Ok(mut f) = found.lock()
+                    {
+                        f.0.extend(keep);
+                        f.1.extend(problem);
                     }
-                }
-            }
+                    ignore::WalkState::Continue
+                })
+            });
+            let (mut these, mut troubles) = found.into_inner().unwrap_or_default();
+            files.append(&mut these);
+            troubles.sort_by(|a, b| a.message.cmp(&b.message));
+            problems.append(&mut troubles);
         }
         files.sort();
         files.dedup();

@@ -367,7 +367,7 @@ fn template(ix: &Index, ti: usize) -> TemplateReport {
         .map(|v| (v.flavor, v.constraints.clone()))
         .collect();
     if ways.is_empty() {
-        ways.push((None, PodConstraints::from_template(t)));
+        ways.push((None, t.constraints().clone()));
     }
     let usable = |p: usize| !wants_gpu || ix.pools.capability[p] != GpuCapability::None;
 

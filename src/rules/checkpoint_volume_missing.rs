@@ -582,8 +582,8 @@ fn risk_of(cx: &Ctx, ti: usize, preempting: Option<usize>) -> Risk {
         .get(ti)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let own = PodConstraints::from_template(t);
-    if let Some(r) = selects_spot(&own) {
+    let own = t.constraints();
+    if let Some(r) = selects_spot(own) {
         risk.reasons
             .push("its node selector asks for spot capacity".to_string());
         risk.related

@@ -193,7 +193,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 /// The DaemonSet's constraints without requirements on labels nothing in the repository sets
 /// (run-time labels from node feature discovery or the GPU operator): those are taken to match.
 fn judged_constraints<'a>(ix: &Index<'a>, t: &PodTemplate<'a>) -> PodConstraints<'a> {
-    let mut pod = PodConstraints::from_template(t);
+    let mut pod = t.constraints().clone();
     let known =
         |key: &str| is_well_known(key) || ix.nodepools.iter().any(|p| PoolReqs::of(p).defines(key));
     pod.base.retain(|r| known(r.key));

@@ -1,6 +1,6 @@
 use super::{Ctx, template_anchor};
 use crate::diag::Diagnostic;
-use crate::sched::{PodConstraints, instances_for, workload_gpu_pods};
+use crate::sched::{instances_for, workload_gpu_pods};
 
 const EFA: &str = "vpc.amazonaws.com/efa";
 
@@ -105,11 +105,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if pools.is_empty() {
             continue;
         }
-        let pod = PodConstraints::from_template(t);
+        let pod = t.constraints();
         let mut types: Vec<&'static crate::catalog::Instance> = Vec::new();
         let mut open = false;
         for &p in &pools {
-            match instances_for(&pod, &ix.nodepools[p]) {
+            match instances_for(pod, &ix.nodepools[p]) {
                 Some(is) => types.extend(is),
                 None => {
                     open = true;

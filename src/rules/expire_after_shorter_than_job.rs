@@ -270,9 +270,9 @@ fn human(secs: u64) -> String {
     out
 }
 
-fn finding(
-    cx: &Ctx,
-    (ti, t): (usize, &PodTemplate),
+fn finding<'a>(
+    cx: &Ctx<'_, 'a>,
+    (ti, t): (usize, &PodTemplate<'a>),
     deadline: Option<(u64, Node<'_>)>,
     pool: &NodePool,
     life: &Lifetime,

@@ -3,7 +3,7 @@ use crate::catalog::Instance;
 use crate::diag::{Diagnostic, Loc};
 use crate::index::Index;
 use crate::model::{NodePool, PodTemplate};
-use crate::sched::{PodConstraints, instances_for};
+use crate::sched::instances_for;
 use crate::yaml::Node;
 
 /// Device resources the catalog counts per instance type, beyond `nvidia.com/gpu` (whose count
@@ -77,12 +77,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if pools.is_empty() {
             continue;
         }
-        let pod = PodConstraints::from_template(t);
+        let pod = t.constraints();
         // Per pool: the instance types the pod may get there; any open pool ends the judgement.
         let mut sets: Vec<(usize, Vec<&'static Instance>)> = Vec::new();
         let mut open = false;
         for &p in &pools {
-            match instances_for(&pod, &ix.nodepools[p]) {
+            match instances_for(pod, &ix.nodepools[p]) {
                 Some(is) => sets.push((p, is)),
                 None => {
                     open = true;

@@ -69,10 +69,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         }
         let fits = ix.own_placement[ti].is_some_and(|p| ix.placements[p].gpu_pools() > 0);
         if !fits {
-            let own = PodConstraints::from_template(t);
-            if let Some((p, issues)) = closest(ix, &own) {
+            let own = t.constraints();
+            if let Some((p, issues)) = closest(ix, own) {
                 for issue in &issues {
-                    out.push(template_finding(cx, t, &own, p, issue));
+                    out.push(template_finding(cx, t, own, p, issue));
                 }
                 continue;
             }

@@ -19,6 +19,7 @@ use super::requirements::{LabelIssue, PoolReqs, is_well_known, label_issues, nor
 use crate::model::NodePool;
 use fixedbitset::FixedBitSet;
 use foldhash::{HashMap, HashMapExt};
+use rayon::prelude::*;
 use std::fmt::Write;
 
 /// One label key across all pools.
@@ -76,12 +77,32 @@ pub struct PoolIndex<'a> {
 
 impl<'a> PoolIndex<'a> {
     pub fn build(pools: &[NodePool<'a>]) -> Self {
+        type Shapes<'a> = Vec<(&'a str, Option<Vec<&'a str>>)>;
+        type Taints<'a> = Vec<(&'a str, &'a str, &'a str)>;
         let len = pools.len();
+        // What each pool contributes is read on every core; only filling the tables is serial.
+        let per_pool: Vec<(Shapes<'a>, Taints<'a>, GpuCapability)> = pools
+            .par_iter()
+            .map(|pool| {
+                let hard = pool
+                    .taints
+                    .iter()
+                    .filter(|t| t.is_hard())
+                    .map(|t| (t.key, t.value, t.effect))
+                    .collect();
+                (
+                    PoolReqs::of(pool).shapes().collect(),
+                    hard,
+                    gpu_capability(pool),
+                )
+            })
+            .collect();
         let mut keys: HashMap<&'a str, KeyIndex<'a>> = HashMap::new();
-        let mut classes: HashMap<Vec<(&str, &str, &str)>, u32> = HashMap::new();
+        let mut classes: HashMap<Taints<'a>, u32> = HashMap::new();
         let mut taint_class = Vec::with_capacity(len);
-        for (p, pool) in pools.iter().enumerate() {
-            for (key, values) in PoolReqs::of(pool).shapes() {
+        let mut capability = Vec::with_capacity(len);
+        for (p, (shapes, hard, cap)) in per_pool.into_iter().enumerate() {
+            for (key, values) in shapes {
                 let k = keys.entry(key).or_insert_with(|| KeyIndex {
                     defined: FixedBitSet::with_capacity(len),
                     complex: FixedBitSet::with_capacity(len),
@@ -100,19 +121,14 @@ impl<'a> PoolIndex<'a> {
                     None => k.complex.insert(p),
                 }
             }
-            let hard: Vec<(&str, &str, &str)> = pool
-                .taints
-                .iter()
-                .filter(|t| t.is_hard())
-                .map(|t| (t.key, t.value, t.effect))
-                .collect();
             let next = classes.len() as u32;
             taint_class.push(*classes.entry(hard).or_insert(next));
+            capability.push(cap);
         }
         PoolIndex {
             len,
             keys,
-            capability: pools.iter().map(gpu_capability).collect(),
+            capability,
             taint_class,
         }
     }

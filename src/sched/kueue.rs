@@ -1,11 +1,11 @@
 //! Kueue's flavor assigner: which ResourceFlavors a template may really be admitted to.
 
-use super::constraints::{PodConstraints, Req};
+use super::constraints::Req;
 use super::is_placeholder;
 use super::requirements::numeric;
 use crate::diag::Loc;
 use crate::index::{Index, Variant};
-use crate::model::{Flavor, Toleration};
+use crate::model::Flavor;
 
 /// Why Kueue would never assign a ResourceFlavor to a pod template.
 #[derive(Debug, Clone)]
@@ -46,14 +46,11 @@ pub fn flavor_reject(ix: &Index<'_>, ti: usize, fi: usize) -> Option<FlavorRejec
     let t = ix.templates.get(ti)?;
     let f = ix.flavors.get(fi)?;
     let fobj = ix.objects.get(f.obj)?;
+    let pod = t.constraints();
     // Hard nodeTaints gate admission; the flavor's own tolerations count.
-    let tolerations: Vec<Toleration> = t
-        .tolerations()
-        .into_iter()
-        .chain(f.tolerations.iter().copied())
-        .collect();
     for taint in Flavor::hard_node_taints(fobj) {
-        if !tolerations.iter().any(|x| x.tolerates(&taint)) {
+        let mut tolerations = pod.tolerations.iter().chain(&f.tolerations);
+        if !tolerations.any(|x| x.tolerates(&taint)) {
             return Some(FlavorReject::Taint {
                 taint: taint.display(),
                 flavor: fobj.loc(taint.node),
@@ -96,7 +93,6 @@ pub fn flavor_reject(ix: &Index<'_>, ti: usize, fi: usize) -> Option<FlavorRejec
         pod: r.loc,
         flavor: label_loc(r.key),
     };
-    let pod = PodConstraints::from_template(t);
     let relevant = |r: &&Req<'_>| allowed.contains(&r.key);
     if let Some(r) = pod
         .base

@@ -130,6 +130,9 @@ impl<'a> Walker<'a, '_> {
     }
 
     fn type_error(&mut self, n: Node<'a>, ty: &Ty) {
+        if n.is_null() || n.as_str().is_some_and(is_placeholder) {
+            return;
+        }
         let msg = format!(
             "`{}` must be {}, not {}: the API server rejects the {}",
             self.path(),
@@ -140,9 +143,11 @@ impl<'a> Walker<'a, '_> {
         self.push(n, msg, None);
     }
 
-    /// `key` is the node naming the value (for required-field findings inside it).
+    /// `key` is the node naming the value (for required-field findings inside it). A null, a
+    /// placeholder or a template slot stands for a value the linter cannot judge: it is looked
+    /// for only where a finding would be made (every scalar of the repository comes here).
     fn value(&mut self, n: Node<'a>, key: Option<Node<'a>>, ty: &Ty) {
-        if n.is_null() || n.as_str().is_some_and(is_placeholder) || template_slot(n) {
+        if matches!(ty, Ty::Any) || template_slot(n) {
             return;
         }
         let scalar = n.as_str();
@@ -194,7 +199,7 @@ impl<'a> Walker<'a, '_> {
                     self.type_error(n, ty);
                     return;
                 };
-                if values.contains(&s) || legacy.contains(&s) {
+                if values.contains(&s) || legacy.contains(&s) || is_placeholder(s) {
                     return;
                 }
                 let shown: Vec<&str> = values.iter().copied().filter(|v| !v.is_empty()).collect();
@@ -213,7 +218,7 @@ impl<'a> Walker<'a, '_> {
                     self.type_error(n, ty);
                     return;
                 };
-                if !(fmt.ok)(s) {
+                if !(fmt.ok)(s) && !is_placeholder(s) {
                     let msg = format!(
                         "`{}` is `{s}`, not {}: the API server rejects the {}",
                         self.path(),

@@ -207,6 +207,10 @@ fn first_key(f: &SourceFile) -> Span {
         .unwrap_or_default()
 }
 
+/// The builds of the top kustomizations, in `tops` order, made while the raw files are read.
+#[derive(Default)]
+pub struct Builds(Vec<KResult>);
+
 /// The outcome of building one kustomization.
 enum KResult {
     Built(kustomize::Built),
@@ -332,8 +336,8 @@ impl Sources {
         // What the builds read is not read raw, and neither is anything else in a
         // kustomization's own directory (ArgoCD syncs what the build makes of it).
         let (claimed, dirs) = s.forest.claims(&discovered);
-        for f in found {
-            let id = identity(&f);
+        let ids = tree::identities(&found);
+        for (f, id) in found.into_iter().zip(ids) {
             if claimed.contains(&id) {
                 continue;
             }
@@ -403,13 +407,40 @@ impl Sources {
 
     /// Builds the kustomizations and renders the charts; adds their output (or a located
     /// failure, or a skipped entry) to `files`.
-    pub fn render(&mut self, files: &mut Vec<SourceFile>) {
+    /// Builds the top kustomizations. Each build waits on a `kustomize` process, so they run on
+    /// threads of their own (as many at once as there are cores), not on the pool that parses:
+    /// the caller reads and parses the raw files meanwhile.
+    pub fn build_tops(&self) -> Builds {
         let plain = kustomize::Wrap::default();
-        let results: Vec<KResult> = self
-            .tops
-            .par_iter()
-            .map(|t| self.build(t, &plain))
-            .collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = rayon::current_num_threads().clamp(1, self.tops.len().max(1));
+        let mut done: Vec<(usize, KResult)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(top) = self.tops.get(i) else { break };
+                            mine.push((i, self.build(top, &plain)));
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        done.sort_by_key(|(i, _)| *i);
+        Builds(done.into_iter().map(|(_, r)| r).collect())
+    }
+
+    /// Adds the builds of [`Sources::build_tops`] to `files`, then renders charts and Argo CD
+    /// Applications.
+    pub fn render(&mut self, files: &mut Vec<SourceFile>, builds: Builds) {
+        let results = builds.0;
         let tops = std::mem::take(&mut self.tops);
         for (top, r) in tops.iter().zip(results) {
             self.add_kustomize(top, r, files, None);
@@ -1036,7 +1067,10 @@ impl FileList {
         let mut by_identity: HashMap<PathBuf, FileId> = HashMap::new();
         let mut by_path: HashMap<String, FileId> = HashMap::new();
         let mut out: Vec<SourceFile> = Vec::with_capacity(files.len() + read.len());
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        let mut canonical = tree::canonicalize_all(&paths).into_iter();
         for (i, f) in files.into_iter().enumerate() {
+            let canonical = canonical.next().flatten();
             let is_rendered = rendered.contains(&i);
             if is_rendered && !used.contains(&i) {
                 continue;
@@ -1048,7 +1082,7 @@ impl FileList {
             let j = out.len();
             if !is_rendered {
                 by_path.insert(f.path.clone(), j);
-                if let Ok(id) = std::fs::canonicalize(&f.path) {
+                if let Some(id) = canonical {
                     by_identity.insert(id, j);
                 }
             }

@@ -45,6 +45,51 @@ pub fn identity(p: &Path) -> PathBuf {
         .unwrap_or_else(|_| normalize(&std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())))
 }
 
+/// [`identity`] of many files, in order.
+pub fn identities(paths: &[PathBuf]) -> Vec<PathBuf> {
+    use rayon::prelude::*;
+    let canonical = canonicalize_all(paths);
+    paths
+        .par_iter()
+        .zip(canonical)
+        .map(|(p, c)| c.unwrap_or_else(|| identity(p)))
+        .collect()
+}
+
+/// `std::fs::canonicalize` of many paths, in order (`None` where it fails). Resolving a path
+/// costs a system call per component; a repository's files share few directories, so each
+/// directory is resolved once, and a file that is not a symlink is its directory's resolved
+/// path joined with its name.
+pub fn canonicalize_all<P: AsRef<Path> + Sync>(paths: &[P]) -> Vec<Option<PathBuf>> {
+    use rayon::prelude::*;
+    let mut dirs: Vec<&Path> = paths.iter().filter_map(|p| p.as_ref().parent()).collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    let resolved: std::collections::HashMap<&Path, PathBuf> = dirs
+        .par_iter()
+        .filter_map(|d| {
+            let d: &Path = d;
+            let dir = if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            };
+            Some((d, std::fs::canonicalize(dir).ok()?))
+        })
+        .collect();
+    paths
+        .par_iter()
+        .map(|p| {
+            let p = p.as_ref();
+            let plain = std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
+            match (p.parent().and_then(|d| resolved.get(d)), p.file_name()) {
+                (Some(dir), Some(name)) if plain => Some(dir.join(name)),
+                _ => std::fs::canonicalize(p).ok(),
+            }
+        })
+        .collect()
+}
+
 /// What a kustomization entry points at.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -360,6 +405,51 @@ pub fn relative(from: &Path, to: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shortcut (a directory resolved once, joined with the file's name) gives what
+    /// resolving each path does: through a symlinked directory, for a symlinked file, for a
+    /// missing file and for `..`.
+    #[cfg(unix)]
+    #[test]
+    fn canonical_paths_in_bulk_are_those_one_by_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("real/sub")).unwrap();
+        std::fs::write(root.join("real/a.yaml"), "a: 1\n").unwrap();
+        std::fs::write(root.join("real/sub/b.yaml"), "b: 1\n").unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).unwrap();
+        std::os::unix::fs::symlink(root.join("real/sub/b.yaml"), root.join("real/c.yaml")).unwrap();
+        let paths: Vec<PathBuf> = [
+            "real/a.yaml",
+            "link/a.yaml",
+            "link/sub/b.yaml",
+            "real/c.yaml",
+            "real/sub/../a.yaml",
+            "real/missing.yaml",
+            "real/sub",
+        ]
+        .iter()
+        .map(|p| root.join(p))
+        .collect();
+        let one_by_one: Vec<Option<PathBuf>> = paths
+            .iter()
+            .map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        assert_eq!(canonicalize_all(&paths), one_by_one);
+        assert_eq!(
+            identities(&paths),
+            paths.iter().map(|p| identity(p)).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            one_by_one[3].as_deref(),
+            Some(
+                root.join("real/sub/b.yaml")
+                    .canonicalize()
+                    .unwrap()
+                    .as_path()
+            )
+        );
+    }
 
     #[test]
     fn relative_paths() {

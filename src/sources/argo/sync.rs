@@ -25,6 +25,7 @@ use crate::sources::{
     tree::{self, Forest, identity, normalize},
 };
 use crate::yaml::{Problem, Span};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -158,15 +159,20 @@ impl Sources {
     /// of their destination (adding builds and files as needed), and records it all for
     /// `--explain-sources`.
     pub(in crate::sources) fn sync_applications(&mut self, files: &mut Vec<SourceFile>) {
+        // Read on every core: the first look at each document after parsing.
         let any = files
-            .iter()
+            .par_iter()
             .any(|f| f.docs.iter().any(|d| is_argo_doc(d.root()).is_some()));
         if !any {
             return;
         }
         let mut run = Run::default();
-        for (fid, f) in files.iter().enumerate() {
-            if let Ok(id) = std::fs::canonicalize(&f.path) {
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        for (fid, id) in crate::sources::tree::canonicalize_all(&paths)
+            .into_iter()
+            .enumerate()
+        {
+            if let Some(id) = id {
                 run.by_identity.entry(id).or_insert(fid);
             }
         }
