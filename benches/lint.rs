@@ -10,7 +10,7 @@
 //! BENCH_RULES=1 BENCH_FILES=1000 cargo bench --bench lint   # each rule alone, on one prebuilt index
 //! BENCH_ONE=gpu-toleration-missing BENCH_FILES=1000 cargo bench --bench lint   # one rule
 //! BENCH_SIZES=1000,2000,4000,10000 cargo bench --bench lint # a markdown table row per size
-//! BENCH_POLICIES=1 cargo bench --bench lint        # lint without, then with the whole bundled policy pack
+//! BENCH_POLICIES=1 cargo bench --bench lint        # lint (and the whole run) without, then with the bundled pack
 //! BENCH_PACK=1 BENCH_RUNS=10 cargo bench --bench lint  # the bundled pack alone on one index, then each policy alone (wall and CPU; to profile it)
 //! BENCH_FLOOR=1 cargo bench --bench lint           # the parser floor: saphyr events, + tree, + load
 //! ```
@@ -151,6 +151,14 @@ fn main() {
             out_p.diagnostics.len(),
             out_p.policy_errors.len(),
             (policies.as_secs_f64() / plain.as_secs_f64() - 1.0) * 100.0
+        );
+        // What a user waits for: the whole run, reading and parsing included.
+        let whole = |lint: Duration| (parse + lint).as_secs_f64();
+        println!(
+            "walk + parse + lint: {:.3} s without, {:.3} s with the pack: +{:.1} %",
+            whole(plain),
+            whole(policies),
+            (whole(policies) / whole(plain) - 1.0) * 100.0
         );
         let ix = Index::build(&files, &settings);
         let (pack, _) = best_of(runs, || gpuops::policy::run(&ix, &with, None));

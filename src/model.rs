@@ -320,6 +320,19 @@ impl<'a> Expr<'a> {
     }
 }
 
+/// GPUs one pod needs at once, from each container's count (`counts[i]` for `containers[i]`):
+/// the sum over app containers, or the largest init container (init containers run one by one).
+pub fn gpus_per_pod(containers: &[Container<'_>], counts: &[u64]) -> u64 {
+    let of = |init: bool| {
+        containers
+            .iter()
+            .zip(counts)
+            .filter(move |(c, _)| c.init == init)
+            .map(|(_, &n)| n)
+    };
+    of(false).sum::<u64>().max(of(true).max().unwrap_or(0))
+}
+
 /// A pod template inside a workload (or a bare Pod).
 #[derive(Debug)]
 pub struct PodTemplate<'a> {
@@ -409,20 +422,8 @@ impl<'a> PodTemplate<'a> {
     }
     /// GPUs one pod needs at once: the sum over app containers, or the largest init container.
     pub fn gpus_per_pod(&self) -> u64 {
-        let app: u64 = self
-            .containers
-            .iter()
-            .filter(|c| !c.init)
-            .map(Container::gpu_count)
-            .sum();
-        let init = self
-            .containers
-            .iter()
-            .filter(|c| c.init)
-            .map(Container::gpu_count)
-            .max()
-            .unwrap_or(0);
-        app.max(init)
+        let counts: Vec<u64> = self.containers.iter().map(Container::gpu_count).collect();
+        gpus_per_pod(&self.containers, &counts)
     }
     pub fn gpu_containers(&self) -> impl Iterator<Item = &Container<'a>> {
         self.containers.iter().filter(|c| c.requests_gpu())

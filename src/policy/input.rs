@@ -8,7 +8,7 @@
 
 use crate::index::Index;
 use crate::intent::IntentKind;
-use crate::model::{Container, is_gpu_resource};
+use crate::model::{Container, gpus_per_pod, is_gpu_resource};
 use foldhash::{HashMap, HashMapExt};
 use rayon::prelude::*;
 use regorus::Value;
@@ -83,12 +83,15 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
                 })
                 .collect();
             let fields = Fields::new(needs);
-            // PodDisruptionBudgets by namespace (`None`: none written, which matches any).
-            let mut pdbs: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
+            // PodDisruptionBudgets with a selector, by namespace (`None`: none written, which
+            // matches any); each selector is read here once, not once per template.
+            let mut pdbs: Pdbs = HashMap::new();
             if fields.wants("pdbs") {
                 for (i, o) in ix.objects.iter().enumerate() {
-                    if o.is("policy", "PodDisruptionBudget") {
-                        pdbs.entry(o.namespace).or_default().push(i);
+                    if o.is("policy", "PodDisruptionBudget")
+                        && let Some(sel) = o.spec().and_then(|s| s.get("selector"))
+                    {
+                        pdbs.entry(o.namespace).or_default().push((i, sel));
                     }
                 }
             }
@@ -243,6 +246,7 @@ fn object<'a>(
 
 fn container(
     c: &Container<'_>,
+    gpus: Option<u64>,
     spec_path: &[Seg],
     index: usize,
     fields: &Fields,
@@ -296,7 +300,9 @@ fn container(
         })
     });
     e.put("path", || strings.path(&path));
-    e.put("gpus", || Value::from(c.gpu_count()));
+    e.put("gpus", || {
+        Value::from(gpus.unwrap_or_else(|| c.gpu_count()))
+    });
     e.put("gpu_resources", || Value::from(gpu_resources));
     e.put("gpu_path", || gpu_path);
     e.put("accelerators", || Value::from(resources));
@@ -424,7 +430,7 @@ fn memo<K: std::hash::Hash + Eq, V: Clone>(
 fn template(
     ix: &Index<'_>,
     ti: usize,
-    pdbs: &HashMap<Option<&str>, Vec<usize>>,
+    pdbs: &Pdbs,
     shared: &Shared,
     fields: &Fields,
     strings: &mut Strings,
@@ -453,7 +459,13 @@ fn template(
     e.put("object_labels", || {
         strings.map(owner.root.at(&["metadata", "labels"]))
     });
-    e.put("gpus", || Value::from(t.gpus_per_pod()));
+    // Each container's GPUs, read once for its own fact and the pod's sum.
+    let gpus: Vec<u64> = if fields.wants("gpus") {
+        t.containers.iter().map(Container::gpu_count).collect()
+    } else {
+        Vec::new()
+    };
+    e.put("gpus", || Value::from(gpus_per_pod(&t.containers, &gpus)));
     e.put("requests_gpu", || Value::from(t.requests_gpu()));
     let intent = ix.classes.get(ti);
     e.put("intent", || {
@@ -467,9 +479,10 @@ fn template(
         let containers: Vec<Value> = t
             .containers
             .iter()
-            .map(|c| {
+            .enumerate()
+            .map(|(ci, c)| {
                 let n = &mut counts[usize::from(c.init)];
-                let v = container(c, &spec_path, *n, fields, strings);
+                let v = container(c, gpus.get(ci).copied(), &spec_path, *n, fields, strings);
                 *n += 1;
                 v
             })
@@ -505,15 +518,14 @@ fn template(
     e.done()
 }
 
+/// PodDisruptionBudgets by namespace: (object, its `spec.selector`).
+type Pdbs<'a> = HashMap<Option<&'a str>, Vec<(usize, crate::yaml::Node<'a>)>>;
+
 /// The PodDisruptionBudgets of a template's namespace whose selector selects its pods.
-fn covering_pdbs(
-    ix: &Index<'_>,
-    t: &crate::model::PodTemplate<'_>,
-    pdbs: &HashMap<Option<&str>, Vec<usize>>,
-) -> Value {
+fn covering_pdbs(ix: &Index<'_>, t: &crate::model::PodTemplate<'_>, pdbs: &Pdbs) -> Value {
     let namespace = ix.owner(t).namespace;
     let labels = t.metadata.and_then(|m| m.get("labels"));
-    let candidates: Vec<usize> = match namespace {
+    let candidates: Vec<(usize, crate::yaml::Node<'_>)> = match namespace {
         Some(_) => [namespace, None]
             .iter()
             .filter_map(|ns| pdbs.get(ns))
@@ -524,12 +536,8 @@ fn covering_pdbs(
     };
     let mut covering: Vec<usize> = candidates
         .into_iter()
-        .filter(|&i| {
-            ix.objects[i]
-                .spec()
-                .and_then(|s| s.get("selector"))
-                .is_some_and(|sel| crate::model::selects(sel, labels))
-        })
+        .filter(|&(_, sel)| crate::model::selects(sel, labels))
+        .map(|(i, _)| i)
         .collect();
     covering.sort_unstable();
     Value::from(
