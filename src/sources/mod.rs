@@ -411,9 +411,12 @@ impl Sources {
     /// threads of their own (as many at once as there are cores), not on the pool that parses:
     /// the caller reads and parses the raw files meanwhile.
     pub fn build_tops(&self) -> Builds {
+        if self.tops.is_empty() {
+            return Builds::default();
+        }
         let plain = kustomize::Wrap::default();
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let workers = rayon::current_num_threads().clamp(1, self.tops.len().max(1));
+        let workers = rayon::current_num_threads().clamp(1, self.tops.len());
         let mut done: Vec<(usize, KResult)> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..workers)
                 .map(|_| {
@@ -440,7 +443,12 @@ impl Sources {
     /// Adds the builds of [`Sources::build_tops`] to `files`, then renders charts and Argo CD
     /// Applications.
     pub fn render(&mut self, files: &mut Vec<SourceFile>, builds: Builds) {
-        let results = builds.0;
+        // Builds made for other tops (or none) are made again here.
+        let results = if builds.0.len() == self.tops.len() {
+            builds.0
+        } else {
+            self.build_tops().0
+        };
         let tops = std::mem::take(&mut self.tops);
         for (top, r) in tops.iter().zip(results) {
             self.add_kustomize(top, r, files, None);
