@@ -1,0 +1,188 @@
+//! Karpenter NodePools (and v1alpha5 Provisioners) in one shape.
+
+use super::{Expr, Object, Taint};
+use crate::diag::{FileId, Loc};
+use crate::yaml::Node;
+
+/// Karpenter NodePool (v1/v1beta1) or the older Provisioner (v1alpha5), in one shape.
+#[derive(Debug)]
+pub struct NodePool<'a> {
+    pub obj: usize,
+    pub file: FileId,
+    pub name: &'a str,
+    /// The node that names the pool (`metadata.name`).
+    pub anchor: Node<'a>,
+    pub spec: Node<'a>,
+    /// `spec.template.metadata.labels` (Provisioner: `spec.labels`).
+    pub labels: Vec<(&'a str, Node<'a>, Node<'a>)>,
+    pub requirements: Vec<Expr<'a>>,
+    pub taints: Vec<Taint<'a>>,
+    pub startup_taints: Vec<Taint<'a>>,
+    pub disruption: Option<Node<'a>>,
+    pub consolidation_policy: Option<Node<'a>>,
+    pub consolidate_after: Option<Node<'a>>,
+    /// `spec.limits` (Provisioner: `spec.limits.resources`).
+    pub limits: Option<Node<'a>>,
+    pub node_class_ref: Option<Node<'a>>,
+    pub legacy_provisioner: bool,
+    /// The scheduling model's view of the pool, computed once on first use.
+    pub(crate) sched: std::sync::OnceLock<crate::sched::PoolReqs<'a>>,
+    pub(crate) bounded: std::sync::OnceLock<Option<Vec<&'static crate::catalog::Instance>>>,
+}
+
+impl<'a> NodePool<'a> {
+    pub fn from_object(idx: usize, obj: &Object<'a>) -> Option<Self> {
+        if obj.group != "karpenter.sh" {
+            return None;
+        }
+        let spec = obj.spec()?;
+        let taints_at = |n: Option<Node<'a>>| -> Vec<Taint<'a>> {
+            n.into_iter()
+                .flat_map(|n| n.items())
+                .filter_map(Taint::from_node)
+                .collect()
+        };
+        let reqs_at = |n: Option<Node<'a>>| -> Vec<Expr<'a>> {
+            n.into_iter()
+                .flat_map(|n| n.items())
+                .filter_map(Expr::from_node)
+                .collect()
+        };
+        let name = obj.name.unwrap_or("<unnamed>");
+        match obj.kind {
+            "NodePool" => {
+                let tspec = spec.at(&["template", "spec"]);
+                let disruption = spec.get("disruption");
+                Some(NodePool {
+                    obj: idx,
+                    file: obj.file,
+                    name,
+                    anchor: obj.anchor(),
+                    spec,
+                    labels: spec
+                        .at(&["template", "metadata", "labels"])
+                        .map(|n| n.entries().collect())
+                        .unwrap_or_default(),
+                    requirements: reqs_at(tspec.and_then(|s| s.get("requirements"))),
+                    taints: taints_at(tspec.and_then(|s| s.get("taints"))),
+                    startup_taints: taints_at(tspec.and_then(|s| s.get("startupTaints"))),
+                    disruption,
+                    consolidation_policy: disruption.and_then(|d| d.get("consolidationPolicy")),
+                    consolidate_after: disruption.and_then(|d| d.get("consolidateAfter")),
+                    limits: spec.get("limits"),
+                    node_class_ref: tspec.and_then(|s| s.get("nodeClassRef")),
+                    legacy_provisioner: false,
+                    sched: Default::default(),
+                    bounded: Default::default(),
+                })
+            }
+            "Provisioner" => Some(NodePool {
+                obj: idx,
+                file: obj.file,
+                name,
+                anchor: obj.anchor(),
+                spec,
+                labels: spec
+                    .get("labels")
+                    .map(|n| n.entries().collect())
+                    .unwrap_or_default(),
+                requirements: reqs_at(spec.get("requirements")),
+                taints: taints_at(spec.get("taints")),
+                startup_taints: taints_at(spec.get("startupTaints")),
+                disruption: spec.get("consolidation"),
+                consolidation_policy: None,
+                consolidate_after: None,
+                limits: spec.at(&["limits", "resources"]),
+                node_class_ref: spec.get("providerRef"),
+                legacy_provisioner: true,
+                sched: Default::default(),
+                bounded: Default::default(),
+            }),
+            _ => None,
+        }
+    }
+    pub fn loc(&self, node: Node<'_>) -> Loc {
+        Loc {
+            file: self.file,
+            span: node.span(),
+        }
+    }
+    /// When the pool's nodes expire, as Karpenter writes durations (`720h`; a v1alpha5
+    /// Provisioner's `ttlSecondsUntilExpired` as `<n>s`), with the node that says so (`None`:
+    /// Karpenter's default of 720h). `None` when they never expire (`Never`, a Provisioner
+    /// without the field) or the value is filled in later (`${TTL}`).
+    pub fn expire_after(&self) -> Option<(std::borrow::Cow<'a, str>, Option<Node<'a>>)> {
+        let readable = |n: Node<'a>| {
+            n.as_str()
+                .map(str::trim)
+                .filter(|v| !v.contains('$') && !crate::quantity::is_placeholder(v))
+        };
+        if self.legacy_provisioner {
+            let n = self.spec.get("ttlSecondsUntilExpired")?;
+            return Some((format!("{}s", readable(n)?).into(), Some(n)));
+        }
+        let written = self
+            .spec
+            .at(&["template", "spec", "expireAfter"])
+            .or_else(|| self.disruption.and_then(|d| d.get("expireAfter")));
+        match written {
+            Some(n) => {
+                let v = readable(n).filter(|v| *v != "Never")?;
+                Some((v.into(), Some(n)))
+            }
+            None => Some(("720h".into(), None)),
+        }
+    }
+    /// The consolidation policy in force, with Karpenter v1's default when none is written.
+    pub fn effective_policy(&self) -> &'a str {
+        if self.legacy_provisioner {
+            let enabled = self
+                .disruption
+                .and_then(|d| d.get("enabled"))
+                .and_then(|n| n.as_str());
+            return if enabled == Some("true") {
+                "WhenUnderutilized"
+            } else {
+                "WhenEmpty"
+            };
+        }
+        self.consolidation_policy
+            .and_then(|n| n.as_str())
+            .unwrap_or("WhenEmptyOrUnderutilized")
+    }
+    /// Capacity types the pool may launch (Karpenter defaults to on-demand when unconstrained).
+    pub fn capacity_types(&self) -> Vec<&'a str> {
+        const ALL: [&str; 3] = ["on-demand", "spot", "reserved"];
+        let mut allowed: Vec<&'a str> = vec!["on-demand"];
+        let mut constrained = false;
+        for (k, _, v) in &self.labels {
+            if *k == "karpenter.sh/capacity-type"
+                && let Some(v) = v.as_str()
+            {
+                return vec![v];
+            }
+        }
+        for r in &self.requirements {
+            if r.key != "karpenter.sh/capacity-type" {
+                continue;
+            }
+            constrained = true;
+            match r.op {
+                "In" => allowed = r.values.clone(),
+                "NotIn" => {
+                    allowed = ALL
+                        .iter()
+                        .copied()
+                        .filter(|c| !r.values.contains(c))
+                        .collect()
+                }
+                "Exists" => allowed = ALL.to_vec(),
+                _ => {}
+            }
+        }
+        if !constrained {
+            return vec!["on-demand"];
+        }
+        allowed
+    }
+}

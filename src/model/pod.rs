@@ -1,0 +1,357 @@
+//! Pod templates and their containers, as workloads hold them: where each template sits in its
+//! object, what its containers ask for, and the Job templates nested between.
+
+use super::{Expr, Object, Toleration, is_accelerator_resource, is_gpu_resource};
+use crate::diag::{FileId, Loc};
+use crate::yaml::Node;
+
+#[derive(Debug, Clone)]
+pub struct Container<'a> {
+    pub node: Node<'a>,
+    pub name: Option<&'a str>,
+    pub init: bool,
+    pub requests: Option<Node<'a>>,
+    pub limits: Option<Node<'a>>,
+    /// Whether requests or limits name a GPU resource: asked by nearly every rule, so read once.
+    gpu: bool,
+}
+
+impl<'a> Container<'a> {
+    /// Accelerator resources named in requests or limits: (name, key node in limits, else requests).
+    pub fn accelerators(&self) -> Vec<(&'a str, Node<'a>)> {
+        let mut out: Vec<(&'a str, Node<'a>)> = Vec::new();
+        for m in [self.limits, self.requests].into_iter().flatten() {
+            for (k, kn, _) in m.entries() {
+                if is_accelerator_resource(k) && !out.iter().any(|(n, _)| *n == k) {
+                    out.push((k, kn));
+                }
+            }
+        }
+        out
+    }
+    /// GPU count this container asks for (limit, else request), when it is a whole number.
+    pub fn gpu_count(&self) -> u64 {
+        if !self.gpu {
+            return 0;
+        }
+        let whole = |n: Node<'_>| n.as_str().and_then(crate::quantity::whole).unwrap_or(0);
+        let mut total = 0;
+        // Each resource once: its limit, else its request.
+        for (name, _, v) in self.limits.into_iter().flat_map(|l| l.entries()) {
+            if is_gpu_resource(name) {
+                total += whole(v).max(0) as u64;
+            }
+        }
+        for (name, _, v) in self.requests.into_iter().flat_map(|r| r.entries()) {
+            if is_gpu_resource(name) && self.limits.and_then(|l| l.get(name)).is_none() {
+                total += whole(v).max(0) as u64;
+            }
+        }
+        total
+    }
+    pub fn requests_gpu(&self) -> bool {
+        self.gpu
+    }
+    pub fn volume_mounts(&self) -> impl Iterator<Item = Node<'a>> {
+        self.node
+            .get("volumeMounts")
+            .into_iter()
+            .flat_map(|n| n.items())
+    }
+    pub fn get(&self, key: &str) -> Option<Node<'a>> {
+        self.node.get(key)
+    }
+}
+
+/// GPUs one pod needs at once, from each container's count (`counts[i]` for `containers[i]`):
+/// the sum over app containers, or the largest init container (init containers run one by one).
+pub fn gpus_per_pod(containers: &[Container<'_>], counts: &[u64]) -> u64 {
+    let of = |init: bool| {
+        containers
+            .iter()
+            .zip(counts)
+            .filter(move |(c, _)| c.init == init)
+            .map(|(_, &n)| n)
+    };
+    of(false).sum::<u64>().max(of(true).max().unwrap_or(0))
+}
+
+/// A pod template inside a workload (or a bare Pod).
+#[derive(Debug)]
+pub struct PodTemplate<'a> {
+    /// Index of the owning object in the index.
+    pub owner: usize,
+    pub file: FileId,
+    /// Where in the owner it sits, for messages: `spec.template`, `spec.pytorchReplicaSpecs.Worker.template`.
+    pub path: String,
+    pub metadata: Option<Node<'a>>,
+    pub spec: Node<'a>,
+    pub containers: Vec<Container<'a>>,
+    /// Whether any container requests a GPU resource.
+    gpu: bool,
+    /// Its scheduling constraints, read on first use: the index and several rules ask for them.
+    constraints: std::sync::OnceLock<crate::sched::PodConstraints<'a>>,
+}
+
+impl<'a> PodTemplate<'a> {
+    pub fn new(owner: usize, file: FileId, path: String, template: Node<'a>) -> Option<Self> {
+        Self::from_parts(
+            owner,
+            file,
+            path,
+            template.get("metadata"),
+            template.get("spec")?,
+        )
+    }
+    pub fn from_parts(
+        owner: usize,
+        file: FileId,
+        path: String,
+        metadata: Option<Node<'a>>,
+        spec: Node<'a>,
+    ) -> Option<Self> {
+        spec.as_map()?;
+        let mut containers = Vec::new();
+        for (key, init) in [("initContainers", true), ("containers", false)] {
+            for c in spec.get(key).into_iter().flat_map(|n| n.items()) {
+                let res = c.get("resources");
+                let requests = res.and_then(|r| r.get("requests"));
+                let limits = res.and_then(|r| r.get("limits"));
+                let gpu = [limits, requests]
+                    .into_iter()
+                    .flatten()
+                    .any(|m| m.entries().any(|(k, _, _)| is_gpu_resource(k)));
+                containers.push(Container {
+                    node: c,
+                    name: c.get("name").and_then(|n| n.as_str()),
+                    init,
+                    requests,
+                    limits,
+                    gpu,
+                });
+            }
+        }
+        let gpu = containers.iter().any(|c| c.gpu);
+        Some(PodTemplate {
+            owner,
+            file,
+            path,
+            metadata,
+            spec,
+            containers,
+            gpu,
+            constraints: std::sync::OnceLock::new(),
+        })
+    }
+    /// Its node selector, required node affinity, tolerations and GPU requests.
+    pub fn constraints(&self) -> &crate::sched::PodConstraints<'a> {
+        self.constraints
+            .get_or_init(|| crate::sched::PodConstraints::from_template(self))
+    }
+    pub fn loc(&self, node: Node<'_>) -> Loc {
+        Loc {
+            file: self.file,
+            span: node.span(),
+        }
+    }
+    pub fn annotation(&self, key: &str) -> Option<(Node<'a>, Node<'a>)> {
+        self.metadata?.get("annotations")?.entry(key)
+    }
+    pub fn label(&self, key: &str) -> Option<(Node<'a>, Node<'a>)> {
+        self.metadata?.get("labels")?.entry(key)
+    }
+    pub fn requests_gpu(&self) -> bool {
+        self.gpu
+    }
+    /// GPUs one pod needs at once: the sum over app containers, or the largest init container.
+    pub fn gpus_per_pod(&self) -> u64 {
+        let counts: Vec<u64> = self.containers.iter().map(Container::gpu_count).collect();
+        gpus_per_pod(&self.containers, &counts)
+    }
+    pub fn gpu_containers(&self) -> impl Iterator<Item = &Container<'a>> {
+        self.containers.iter().filter(|c| c.requests_gpu())
+    }
+    pub fn tolerations(&self) -> Vec<Toleration<'a>> {
+        self.spec
+            .get("tolerations")
+            .into_iter()
+            .flat_map(|n| n.items())
+            .map(Toleration::from_node)
+            .collect()
+    }
+    /// `nodeSelector` entries: (key, key node, value node).
+    pub fn node_selector(&self) -> Vec<(&'a str, Node<'a>, Node<'a>)> {
+        self.spec
+            .get("nodeSelector")
+            .map(|n| n.entries().collect())
+            .unwrap_or_default()
+    }
+    /// Required node affinity: terms are ORed, expressions in a term ANDed.
+    pub fn affinity_terms(&self) -> Vec<Vec<Expr<'a>>> {
+        self.spec
+            .at(&[
+                "affinity",
+                "nodeAffinity",
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                "nodeSelectorTerms",
+            ])
+            .into_iter()
+            .flat_map(|n| n.items())
+            .map(|term| {
+                term.get("matchExpressions")
+                    .into_iter()
+                    .flat_map(|n| n.items())
+                    .filter_map(Expr::from_node)
+                    .collect()
+            })
+            .collect()
+    }
+    pub fn volumes(&self) -> impl Iterator<Item = Node<'a>> {
+        self.spec.get("volumes").into_iter().flat_map(|n| n.items())
+    }
+    pub fn priority_class(&self) -> Option<Node<'a>> {
+        self.spec.get("priorityClassName")
+    }
+}
+
+/// Pod templates of a workload object, with their paths. Covers core workloads, Kubeflow
+/// training operators (`*ReplicaSpecs`), JobSet, Ray and LeaderWorkerSet.
+pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>> {
+    let mut out = Vec::new();
+    let root = obj.root;
+    let file = obj.file;
+    let mut push = |path: String, node: Option<Node<'a>>| {
+        if let Some(t) = node.and_then(|n| PodTemplate::new(owner, file, path, n)) {
+            out.push(t);
+        }
+    };
+    let Some(spec) = root.get("spec") else {
+        return out;
+    };
+    match (obj.group, obj.kind) {
+        ("", "Pod") => {
+            if let Some(t) =
+                PodTemplate::from_parts(owner, file, "spec".into(), root.get("metadata"), spec)
+            {
+                out.push(t);
+            }
+        }
+        (
+            "batch" | "apps" | "extensions",
+            "Job" | "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet",
+        )
+        | ("", "ReplicationController" | "PodTemplate") => {
+            push("spec.template".into(), spec.get("template"));
+        }
+        ("batch", "CronJob") => push(
+            "spec.jobTemplate.spec.template".into(),
+            spec.at(&["jobTemplate", "spec", "template"]),
+        ),
+        ("jobset.x-k8s.io", "JobSet") => {
+            for (name, rj) in named_items(spec.get("replicatedJobs"), "name") {
+                push(
+                    format!("spec.replicatedJobs[{name}].template.spec.template"),
+                    rj.at(&["template", "spec", "template"]),
+                );
+            }
+        }
+        ("ray.io", "RayCluster" | "RayJob" | "RayService") => {
+            let cluster = match obj.kind {
+                "RayJob" => spec.get("rayClusterSpec"),
+                "RayService" => spec.get("rayClusterConfig"),
+                _ => Some(spec),
+            };
+            let prefix = match obj.kind {
+                "RayJob" => "spec.rayClusterSpec",
+                "RayService" => "spec.rayClusterConfig",
+                _ => "spec",
+            };
+            if let Some(c) = cluster {
+                push(
+                    format!("{prefix}.headGroupSpec.template"),
+                    c.at(&["headGroupSpec", "template"]),
+                );
+                for (name, g) in named_items(c.get("workerGroupSpecs"), "groupName") {
+                    push(
+                        format!("{prefix}.workerGroupSpecs[{name}].template"),
+                        g.get("template"),
+                    );
+                }
+            }
+        }
+        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => {
+            for t in ["leaderTemplate", "workerTemplate"] {
+                push(
+                    format!("spec.leaderWorkerTemplate.{t}"),
+                    spec.at(&["leaderWorkerTemplate", t]),
+                );
+            }
+        }
+        ("kubeflow.org", _) => {
+            // PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob: a map of role → replica spec.
+            for (key, _, replicas) in spec.entries() {
+                if !key.ends_with("ReplicaSpecs") {
+                    continue;
+                }
+                for (role, _, rs) in replicas.entries() {
+                    push(format!("spec.{key}.{role}.template"), rs.get("template"));
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// A Job template nested between a workload and its pod template (JobSet replicated jobs,
+/// CronJob): its path, its metadata, and the pod spec it holds.
+pub struct JobTemplateMeta<'a> {
+    pub path: String,
+    pub metadata: Node<'a>,
+    pub pod_spec: Option<Node<'a>>,
+}
+
+/// The items of a list with the name each goes by in paths: its `key` field, else its index.
+fn named_items<'a>(
+    list: Option<Node<'a>>,
+    key: &'static str,
+) -> impl Iterator<Item = (String, Node<'a>)> {
+    list.into_iter()
+        .flat_map(|n| n.items())
+        .enumerate()
+        .map(move |(i, item)| {
+            let name = item.get(key).and_then(|n| n.as_str());
+            (name.map_or(i.to_string(), str::to_string), item)
+        })
+}
+
+/// Metadata of the Job templates nested in an object (JobSet replicated jobs, CronJob): labels and
+/// annotations there reach the Jobs, never the pods.
+pub fn job_template_metadata<'a>(obj: &Object<'a>) -> Vec<JobTemplateMeta<'a>> {
+    let mut out = Vec::new();
+    let Some(spec) = obj.spec() else { return out };
+    match (obj.group, obj.kind) {
+        ("jobset.x-k8s.io", "JobSet") => {
+            for (name, rj) in named_items(spec.get("replicatedJobs"), "name") {
+                if let Some(m) = rj.at(&["template", "metadata"]) {
+                    out.push(JobTemplateMeta {
+                        path: format!("spec.replicatedJobs[{name}].template"),
+                        metadata: m,
+                        pod_spec: rj.at(&["template", "spec", "template", "spec"]),
+                    });
+                }
+            }
+        }
+        ("batch", "CronJob") => {
+            if let Some(m) = spec.at(&["jobTemplate", "metadata"]) {
+                out.push(JobTemplateMeta {
+                    path: "spec.jobTemplate".to_string(),
+                    metadata: m,
+                    pod_spec: spec.at(&["jobTemplate", "spec", "template", "spec"]),
+                });
+            }
+        }
+        _ => {}
+    }
+    out
+}
