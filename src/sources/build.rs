@@ -1,0 +1,235 @@
+//! Running kustomize and helm for a run, and what each build came to.
+
+use super::{Line, Sources, exec, first_key, helm, kustomize, shown, tree};
+use crate::source::{SourceFile, display_path};
+use crate::yaml::Span;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use tree::{Target, identity};
+
+/// The builds of the top kustomizations, in `tops` order, made while the raw files are read.
+#[derive(Default)]
+pub struct Builds(Vec<KResult>);
+
+/// The outcome of building one kustomization.
+pub(super) enum KResult {
+    Built(kustomize::Built),
+    Failed(kustomize::Failed),
+    Skipped {
+        reason: String,
+        marker: String,
+        span: Span,
+    },
+}
+
+/// The outcome of rendering one chart.
+pub(super) enum HResult {
+    Built {
+        text: String,
+        command: String,
+        render: helm::Render,
+    },
+    Failed {
+        message: String,
+        command: String,
+        /// A template line helm's message names.
+        at: Option<(PathBuf, u32, u32)>,
+    },
+    Skipped {
+        reason: String,
+        marker: String,
+        span: Span,
+        hint: String,
+    },
+}
+
+impl Sources {
+    /// Builds the top kustomizations. Each build waits on a `kustomize` process, so they run on
+    /// threads of their own (as many at once as there are cores), not on the pool that parses:
+    /// the caller reads and parses the raw files meanwhile.
+    pub fn build_tops(&self) -> Builds {
+        if self.tops.is_empty() {
+            return Builds::default();
+        }
+        let plain = kustomize::Wrap::default();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = rayon::current_num_threads().clamp(1, self.tops.len());
+        let mut done: Vec<(usize, KResult)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(top) = self.tops.get(i) else { break };
+                            mine.push((i, self.build(top, &plain)));
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        done.sort_by_key(|(i, _)| *i);
+        Builds(done.into_iter().map(|(_, r)| r).collect())
+    }
+
+    /// Adds the builds of [`Sources::build_tops`] to `files`, then renders charts and Argo CD
+    /// Applications.
+    pub fn render(&mut self, files: &mut Vec<SourceFile>, builds: Builds) {
+        // Builds made for other tops (or none) are made again here.
+        let results = if builds.0.len() == self.tops.len() {
+            builds.0
+        } else {
+            self.build_tops().0
+        };
+        let tops = std::mem::take(&mut self.tops);
+        for (top, r) in tops.iter().zip(results) {
+            self.add_kustomize(top, r, files, None);
+        }
+        self.tops = tops;
+
+        if !self.charts.is_empty() && self.config.helm {
+            self.helm = exec::which("helm");
+        }
+        let mut charts: Vec<helm::Chart> = Vec::new();
+        for d in &self.charts {
+            match helm::Chart::load(d) {
+                Some(c) => charts.push(c),
+                None => self.lines.push(Line {
+                    what: "skipped",
+                    path: display_path(d),
+                    detail: "Chart.yaml cannot be read: not linted".into(),
+                }),
+            }
+        }
+        let results: Vec<HResult> = charts.par_iter().map(|c| self.render_chart(c)).collect();
+        for (chart, r) in charts.iter().zip(results) {
+            self.add_chart(chart, r, files, None);
+        }
+        for c in &self.config.charts {
+            let dir = tree::normalize(&self.root.join(&c.path));
+            let id = identity(&dir);
+            if !charts.iter().any(|ch| ch.dir == id) {
+                self.lines.push(Line {
+                    what: "unknown",
+                    path: shown(&dir),
+                    detail: format!(
+                        "`charts: {{{}: …}}` in .gpuops.yaml names no chart that was linted",
+                        c.path
+                    ),
+                });
+            }
+        }
+        if self.config.argo.enabled {
+            self.sync_applications(files);
+        }
+    }
+
+    pub(super) fn build(&self, top: &Path, wrap: &kustomize::Wrap) -> KResult {
+        let Some(k) = self.forest.get(top) else {
+            return KResult::Failed(kustomize::Failed {
+                message: "cannot read the kustomization".into(),
+                at: None,
+                command: String::new(),
+            });
+        };
+        let chain = self.forest.chain(top);
+        for c in &chain {
+            let in_top = c.path == k.path;
+            if let Some(r) = c.refs.iter().find(|r| r.target == Target::Remote) {
+                return KResult::Skipped {
+                    reason: "Kustomization with a remote resource (not fetched)".into(),
+                    marker: r.raw.clone(),
+                    span: if in_top { r.span } else { first_key(&k.file) },
+                };
+            }
+            if let Some(span) = c.helm_charts {
+                return KResult::Skipped {
+                    reason:
+                        "Kustomization with helmCharts (needs --enable-helm, which fetches charts)"
+                            .into(),
+                    marker: "helmCharts".into(),
+                    span: if in_top { span } else { first_key(&k.file) },
+                };
+            }
+        }
+        let Some(tool) = &self.tool else {
+            return KResult::Failed(kustomize::Failed {
+                message: "no kustomize".into(),
+                at: None,
+                command: String::new(),
+            });
+        };
+        match kustomize::build(tool, &k.dir, wrap, self.config.timeout) {
+            Ok(b) => KResult::Built(b),
+            Err(f) => KResult::Failed(f),
+        }
+    }
+
+    fn chart_settings(&self, chart: &helm::Chart) -> Result<helm::Render, String> {
+        let rel = tree::relative(&identity(&self.root), &chart.dir);
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        helm::settings_for(chart, self.config.chart(&rel), &self.root)
+    }
+
+    fn render_chart(&self, chart: &helm::Chart) -> HResult {
+        match self.chart_settings(chart) {
+            Ok(r) => self.render_chart_with(chart, r),
+            Err(message) => HResult::Failed {
+                message,
+                command: String::new(),
+                at: None,
+            },
+        }
+    }
+
+    pub(super) fn render_chart_with(&self, chart: &helm::Chart, render: helm::Render) -> HResult {
+        let name_span = chart
+            .file
+            .docs
+            .first()
+            .and_then(|d| d.root().get("name"))
+            .map(|n| n.span())
+            .unwrap_or_else(|| first_key(&chart.file));
+        let marker = chart.name.clone().unwrap_or_else(|| "Chart.yaml".into());
+        let hint = helm::hint(&chart.shown, &render);
+        let skipped = |reason: &str, marker: String, span: Span| HResult::Skipped {
+            reason: reason.into(),
+            marker,
+            span,
+            hint: hint.clone(),
+        };
+        if !self.config.helm {
+            return skipped("Helm chart (rendering off)", marker, name_span);
+        }
+        let Some(helm) = &self.helm else {
+            return skipped("Helm chart (helm not on PATH)", marker, name_span);
+        };
+        let missing = chart.missing_dependencies();
+        if let Some((_, span)) = missing.first() {
+            let names: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
+            return skipped(
+                "Helm chart (dependencies not in charts/, not fetched)",
+                names.join(", "),
+                *span,
+            );
+        }
+        let (out, command) = helm::render(helm, chart, &render, self.config.timeout);
+        match out {
+            Ok(text) => HResult::Built {
+                text,
+                command,
+                render,
+            },
+            Err(message) => HResult::Failed {
+                at: helm::error_location(chart, &message),
+                message,
+                command,
+            },
+        }
+    }
+}
