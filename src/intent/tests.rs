@@ -1,0 +1,340 @@
+use super::*;
+use crate::model::pod_templates;
+use crate::yaml::{Budget, parse};
+
+/// Classifies the first GPU template of the one object in `yaml`.
+fn classify_yaml(yaml: &str, settings: &Settings) -> (IntentKind, String, Basis) {
+    let parsed = parse(yaml, Budget::default());
+    let root = &parsed.docs[0].root();
+    let obj = Object::from_node(0, *root).expect("an object");
+    let templates = pod_templates(0, &obj);
+    let t = templates
+        .iter()
+        .find(|t| t.requests_gpu())
+        .expect("a GPU template");
+    let i = classify(&obj, t, settings);
+    (i.kind, i.evidence, i.basis)
+}
+
+fn of(yaml: &str) -> (IntentKind, String, Basis) {
+    classify_yaml(yaml, &Settings::default())
+}
+
+/// A batch/v1 Job named `name` whose one GPU container has these extra fields.
+fn job(name: &str, container: &str) -> String {
+    let mut c = String::new();
+    for line in container.lines() {
+        c.push_str("          ");
+        c.push_str(line);
+        c.push('\n');
+    }
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: training\nspec:\n  template:\n    spec:\n      containers:\n        - name: main\n{c}          resources:\n            limits:\n              nvidia.com/gpu: 8\n"
+    )
+}
+
+#[test]
+fn image_repositories_drop_tag_and_digest() {
+    assert_eq!(
+        image_repository("ghcr.io/x/trainer:1.2"),
+        "ghcr.io/x/trainer"
+    );
+    assert_eq!(
+        image_repository("registry:5000/x/trainer"),
+        "registry:5000/x/trainer"
+    );
+    assert_eq!(
+        image_repository("registry:5000/x/t:2@sha256:ab"),
+        "registry:5000/x/t"
+    );
+    assert_eq!(image_repository("trainer"), "trainer");
+}
+
+#[test]
+fn torchrun_with_epochs_is_training() {
+    let (k, ev, b) = of(&job(
+        "run",
+        "image: ghcr.io/x/app:1\ncommand: [torchrun, --nproc_per_node, '8', main.py, --epochs, '3']",
+    ));
+    assert_eq!(k, IntentKind::Training);
+    assert_eq!(b, Basis::Command);
+    assert_eq!(
+        ev,
+        "classified as training because it runs `torchrun` with `--epochs`"
+    );
+}
+
+#[test]
+fn launchers_inside_sh_c_scripts() {
+    for cmd in [
+        "command: [sh, -c]\nargs: ['pip install -r r.txt && accelerate launch run.py --x 1']",
+        "command: [bash, -ec, 'cd /w; python -m torch.distributed.run --nnodes 2 run.py']",
+        "command: ['/bin/sh', '-c', 'NCCL_DEBUG=INFO deepspeed run.py']",
+        "args: ['python finetune_llama.py --lr 1e-5']",
+        "command: [python, -m, axolotl.cli.train, cfg.yaml]",
+        "args: [python, main.py, trainer.max_epochs=3]",
+    ] {
+        let (k, ev, _) = of(&job("run", &format!("image: ghcr.io/x/app:1\n{cmd}")));
+        assert_eq!(k, IntentKind::Training, "{cmd}: {ev}");
+    }
+}
+
+#[test]
+fn nccl_all_reduce_is_a_benchmark_even_in_a_training_namespace() {
+    let (k, ev, _) = of(&job(
+        "allreduce",
+        "image: ghcr.io/x/app:1\ncommand: [mpirun, -np, '16', -x, NCCL_DEBUG=INFO, /opt/nccl-tests/build/all_reduce_perf, -b, 8, -e, 8G]",
+    ));
+    assert_eq!(k, IntentKind::Benchmark, "{ev}");
+    assert!(ev.contains("`all_reduce_perf`"), "{ev}");
+    // The namespace (`training`) is not evidence; an unknown name and image leave the kind.
+    let (k, _, b) = of(&job("gpu-job", "image: ghcr.io/x/app:1"));
+    assert_eq!((k, b), (IntentKind::Training, Basis::Kind));
+}
+
+#[test]
+fn benchmarks_by_binary_image_and_name() {
+    for (name, c) in [
+        (
+            "a",
+            "image: ghcr.io/x/app:1\ncommand: [/usr/local/bin/gpu_burn, '600']",
+        ),
+        (
+            "a",
+            "image: nvcr.io/nvidia/cloud-native/dcgm:3\ncommand: [dcgmi, diag, -r, '3']",
+        ),
+        (
+            "a",
+            "image: ghcr.io/x/app:1\nargs: ['nvbandwidth -t device_to_device_memcpy_read_ce']",
+        ),
+        ("a", "image: public.ecr.aws/hpc-cloud/nccl-tests:latest"),
+        (
+            "a",
+            "image: nvcr.io/nvidia/hpc-benchmarks:24.03\ncommand: [./hpl.sh, --dat, /w/HPL.dat]",
+        ),
+        ("llama-bench", "image: ghcr.io/x/app:1"),
+        (
+            "a",
+            "image: ghcr.io/x/app:1\ncommand: [torchrun, benchmark_ddp.py]",
+        ),
+    ] {
+        let (k, ev, _) = of(&job(name, c));
+        assert_eq!(k, IntentKind::Benchmark, "{c}: {ev}");
+    }
+}
+
+#[test]
+fn nvidia_smi_and_sleep_is_a_smoke_test() {
+    let (k, ev, _) = of(&job(
+        "gpu",
+        "image: nvidia/cuda:12.4.0-base-ubuntu22.04\ncommand: [sh, -c, 'nvidia-smi && sleep 3600']",
+    ));
+    assert_eq!(k, IntentKind::SmokeTest);
+    assert_eq!(
+        ev,
+        "classified as a smoke test because it only runs `nvidia-smi` and sleeps"
+    );
+    let (k, _, _) = of(&job(
+        "gpu",
+        "image: nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0",
+    ));
+    assert_eq!(k, IntentKind::SmokeTest);
+    let (k, ev, _) = of(&job(
+        "gpu",
+        "image: pytorch/pytorch:2.3.0\ncommand: [python, -c, 'import torch; print(torch.cuda.is_available())']",
+    ));
+    assert_eq!(k, IntentKind::SmokeTest, "{ev}");
+}
+
+#[test]
+fn nvidia_smi_before_real_work_is_not_a_smoke_test() {
+    // nvidia-smi printed before a training run.
+    let (k, _, _) = of(&job(
+        "gpu",
+        "image: ghcr.io/x/app:1\nargs: ['nvidia-smi; torchrun train.py']",
+    ));
+    assert_eq!(k, IntentKind::Training);
+    // Before an unknown program: the kind decides, and says what it could not place.
+    let (k, ev, b) = of(&job(
+        "gpu",
+        "image: ghcr.io/x/app:1\nargs: ['nvidia-smi && python main.py']",
+    ));
+    assert_eq!((k, b), (IntentKind::Training, Basis::Kind));
+    assert!(ev.contains("`main.py` names no known launcher"), "{ev}");
+}
+
+#[test]
+fn a_trainer_told_to_smoke_test_is_a_smoke_test() {
+    let (k, ev, _) = of(&job(
+        "llama",
+        "image: ghcr.io/x/app:1\ncommand: [python, train.py, --smoke-test]",
+    ));
+    assert_eq!(k, IntentKind::SmokeTest);
+    assert_eq!(
+        ev,
+        "classified as a smoke test because it runs `train.py` with `--smoke-test`"
+    );
+}
+
+#[test]
+fn sleep_infinity_gpu_pod_is_a_dev_pod() {
+    let yaml = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: dev}\nspec:\n  template:\n    spec:\n      containers:\n        - name: shell\n          image: pytorch/pytorch:2.3.0\n          command: [sleep, infinity]\n          resources: {limits: {nvidia.com/gpu: 1}}\n";
+    let (k, ev, _) = of(yaml);
+    assert_eq!(k, IntentKind::Other);
+    assert!(ev.contains("development pod"), "{ev}");
+    // `while true; do sleep 30; done` after setup is idle too.
+    let (k, _, _) = of(&job(
+        "x",
+        "image: ghcr.io/x/app:1\nargs: ['pip install foo; while true; do sleep 30; done']",
+    ));
+    assert_eq!(k, IntentKind::Other);
+}
+
+#[test]
+fn compile_jobs() {
+    for c in [
+        "command: [neuron_parallel_compile, torchrun, train.py, --max_steps, '10']",
+        "args: ['trtllm-build --checkpoint_dir /ckpt --output_dir /engines']",
+        "args: ['python convert_checkpoint.py --model_dir /m --output_dir /c']",
+        "command: [python, run.py, --compile-only]",
+        "command: [python, -c, 'import torch; m = torch.compile(model); warmup(m)']",
+    ] {
+        let (k, ev, _) = of(&job("x", &format!("image: ghcr.io/x/app:1\n{c}")));
+        assert_eq!(k, IntentKind::Compile, "{c}: {ev}");
+    }
+}
+
+#[test]
+fn bare_python_job_keeps_the_kind_default() {
+    let (k, ev, b) = of(&job(
+        "job-1",
+        "image: ghcr.io/x/app:1\ncommand: [python, main.py]",
+    ));
+    assert_eq!((k, b), (IntentKind::Training, Basis::Kind));
+    assert_eq!(
+        ev,
+        "classified as training because it is a batch/v1 Job and nothing in its command, image or name says what it runs (`main.py` names no known launcher or trainer): a GPU Job counts as training by default"
+    );
+}
+
+#[test]
+fn kubeflow_job_is_training_unless_commands_say_otherwise() {
+    let pj = |cmd: &str| {
+        format!(
+            "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: x}}\nspec:\n  pytorchReplicaSpecs:\n    Worker:\n      template:\n        spec:\n          containers:\n            - name: pytorch\n              image: ghcr.io/x/app:1\n{cmd}              resources: {{limits: {{nvidia.com/gpu: 8}}}}\n"
+        )
+    };
+    let (k, ev, b) = of(&pj(""));
+    assert_eq!((k, b), (IntentKind::Training, Basis::Kind), "{ev}");
+    let (k, _, _) = of(&pj(
+        "              command: [sh, -c, 'nvidia-smi && sleep 3600']\n",
+    ));
+    assert_eq!(k, IntentKind::SmokeTest);
+}
+
+#[test]
+fn mpijob_workers_take_the_launchers_benchmark() {
+    let yaml = "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: x}\nspec:\n  mpiReplicaSpecs:\n    Launcher:\n      template:\n        spec:\n          containers:\n            - name: l\n              image: ghcr.io/x/mpi:1\n              command: [mpirun, --allow-run-as-root, -np, '16', /opt/bin/all_gather_perf, -b, '8']\n    Worker:\n      template:\n        spec:\n          containers:\n            - name: w\n              image: ghcr.io/x/mpi:1\n              command: [/usr/sbin/sshd, -De]\n              resources: {limits: {nvidia.com/gpu: 8}}\n";
+    let (k, ev, b) = of(yaml);
+    assert_eq!((k, b), (IntentKind::Benchmark, Basis::Sibling), "{ev}");
+}
+
+#[test]
+fn rayjob_entrypoint_counts() {
+    let yaml = "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: x}\nspec:\n  entrypoint: python batch_infer.py --model /m\n  rayClusterSpec:\n    workerGroupSpecs:\n      - groupName: gpu\n        template:\n          spec:\n            containers:\n              - name: w\n                image: rayproject/ray:2.9.0-gpu\n                resources: {limits: {nvidia.com/gpu: 1}}\n";
+    let (k, ev, _) = of(yaml);
+    assert_eq!(k, IntentKind::Inference, "{ev}");
+}
+
+#[test]
+fn inference_by_kind_image_and_command() {
+    let dep = |c: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: llm}}\nspec:\n  template:\n    spec:\n      containers:\n        - name: s\n{c}          resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+        )
+    };
+    // A checkpoint-ish argument does not make a server a trainer.
+    let (k, _, b) = of(&dep(
+        "          image: vllm/vllm-openai:v0.5.0\n          args: [--output_dir, /cache]\n",
+    ));
+    assert_eq!((k, b), (IntentKind::Inference, Basis::Image));
+    let (k, _, b) = of(&dep("          image: ghcr.io/x/app:1\n"));
+    assert_eq!((k, b), (IntentKind::Inference, Basis::Kind));
+    let (k, _, _) = of(&job(
+        "x",
+        "image: ghcr.io/x/app:1\nargs: [vllm, serve, meta-llama/Llama-3-8B]",
+    ));
+    assert_eq!(k, IntentKind::Inference);
+    // RL trainers that mention vllm in their overrides are still trainers.
+    let (k, _, _) = of(&job(
+        "x",
+        "image: ghcr.io/x/app:1\nargs: [python3, -m, verl.trainer.main_ppo, actor.rollout.name=vllm]",
+    ));
+    assert_eq!(k, IntentKind::Training);
+}
+
+#[test]
+fn names_and_labels() {
+    let (k, ev, b) = of(&job("gpu-smoke-test", "image: ghcr.io/x/app:1"));
+    assert_eq!((k, b), (IntentKind::SmokeTest, Basis::Name), "{ev}");
+    assert!(ev.contains("its name `gpu-smoke-test`"), "{ev}");
+    // A trainer's health check is a health check.
+    let (k, _, _) = of(&job("trainer-healthcheck", "image: ghcr.io/x/app:1"));
+    assert_eq!(k, IntentKind::SmokeTest);
+    // `pretrained` is not `train`.
+    let (k, _, b) = of(&job(
+        "eval",
+        "image: ghcr.io/x/app:1\nargs: [--model, /models/pretrained]",
+    ));
+    assert_eq!((k, b), (IntentKind::Training, Basis::Kind));
+    // A pod that only takes checkpoint arguments.
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n      image: ghcr.io/x/app:1\n      args: [--checkpoint_dir, /ckpt]\n      resources: {limits: {nvidia.com/gpu: 1}}\n";
+    let (k, ev, _) = of(pod);
+    assert_eq!(k, IntentKind::Training);
+    assert_eq!(
+        ev,
+        "classified as training because it passes `--checkpoint_dir`"
+    );
+}
+
+#[test]
+fn config_labels_come_first() {
+    let s = Settings::default();
+    let yaml = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: nccl-bench\n  labels: {workload-type: training}\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          image: x\n          command: [all_reduce_perf]\n          resources: {limits: {nvidia.com/gpu: 1}}\n";
+    let (k, _, b) = classify_yaml(yaml, &s);
+    assert_eq!((k, b), (IntentKind::Training, Basis::Config));
+    let other = yaml.replace("workload-type: training", "workload-type: batch");
+    let (k, _, _) = classify_yaml(&other, &s);
+    assert_eq!(k, IntentKind::Benchmark);
+    let other = other.replace("command: [all_reduce_perf]", "command: [torchrun, t.py]");
+    let (k, ev, b) = classify_yaml(&other, &s);
+    assert_eq!((k, b), (IntentKind::Other, Basis::Config), "{ev}");
+}
+
+#[test]
+fn no_gpu_is_other() {
+    let yaml = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: t}\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          command: [torchrun, train.py]\n";
+    let parsed = parse(yaml, Budget::default());
+    let obj = Object::from_node(0, parsed.docs[0].root()).expect("object");
+    let templates = pod_templates(0, &obj);
+    let i = classify(&obj, &templates[0], &Settings::default());
+    assert_eq!((i.kind, i.basis), (IntentKind::Other, Basis::NoGpu));
+}
+
+#[test]
+fn lexer_keeps_quotes_and_splits_commands() {
+    let words: Vec<String> = lex("a \"b c\" && d;e # comment\nf \\\n g")
+        .map(|t| match t {
+            Tok::Word(w) => w.to_string(),
+            Tok::Sep => "|".to_string(),
+        })
+        .collect();
+    assert_eq!(words, ["a", "b c", "|", "d", "|", "e", "|", "f", "g"]);
+}
+
+#[test]
+fn hostile_text_does_not_panic() {
+    for s in ["\\", "\"", "'unterminated", "é\\é", "a\\", "\\\n", "#"] {
+        let _ = lex(s).count();
+    }
+}

@@ -1,0 +1,191 @@
+use super::*;
+use crate::yaml::{Budget, parse};
+
+/// Messages of the violations of `object` against the rules of `schema`.
+fn run(schema: &str, object: &str) -> Vec<String> {
+    let s = parse(schema, Budget::default());
+    let o = parse(object, Budget::default());
+    let Some(rules) = Rules::compile(s.docs[0].root(), "Thing", "v1") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    rules.validate(o.docs[0].root(), "Thing", &mut out);
+    out.into_iter().map(|v| v.message).collect()
+}
+
+fn skip_of_rule(rule: &str) -> Option<Skip> {
+    skipped()
+        .lock()
+        .unwrap()
+        .get(&("Thing v1".to_string(), rule.to_string()))
+        .cloned()
+}
+
+#[test]
+fn self_is_typed_as_the_api_server_types_it() {
+    let schema = r#"
+type: object
+properties:
+  spec:
+    type: object
+    x-kubernetes-validations:
+      - rule: self.max__dash__gpus == 2
+      - rule: self.__namespace__ == 'ml'
+      - rule: "!has(self.extra)"
+      - rule: self.mode == 'shared'
+      - rule: type(self.share) == double && self.share == 1.0
+      - rule: self.labels['a.b/c'] == 'on'
+      - rule: self.free.x.y == 1
+    properties:
+      max-gpus: {type: integer}
+      namespace: {type: string}
+      mode: {type: string, default: shared}
+      share: {type: number}
+      labels: {type: object, additionalProperties: {type: string}}
+      free: {type: object, x-kubernetes-preserve-unknown-fields: true}
+x-kubernetes-validations:
+  - rule: "!has(self.metadata.labels) && self.metadata.name == 'x' && self.kind == 'Thing'"
+"#;
+    let object = "apiVersion: a/v1\nkind: Thing\nmetadata: {name: x, labels: {a: b}}\nspec:\n  max-gpus: 2\n  namespace: ml\n  extra: 1\n  share: 1\n  labels: {a.b/c: 'on'}\n  free: {x: {y: 1}}\n";
+    assert_eq!(run(schema, object), Vec::<String>::new());
+    for rule in schema
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- rule: "))
+    {
+        let rule = rule.trim_matches('"');
+        assert_eq!(skip_of_rule(rule), None, "{rule}");
+    }
+}
+
+#[test]
+fn rules_at_every_level_report_their_message() {
+    let schema = r#"
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      list:
+        type: array
+        x-kubernetes-validations:
+          - {rule: self.size() < 3, message: short list}
+        items:
+          type: object
+          properties: {n: {type: integer, x-kubernetes-validations: [{rule: self > 0}]}}
+          x-kubernetes-validations:
+            - {rule: has(self.n), message: n is set, reason: FieldValueRequired}
+      map:
+        type: object
+        additionalProperties:
+          type: string
+          x-kubernetes-validations:
+            - {rule: self != '', messageExpression: "'empty ' + 'value'"}
+    x-kubernetes-validations:
+      - {rule: self.list.size() == 0, message: no list, fieldPath: ".map['k']"}
+"#;
+    let object = "spec:\n  list: [{n: 1}, {n: 0}, {}]\n  map: {k: ''}\n";
+    let found = run(schema, object);
+    let shown: Vec<&str> = found
+        .iter()
+        .map(|m| m.split(" (a CEL rule").next().unwrap())
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "`spec.map.k`: no list",
+            "`spec.list`: short list",
+            "`spec.list[1].n`: failed rule: self > 0",
+            "`spec.list[2]`: Required value: n is set",
+            "`spec.map.k`: empty value",
+        ]
+    );
+}
+
+#[test]
+fn kubernetes_library_functions() {
+    let schema = r#"
+type: object
+x-kubernetes-validations:
+  - rule: self.l.sum() == 6 && self.l.min() == 1 && self.l.max() == 3 && self.l.isSorted()
+  - rule: self.l.indexOf(2) == 1 && self.l.lastIndexOf(9) == -1 && !['b', 'a'].isSorted()
+  - rule: self.s.find('[0-9]+') == '12' && self.s.findAll('[a-z]') == ['a', 'b']
+  - rule: self.s.findAll('[a-z]', 1) == ['a'] && self.s.split('-') == ['a', '12', 'b']
+  - rule: sets.contains(self.l, [1, 2]) && sets.intersects(self.l, [3, 4]) && sets.equivalent([1, 2], [2, 1])
+  - rule: isQuantity('10Gi') && !isQuantity('ten') && 'A'.lowerAscii() == 'a' && ['a', 'b'].join('/') == 'a/b'
+  - rule: duration('1h30m') > duration('90s')
+properties:
+  l: {type: array, items: {type: integer}}
+  s: {type: string}
+"#;
+    let object = "l: [1, 2, 3]\ns: a-12-b\n";
+    assert_eq!(run(schema, object), Vec::<String>::new());
+    let object = "l: [3, 2]\ns: x\n";
+    assert_eq!(run(schema, object).len(), 4);
+    for rule in schema.lines().filter_map(|l| l.strip_prefix("  - rule: ")) {
+        assert_eq!(skip_of_rule(rule), None, "{rule}");
+    }
+}
+
+#[test]
+fn weird_rules_are_skipped_never_reported() {
+    let deep = format!("{}true{}", "(".repeat(500), ")".repeat(500));
+    let chain = vec!["!self.a"; 1000].join(" || ");
+    let huge = format!("'{}' == ''", "x".repeat(MAX_RULE_LEN));
+    let nested = "self.l.all(a, self.l.all(b, self.l.all(c, self.l.all(d, a == d))))";
+    let schema = format!(
+        "type: object\nx-kubernetes-validations:\n  - rule: [not, a, string]\n  - rule: {{a: b}}\n  - rule: 5\n  - rule: 'self.a ==='\n  - rule: \"{deep}\"\n  - rule: \"{chain}\"\n  - rule: \"{huge}\"\n  - rule: \"{nested}\"\n  - rule: self.missing.field\n  - rule: isURL(self.a)\n  - rule: self.a.startsWith('x')\n  - rule: self.a == oldSelf.a\n  - message: no rule at all\n  - 7\nproperties:\n  a: {{type: boolean}}\n  l: {{type: array, items: {{type: integer}}}}\n"
+    );
+    let list: Vec<String> = (0..200).map(|i| i.to_string()).collect();
+    let object = format!("a: false\nl: [{}]\n", list.join(", "));
+    assert_eq!(run(&schema, &object), Vec::<String>::new());
+    assert_eq!(skip_of_rule("self.a ==="), Some(Skip::Compile));
+    assert_eq!(skip_of_rule(&deep), Some(Skip::Compile));
+    // Long chains of one operator are balanced by the parser: evaluated, and they hold.
+    assert_eq!(skip_of_rule(&chain), None);
+    assert_eq!(skip_of_rule(&huge), Some(Skip::Compile));
+    assert_eq!(skip_of_rule(nested), Some(Skip::Cost));
+    assert_eq!(skip_of_rule("5"), Some(Skip::Runtime));
+    assert_eq!(
+        skip_of_rule("isURL(self.a)"),
+        Some(Skip::Unsupported("isURL".into()))
+    );
+    assert_eq!(skip_of_rule("self.a == oldSelf.a"), None);
+    assert_eq!(skip_of_rule("self.a.startsWith('x')"), Some(Skip::Runtime));
+}
+
+#[test]
+fn schemas_without_rules_compile_nothing() {
+    let s = parse(
+        "type: object\nproperties: {a: {type: string}}\n",
+        Budget::default(),
+    );
+    assert!(Rules::compile(s.docs[0].root(), "T", "v1").is_none());
+}
+
+#[test]
+fn only_comprehensions_over_the_same_data_multiply() {
+    let n = |rule: &str| loops(env().compile(rule).unwrap().expression(), 0);
+    assert_eq!(n("self.size() > 0"), Some(0));
+    assert_eq!(n("self.all(x, x > 0)"), Some(1));
+    assert_eq!(n("self.all(x, self.exists(y, y == x))"), Some(2));
+    assert_eq!(
+        n("self.groups.all(g, g.flavors.all(f, f.resources.all(r, !has(r.limit))))"),
+        Some(1)
+    );
+}
+
+#[test]
+fn field_paths() {
+    assert_eq!(
+        field_path(".a.b['c.d'][2]"),
+        Some(vec![
+            PathSeg::Key("a".into()),
+            PathSeg::Key("b".into()),
+            PathSeg::Key("c.d".into()),
+            PathSeg::Idx(2),
+        ])
+    );
+    assert_eq!(field_path("a"), None);
+    assert_eq!(field_path(".a[x"), None);
+    assert_eq!(field_path(".."), None);
+}
