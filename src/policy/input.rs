@@ -246,7 +246,7 @@ fn object<'a>(
 
 fn container(
     c: &Container<'_>,
-    gpus: Option<u64>,
+    gpus: u64,
     spec_path: &[Seg],
     index: usize,
     fields: &Fields,
@@ -300,9 +300,7 @@ fn container(
         })
     });
     e.put("path", || strings.path(&path));
-    e.put("gpus", || {
-        Value::from(gpus.unwrap_or_else(|| c.gpu_count()))
-    });
+    e.put("gpus", || Value::from(gpus));
     e.put("gpu_resources", || Value::from(gpu_resources));
     e.put("gpu_path", || gpu_path);
     e.put("accelerators", || Value::from(resources));
@@ -482,7 +480,10 @@ fn template(
             .enumerate()
             .map(|(ci, c)| {
                 let n = &mut counts[usize::from(c.init)];
-                let v = container(c, gpus.get(ci).copied(), &spec_path, *n, fields, strings);
+                // Counted above whenever `gpus` is a field to build (templates and containers
+                // share the field names).
+                let count = gpus.get(ci).copied().unwrap_or_default();
+                let v = container(c, count, &spec_path, *n, fields, strings);
                 *n += 1;
                 v
             })
