@@ -319,6 +319,37 @@ deny contains {"msg": sprintf("%s: %s", [ns, concat(" ", sort([t.name | some t i
 }
 
 #[test]
+fn user_policies_see_every_field_of_namespaces_and_nodepools() {
+    // The bundled pack reads neither `objects` nor `gpu_resources` nor `instance_types`, so
+    // its input leaves them out; a user module may read any field and gets them all.
+    let gpu_job = JOB.replace(
+        "image: x:1",
+        "image: x:1\n          resources: {limits: {nvidia.com/gpu: 2}}",
+    );
+    let text = format!(
+        "{gpu_job}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c, namespace: ml}}\n---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: gpu}}\nspec:\n  template:\n    spec:\n      requirements:\n        - {{key: node.kubernetes.io/instance-type, operator: In, values: [g5.xlarge]}}\n"
+    );
+    let files = vec![SourceFile::from_text("all.yaml".into(), text)];
+    let policy = r#"package org.fields
+import rego.v1
+metadata := {"id": "fields", "severity": "warning", "summary": "s"}
+deny contains {"msg": sprintf("%v %v %v", [ns.objects, ns.gpu_resources, pool.instance_types]), "object": 0, "path": []} if {
+	ns := input.namespaces.ml
+	pool := input.nodepools.gpu
+}
+"#;
+    let out = gpuops::lint(&files, &settings_with(user(policy)));
+    assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
+    let msgs: Vec<&str> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.rule == "policy/fields")
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(msgs, [r#"[0, 1] ["nvidia.com/gpu"] ["g5.xlarge"]"#]);
+}
+
+#[test]
 fn a_failing_policy_is_a_located_error_and_the_rest_still_run() {
     let p = user(
         r#"package org.broken

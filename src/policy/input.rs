@@ -247,21 +247,17 @@ fn object<'a>(
 fn container(
     c: &Container<'_>,
     gpus: u64,
-    spec_path: &[Seg],
+    spec_path: &Value,
     index: usize,
     fields: &Fields,
     strings: &mut Strings,
 ) -> Value {
-    let mut path = spec_path.to_vec();
-    path.push(Seg::Key(
-        if c.init {
-            "initContainers"
-        } else {
-            "containers"
-        }
-        .into(),
-    ));
-    path.push(Seg::Index(index));
+    let list = if c.init {
+        "initContainers"
+    } else {
+        "containers"
+    };
+    let path = strings.container_path(spec_path, list, index);
     let mut resources = BTreeMap::new();
     let mut gpu_resources = Vec::new();
     let mut gpu_path = Value::Null;
@@ -278,11 +274,7 @@ fn container(
             if is_gpu_resource(name) {
                 gpu_resources.push(strings.get(name));
                 if gpu_path == Value::Null {
-                    let mut p = path.clone();
-                    for s in ["resources", which, name] {
-                        p.push(Seg::Key(s.into()));
-                    }
-                    gpu_path = strings.path(&p);
+                    gpu_path = strings.resource_path(&path, which, name);
                 }
             }
         }
@@ -299,7 +291,7 @@ fn container(
             })
         })
     });
-    e.put("path", || strings.path(&path));
+    e.put("path", || path);
     e.put("gpus", || Value::from(gpus));
     e.put("gpu_resources", || Value::from(gpu_resources));
     e.put("gpu_path", || gpu_path);
@@ -436,9 +428,7 @@ fn template(
     let t = &ix.templates[ti];
     let owner = ix.owner(t);
     // The pod spec's path, found by identity; the template is its parent (a bare Pod is its own).
-    let spec_path = strings.spec_path(owner.root, t.spec, &t.path);
-    let mut tpath = spec_path.clone();
-    tpath.pop();
+    let paths = strings.spec_path(owner.root, t.spec, &t.path);
     let meta = |k: &str| t.metadata.and_then(|m| m.get(k));
     let mut e = Entries::new(fields);
     e.put("index", || Value::from(ti as u64));
@@ -447,8 +437,8 @@ fn template(
     e.put("api_version", || strings.get(owner.api_version));
     e.put("namespace", || strings.opt(owner.namespace));
     e.put("name", || strings.opt(owner.name));
-    e.put("path", || strings.path(&tpath));
-    e.put("spec_path", || strings.path(&spec_path));
+    e.put("path", || paths.template.clone());
+    e.put("spec_path", || paths.spec.clone());
     e.put("path_text", || strings.get(t.path.as_str()));
     e.put("labels", || strings.map(meta("labels")));
     e.put("annotations", || strings.map(meta("annotations")));
@@ -483,7 +473,7 @@ fn template(
                 // Counted above whenever `gpus` is a field to build (templates and containers
                 // share the field names).
                 let count = gpus.get(ci).copied().unwrap_or_default();
-                let v = container(c, count, &spec_path, *n, fields, strings);
+                let v = container(c, count, &paths.spec, *n, fields, strings);
                 *n += 1;
                 v
             })

@@ -36,6 +36,10 @@ impl Side {
         // prefixes (`team-0123`) that a sorted map would compare on every insert.
         let mut found: HashMap<&str, Ns> = HashMap::new();
         let want_namespaces = needs.key("namespaces");
+        // Fields no policy reads are left out (see `Needs::field`): every object's index in
+        // `objects`, every GPU container's resources in `gpu_resources`.
+        let want_objects = needs.field("objects");
+        let want_resources = needs.field("gpu_resources");
         for (i, o) in ix.objects.iter().enumerate().filter(|_| want_namespaces) {
             if o.is("", "Namespace")
                 && let Some(n) = o.name
@@ -43,7 +47,10 @@ impl Side {
                 found.entry(n).or_default().object.get_or_insert(i);
             }
             if let Some(ns) = o.namespace {
-                found.entry(ns).or_default().objects.push(i);
+                let e = found.entry(ns).or_default();
+                if want_objects {
+                    e.objects.push(i);
+                }
             }
         }
         for (ti, t) in ix.templates.iter().enumerate().filter(|_| want_namespaces) {
@@ -59,7 +66,7 @@ impl Side {
             if e.gpu_objects.last() != Some(&t.owner) {
                 e.gpu_objects.push(t.owner);
             }
-            for c in &t.containers {
+            for c in t.containers.iter().filter(|_| want_resources) {
                 for (name, _) in c.accelerators() {
                     if is_gpu_resource(name) && !e.gpu_resources.contains(&name) {
                         e.gpu_resources.push(name);
@@ -73,17 +80,22 @@ impl Side {
             .into_iter()
             .map(|(name, mut n)| {
                 n.gpu_resources.sort_unstable();
-                let facts = obj(vec![
+                let mut fields = vec![
                     ("name", Value::from(name)),
                     (
                         "object",
                         n.object.map_or(Value::Null, |i| Value::from(i as u64)),
                     ),
-                    ("objects", indices(&n.objects)),
-                    ("gpu_templates", indices(&n.gpu_templates)),
-                    ("gpu_objects", indices(&n.gpu_objects)),
-                    ("gpu_resources", strings(n.gpu_resources)),
-                ]);
+                ];
+                if want_objects {
+                    fields.push(("objects", indices(&n.objects)));
+                }
+                fields.push(("gpu_templates", indices(&n.gpu_templates)));
+                fields.push(("gpu_objects", indices(&n.gpu_objects)));
+                if want_resources {
+                    fields.push(("gpu_resources", strings(n.gpu_resources)));
+                }
+                let facts = obj(fields);
                 (Value::from(name), facts)
             })
             .collect();
@@ -129,6 +141,7 @@ impl Side {
             });
             let types = bounded
                 .as_ref()
+                .filter(|_| needs.field("instance_types"))
                 .map(|b| strings(b.iter().map(|i| i.instance_type)));
             let gpu = match crate::sched::gpu_capability(p) {
                 crate::sched::GpuCapability::Explicit => "explicit",

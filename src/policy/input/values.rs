@@ -117,7 +117,42 @@ pub struct Strings {
     /// Parsed image references: a repository runs the same images in many containers.
     images: HashMap<Box<str>, Value>,
     /// Pod spec paths by the template's path text: every Deployment's is `spec.template.spec`.
-    spec_paths: HashMap<Box<str>, Vec<Seg>>,
+    spec_paths: HashMap<Box<str>, (Vec<Seg>, SpecPath)>,
+    /// Container paths by (their pod spec's path value, list, index), and resource paths by
+    /// (their container's path value, `limits`/`requests`, resource): the thousands of
+    /// containers at `spec.template.spec.containers[0]` share one value, found without building
+    /// and hashing the segments. A path value's address names it: each is kept here as long.
+    containers: HashMap<(usize, &'static str, usize), Value>,
+    resources: HashMap<(usize, &'static str), Vec<Named>>,
+}
+
+/// A value by a name (a resource's).
+type Named = (Box<str>, Value);
+
+/// A pod spec's path inside its object, and its pod template's (the spec's parent; a bare Pod
+/// is its own template), as Rego values.
+#[derive(Clone)]
+pub(super) struct SpecPath {
+    pub template: Value,
+    pub spec: Value,
+}
+
+/// The address of an array value: the name of a path value kept in [`Strings`].
+fn addr(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => &**a as *const _ as usize,
+        _ => 0,
+    }
+}
+
+/// `base` with `more` appended.
+fn extend(base: &Value, more: impl IntoIterator<Item = Value>) -> Value {
+    let mut items: Vec<Value> = match base {
+        Value::Array(a) => a.iter().cloned().collect(),
+        _ => Vec::new(),
+    };
+    items.extend(more);
+    Value::from(items)
 }
 
 impl Strings {
@@ -175,16 +210,64 @@ impl Strings {
     /// The path of `spec` inside `root` (see [`path_to`]). The path another template with the
     /// same path text had is tried first and kept only when it leads to this very node, which
     /// spares the walk for all but the first of each shape.
-    pub(super) fn spec_path(&mut self, root: Node<'_>, spec: Node<'_>, text: &str) -> Vec<Seg> {
-        if let Some(p) = self.spec_paths.get(text) {
+    pub(super) fn spec_path(&mut self, root: Node<'_>, spec: Node<'_>, text: &str) -> SpecPath {
+        if let Some((p, v)) = self.spec_paths.get(text) {
             let (node, steps) = resolve(root, p);
             if steps == p.len() && node.is(spec) {
-                return p.clone();
+                return v.clone();
             }
         }
         let p = path_to(root, spec).unwrap_or_default();
-        self.spec_paths.insert(text.into(), p.clone());
-        p
+        let v = SpecPath {
+            template: self.path(&p[..p.len().saturating_sub(1)]),
+            spec: self.path(&p),
+        };
+        self.spec_paths.insert(text.into(), (p, v.clone()));
+        v
+    }
+
+    /// The path of a container: `spec` (a pod spec's path from [`Strings::spec_path`]), `list`
+    /// (`containers` or `initContainers`), `index`.
+    pub(super) fn container_path(
+        &mut self,
+        spec: &Value,
+        list: &'static str,
+        index: usize,
+    ) -> Value {
+        let key = (addr(spec), list, index);
+        if let Some(v) = self.containers.get(&key) {
+            return v.clone();
+        }
+        let v = extend(spec, [self.get(list), Value::from(index as u64)]);
+        self.containers.insert(key, v.clone());
+        v
+    }
+
+    /// The path of a container's resource: `container` (from [`Strings::container_path`]),
+    /// `resources`, `which` (`limits` or `requests`), `name`.
+    pub(super) fn resource_path(
+        &mut self,
+        container: &Value,
+        which: &'static str,
+        name: &str,
+    ) -> Value {
+        let key = (addr(container), which);
+        if let Some((_, v)) = self
+            .resources
+            .get(&key)
+            .and_then(|known| known.iter().find(|(n, _)| &**n == name))
+        {
+            return v.clone();
+        }
+        let v = extend(
+            container,
+            [self.get("resources"), self.get(which), self.get(name)],
+        );
+        self.resources
+            .entry(key)
+            .or_default()
+            .push((name.into(), v.clone()));
+        v
     }
 
     pub(super) fn path(&mut self, path: &[Seg]) -> Value {
@@ -303,18 +386,50 @@ mod tests {
         let mut strings = Strings::default();
         let a = doc("spec:\n  template:\n    spec: {containers: []}\n");
         let spec = a.at(&["spec", "template", "spec"]).expect("spec");
-        let want = vec![k("spec"), k("template"), k("spec")];
-        assert_eq!(strings.spec_path(a, spec, "spec.template"), want);
+        let want = strings.path(&[k("spec"), k("template"), k("spec")]);
+        let found = strings.spec_path(a, spec, "spec.template");
+        assert_eq!(found.spec, want);
+        assert_eq!(found.template, strings.path(&[k("spec"), k("template")]));
         // The same text, the same shape: the remembered path.
         let b = doc("kind: Job\nspec:\n  template:\n    spec: {containers: [{name: x}]}\n");
         let spec = b.at(&["spec", "template", "spec"]).expect("spec");
-        assert_eq!(strings.spec_path(b, spec, "spec.template"), want);
+        assert_eq!(strings.spec_path(b, spec, "spec.template").spec, want);
         // The same text, elsewhere (the remembered path leads to another node): searched.
         let c = doc("spec:\n  template:\n    spec: {a: 1}\n  other:\n    spec: {b: 2}\n");
         let spec = c.at(&["spec", "other", "spec"]).expect("spec");
         assert_eq!(
-            strings.spec_path(c, spec, "spec.template"),
-            vec![k("spec"), k("other"), k("spec")]
+            strings.spec_path(c, spec, "spec.template").spec,
+            strings.path(&[k("spec"), k("other"), k("spec")])
         );
+    }
+
+    #[test]
+    fn container_and_resource_paths_are_the_spec_path_extended() {
+        let k = |s: &str| Seg::Key(s.into());
+        let mut strings = Strings::default();
+        let spec = strings.path(&[k("spec"), k("template"), k("spec")]);
+        let other = strings.path(&[k("spec"), k("jobTemplate"), k("spec")]);
+        let c = strings.container_path(&spec, "containers", 1);
+        // `spec.template.spec.containers[1]`, then `resources.limits.<name>` when named.
+        let expected = |resource: Option<&str>| {
+            let mut p = vec![k("spec"), k("template"), k("spec")];
+            p.extend([k("containers"), Seg::Index(1)]);
+            if let Some(name) = resource {
+                p.extend([k("resources"), k("limits"), k(name)]);
+            }
+            p
+        };
+        assert_eq!(c, strings.path(&expected(None)));
+        // Shared, and told apart by spec, list and index.
+        assert_eq!(strings.container_path(&spec, "containers", 1), c);
+        assert_ne!(strings.container_path(&spec, "containers", 0), c);
+        assert_ne!(strings.container_path(&spec, "initContainers", 1), c);
+        assert_ne!(strings.container_path(&other, "containers", 1), c);
+        let r = strings.resource_path(&c, "limits", "nvidia.com/gpu");
+        assert_eq!(r, strings.path(&expected(Some("nvidia.com/gpu"))));
+        assert_eq!(strings.resource_path(&c, "limits", "nvidia.com/gpu"), r);
+        let amd = strings.resource_path(&c, "limits", "amd.com/gpu");
+        assert_eq!(amd, strings.path(&expected(Some("amd.com/gpu"))));
+        assert_ne!(strings.resource_path(&c, "requests", "nvidia.com/gpu"), r);
     }
 }
