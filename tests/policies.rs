@@ -350,6 +350,38 @@ deny contains {"msg": sprintf("%v %v %v", [ns.objects, ns.gpu_resources, pool.in
 }
 
 #[test]
+fn objects_list_their_templates_whether_read_by_kind_or_whole() {
+    // A ConfigMap first, so the Job is object 1 and its template 0.
+    let text = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c, namespace: ml}}\n---\n{JOB}"
+    );
+    let files = vec![SourceFile::from_text("all.yaml".into(), text)];
+    let found = |read: &str| {
+        let policy = format!(
+            r#"package org.owned
+import rego.v1
+metadata := {{"id": "owned", "severity": "warning", "summary": "s"}}
+deny contains {{"msg": sprintf("%v %v", [o.gpuops.index, o.gpuops.templates]), "object": 0, "path": []}} if {{
+	some o in {read}
+}}
+"#
+        );
+        let out = gpuops::lint(&files, &settings_with(user(&policy)));
+        assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
+        let mut msgs: Vec<String> = out
+            .diagnostics
+            .iter()
+            .filter(|d| d.rule == "policy/owned")
+            .map(|d| d.message.clone())
+            .collect();
+        msgs.sort_unstable();
+        msgs
+    };
+    assert_eq!(found("input.by_kind.Job"), ["1 [0]"]);
+    assert_eq!(found("input.objects"), ["0 []", "1 [0]"]);
+}
+
+#[test]
 fn a_failing_policy_is_a_located_error_and_the_rest_still_run() {
     let p = user(
         r#"package org.broken

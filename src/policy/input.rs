@@ -63,8 +63,14 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
     // templates: one core takes them while the other starts on the templates.
     let ((objects, templates), side) = rayon::join(
         || {
+            // Each object's templates, for the objects converted (none when only views are read).
             let mut owned: Vec<Vec<usize>> = vec![Vec::new(); ix.objects.len()];
+            let converted =
+                |o: &crate::model::Object<'_>| want_objects || (want_kinds && needs.kind(o.kind));
             for (ti, t) in ix.templates.iter().enumerate() {
+                if !ix.objects.get(t.owner).is_some_and(converted) {
+                    continue;
+                }
                 if let Some(v) = owned.get_mut(t.owner) {
                     v.push(ti);
                 }
@@ -75,7 +81,7 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
                 .par_iter()
                 .enumerate()
                 .map_init(Strings::default, |strings, (i, o)| {
-                    if want_objects || (want_kinds && needs.kind(o.kind)) {
+                    if converted(o) {
                         object(ix, strings, i, o, cluster, &owned[i])
                     } else {
                         Value::Null

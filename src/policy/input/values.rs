@@ -227,7 +227,8 @@ impl Strings {
     }
 
     /// The path of a container: `spec` (a pod spec's path from [`Strings::spec_path`]), `list`
-    /// (`containers` or `initContainers`), `index`.
+    /// (`containers` or `initContainers`), `index`. `spec` must be a value this `Strings` made:
+    /// it is known by its address, which only a value kept here cannot pass to another.
     pub(super) fn container_path(
         &mut self,
         spec: &Value,
@@ -243,8 +244,8 @@ impl Strings {
         v
     }
 
-    /// The path of a container's resource: `container` (from [`Strings::container_path`]),
-    /// `resources`, `which` (`limits` or `requests`), `name`.
+    /// The path of a container's resource: `container` (from [`Strings::container_path`] of this
+    /// `Strings`), `resources`, `which` (`limits` or `requests`), `name`.
     pub(super) fn resource_path(
         &mut self,
         container: &Value,
