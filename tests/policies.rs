@@ -198,6 +198,21 @@ fn lint_with(p: Policies) -> gpuops::Outcome {
     gpuops::lint(&files, &settings_with(p))
 }
 
+/// The sorted messages of policy `id` when `policy` (a user module) lints `files`.
+fn messages_of(files: &[SourceFile], policy: &str, id: &str) -> Vec<String> {
+    let out = gpuops::lint(files, &settings_with(user(policy)));
+    assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
+    let rule = format!("policy/{id}");
+    let mut msgs: Vec<String> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.rule == rule)
+        .map(|d| d.message.clone())
+        .collect();
+    msgs.sort_unstable();
+    msgs
+}
+
 #[test]
 fn findings_point_at_their_path_and_suppressions_apply() {
     let p = user(
@@ -288,18 +303,7 @@ deny contains {"msg": sprintf("%s: %s", [ns, concat(" ", sort([t.name | some t i
 }
 "#;
     let files = vec![SourceFile::from_text("pods.yaml".into(), text)];
-    let found = |policy: String| {
-        let out = gpuops::lint(&files, &settings_with(user(&policy)));
-        assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
-        let mut msgs: Vec<String> = out
-            .diagnostics
-            .iter()
-            .filter(|d| d.rule == "policy/images")
-            .map(|d| d.message.clone())
-            .collect();
-        msgs.sort_unstable();
-        msgs
-    };
+    let found = |policy: String| messages_of(&files, &policy, "images");
     // Read with the template facts built, and without them.
     assert_eq!(
         found(format!("{images}{by_namespace}")),
@@ -338,15 +342,10 @@ deny contains {"msg": sprintf("%v %v %v", [ns.objects, ns.gpu_resources, pool.in
 	pool := input.nodepools.gpu
 }
 "#;
-    let out = gpuops::lint(&files, &settings_with(user(policy)));
-    assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
-    let msgs: Vec<&str> = out
-        .diagnostics
-        .iter()
-        .filter(|d| d.rule == "policy/fields")
-        .map(|d| d.message.as_str())
-        .collect();
-    assert_eq!(msgs, [r#"[0, 1] ["nvidia.com/gpu"] ["g5.xlarge"]"#]);
+    assert_eq!(
+        messages_of(&files, policy, "fields"),
+        [r#"[0, 1] ["nvidia.com/gpu"] ["g5.xlarge"]"#]
+    );
 }
 
 #[test]
@@ -366,16 +365,7 @@ deny contains {{"msg": sprintf("%v %v", [o.gpuops.index, o.gpuops.templates]), "
 }}
 "#
         );
-        let out = gpuops::lint(&files, &settings_with(user(&policy)));
-        assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
-        let mut msgs: Vec<String> = out
-            .diagnostics
-            .iter()
-            .filter(|d| d.rule == "policy/owned")
-            .map(|d| d.message.clone())
-            .collect();
-        msgs.sort_unstable();
-        msgs
+        messages_of(&files, &policy, "owned")
     };
     assert_eq!(found("input.by_kind.Job"), ["1 [0]"]);
     assert_eq!(found("input.objects"), ["0 []", "1 [0]"]);
