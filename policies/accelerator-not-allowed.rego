@@ -44,19 +44,23 @@ allowed := {ns: {lower(n) | some n in list} |
 	is_array(list)
 }
 
-# The GPU names a template selects itself.
-selected(t) := name if {
-	name := lower(t.node_selector["karpenter.k8s.aws/instance-gpu-name"])
-}
+# Each namespace's list as the findings print it, joined once.
+allowed_text := {ns: concat(", ", sort(ok)) | some ns, ok in allowed}
+
+# The GPU name a template selects itself is its nodeSelector's
+# `karpenter.k8s.aws/instance-gpu-name`, when that is a string. It is read inline below: a
+# function call costs the interpreter more than the rest of a template's check.
 
 deny contains finding if {
 	# Only the listed namespaces' templates: a namespace without a list is not judged.
 	some ns, ok in allowed
 	some t in input.gpu_templates_by_namespace[ns]
-	name := selected(t)
+	selected := t.node_selector["karpenter.k8s.aws/instance-gpu-name"]
+	is_string(selected)
+	name := lower(selected)
 	not name in ok
 	finding := {
-		"msg": sprintf("%s `%s` selects `%s` GPUs; namespace `%s` may use only %s", [t.kind, object.get(t, "name", "<unnamed>"), name, t.namespace, concat(", ", sort(ok))]),
+		"msg": sprintf("%s `%s` selects `%s` GPUs; namespace `%s` may use only %s", [t.kind, object.get(t, "name", "<unnamed>"), name, t.namespace, allowed_text[ns]]),
 		"object": t.object,
 		"path": array.concat(t.spec_path, ["nodeSelector", "karpenter.k8s.aws/instance-gpu-name"]),
 		"help": "select an allowed accelerator, or allow this one for the namespace in `policy-data.namespace_accelerators`",
@@ -66,7 +70,7 @@ deny contains finding if {
 # Per listed namespace, the NodePools its templates that select no accelerator may land on whose
 # instance types offer others, with those: judged once per pool, not once per template.
 outside := {ns: {p: bad |
-	some p in {q | some t in input.gpu_templates_by_namespace[ns]; not selected(t); some q in t.nodepools}
+	some p in {q | some t in input.gpu_templates_by_namespace[ns]; not is_string(t.node_selector["karpenter.k8s.aws/instance-gpu-name"]); some q in t.nodepools}
 	names := input.nodepools[p].gpu_names
 	is_array(names)
 	bad := sort({n | some n in names; not lower(n) in ok})
@@ -81,11 +85,11 @@ deny contains finding if {
 	bad := outside[ns]
 	count(bad) > 0
 	some t in input.gpu_templates_by_namespace[ns]
-	not selected(t)
+	not is_string(t.node_selector["karpenter.k8s.aws/instance-gpu-name"])
 	pools := sort([sprintf("`%s` (%s)", [p, concat(", ", bad[p])]) | some p in t.nodepools; bad[p]])
 	count(pools) > 0
 	finding := {
-		"msg": sprintf("%s `%s` may land on NodePool %s; namespace `%s` may use only %s", [t.kind, object.get(t, "name", "<unnamed>"), concat(", ", pools), t.namespace, concat(", ", sort(ok))]),
+		"msg": sprintf("%s `%s` may land on NodePool %s; namespace `%s` may use only %s", [t.kind, object.get(t, "name", "<unnamed>"), concat(", ", pools), t.namespace, allowed_text[ns]]),
 		"object": t.object,
 		"path": array.concat(t.spec_path, ["nodeSelector"]),
 		"help": "select pools of allowed accelerators (nodeSelector or the queue's flavors), or bound those pools' instance types",

@@ -32,6 +32,13 @@ test_selected_accelerator_allowed_case_insensitively if {
 	count(p.deny) == 0 with input as doc("research", {"karpenter.k8s.aws/instance-gpu-name": "a100"}, ["h200"]) with data.namespace_accelerators as allowed
 }
 
+test_a_selector_that_is_no_string_selects_nothing if {
+	findings := p.deny with input as doc("research", {"karpenter.k8s.aws/instance-gpu-name": 100}, ["h200"]) with data.namespace_accelerators as allowed
+	count(findings) == 1
+	some f in findings
+	contains(f.msg, "may land on NodePool `h200` (h200); namespace `research` may use only a100, h100")
+}
+
 test_landing_pool_not_allowed if {
 	findings := p.deny with input as doc("research", {}, ["a100", "h200"]) with data.namespace_accelerators as allowed
 	count(findings) == 1

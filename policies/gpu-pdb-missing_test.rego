@@ -25,6 +25,11 @@ test_selecting_pdb_passes if {
 	count(p.deny) == 0 with input as doc("Deployment", "apps/v1", [3])
 }
 
+test_the_first_object_as_pdb_passes if {
+	# Index 0 is a PodDisruptionBudget like any other, not a false value.
+	count(p.deny) == 0 with input as doc("Deployment", "apps/v1", [0])
+}
+
 test_other_kinds_are_not_judged if {
 	count(p.deny) == 0 with input as doc("StatefulSet", "apps/v1", [])
 	count(p.deny) == 0 with input as doc("Deployment", "example.com/v1", [])

@@ -104,9 +104,9 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
             let shared = Shared::default();
             let templates: Vec<Value> = (0..ix.templates.len())
                 .into_par_iter()
-                .map_init(Strings::default, |strings, ti| {
+                .map_init(Worker::default, |worker, ti| {
                     if want_templates || (want_gpu_templates && ix.templates[ti].requests_gpu()) {
-                        template(ix, ti, &pdbs, &shared, &fields, strings)
+                        template(ix, ti, &pdbs, &shared, &fields, worker)
                     } else {
                         Value::Null
                     }
@@ -364,6 +364,16 @@ struct Shared {
     queues: Mutex<HashMap<QueueKey, Value>>,
 }
 
+/// What one worker building template facts keeps between templates: its strings, and the
+/// landings it has seen by signature (most templates share the signature of one seen before,
+/// found here without a lock and without a new signature buffer).
+#[derive(Default)]
+struct Worker {
+    strings: Strings,
+    signature: Vec<u8>,
+    landings: HashMap<Box<[u8]>, (Value, Value)>,
+}
+
 /// A GPU template's variants with the placement of each (see `Index::variant_placements`).
 fn placed_variants<'i, 'a>(
     ix: &'i Index<'a>,
@@ -381,7 +391,7 @@ fn placed_variants<'i, 'a>(
 /// Who a template's landings depend on: per variant, its placement, its flavor and its
 /// tolerations (with the extended resources EKS tolerates for it). Bytes, each string after its
 /// length so no two signatures read alike: formatting numbers as text cost more than the rest.
-fn landing_signature(ix: &Index<'_>, ti: usize) -> Vec<u8> {
+fn landing_signature(ix: &Index<'_>, ti: usize, s: &mut Vec<u8>) {
     fn num(s: &mut Vec<u8>, n: usize) {
         s.extend_from_slice(&(n as u64).to_le_bytes());
     }
@@ -389,22 +399,21 @@ fn landing_signature(ix: &Index<'_>, ti: usize) -> Vec<u8> {
         num(s, t.len());
         s.extend_from_slice(t.as_bytes());
     }
-    let mut s = Vec::new();
+    s.clear();
     for (pl, variant) in placed_variants(ix, ti) {
-        num(&mut s, pl);
-        num(&mut s, variant.flavor.unwrap_or(usize::MAX));
-        num(&mut s, variant.constraints.tolerations.len());
+        num(s, pl);
+        num(s, variant.flavor.unwrap_or(usize::MAX));
+        num(s, variant.constraints.tolerations.len());
         for t in &variant.constraints.tolerations {
             for part in [t.key, t.operator, t.value, t.effect] {
-                text(&mut s, part);
+                text(s, part);
             }
         }
-        num(&mut s, variant.constraints.extended.len());
+        num(s, variant.constraints.extended.len());
         for e in &variant.constraints.extended {
-            text(&mut s, e);
+            text(s, e);
         }
     }
-    s
 }
 
 /// A `Shared` entry, built outside the lock (two threads may both build one; either is kept).
@@ -429,8 +438,13 @@ fn template(
     pdbs: &Pdbs,
     shared: &Shared,
     fields: &Fields,
-    strings: &mut Strings,
+    worker: &mut Worker,
 ) -> Value {
+    let Worker {
+        strings,
+        signature,
+        landings: seen,
+    } = worker;
     let t = &ix.templates[ti];
     let owner = ix.owner(t);
     // The pod spec's path, found by identity; the template is its parent (a bare Pod is its own).
@@ -488,26 +502,32 @@ fn template(
     });
     e.put("queue", || queue(ix, ti, shared, strings));
     if fields.wants("nodepools") || fields.wants("landings") {
-        let (pools, landings) = memo(&shared.landings, landing_signature(ix, ti), || {
-            let landings = landings(ix, ti);
-            let mut pools: Vec<&str> = landings
-                .iter()
-                .flat_map(|(_, ps)| ps.iter().copied())
-                .collect();
-            pools.sort_unstable();
-            pools.dedup();
-            let landings = Value::from(
-                landings
-                    .into_iter()
-                    .map(|(flavor, ps)| {
-                        obj(vec![
-                            ("flavor", opt_str(flavor)),
-                            ("nodepools", strings.list(ps)),
-                        ])
-                    })
-                    .collect::<Vec<_>>(),
-            );
-            (strings.list(pools), landings)
+        landing_signature(ix, ti, signature);
+        let known = seen.get(signature.as_slice()).cloned();
+        let (pools, landings) = known.unwrap_or_else(|| {
+            let built = memo(&shared.landings, signature.clone(), || {
+                let landings = landings(ix, ti);
+                let mut pools: Vec<&str> = landings
+                    .iter()
+                    .flat_map(|(_, ps)| ps.iter().copied())
+                    .collect();
+                pools.sort_unstable();
+                pools.dedup();
+                let landings = Value::from(
+                    landings
+                        .into_iter()
+                        .map(|(flavor, ps)| {
+                            obj(vec![
+                                ("flavor", opt_str(flavor)),
+                                ("nodepools", strings.list(ps)),
+                            ])
+                        })
+                        .collect::<Vec<_>>(),
+                );
+                (strings.list(pools), landings)
+            });
+            seen.insert(signature.as_slice().into(), built.clone());
+            built
         });
         e.put("nodepools", || pools);
         e.put("landings", || landings);
