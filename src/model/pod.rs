@@ -14,6 +14,8 @@ pub struct Container<'a> {
     pub limits: Option<Node<'a>>,
     /// Whether requests or limits name a GPU resource: asked by nearly every rule, so read once.
     gpu: bool,
+    /// Its GPU count (see [`Container::gpu_count`]), read once for the same reason.
+    gpus: u64,
 }
 
 impl<'a> Container<'a> {
@@ -31,23 +33,7 @@ impl<'a> Container<'a> {
     }
     /// GPU count this container asks for (limit, else request), when it is a whole number.
     pub fn gpu_count(&self) -> u64 {
-        if !self.gpu {
-            return 0;
-        }
-        let whole = |n: Node<'_>| n.as_str().and_then(crate::quantity::whole).unwrap_or(0);
-        let mut total = 0;
-        // Each resource once: its limit, else its request.
-        for (name, _, v) in self.limits.into_iter().flat_map(|l| l.entries()) {
-            if is_gpu_resource(name) {
-                total += whole(v).max(0) as u64;
-            }
-        }
-        for (name, _, v) in self.requests.into_iter().flat_map(|r| r.entries()) {
-            if is_gpu_resource(name) && self.limits.and_then(|l| l.get(name)).is_none() {
-                total += whole(v).max(0) as u64;
-            }
-        }
-        total
+        self.gpus
     }
     pub fn requests_gpu(&self) -> bool {
         self.gpu
@@ -61,6 +47,24 @@ impl<'a> Container<'a> {
     pub fn get(&self, key: &str) -> Option<Node<'a>> {
         self.node.get(key)
     }
+}
+
+/// The GPUs of a container's `requests` and `limits`: each GPU resource once, its limit, else its
+/// request; a count that is not a whole number counts 0.
+fn count_gpus(requests: Option<Node<'_>>, limits: Option<Node<'_>>) -> u64 {
+    let whole = |n: Node<'_>| n.as_str().and_then(crate::quantity::whole).unwrap_or(0);
+    let mut total = 0;
+    for (name, _, v) in limits.into_iter().flat_map(|l| l.entries()) {
+        if is_gpu_resource(name) {
+            total += whole(v).max(0) as u64;
+        }
+    }
+    for (name, _, v) in requests.into_iter().flat_map(|r| r.entries()) {
+        if is_gpu_resource(name) && limits.and_then(|l| l.get(name)).is_none() {
+            total += whole(v).max(0) as u64;
+        }
+    }
+    total
 }
 
 /// GPUs one pod needs at once, from each container's count (`counts[i]` for `containers[i]`):
@@ -128,6 +132,7 @@ impl<'a> PodTemplate<'a> {
                     requests,
                     limits,
                     gpu,
+                    gpus: if gpu { count_gpus(requests, limits) } else { 0 },
                 });
             }
         }
