@@ -50,26 +50,30 @@ default registries := []
 
 registries := data.allowed_registries if is_array(data.allowed_registries)
 
-# Each allowed registry as the prefix a full image reference starts with (built once).
+# Each allowed registry as the prefix an image's `registry/repository` starts with (built once).
 prefixes := {concat("", [trim_suffix(r, "/"), "/"]) | some r in registries}
 
-# Each distinct image is judged once (`input.gpu_images`): repositories reuse images thousands
-# of times. Its value is the reference as the runtime reads it (`pytorch/pytorch:2.3` is
-# `docker.io/pytorch/pytorch:2.3`); it is null for `${IMAGE}` and `{{ .Values.image }}`, which
-# are filled in later and leave nothing to judge yet: `ref.full` and `ref.digest` are undefined
-# there, so the comprehensions below skip them without a filtered copy of the map.
+# Images are judged from the input's groupings of the distinct GPU images, each with the
+# reference as the runtime reads it (`pytorch/pytorch:2.3` is `docker.io/pytorch/pytorch:2.3`):
+# a registry once per repository (`gpu_images_by_repository`), and only the images on a floating
+# tag (`gpu_images_by_tag`). Images filled in later (`${IMAGE}`, `{{ .Values.image }}`) have no
+# repository nor tag and leave nothing to judge yet.
 
-# One builtin call per image, not a function call per prefix.
+# One builtin call per repository, not one per image nor a function call per prefix.
 unapproved := {img |
-	some img, ref in input.gpu_images
-	full := ref.full
-	not strings.any_prefix_match(full, prefixes)
+	some name, images in input.gpu_images_by_repository
+	not strings.any_prefix_match(name, prefixes)
+	some img, _ in images
 }
 
 floating := {"", "latest"}
 
 # A digest pins the image whatever its tag says.
-unpinned := {img: ref.tag | some img, ref in input.gpu_images; ref.digest == ""; floating[ref.tag]}
+unpinned := {img: tag |
+	some tag in floating
+	some img, ref in object.get(input.gpu_images_by_tag, tag, {})
+	ref.digest == ""
+}
 
 deny contains finding if {
 	count(registries) > 0

@@ -323,6 +323,48 @@ deny contains {"msg": sprintf("%s: %s", [ns, concat(" ", sort([t.name | some t i
 }
 
 #[test]
+fn gpu_images_by_repository_and_by_tag_group_the_distinct_images() {
+    let pod = |name: &str, image: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: ml}}\nspec:\n  containers:\n    - name: c\n      image: {image}\n      resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+        )
+    };
+    let text = [
+        pod("a", "pytorch/pytorch:2.3"),
+        pod("b", "pytorch/pytorch:2.3"),
+        pod("c", "pytorch/pytorch"),
+        pod("d", "docker.io/pytorch/pytorch:latest@sha256:ab"),
+        pod("e", "nvcr.io/nvidia/pytorch:latest"),
+        pod("f", "ubuntu"),
+        // Filled in later: no repository, no tag.
+        pod("g", "${IMAGE}"),
+    ]
+    .join("---\n");
+    let policy = r#"package org.images
+import rego.v1
+metadata := {"id": "images", "severity": "warning", "summary": "s"}
+deny contains {"msg": sprintf("repository %s: %s", [name, concat(" ", sort([i | some i, _ in imgs]))]), "object": 0, "path": []} if {
+	some name, imgs in input.gpu_images_by_repository
+}
+deny contains {"msg": sprintf("tag '%s': %s", [tag, concat(" ", sort([sprintf("%s=%s", [i, r.full]) | some i, r in imgs]))]), "object": 0, "path": []} if {
+	some tag, imgs in input.gpu_images_by_tag
+}
+"#;
+    let files = vec![SourceFile::from_text("pods.yaml".into(), text)];
+    assert_eq!(
+        messages_of(&files, policy, "images"),
+        [
+            "repository docker.io/library/ubuntu: ubuntu",
+            "repository docker.io/pytorch/pytorch: docker.io/pytorch/pytorch:latest@sha256:ab pytorch/pytorch pytorch/pytorch:2.3",
+            "repository nvcr.io/nvidia/pytorch: nvcr.io/nvidia/pytorch:latest",
+            "tag '': pytorch/pytorch=docker.io/pytorch/pytorch ubuntu=docker.io/library/ubuntu",
+            "tag '2.3': pytorch/pytorch:2.3=docker.io/pytorch/pytorch:2.3",
+            "tag 'latest': docker.io/pytorch/pytorch:latest@sha256:ab=docker.io/pytorch/pytorch:latest@sha256:ab nvcr.io/nvidia/pytorch:latest=nvcr.io/nvidia/pytorch:latest",
+        ]
+    );
+}
+
+#[test]
 fn user_policies_see_every_field_of_namespaces_and_nodepools() {
     // The bundled pack reads neither `objects` nor `gpu_resources` nor `instance_types`, so
     // its input leaves them out; a user module may read any field and gets them all.

@@ -188,6 +188,11 @@ pub fn build_parts(ix: &Index<'_>, cluster: Option<&str>, needs: &Needs) -> (Val
         ("gpu_templates_by_namespace", keyed(by_namespace)),
         ("gpu_templates_by_kind", keyed(by_template_kind)),
         ("gpu_images", Value::from(side.gpu_images)),
+        (
+            "gpu_images_by_repository",
+            Value::from(side.gpu_images_by_repository),
+        ),
+        ("gpu_images_by_tag", Value::from(side.gpu_images_by_tag)),
         ("namespaces", Value::from(side.namespaces)),
         ("nodepools", Value::from(side.nodepools)),
         ("flavors", Value::from(side.flavors)),

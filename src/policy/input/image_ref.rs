@@ -11,7 +11,7 @@ pub(super) struct ImageRef<'s> {
     /// The repository path inside the registry (`library/ubuntu`).
     repository: std::borrow::Cow<'s, str>,
     /// `""` when there is none.
-    tag: &'s str,
+    pub(super) tag: &'s str,
     /// `""` when there is none (`sha256:…`).
     digest: &'s str,
 }
@@ -49,9 +49,14 @@ impl<'s> ImageRef<'s> {
         })
     }
 
+    /// `registry/repository`: the image without its tag and digest.
+    pub(super) fn name(&self) -> String {
+        format!("{}/{}", self.registry, self.repository)
+    }
+
     /// `registry/repository[:tag][@digest]`, what allow-lists of registries match against.
     pub(super) fn full(&self) -> String {
-        let mut s = format!("{}/{}", self.registry, self.repository);
+        let mut s = self.name();
         if !self.tag.is_empty() {
             s.push(':');
             s.push_str(self.tag);

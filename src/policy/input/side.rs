@@ -15,6 +15,9 @@ use std::collections::BTreeMap;
 pub(super) struct Side {
     pub(super) namespaces: BTreeMap<Value, Value>,
     pub(super) gpu_images: BTreeMap<Value, Value>,
+    /// The same images by `registry/repository`, and by tag (`""`: none), each `{image: ref}`.
+    pub(super) gpu_images_by_repository: BTreeMap<Value, Value>,
+    pub(super) gpu_images_by_tag: BTreeMap<Value, Value>,
     pub(super) nodepools: BTreeMap<Value, Value>,
     pub(super) flavors: BTreeMap<Value, Value>,
     pub(super) cluster_queues: BTreeMap<Value, Value>,
@@ -100,14 +103,14 @@ impl Side {
             })
             .collect();
 
-        // Each distinct image of a GPU container, read once: a monorepo has thousands (one per
-        // team and version) and tens of thousands of containers, which a policy would otherwise
-        // walk. Hashed, then sorted once (references share long prefixes).
+        let want_images = needs.key("gpu_images");
+        let want_by_repository = needs.key("gpu_images_by_repository");
+        let want_by_tag = needs.key("gpu_images_by_tag");
         let mut images: HashSet<&str> = HashSet::new();
         for t in ix
             .templates
             .iter()
-            .filter(|t| needs.key("gpu_images") && t.requests_gpu())
+            .filter(|t| (want_images || want_by_repository || want_by_tag) && t.requests_gpu())
         {
             for c in &t.containers {
                 if let Some(image) = c.get("image").and_then(|n| n.as_str()) {
@@ -116,15 +119,59 @@ impl Side {
             }
         }
         let mut image_strings = Strings::default();
-        let gpu_images: BTreeMap<Value, Value> = images
-            .into_iter()
-            .map(|image| {
-                let facts =
-                    ImageRef::parse(image).map_or(Value::Null, |r| r.value(&mut image_strings));
-                (Value::from(image), facts)
-            })
-            .collect();
+        // Each distinct image of a GPU container, read once: a monorepo has thousands (one per
+        // team and version) and tens of thousands of containers, which a policy would otherwise
+        // walk. Hashed and grouped, then sorted once (references share long prefixes). By
+        // repository and by tag, a policy judges a registry once per repository, and finds the
+        // images on a given tag without walking the others.
+        let mut gpu_images = Vec::new();
+        let mut by_repository: HashMap<String, Vec<(Value, Value)>> = HashMap::new();
+        let mut by_tag: HashMap<&str, Vec<(Value, Value)>> = HashMap::new();
+        for image in images {
+            let parsed = ImageRef::parse(image);
+            let facts = parsed
+                .as_ref()
+                .map_or(Value::Null, |r| r.value(&mut image_strings));
+            let key = Value::from(image);
+            // A reference that cannot be read (a placeholder) has no repository nor tag.
+            if let Some(r) = &parsed {
+                if want_by_repository {
+                    by_repository
+                        .entry(r.name())
+                        .or_default()
+                        .push((key.clone(), facts.clone()));
+                }
+                if want_by_tag {
+                    by_tag
+                        .entry(r.tag)
+                        .or_default()
+                        .push((key.clone(), facts.clone()));
+                }
+            }
+            if want_images {
+                gpu_images.push((key, facts));
+            }
+        }
         drop(image_strings);
+        let gpu_images: BTreeMap<Value, Value> = gpu_images.into_iter().collect();
+        let grouped = |groups: Vec<(Value, Vec<(Value, Value)>)>| -> BTreeMap<Value, Value> {
+            groups
+                .into_iter()
+                .map(|(k, v)| (k, Value::from(v.into_iter().collect::<BTreeMap<_, _>>())))
+                .collect()
+        };
+        let gpu_images_by_repository = grouped(
+            by_repository
+                .into_iter()
+                .map(|(k, v)| (Value::from(k), v))
+                .collect(),
+        );
+        let gpu_images_by_tag = grouped(
+            by_tag
+                .into_iter()
+                .map(|(k, v)| (Value::from(k), v))
+                .collect(),
+        );
 
         let mut nodepools = BTreeMap::new();
         for p in ix.nodepools.iter().filter(|_| needs.key("nodepools")) {
@@ -214,6 +261,8 @@ impl Side {
         Side {
             namespaces,
             gpu_images,
+            gpu_images_by_repository,
+            gpu_images_by_tag,
             nodepools,
             flavors,
             cluster_queues,
