@@ -37,6 +37,9 @@ deny contains finding if {
 	# Read once, not per container (a rule named inside the loop is looked up each time).
 	most := limit
 	some t in input.gpu_templates
+	# A pod's GPUs are at least any one container's: pods within the maximum are skipped
+	# without walking their containers.
+	t.gpus > most
 	some c in t.containers
 	c.gpus > most
 	finding := {

@@ -36,11 +36,11 @@ minutes to boot and load weights: the service is down meanwhile.
 
 deny contains finding if {
 	some t in object.get(input.gpu_templates_by_kind, "Deployment", [])
-	startswith(t.api_version, "apps/")
 	# `t.pdbs`: the PodDisruptionBudgets of its namespace whose selector (matchLabels and
 	# matchExpressions; policy/v1: an empty one selects every pod) selects the template's pods.
-	# No first one: none selects them.
+	# No first one: none selects them. Asked first: it is cheaper than the builtin call below.
 	not t.pdbs[0]
+	startswith(t.api_version, "apps/")
 	finding := {
 		"msg": sprintf("Deployment `%s` runs GPU pods without a PodDisruptionBudget: a node drain may evict every replica at once", [object.get(t, "name", "<unnamed>")]),
 		"object": t.object,
