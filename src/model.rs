@@ -8,7 +8,7 @@ mod kueue;
 mod nodepool;
 mod pod;
 pub use kueue::*;
-pub use nodepool::NodePool;
+pub use nodepool::{AUTO_MODE_GROUP, NodePool};
 pub use pod::*;
 
 /// Any Kubernetes object (a document with `apiVersion` and `kind`).

@@ -37,10 +37,31 @@ pub struct Instance {
     pub neuron_cores: u32,
 }
 
+/// The Karpenter label an EKS Auto Mode instance label stands for: Auto Mode writes the
+/// instance's category, family, generation, size, vCPUs and GPUs under `eks.amazonaws.com/`
+/// with the values Karpenter writes under `karpenter.k8s.aws/`. Any other key is returned as is
+/// (the memory labels too: their values are not judged).
+pub fn karpenter_key(key: &str) -> &str {
+    match key {
+        "eks.amazonaws.com/instance-category" => "karpenter.k8s.aws/instance-category",
+        "eks.amazonaws.com/instance-family" => "karpenter.k8s.aws/instance-family",
+        "eks.amazonaws.com/instance-generation" => "karpenter.k8s.aws/instance-generation",
+        "eks.amazonaws.com/instance-size" => "karpenter.k8s.aws/instance-size",
+        "eks.amazonaws.com/instance-cpu" => "karpenter.k8s.aws/instance-cpu",
+        "eks.amazonaws.com/instance-gpu-count" => "karpenter.k8s.aws/instance-gpu-count",
+        "eks.amazonaws.com/instance-gpu-name" => "karpenter.k8s.aws/instance-gpu-name",
+        "eks.amazonaws.com/instance-gpu-manufacturer" => {
+            "karpenter.k8s.aws/instance-gpu-manufacturer"
+        }
+        k => k,
+    }
+}
+
 impl Instance {
-    /// The value Karpenter gives this instance for a well-known label, if the label is one the
-    /// catalog knows.
+    /// The value Karpenter (or EKS Auto Mode, see [`karpenter_key`]) gives this instance for a
+    /// well-known label, if the label is one the catalog knows.
     pub fn label(&self, key: &str) -> Option<String> {
+        let key = karpenter_key(key);
         let k = key.strip_prefix("karpenter.k8s.aws/");
         Some(match (key, k) {
             ("node.kubernetes.io/instance-type", _) => self.instance_type.to_string(),
@@ -128,6 +149,7 @@ pub fn gpu_names() -> &'static [&'static str] {
 
 /// Whether the catalog can tell a label's value for each instance (see [`Instance::label`]).
 pub fn is_instance_label(key: &str) -> bool {
+    let key = karpenter_key(key);
     matches!(
         key,
         "node.kubernetes.io/instance-type" | "kubernetes.io/arch"

@@ -30,6 +30,9 @@ pub struct NodePool<'a> {
     pub(crate) bounded: std::sync::OnceLock<Option<Vec<&'static crate::catalog::Instance>>>,
 }
 
+/// The API group of EKS Auto Mode's node classes.
+pub const AUTO_MODE_GROUP: &str = "eks.amazonaws.com";
+
 impl<'a> NodePool<'a> {
     pub fn from_object(idx: usize, obj: &Object<'a>) -> Option<Self> {
         if obj.group != "karpenter.sh" {
@@ -149,6 +152,19 @@ impl<'a> NodePool<'a> {
         self.consolidation_policy
             .and_then(|n| n.as_str())
             .unwrap_or("WhenEmptyOrUnderutilized")
+    }
+    /// Whether EKS Auto Mode launches its nodes: its `nodeClassRef` names a class of the
+    /// `eks.amazonaws.com` group (v1 writes `group`; older refs may carry an `apiVersion`).
+    pub fn is_auto_mode(&self) -> bool {
+        let Some(r) = self.node_class_ref else {
+            return false;
+        };
+        let group = r.get("group").and_then(|n| n.as_str()).or_else(|| {
+            r.get("apiVersion")
+                .and_then(|n| n.as_str())
+                .map(|a| a.split_once('/').map_or(a, |(g, _)| g))
+        });
+        group == Some(AUTO_MODE_GROUP)
     }
     /// Capacity types the pool may launch (Karpenter defaults to on-demand when unconstrained).
     pub fn capacity_types(&self) -> Vec<&'a str> {

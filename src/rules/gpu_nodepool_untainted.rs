@@ -160,7 +160,7 @@ fn gpu_marker<'p, 'a>(pool: &'p NodePool<'a>) -> Option<(&'p Expr<'a>, Node<'a>)
         let value_nodes = || r.node.get("values").into_iter().flat_map(|n| n.items());
         let first_value =
             |pred: &dyn Fn(&str) -> bool| value_nodes().find(|n| n.as_str().is_some_and(pred));
-        let hit = match (r.key, r.op) {
+        let hit = match (catalog::karpenter_key(r.key), r.op) {
             ("karpenter.k8s.aws/instance-gpu-count", "In") => {
                 first_value(&|v| v.parse::<u64>().map_or(true, |n| n > 0))
             }
@@ -200,9 +200,10 @@ fn is_neuron(r: &Expr) -> bool {
         let v = family_of(v);
         v.starts_with("inf") || v.starts_with("trn")
     };
-    r.key.starts_with("karpenter.k8s.aws/instance-accelerator-")
+    let key = catalog::karpenter_key(r.key);
+    key.starts_with("karpenter.k8s.aws/instance-accelerator-")
         || (matches!(
-            r.key,
+            key,
             "karpenter.k8s.aws/instance-category"
                 | "karpenter.k8s.aws/instance-family"
                 | "node.kubernetes.io/instance-type"

@@ -51,8 +51,7 @@ declare_rule! {
 /// Node class kinds of the AWS provider, new and old.
 const CLASS_KINDS: [&str; 2] = ["EC2NodeClass", "AWSNodeTemplate"];
 
-/// EKS Auto Mode's node classes, and the one every Auto Mode cluster has built in.
-const AUTO_MODE_GROUP: &str = "eks.amazonaws.com";
+/// The node class every EKS Auto Mode cluster has built in.
 const AUTO_MODE_BUILT_IN: &str = "default";
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
@@ -85,7 +84,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 .and_then(usable)
                 .map(|a| a.split_once('/').map_or(a, |(g, _)| g))
         });
-        let auto_mode = group == Some(AUTO_MODE_GROUP);
+        let auto_mode = group == Some(crate::model::AUTO_MODE_GROUP);
         let aws = matches!(group, None | Some("karpenter.k8s.aws")) && CLASS_KINDS.contains(&kind);
         // Other providers' classes (KWOK, Azure, …) are not this rule's to resolve.
         if !aws && !auto_mode {

@@ -141,24 +141,6 @@ fn pins_catalog(r: &Expr) -> bool {
         }
 }
 
-/// Instance labels whose catalog values are stable enough to judge a pool by (not the memory
-/// labels, whose reported values have changed between releases).
-fn judged(key: &str) -> bool {
-    matches!(
-        key,
-        "node.kubernetes.io/instance-type"
-            | "kubernetes.io/arch"
-            | "karpenter.k8s.aws/instance-family"
-            | "karpenter.k8s.aws/instance-category"
-            | "karpenter.k8s.aws/instance-generation"
-            | "karpenter.k8s.aws/instance-size"
-            | "karpenter.k8s.aws/instance-gpu-count"
-            | "karpenter.k8s.aws/instance-gpu-name"
-            | "karpenter.k8s.aws/instance-gpu-manufacturer"
-            | "karpenter.k8s.aws/instance-cpu"
-    )
-}
-
 fn holds(r: &Expr, i: &Instance) -> bool {
     i.label(r.key)
         .is_none_or(|v| expr_holds(r.op, &r.values, &v))
@@ -175,7 +157,7 @@ fn catalog_conflict(cx: &Ctx, pool: &NodePool, reqs: &[&Expr]) -> Option<Diagnos
     let others: Vec<&Expr> = reqs
         .iter()
         .copied()
-        .filter(|r| !std::ptr::eq(*r, pin) && judged(r.key))
+        .filter(|r| !std::ptr::eq(*r, pin) && crate::sched::is_stable_instance_label(r.key))
         .collect();
     // First a single requirement that excludes every pinned type; else the one at which the
     // requirements, taken in order, leave none (with those that narrowed the set before it).

@@ -190,7 +190,22 @@ fn template_finding(
     if issue.key == "karpenter.sh/nodepool"
         && let Some(v) = value
     {
-        match ix.nodepool(v).map(|p| &ix.nodepools[p]) {
+        let named = ix.nodepool(v).map(|p| &ix.nodepools[p]);
+        // The named pool may launch GPUs, but something else of the pod's rules it out: say what.
+        let own = named
+            .filter(|np| sched::gpu_capability(np) != GpuCapability::None)
+            .and_then(|np| sched::label_issues(pod, np).into_iter().next());
+        let named_mismatch = own.is_some();
+        match named {
+            Some(_) if own.is_some() => {
+                if let Some(first) = own {
+                    reason = about(&first.reason, v, false);
+                    if let Some(l) = first.pool {
+                        related_loc = l;
+                    }
+                    related_msg = format!("NodePool `{v}` constrains `{}` here", first.key);
+                }
+            }
             Some(np) => {
                 reason = format!("NodePool `{v}` cannot launch GPU instances");
                 let excluding = np.requirements.iter().find(|r| {
@@ -215,8 +230,14 @@ fn template_finding(
             .filter(|(d, n)| *d <= (n.len().max(v.len()) / 3).max(2))
             .min();
         let exists = ix.nodepool(v).is_some();
+        let others: Vec<&str> = gpu_names.iter().copied().filter(|n| *n != v).collect();
         help = Some(match near {
             Some((_, n)) if !exists => format!("did you mean `karpenter.sh/nodepool: {n}`?"),
+            _ if named_mismatch && !others.is_empty() => format!(
+                "select what NodePool `{v}` may launch, or another GPU NodePool: {}",
+                crate::diag::backticked(&others, ", ")
+            ),
+            _ if named_mismatch => format!("select what NodePool `{v}` may launch"),
             _ => format!(
                 "select a GPU NodePool: {}",
                 crate::diag::backticked(&gpu_names, ", ")

@@ -22,9 +22,9 @@ pub(super) fn bounded_cached<'p>(
 
 /// Whether `key In values` limits instances to known catalog ones: instance types, families or
 /// GPU names that all stand in the catalog.
-fn names_catalog_instances(key: &str, values: &[&str]) -> bool {
+pub(super) fn names_catalog_instances(key: &str, values: &[&str]) -> bool {
     !values.is_empty()
-        && match key {
+        && match catalog::karpenter_key(key) {
             "node.kubernetes.io/instance-type" => values
                 .iter()
                 .all(|v| catalog::instances().iter().any(|i| i.instance_type == *v)),
@@ -51,6 +51,24 @@ fn compute_bounded(pool: &NodePool<'_>) -> Option<Vec<&'static catalog::Instance
             .iter()
             .filter(|i| pool_allows(pool, i))
             .collect(),
+    )
+}
+
+/// Instance labels whose catalog values are stable enough to judge by (not the memory labels,
+/// whose reported values have changed between releases); Auto Mode's keys as Karpenter's.
+pub fn is_stable_instance_label(key: &str) -> bool {
+    matches!(
+        catalog::karpenter_key(super::requirements::normalize_key(key)),
+        "node.kubernetes.io/instance-type"
+            | "kubernetes.io/arch"
+            | "karpenter.k8s.aws/instance-family"
+            | "karpenter.k8s.aws/instance-category"
+            | "karpenter.k8s.aws/instance-generation"
+            | "karpenter.k8s.aws/instance-size"
+            | "karpenter.k8s.aws/instance-gpu-count"
+            | "karpenter.k8s.aws/instance-gpu-name"
+            | "karpenter.k8s.aws/instance-gpu-manufacturer"
+            | "karpenter.k8s.aws/instance-cpu"
     )
 }
 
@@ -86,7 +104,7 @@ pub fn expr_holds(op: &str, values: &[&str], v: &str) -> bool {
 pub(super) fn gpu_count_cap(pool: &NodePool<'_>) -> Option<(u64, Option<Loc>)> {
     let mut cap: Option<(u64, Option<Loc>)> = None;
     for r in &pool.requirements {
-        if r.key != "karpenter.k8s.aws/instance-gpu-count" {
+        if catalog::karpenter_key(r.key) != "karpenter.k8s.aws/instance-gpu-count" {
             continue;
         }
         let nums: Option<Vec<i64>> = r.values.iter().map(|v| v.parse::<i64>().ok()).collect();
@@ -128,7 +146,7 @@ pub fn gpu_capability(pool: &NodePool<'_>) -> GpuCapability {
     let mut explicit = false;
     for r in &pool.requirements {
         let vals = &r.values;
-        match (r.key, r.op) {
+        match (catalog::karpenter_key(r.key), r.op) {
             (
                 "karpenter.k8s.aws/instance-gpu-count"
                 | "karpenter.k8s.aws/instance-gpu-name"

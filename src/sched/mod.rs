@@ -339,6 +339,129 @@ spec:
         }
     }
 
+    #[test]
+    fn eks_auto_mode_pools_are_labelled_auto_and_bounded_by_their_instance_labels() {
+        let auto = |reqs: &str| {
+            pool_with(reqs, "").replace(
+                "    spec:\n      requirements:",
+                "    spec:\n      nodeClassRef: {group: eks.amazonaws.com, kind: NodeClass, name: default}\n      requirements:",
+            )
+        };
+        let selects_auto = pod("  nodeSelector: {eks.amazonaws.com/compute-type: auto}");
+        let g6e = "        - {key: eks.amazonaws.com/instance-family, operator: In, values: [g6e]}";
+        // Auto Mode labels its nodes `compute-type: auto`; self-managed Karpenter's nodes are not.
+        pool_and_pod(&auto(g6e), &selects_auto, |pool, t| {
+            assert!(pool.is_auto_mode());
+            let v = label_issues(&PodConstraints::from_template(t), pool);
+            assert!(v.is_empty(), "{v:?}");
+        });
+        let own = pool_with(
+            "        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g6e]}",
+            "",
+        );
+        pool_and_pod(&own, &selects_auto, |pool, t| {
+            assert!(!pool.is_auto_mode());
+            assert_eq!(
+                label_issues(&PodConstraints::from_template(t), pool).len(),
+                1
+            );
+        });
+        // Auto Mode's instance labels bound the instance types as Karpenter's do.
+        for (auto_req, karpenter_req) in [
+            (
+                "        - {key: eks.amazonaws.com/instance-category, operator: In, values: [inf, trn]}",
+                "        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [inf, trn]}",
+            ),
+            (
+                "        - {key: eks.amazonaws.com/instance-generation, operator: Gt, values: [\"4\"]}",
+                "        - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: [\"4\"]}",
+            ),
+            (
+                g6e,
+                "        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g6e]}",
+            ),
+        ] {
+            let types = |yaml: &str| {
+                let mut out = Vec::new();
+                pool_and_pod(yaml, &pod(""), |pool, _| {
+                    out = allowed_instances(pool)
+                        .iter()
+                        .map(|i| i.instance_type)
+                        .collect::<Vec<_>>();
+                    out.push(match gpu_capability(pool) {
+                        GpuCapability::Explicit => "explicit",
+                        GpuCapability::Possible => "possible",
+                        GpuCapability::None => "none",
+                    });
+                });
+                out
+            };
+            let (a, k) = (types(&auto(auto_req)), types(&pool_with(karpenter_req, "")));
+            assert_eq!(a, k, "{auto_req}");
+            assert!(
+                !a.iter().any(|t| t.starts_with("g4dn.")),
+                "{auto_req}: {a:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn open_pools_still_rule_out_the_instances_a_pod_pins() {
+        // Instance types open (no bounding requirement), category `g` only.
+        let g = pool_with(
+            "        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [g]}",
+            "",
+        );
+        for (sel, fits) in [
+            (
+                "  nodeSelector: {karpenter.k8s.aws/instance-gpu-name: h100}",
+                false,
+            ),
+            (
+                "  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}",
+                false,
+            ),
+            (
+                "  nodeSelector: {karpenter.k8s.aws/instance-gpu-name: l4}",
+                true,
+            ),
+            (
+                "  nodeSelector: {karpenter.k8s.aws/instance-family: g6e}",
+                true,
+            ),
+            // Not pinned to catalog rows: the pool is open, nothing to judge.
+            (
+                "  nodeSelector: {karpenter.k8s.aws/instance-gpu-count: \"8\"}",
+                true,
+            ),
+            (
+                "  nodeSelector: {node.kubernetes.io/instance-type: \"${TYPE}\"}",
+                true,
+            ),
+        ] {
+            pool_and_pod(&g, &pod(sel), |pool, t| {
+                let v = label_issues(&PodConstraints::from_template(t), pool);
+                assert_eq!(v.is_empty(), fits, "{sel}: {v:?}");
+                if let Some(i) = v.first() {
+                    assert!(i.reason.contains("admit no instance type"), "{i:?}");
+                    assert!(i.pool.is_some(), "{i:?}");
+                }
+            });
+        }
+        // EKS Auto Mode's keys the same way: a Neuron pool never launches a p5.
+        let neuron = pool_with(
+            "        - {key: eks.amazonaws.com/instance-category, operator: In, values: [inf, trn]}",
+            "",
+        );
+        let p5 = pod("  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}");
+        pool_and_pod(&neuron, &p5, |pool, t| {
+            assert_eq!(
+                label_issues(&PodConstraints::from_template(t), pool).len(),
+                1
+            );
+        });
+    }
+
     const KUEUE: &str = r#"
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor

@@ -1,7 +1,10 @@
 //! The label side of placement: a pool's requirement set and whether pod requirements meet it.
 
 use super::constraints::{PodConstraints, Req};
-use super::instances::{GpuCapability, bounded_cached, expr_holds, gpu_capability, gpu_count_cap};
+use super::instances::{
+    GpuCapability, bounded_cached, expr_holds, gpu_capability, gpu_count_cap,
+    is_stable_instance_label, names_catalog_instances,
+};
 use super::is_placeholder;
 use crate::catalog;
 use crate::diag::Loc;
@@ -120,6 +123,18 @@ impl<'a> PoolReqs<'a> {
                     op: "In",
                     values: vec![v],
                     loc: pool.loc(nc),
+                },
+            );
+        }
+        // EKS Auto Mode labels each of its nodes `eks.amazonaws.com/compute-type: auto`, the
+        // selector AWS documents for pinning workloads to Auto Mode capacity.
+        if pool.is_auto_mode() {
+            add(
+                "eks.amazonaws.com/compute-type",
+                PoolReq {
+                    op: "In",
+                    values: vec!["auto"],
+                    loc: pool.loc(pool.node_class_ref.unwrap_or(pool.anchor)),
                 },
             );
         }
@@ -334,7 +349,7 @@ fn check_term<'a>(
     // A pool whose requirements rule out accelerators never has GPU instance labels.
     if gpu_capability(pool) == GpuCapability::None {
         let wants_gpu = reqs.iter().find(|r| {
-            let k = r.key;
+            let k = catalog::karpenter_key(r.key);
             (k.starts_with("karpenter.k8s.aws/instance-gpu-")
                 || k.starts_with("karpenter.k8s.aws/instance-accelerator-"))
                 && match r.op {
@@ -348,8 +363,9 @@ fn check_term<'a>(
                 .requirements
                 .iter()
                 .find(|e| {
-                    e.key.starts_with("karpenter.k8s.aws/instance-")
-                        || e.key == "node.kubernetes.io/instance-type"
+                    let k = catalog::karpenter_key(e.key);
+                    k.starts_with("karpenter.k8s.aws/instance-")
+                        || k == "node.kubernetes.io/instance-type"
                 })
                 .map(|e| pool.loc(e.node));
             issues.push(LabelIssue {
@@ -369,7 +385,7 @@ fn check_term<'a>(
         .iter()
         .find(|r| {
             matches!(
-                r.key,
+                catalog::karpenter_key(r.key),
                 "node.kubernetes.io/instance-type"
                     | "karpenter.k8s.aws/instance-family"
                     | "karpenter.k8s.aws/instance-gpu-name"
@@ -415,6 +431,9 @@ fn check_term<'a>(
                 max_gpus = Some((max, bound_loc));
             }
         }
+    } else if let Some(issue) = pinned_elsewhere(pool, reqs) {
+        issues.push(issue);
+        return issues;
     }
     if let Some((max, loc)) = max_gpus
         && nvidia_gpus > max
@@ -438,6 +457,71 @@ fn check_term<'a>(
 }
 
 /// Label side of the fit: the closest term's mismatches (empty when some term fits).
+/// For a pool whose instance types are open: when the pod pins catalog instances (an instance
+/// type, a family or a GPU model the catalog holds every size of) and the pool's requirements on
+/// stable instance labels rule out every one of them (`instance-category In [inf, trn]` against
+/// `p5.48xlarge`), Karpenter can launch nothing for the pod from this pool.
+fn pinned_elsewhere(pool: &NodePool<'_>, reqs: &[&Req<'_>]) -> Option<LabelIssue> {
+    let placeholder = |values: &[&str]| values.iter().any(|v| is_placeholder(v));
+    let pin = reqs.iter().find(|r| {
+        r.op == "In" && !placeholder(&r.values) && names_catalog_instances(r.key, &r.values)
+    })?;
+    let pod_reqs: Vec<&&Req> = reqs
+        .iter()
+        .filter(|r| {
+            catalog::is_instance_label(normalize_key(r.key))
+                && is_stable_instance_label(r.key)
+                && !placeholder(&r.values)
+        })
+        .collect();
+    let pool_reqs: Vec<&crate::model::Expr> = pool
+        .requirements
+        .iter()
+        .filter(|r| is_stable_instance_label(r.key) && !placeholder(&r.values))
+        .collect();
+    let mut pinned = catalog::instances().iter().filter(|i| {
+        pod_reqs.iter().all(|r| {
+            i.label(normalize_key(r.key))
+                .is_some_and(|v| expr_holds(r.op, &r.values, &v))
+        })
+    });
+    let mut first = None;
+    let admitted = pinned.any(|i| {
+        first.get_or_insert(i.instance_type);
+        pool_reqs.iter().all(|r| {
+            i.label(r.key)
+                .is_none_or(|v| expr_holds(r.op, &r.values, &v))
+        })
+    });
+    // No pinned instance at all: the pod's own selectors disagree, which is not this pool's doing.
+    if admitted || first.is_none() {
+        return None;
+    }
+    let blocking = pool_reqs.iter().find(|r| {
+        catalog::instances()
+            .iter()
+            .filter(|i| {
+                pod_reqs.iter().all(|q| {
+                    i.label(normalize_key(q.key))
+                        .is_some_and(|v| expr_holds(q.op, &q.values, &v))
+                })
+            })
+            .all(|i| {
+                i.label(r.key)
+                    .is_some_and(|v| !expr_holds(r.op, &r.values, &v))
+            })
+    });
+    Some(LabelIssue {
+        pod: pin.loc,
+        key: pin.key.to_string(),
+        pool: blocking.map(|r| pool.loc(r.node)),
+        reason: format!(
+            "the pool's instance requirements admit no instance type with {}",
+            pin.describe()
+        ),
+    })
+}
+
 pub fn label_issues(pod: &PodConstraints<'_>, pool: &NodePool<'_>) -> Vec<LabelIssue> {
     let pr = PoolReqs::of(pool);
     let empty: Vec<Req> = Vec::new();
