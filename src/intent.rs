@@ -356,6 +356,14 @@ fn image_cue(img: &str) -> Option<(IntentKind, &'static str)> {
     // The repository name, not the registry or the tag: `…/pytorch-training:2.3`, `…/trainer:1.0`.
     let repo = img.rsplit('/').next().unwrap_or(img);
     let repo = repo.split([':', '@']).next().unwrap_or(repo);
+    // Images that cannot use a GPU: the pause container, Kubernetes' e2e test server
+    // (`agnhost pause`) and the sleep image of Kueue's examples hold a GPU to test admission.
+    if matches!(
+        repo.to_ascii_lowercase().as_str(),
+        "pause" | "agnhost" | "sleep"
+    ) {
+        return Some((IntentKind::SmokeTest, "a test image that does no GPU work"));
+    }
     if is_training_word(repo) {
         return Some((IntentKind::Training, "a training image"));
     }

@@ -124,6 +124,25 @@ fn benchmarks_by_binary_image_and_name() {
 }
 
 #[test]
+fn images_that_cannot_use_a_gpu_are_smoke_tests() {
+    for c in [
+        "image: registry.k8s.io/e2e-test-images/agnhost:2.53\nargs: [pause]",
+        "image: gcr.io/k8s-staging-perf-tests/sleep:v0.1.0\nargs: [10s]",
+        "image: registry.k8s.io/pause:3.9",
+    ] {
+        let (k, ev, _) = of(&job("sample-job", c));
+        assert_eq!(k, IntentKind::SmokeTest, "{c}: {ev}");
+        assert!(ev.contains("a test image that does no GPU work"), "{ev}");
+    }
+    // Only the repository's own name counts: a trainer named after sleep research trains.
+    let (k, ev, _) = of(&job(
+        "sleep-study",
+        "image: ghcr.io/lab/sleep-trainer:1\nargs: [--epochs, '3']",
+    ));
+    assert_eq!(k, IntentKind::Training, "{ev}");
+}
+
+#[test]
 fn nvidia_smi_and_sleep_is_a_smoke_test() {
     let (k, ev, _) = of(&job(
         "gpu",
