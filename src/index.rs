@@ -93,6 +93,8 @@ pub struct Index<'a> {
     /// Built on first use by the rules that need them, shared by their chunks.
     user_crds: std::sync::OnceLock<crate::schema::crd::UserCrds>,
     quotas: std::sync::OnceLock<crate::sched::QuotaIndex<'a>>,
+    /// The files that could not be read whole (see [`Index::unread_file_names`]).
+    unread: Vec<FileId>,
 }
 
 /// Kinds made for training: Kubeflow `*Job`s, JobSet, RayJob, TrainJob. A batch/v1 Job is not
@@ -234,6 +236,17 @@ impl<'a> Index<'a> {
                 pools_by_class.entry(n).or_default().push(i);
             }
         }
+        // Files gpuops could not read whole: a syntax error, content that is not text, a template
+        // skipped until rendered. Usually none; kept so existence checks need not scan every file.
+        let unread: Vec<FileId> = ids
+            .iter()
+            .copied()
+            .filter(|&f| {
+                files.get(f).is_some_and(|f| {
+                    f.skipped.is_some() || f.problems.iter().any(|p| p.first.is_none())
+                })
+            })
+            .collect();
         let mut ix = Index {
             files,
             file_ids: ids,
@@ -267,6 +280,7 @@ impl<'a> Index<'a> {
             documents,
             user_crds: Default::default(),
             quotas: Default::default(),
+            unread,
         };
         ix.classes = ix.templates.par_iter().map(|t| ix.classify(t)).collect();
         ix.queues = ix.templates.par_iter().map(|t| ix.queue_of(t)).collect();
@@ -481,12 +495,29 @@ impl<'a> Index<'a> {
     }
 
     /// Whether an object of this kind and name exists in the files or is declared external.
-    /// A missing namespace on either side matches any (kustomize often sets it later).
+    /// A missing namespace on either side matches any (kustomize often sets it later). A file
+    /// that could not be read whole and names both the kind and the name may hold it (see
+    /// [`Index::unread_file_names`]).
     pub fn exists(&self, kind: &str, namespace: Option<&str>, name: &str) -> bool {
         self.named(kind, name)
             .into_iter()
             .any(|o| namespace.is_none() || o.namespace.is_none() || o.namespace == namespace)
             || self.settings.is_external(kind, namespace, name)
+            || self.unread_file_names(&[kind, name])
+    }
+
+    /// Whether a file of this index that could not be read whole (a YAML syntax error, content
+    /// that is not text, a template skipped until rendered) names every one of `words`, each as
+    /// a whole word. What such a file defines is unknown: a rule that would report one of these
+    /// words missing stays quiet rather than guess (the file's own problem is reported).
+    pub fn unread_file_names(&self, words: &[&str]) -> bool {
+        if words.iter().any(|w| w.is_empty()) {
+            return false;
+        }
+        self.unread
+            .iter()
+            .filter_map(|&f| self.files.get(f))
+            .any(|f| words.iter().all(|w| has_word(&f.text, w)))
     }
 
     /// Objects of a kind (any group), in order.
@@ -618,4 +649,15 @@ impl<'a> Index<'a> {
             .flat_map(|f| self.flavors[f].tolerations.iter().copied())
             .collect()
     }
+}
+
+/// Whether `word` stands in `text` as a whole word: not inside a longer name or label
+/// (`gpu` in `gpu-large` or `role.gpu` is not `gpu`).
+fn has_word(text: &str, word: &str) -> bool {
+    let part = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(part) && !after.is_some_and(part)
+    })
 }

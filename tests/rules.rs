@@ -172,3 +172,45 @@ fn docs_rules_md_is_current() {
          (or `gpuops rules --markdown > docs/rules.md`) and commit it"
     );
 }
+
+#[test]
+fn a_file_that_cannot_be_read_may_hold_what_is_missing() {
+    // The NodePool that sets `NodeGroupType: spark-gpu` and the LocalQueue `team-a` are in a file
+    // with a syntax error (an unclosed flow mapping): nothing in it can be read.
+    let broken = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: spark-gpu}\nspec:\n  template:\n    metadata:\n      labels: {NodeGroupType: spark-gpu\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: team-a, namespace: ml}\nspec: {clusterQueue: cq}\n";
+    let workloads = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n      requirements:\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g6e]}\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: etl\n  namespace: ml\n  labels: {kueue.x-k8s.io/queue-name: team-a}\nspec:\n  template:\n    spec:\n      nodeSelector: {NodeGroupType: spark-gpu}\n      containers:\n        - name: c\n          image: nvidia/cuda:12.4.0-base-ubuntu22.04\n          command: [nvidia-smi]\n          resources: {limits: {nvidia.com/gpu: 1}}\n";
+    let rules_of = |files: Vec<SourceFile>| {
+        let mut rules: Vec<String> = gpuops::lint(&files, &Settings::default())
+            .diagnostics
+            .into_iter()
+            .map(|d| d.rule.to_string())
+            .filter(|r| {
+                matches!(
+                    r.as_str(),
+                    "invalid-yaml" | "nodeselector-matches-no-nodepool" | "localqueue-not-found"
+                )
+            })
+            .collect();
+        rules.sort();
+        rules.dedup();
+        rules
+    };
+    let job = || SourceFile::from_text("workloads.yaml".into(), workloads.into());
+    let unread = || SourceFile::from_text("pools.yaml".into(), broken.into());
+    // Without the broken file both are missing; with it, only its own problem is reported.
+    assert_eq!(
+        rules_of(vec![job()]),
+        ["localqueue-not-found", "nodeselector-matches-no-nodepool"]
+    );
+    assert_eq!(rules_of(vec![unread(), job()]), ["invalid-yaml"]);
+    // A broken file that names neither does not silence them.
+    let other = SourceFile::from_text("other.yaml".into(), "a: {b: c\n".into());
+    assert_eq!(
+        rules_of(vec![other, job()]),
+        [
+            "invalid-yaml",
+            "localqueue-not-found",
+            "nodeselector-matches-no-nodepool"
+        ]
+    );
+}

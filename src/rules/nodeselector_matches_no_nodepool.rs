@@ -71,6 +71,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if !fits {
             let own = t.constraints();
             if let Some((p, issues)) = closest(ix, own) {
+                // A file that could not be read may hold the pool that sets what is selected.
+                if issues.iter().any(|i| unread_file_may_set(ix, own, i)) {
+                    continue;
+                }
                 for issue in &issues {
                     out.push(template_finding(cx, t, own, p, issue));
                 }
@@ -78,6 +82,22 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
         }
         kueue_check(cx, ti, t, out);
+    }
+}
+
+/// Whether a file that could not be read names what the issue says no pool sets: the selected
+/// key and value (a NodePool and its name for `karpenter.sh/nodepool`).
+fn unread_file_may_set(ix: &Index, pod: &PodConstraints, issue: &LabelIssue) -> bool {
+    if issue.key == "nvidia.com/gpu" {
+        return false;
+    }
+    let value = req_at(pod, issue.pod)
+        .filter(|r| r.op == "In")
+        .and_then(|r| r.values.first().copied());
+    match value {
+        Some(v) if issue.key == "karpenter.sh/nodepool" => ix.unread_file_names(&["NodePool", v]),
+        Some(v) => ix.unread_file_names(&[&issue.key, v]),
+        None => ix.unread_file_names(&[&issue.key]),
     }
 }
 
