@@ -6,7 +6,8 @@ declare_rule! {
     /// ## What it does
     /// Flags an EC2NodeClass `spec.amiSelectorTerms[].alias` that ends in `@latest`
     /// (`al2023@latest`, `bottlerocket@latest`, `al2@latest`). Windows families are exempt: their
-    /// aliases accept only `@latest`.
+    /// aliases accept only `@latest`. So are classes that only NodePools unable to launch GPU or
+    /// Neuron instances use (a Spark or system pool).
     ///
     /// ## Why is this bad?
     /// An `@latest` alias resolves to a new AMI every time AWS publishes one. Each release drifts
@@ -67,10 +68,19 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 "bottlerocket" => "`bottlerocket@vX.Y.Z` (e.g. `bottlerocket@v1.39.1`)".to_string(),
                 f => format!("`{f}@vYYYYMMDD` (e.g. `{f}@v20250505`)"),
             };
+            let users = o.name.map_or(&[][..], |n| cx.ix.pools_using_class(n));
+            // Only pools that cannot launch GPU or Neuron instances use it (Spark, Flink, system
+            // pools): not GPU capacity, so not this linter's to judge. A class no pool in view uses
+            // is still flagged: its pools may live elsewhere.
+            if !users.is_empty()
+                && users
+                    .iter()
+                    .all(|&p| gpu_capability(&cx.ix.nodepools[p]) == GpuCapability::None)
+            {
+                continue;
+            }
             // GPU pools using this class: their nodes are the expensive ones to churn.
-            let gpu_pools: Vec<_> = o
-                .name
-                .map_or(&[][..], |n| cx.ix.pools_using_class(n))
+            let gpu_pools: Vec<_> = users
                 .iter()
                 .map(|&p| &cx.ix.nodepools[p])
                 .filter(|p| !p.legacy_provisioner && gpu_capability(p) == GpuCapability::Explicit)
