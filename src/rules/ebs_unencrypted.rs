@@ -70,12 +70,15 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 None if ebs.get("snapshotID").is_some_and(|n| !n.is_null()) => continue,
                 None => (
                     ebs_key,
-                    "has no `encrypted: true` (an explicit mapping does not inherit the encrypted defaults, and `encrypted` defaults to false)".to_string(),
+                    "has no `encrypted: true` (an explicit mapping does not inherit the encrypted defaults, and `encrypted` defaults to false unless the account turns on EBS encryption by default)".to_string(),
                 ),
                 // `encrypted:` with nothing after it: the key is the visible place.
                 Some((k, v)) if v.is_null() => {
                     let at = if v.span().is_empty() { k } else { v };
-                    (at, "leaves `encrypted` empty (it defaults to false)".to_string())
+                    (
+                        at,
+                        "leaves `encrypted` empty (it defaults to false unless the account turns on EBS encryption by default)".to_string(),
+                    )
                 }
                 Some((_, v)) => {
                     let Some(text) = v.as_str() else { continue };
