@@ -156,15 +156,21 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     loc: j.loc,
                 });
             }
-            for claim in claims.iter().filter(|cl| cl.n != gpus) {
+            // Several places that start the same count are one defect: one finding at the first,
+            // the others as its other side.
+            let wrong: Vec<&Claim> = claims.iter().filter(|cl| cl.n != gpus).collect();
+            for (i, claim) in wrong.iter().enumerate() {
+                if wrong[..i].iter().any(|earlier| earlier.n == claim.n) {
+                    continue;
+                }
                 let effect = if claim.n > gpus {
                     "the extra processes find no GPU of their own and crash or share one"
                 } else {
                     "the remaining GPUs sit idle for the whole run"
                 };
                 let name = c.name.unwrap_or("<unnamed>");
-                out.push(
-                    cx.at(
+                let mut d = cx
+                    .at(
                         claim.loc,
                         format!(
                             "{} starts {} processes per node but container `{name}` of `{}` asks for {gpus} GPU{}: {effect}",
@@ -177,8 +183,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     .object(Some(owner.obj_ref()))
                     .help(format!(
                         "make them agree ({gpus}), or let torchrun count with `--nproc_per_node=gpu`"
-                    )),
-                );
+                    ));
+                for same in wrong[i + 1..].iter().filter(|later| later.n == claim.n) {
+                    d = d.related(same.loc, format!("{} also starts {}", same.what, same.n));
+                }
+                out.push(d);
             }
         }
     }
