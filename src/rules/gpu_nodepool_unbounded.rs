@@ -113,17 +113,27 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             },
             None => (pool.anchor, "there are no `limits`".to_string()),
         };
-        let example = if pool.legacy_provisioner {
-            "limits:\n  resources:\n    nvidia.com/gpu: 16\n    cpu: \"512\"\n    memory: 2048Gi"
+        // Inferentia and Trainium pools are named for what they launch, and capped on it.
+        let neuron = pool
+            .requirements
+            .iter()
+            .any(super::gpu_nodepool_untainted::is_neuron);
+        let (kind, device) = if neuron {
+            ("Neuron", "aws.amazon.com/neuron")
         } else {
-            "limits:\n  nvidia.com/gpu: 16\n  cpu: \"512\"\n  memory: 2048Gi"
+            ("GPU", "nvidia.com/gpu")
+        };
+        let example = if pool.legacy_provisioner {
+            format!("limits:\n  resources:\n    {device}: 16\n    cpu: \"512\"\n    memory: 2048Gi")
+        } else {
+            format!("limits:\n  {device}: 16\n  cpu: \"512\"\n  memory: 2048Gi")
         };
         out.push(
             cx.on(
                 owner,
                 node,
                 format!(
-                    "{} `{}` launches GPU instances but {what}: nothing caps how many GPU nodes Karpenter launches, so a burst of pending pods or a runaway job can run up an unbounded bill",
+                    "{} `{}` launches {kind} instances but {what}: nothing caps how many {kind} nodes Karpenter launches, so a burst of pending pods or a runaway job can run up an unbounded bill",
                     owner.kind, pool.name
                 ),
             )

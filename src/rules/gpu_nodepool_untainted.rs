@@ -195,7 +195,7 @@ fn family_of(instance_type: &str) -> &str {
 }
 
 /// Whether the requirement selects AWS Neuron (Inferentia, Trainium) rather than GPUs.
-fn is_neuron(r: &Expr) -> bool {
+pub(super) fn is_neuron(r: &Expr) -> bool {
     let neuron = |v: &str| {
         let v = family_of(v);
         v.starts_with("inf") || v.starts_with("trn")
