@@ -216,17 +216,15 @@ fn template_finding(
             .filter(|np| sched::gpu_capability(np) != GpuCapability::None)
             .and_then(|np| sched::label_issues(pod, np).into_iter().next());
         let named_mismatch = own.is_some();
-        match named {
-            Some(_) if own.is_some() => {
-                if let Some(first) = own {
-                    reason = about(&first.reason, v, false);
-                    if let Some(l) = first.pool {
-                        related_loc = l;
-                    }
-                    related_msg = format!("NodePool `{v}` constrains `{}` here", first.key);
+        match (named, own) {
+            (Some(_), Some(first)) => {
+                reason = about(&first.reason, v, false);
+                if let Some(l) = first.pool {
+                    related_loc = l;
                 }
+                related_msg = format!("NodePool `{v}` constrains `{}` here", first.key);
             }
-            Some(np) => {
+            (Some(np), None) => {
                 reason = format!("NodePool `{v}` cannot launch GPU instances");
                 let excluding = np.requirements.iter().find(|r| {
                     r.key.starts_with("karpenter.k8s.aws/instance-")
@@ -235,7 +233,7 @@ fn template_finding(
                 related_loc = excluding.map_or_else(|| np.loc(np.anchor), |r| np.loc(r.node));
                 related_msg = format!("NodePool `{v}` rules out GPU instances");
             }
-            None => reason = format!("there is no NodePool `{v}`"),
+            (None, _) => reason = format!("there is no NodePool `{v}`"),
         }
         let gpu_names: Vec<&str> = ix
             .nodepools

@@ -456,7 +456,6 @@ fn check_term<'a>(
     issues
 }
 
-/// Label side of the fit: the closest term's mismatches (empty when some term fits).
 /// For a pool whose instance types are open: when the pod pins catalog instances (an instance
 /// type, a family or a GPU model the catalog holds every size of) and the pool's requirements on
 /// stable instance labels rule out every one of them (`instance-category In [inf, trn]` against
@@ -468,11 +467,7 @@ fn pinned_elsewhere(pool: &NodePool<'_>, reqs: &[&Req<'_>]) -> Option<LabelIssue
     })?;
     let pod_reqs: Vec<&&Req> = reqs
         .iter()
-        .filter(|r| {
-            catalog::is_instance_label(normalize_key(r.key))
-                && is_stable_instance_label(r.key)
-                && !placeholder(&r.values)
-        })
+        .filter(|r| is_stable_instance_label(r.key) && !placeholder(&r.values))
         .collect();
     let pool_reqs: Vec<&crate::model::Expr> = pool
         .requirements
@@ -485,16 +480,16 @@ fn pinned_elsewhere(pool: &NodePool<'_>, reqs: &[&Req<'_>]) -> Option<LabelIssue
                 .is_some_and(|v| expr_holds(r.op, &r.values, &v))
         })
     });
-    let mut first = None;
+    let mut any = false;
     let admitted = pinned.any(|i| {
-        first.get_or_insert(i.instance_type);
+        any = true;
         pool_reqs.iter().all(|r| {
             i.label(r.key)
                 .is_none_or(|v| expr_holds(r.op, &r.values, &v))
         })
     });
     // No pinned instance at all: the pod's own selectors disagree, which is not this pool's doing.
-    if admitted || first.is_none() {
+    if admitted || !any {
         return None;
     }
     let blocking = pool_reqs.iter().find(|r| {
@@ -522,6 +517,7 @@ fn pinned_elsewhere(pool: &NodePool<'_>, reqs: &[&Req<'_>]) -> Option<LabelIssue
     })
 }
 
+/// Label side of the fit: the closest term's mismatches (empty when some term fits).
 pub fn label_issues(pod: &PodConstraints<'_>, pool: &NodePool<'_>) -> Vec<LabelIssue> {
     let pr = PoolReqs::of(pool);
     let empty: Vec<Req> = Vec::new();
