@@ -262,6 +262,19 @@ fn template_finding(
             ),
         });
     }
+    // An open pool whose instance requirements rule out every instance the pod pins.
+    if issue.reason.starts_with("the pool admits no instance type") {
+        related_msg = format!(
+            "NodePool `{}` rules those instance types out here",
+            pool.name
+        );
+        help.get_or_insert_with(|| {
+            format!(
+                "select instances NodePool `{}` may launch, or allow {shown} in a GPU NodePool",
+                pool.name
+            )
+        });
+    }
     if issue.reason.starts_with("none of the instance types") {
         related_msg = format!("NodePool `{}` limits its instance types here", pool.name);
         let mut offered: Vec<String> = sched::bounded_instances(pool)

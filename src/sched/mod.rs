@@ -443,7 +443,7 @@ spec:
                 let v = label_issues(&PodConstraints::from_template(t), pool);
                 assert_eq!(v.is_empty(), fits, "{sel}: {v:?}");
                 if let Some(i) = v.first() {
-                    assert!(i.reason.contains("admit no instance type"), "{i:?}");
+                    assert!(i.reason.contains("admits no instance type"), "{i:?}");
                     assert!(i.pool.is_some(), "{i:?}");
                 }
             });

@@ -511,7 +511,7 @@ fn pinned_elsewhere(pool: &NodePool<'_>, reqs: &[&Req<'_>]) -> Option<LabelIssue
         key: pin.key.to_string(),
         pool: blocking.map(|r| pool.loc(r.node)),
         reason: format!(
-            "the pool's instance requirements admit no instance type with {}",
+            "the pool admits no instance type with {}: its instance requirements rule them out",
             pin.describe()
         ),
     })
