@@ -403,15 +403,7 @@ fn check_term<'a>(
                     && !r.values.iter().any(|v| is_placeholder(v))
             })
             .collect();
-        let fitting: Vec<_> = set
-            .iter()
-            .filter(|i| {
-                inst_reqs.iter().all(|r| {
-                    i.label(normalize_key(r.key))
-                        .is_some_and(|v| expr_holds(r.op, &r.values, &v))
-                })
-            })
-            .collect();
+        let fitting: Vec<_> = set.iter().filter(|i| meets(i, &inst_reqs)).collect();
         if fitting.is_empty() {
             if let Some(first) = inst_reqs.first() {
                 issues.push(LabelIssue {
@@ -456,6 +448,14 @@ fn check_term<'a>(
     issues
 }
 
+/// Whether an instance has every instance label the pod requires, with a value that meets it.
+fn meets(i: &catalog::Instance, reqs: &[&&Req<'_>]) -> bool {
+    reqs.iter().all(|r| {
+        i.label(normalize_key(r.key))
+            .is_some_and(|v| expr_holds(r.op, &r.values, &v))
+    })
+}
+
 /// For a pool whose instance types are open: when the pod pins catalog instances (an instance
 /// type, a family or a GPU model the catalog holds every size of) and the pool's requirements on
 /// stable instance labels rule out every one of them (`instance-category In [inf, trn]` against
@@ -474,37 +474,25 @@ fn pinned_elsewhere(pool: &NodePool<'_>, reqs: &[&Req<'_>]) -> Option<LabelIssue
         .iter()
         .filter(|r| is_stable_instance_label(r.key) && !placeholder(&r.values))
         .collect();
-    let mut pinned = catalog::instances().iter().filter(|i| {
-        pod_reqs.iter().all(|r| {
-            i.label(normalize_key(r.key))
-                .is_some_and(|v| expr_holds(r.op, &r.values, &v))
-        })
-    });
-    let mut any = false;
-    let admitted = pinned.any(|i| {
-        any = true;
+    let pinned: Vec<&catalog::Instance> = catalog::instances()
+        .iter()
+        .filter(|i| meets(i, &pod_reqs))
+        .collect();
+    let admits = |i: &catalog::Instance| {
         pool_reqs.iter().all(|r| {
             i.label(r.key)
                 .is_none_or(|v| expr_holds(r.op, &r.values, &v))
         })
-    });
+    };
     // No pinned instance at all: the pod's own selectors disagree, which is not this pool's doing.
-    if admitted || !any {
+    if pinned.is_empty() || pinned.iter().any(|i| admits(i)) {
         return None;
     }
     let blocking = pool_reqs.iter().find(|r| {
-        catalog::instances()
-            .iter()
-            .filter(|i| {
-                pod_reqs.iter().all(|q| {
-                    i.label(normalize_key(q.key))
-                        .is_some_and(|v| expr_holds(q.op, &q.values, &v))
-                })
-            })
-            .all(|i| {
-                i.label(r.key)
-                    .is_some_and(|v| !expr_holds(r.op, &r.values, &v))
-            })
+        pinned.iter().all(|i| {
+            i.label(r.key)
+                .is_some_and(|v| !expr_holds(r.op, &r.values, &v))
+        })
     });
     Some(LabelIssue {
         pod: pin.loc,
