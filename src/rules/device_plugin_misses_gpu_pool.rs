@@ -254,7 +254,7 @@ fn is_neuron_family(v: &str) -> bool {
 fn is_neuron_pool(pool: &NodePool) -> bool {
     let reqs = pool.requirements.iter().any(|r| {
         r.op == "In"
-            && match r.key {
+            && match crate::catalog::karpenter_key(r.key) {
                 "karpenter.k8s.aws/instance-family" | "node.kubernetes.io/instance-type" => {
                     r.values.iter().any(|v| is_neuron_family(v))
                 }

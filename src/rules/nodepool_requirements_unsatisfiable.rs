@@ -85,7 +85,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 /// A GPU-count requirement whose lower bound is above what any instance type has.
 fn too_many_gpus<'r, 'a>(reqs: &[&'r Expr<'a>]) -> Option<&'r Expr<'a>> {
     reqs.iter().copied().find(|r| {
-        if r.key != GPU_COUNT {
+        if catalog::karpenter_key(r.key) != GPU_COUNT {
             return false;
         }
         let nums: Option<Vec<i64>> = r.values.iter().map(|v| v.trim().parse().ok()).collect();
@@ -108,8 +108,9 @@ fn gpu_count_finding(cx: &Ctx, pool: &NodePool, r: &Expr) -> Diagnostic {
         obj,
         r.node,
         format!(
-            "NodePool `{}` requires `{GPU_COUNT} {} [{}]`, but no EC2 instance type has more than {MAX_GPUS_ANY_INSTANCE} GPUs: Karpenter can launch no node for it and pods that need it stay Pending",
+            "NodePool `{}` requires `{} {} [{}]`, but no EC2 instance type has more than {MAX_GPUS_ANY_INSTANCE} GPUs: Karpenter can launch no node for it and pods that need it stay Pending",
             pool.name,
+            r.key,
             r.op,
             r.values.join(", ")
         ),
@@ -124,7 +125,7 @@ fn gpu_count_finding(cx: &Ctx, pool: &NodePool, r: &Expr) -> Diagnostic {
 fn pins_catalog(r: &Expr) -> bool {
     r.op == "In"
         && !r.values.is_empty()
-        && match r.key {
+        && match catalog::karpenter_key(r.key) {
             "node.kubernetes.io/instance-type" => r
                 .values
                 .iter()

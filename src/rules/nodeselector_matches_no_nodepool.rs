@@ -11,7 +11,10 @@ declare_rule! {
     /// repository can satisfy: it selects a label no GPU-capable NodePool puts on its nodes
     /// (`node-role: gpu` where the pools label `role: gpu`), a value the pools do not allow, a
     /// `karpenter.sh/nodepool` that does not exist, an instance label (GPU name, family) none of the
-    /// pool's instance types has, or more GPUs per pod than the largest instance the pool may launch.
+    /// pool's instance types has (also when the pool leaves its types open but its instance
+    /// requirements rule out every instance type the pod pins), or more GPUs per pod than the
+    /// largest instance the pool may launch. EKS Auto Mode pools count with their own labels
+    /// (`eks.amazonaws.com/compute-type: auto`, `eks.amazonaws.com/instance-*`).
     /// It also flags a template that fits a NodePool on its own but not after Kueue adds the
     /// `nodeLabels` of every ResourceFlavor its ClusterQueue may admit it to (or whose own selectors
     /// rule out every such flavor). NodePools that cannot launch GPU instances are ignored; the rule
