@@ -6,9 +6,11 @@ use crate::model::{
     ClusterQueue, Flavor, LocalQueue, NodePool, Object, PodTemplate, Toleration, pod_templates,
 };
 use crate::sched::{Placement, PodConstraints, PoolIndex, Req};
+use crate::small::OneOrMany;
 use crate::source::SourceFile;
 use foldhash::{HashMap, HashMapExt, HashSet};
 use rayon::prelude::*;
+use std::collections::hash_map::Entry;
 
 /// What a GPU workload is for, coarsely (`intent::IntentKind` has the detail and the evidence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,7 +25,9 @@ pub enum Class {
 pub struct Variant<'a> {
     /// Index into `Index::flavors` of the injected flavor.
     pub flavor: Option<usize>,
-    pub constraints: PodConstraints<'a>,
+    /// Without a flavor, the template's own constraints, shared: most templates of a large
+    /// repository have one variant, and a copy of each was a fifth of the index's memory.
+    pub constraints: std::sync::Arc<PodConstraints<'a>>,
 }
 
 /// Where one assignable variant of a GPU template may land.
@@ -76,7 +80,8 @@ pub struct Index<'a> {
     /// Per template: the placement of its own constraints, before Kueue adds anything (GPU
     /// templates only).
     pub own_placement: Vec<Option<usize>>,
-    by_name: HashMap<(&'a str, &'a str), Vec<usize>>,
+    /// Objects by (kind, name): nearly always one each.
+    by_name: HashMap<(&'a str, &'a str), OneOrMany<u32>>,
     kinds: HashSet<(&'a str, &'a str)>,
     by_kind: HashMap<&'a str, Vec<usize>>,
     /// LocalQueues: first by (name, namespace), first without a namespace by name, first by name.
@@ -205,11 +210,17 @@ impl<'a> Index<'a> {
         let (pools, (by_name, by_kind)) = rayon::join(
             || PoolIndex::build(&nodepools),
             || {
-                let mut by_name: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+                let mut by_name: HashMap<(&str, &str), OneOrMany<u32>> =
+                    HashMap::with_capacity(objects.len());
                 let mut by_kind: HashMap<&str, Vec<usize>> = HashMap::new();
                 for (i, o) in objects.iter().enumerate() {
                     if let Some(n) = o.name {
-                        by_name.entry((o.kind, n)).or_default().push(i);
+                        match by_name.entry((o.kind, n)) {
+                            Entry::Occupied(mut e) => e.get_mut().push(i as u32),
+                            Entry::Vacant(e) => {
+                                e.insert(OneOrMany::One(i as u32));
+                            }
+                        }
                     }
                     by_kind.entry(o.kind).or_default().push(i);
                 }
@@ -349,7 +360,7 @@ impl<'a> Index<'a> {
         self.own_placement = own;
         self.landings = (0..n)
             .map(|ti| {
-                self.assignable[ti]
+                let mut own: Vec<Landing> = self.assignable[ti]
                     .iter()
                     .filter_map(|&v| {
                         Some(Landing {
@@ -357,7 +368,10 @@ impl<'a> Index<'a> {
                             placement: *per_variant[ti].get(v)?,
                         })
                     })
-                    .collect()
+                    .collect();
+                // Kept for the run, one list per template.
+                own.shrink_to_fit();
+                own
             })
             .collect();
         self.variant_placements = per_variant;
@@ -365,7 +379,7 @@ impl<'a> Index<'a> {
             .par_iter()
             .map(|&(ti, v)| {
                 let pod = match v {
-                    Some(v) => std::borrow::Cow::Borrowed(&self.variants[ti][v].constraints),
+                    Some(v) => std::borrow::Cow::Borrowed(&*self.variants[ti][v].constraints),
                     None => std::borrow::Cow::Borrowed(self.templates[ti].constraints()),
                 };
                 self.pools.placement(&pod, &self.nodepools)
@@ -490,7 +504,7 @@ impl<'a> Index<'a> {
             .get(&(kind, name))
             .into_iter()
             .flatten()
-            .map(|&i| &self.objects[i])
+            .map(|&i| &self.objects[i as usize])
             .collect()
     }
 
@@ -613,7 +627,7 @@ impl<'a> Index<'a> {
         if flavors.is_empty() {
             return vec![Variant {
                 flavor: None,
-                constraints: base.clone(),
+                constraints: t.shared_constraints(),
             }];
         }
         flavors
@@ -621,21 +635,31 @@ impl<'a> Index<'a> {
             .map(|fi| {
                 let f = &self.flavors[fi];
                 let fobj = &self.objects[f.obj];
-                let mut c = base.clone();
+                // Built at their final size: a clone grown by a push holds twice what it needs.
+                let mut reqs = Vec::with_capacity(base.base.len() + f.node_labels.len());
+                reqs.extend(base.base.iter().cloned());
                 for (k, _, v) in &f.node_labels {
                     if let Some(val) = v.as_str() {
-                        c.base.push(Req {
+                        reqs.push(Req {
                             key: k,
                             op: "In",
-                            values: vec![val],
+                            values: crate::sched::Values::One(val),
                             loc: fobj.loc(*v),
                         });
                     }
                 }
-                c.tolerations.extend(f.tolerations.iter().copied());
+                let mut tolerations =
+                    Vec::with_capacity(base.tolerations.len() + f.tolerations.len());
+                tolerations.extend(base.tolerations.iter().chain(&f.tolerations).copied());
                 Variant {
                     flavor: Some(fi),
-                    constraints: c,
+                    constraints: std::sync::Arc::new(PodConstraints {
+                        base: reqs,
+                        terms: base.terms.clone(),
+                        tolerations,
+                        extended: base.extended.clone(),
+                        nvidia_gpus: base.nvidia_gpus,
+                    }),
                 }
             })
             .collect()

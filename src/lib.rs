@@ -14,6 +14,7 @@ pub mod report;
 pub mod rules;
 pub mod sched;
 pub mod schema;
+pub mod small;
 pub mod source;
 pub mod sources;
 pub mod suppress;
@@ -249,14 +250,11 @@ fn run_rules(
     (found, policies.errors)
 }
 
-static EXITS_AFTER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Says that the process exits right after its lint (the CLI): the last cluster's index and
-/// policy input document are left to the exit instead of being freed one value at a time
-/// (about 0.02 s and 0.1 s at 10,000 files). Only the last: with one index per cluster, keeping
-/// them all would add up. Others (tests, embedders) free each at once.
+/// Says that the process exits right after its lint (the CLI): the policy input document is
+/// left to the exit instead of being freed one value at a time (about 0.1 s at 10,000 files).
+/// The index is freed: the report that follows reuses its memory, which keeps the peak 20 MB
+/// lower at 10,000 files, at no measurable cost in time. Others (tests, embedders) free both.
 pub fn exit_after_lint() {
-    EXITS_AFTER.store(true, std::sync::atomic::Ordering::Relaxed);
     policy::keep_inputs_until_exit();
 }
 
@@ -286,7 +284,7 @@ pub fn check(files: &[SourceFile], settings: &Settings) -> Outcome {
     // (finding, the cluster that produced it)
     let mut found: Vec<(Diagnostic, Option<&str>)> = Vec::new();
     let mut policy_errors: Vec<policy::PolicyError> = Vec::new();
-    for (i, sc) in scopes.iter().enumerate() {
+    for sc in &scopes {
         let ix = index::Index::build_for(files, sc.files.clone(), &sc.settings);
         for o in &ix.objects {
             if !counted[o.file] && !files[o.file].is_context() {
@@ -300,10 +298,6 @@ pub fn check(files: &[SourceFile], settings: &Settings) -> Outcome {
             }
         }
         let (diagnostics, errors) = run_rules(&ix, &sc.settings, sc.name.as_deref());
-        if EXITS_AFTER.load(std::sync::atomic::Ordering::Relaxed) && i + 1 == scopes.len() {
-            // Freeing the index's millions of small values costs more than the exit does.
-            std::mem::forget(ix);
-        }
         for e in errors {
             if !policy_errors.contains(&e) {
                 policy_errors.push(e);

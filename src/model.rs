@@ -253,10 +253,12 @@ impl<'a> Expr<'a> {
     pub fn from_node(node: Node<'a>) -> Option<Self> {
         let key = node.get("key")?.as_str()?;
         let op = node.get("operator").and_then(|n| n.as_str()).unwrap_or("");
-        let values = node
+        let mut values: Vec<&'a str> = node
             .get("values")
             .map(|v| v.items().filter_map(|n| n.as_str()).collect())
             .unwrap_or_default();
+        // Every NodePool requirement holds one: at its size, not the four slots a push makes.
+        values.shrink_to_fit();
         Some(Expr {
             node,
             key,

@@ -355,7 +355,7 @@ struct Seen<'a> {
     pool: usize,
     flavor: Option<usize>,
     verdict: sched::Verdict<'a>,
-    constraints: PodConstraints<'a>,
+    constraints: std::sync::Arc<PodConstraints<'a>>,
 }
 
 fn template(ix: &Index, ti: usize) -> TemplateReport {
@@ -365,12 +365,13 @@ fn template(ix: &Index, ti: usize) -> TemplateReport {
     let eks = ix.settings.eks;
     // The ways the pod may run: the flavors Kueue may assign; with none, its own constraints
     // (the pool table then shows what would happen were it admitted).
-    let mut ways: Vec<(Option<usize>, PodConstraints)> = sched::assignable_variants(ix, ti)
-        .into_iter()
-        .map(|v| (v.flavor, v.constraints.clone()))
-        .collect();
+    let mut ways: Vec<(Option<usize>, std::sync::Arc<PodConstraints>)> =
+        sched::assignable_variants(ix, ti)
+            .into_iter()
+            .map(|v| (v.flavor, v.constraints.clone()))
+            .collect();
     if ways.is_empty() {
-        ways.push((None, t.constraints().clone()));
+        ways.push((None, t.shared_constraints()));
     }
     let usable = |p: usize| !wants_gpu || ix.pools.capability[p] != GpuCapability::None;
 
@@ -440,7 +441,7 @@ fn template(ix: &Index, ti: usize) -> TemplateReport {
         .map(|s| pool_row(ix, s, gpus, &tolerations))
         .collect();
     TemplateReport {
-        path: t.path.clone(),
+        path: t.path.to_string(),
         location: at(ix, t.loc(t.spec)),
         gpus_per_pod: gpus,
         verdict,

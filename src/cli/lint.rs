@@ -187,7 +187,7 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
             .filter(|r| gpuops::rule_enabled(&settings, r.name))
             .count(),
     );
-    // The process ends after the report: the index and the policy input are left to the exit.
+    // The process ends after the report: the policy input is left to the exit.
     gpuops::exit_after_lint();
     // Findings on rendered sources move to the files that produced them before suppressions are
     // read there.

@@ -52,7 +52,7 @@ impl<'a> NodePool<'a> {
                 .collect()
         };
         let name = obj.name.unwrap_or("<unnamed>");
-        match obj.kind {
+        let mut pool = match obj.kind {
             "NodePool" => {
                 let tspec = spec.at(&["template", "spec"]);
                 let disruption = spec.get("disruption");
@@ -102,7 +102,13 @@ impl<'a> NodePool<'a> {
                 bounded: Default::default(),
             }),
             _ => None,
-        }
+        }?;
+        // Kept for the whole run, thousands of them in a platform monorepo: at their size.
+        pool.labels.shrink_to_fit();
+        pool.requirements.shrink_to_fit();
+        pool.taints.shrink_to_fit();
+        pool.startup_taints.shrink_to_fit();
+        Some(pool)
     }
     pub fn loc(&self, node: Node<'_>) -> Loc {
         Loc {

@@ -87,18 +87,25 @@ pub struct PodTemplate<'a> {
     pub owner: usize,
     pub file: FileId,
     /// Where in the owner it sits, for messages: `spec.template`, `spec.pytorchReplicaSpecs.Worker.template`.
-    pub path: String,
+    /// Most are one of a few constant paths, held without an allocation.
+    pub path: std::borrow::Cow<'static, str>,
     pub metadata: Option<Node<'a>>,
     pub spec: Node<'a>,
     pub containers: Vec<Container<'a>>,
     /// Whether any container requests a GPU resource.
     gpu: bool,
     /// Its scheduling constraints, read on first use: the index and several rules ask for them.
-    constraints: std::sync::OnceLock<crate::sched::PodConstraints<'a>>,
+    /// Shared with the Kueue variant that adds nothing to them (see `index::Variant`).
+    constraints: std::sync::OnceLock<std::sync::Arc<crate::sched::PodConstraints<'a>>>,
 }
 
 impl<'a> PodTemplate<'a> {
-    pub fn new(owner: usize, file: FileId, path: String, template: Node<'a>) -> Option<Self> {
+    pub fn new(
+        owner: usize,
+        file: FileId,
+        path: impl Into<std::borrow::Cow<'static, str>>,
+        template: Node<'a>,
+    ) -> Option<Self> {
         Self::from_parts(
             owner,
             file,
@@ -110,10 +117,11 @@ impl<'a> PodTemplate<'a> {
     pub fn from_parts(
         owner: usize,
         file: FileId,
-        path: String,
+        path: impl Into<std::borrow::Cow<'static, str>>,
         metadata: Option<Node<'a>>,
         spec: Node<'a>,
     ) -> Option<Self> {
+        let path = path.into();
         spec.as_map()?;
         let mut containers = Vec::new();
         for (key, init) in [("initContainers", true), ("containers", false)] {
@@ -137,6 +145,8 @@ impl<'a> PodTemplate<'a> {
             }
         }
         let gpu = containers.iter().any(|c| c.gpu);
+        // Kept as long as the index: at its size, not the four slots a first push makes.
+        containers.shrink_to_fit();
         Some(PodTemplate {
             owner,
             file,
@@ -150,8 +160,15 @@ impl<'a> PodTemplate<'a> {
     }
     /// Its node selector, required node affinity, tolerations and GPU requests.
     pub fn constraints(&self) -> &crate::sched::PodConstraints<'a> {
+        self.shared_constraints_ref()
+    }
+    /// [`PodTemplate::constraints`], for a holder that keeps them as long as it likes.
+    pub fn shared_constraints(&self) -> std::sync::Arc<crate::sched::PodConstraints<'a>> {
+        std::sync::Arc::clone(self.shared_constraints_ref())
+    }
+    fn shared_constraints_ref(&self) -> &std::sync::Arc<crate::sched::PodConstraints<'a>> {
         self.constraints
-            .get_or_init(|| crate::sched::PodConstraints::from_template(self))
+            .get_or_init(|| std::sync::Arc::new(crate::sched::PodConstraints::from_template(self)))
     }
     pub fn loc(&self, node: Node<'_>) -> Loc {
         Loc {
@@ -177,12 +194,10 @@ impl<'a> PodTemplate<'a> {
         self.containers.iter().filter(|c| c.requests_gpu())
     }
     pub fn tolerations(&self) -> Vec<Toleration<'a>> {
-        self.spec
-            .get("tolerations")
-            .into_iter()
-            .flat_map(|n| n.items())
-            .map(Toleration::from_node)
-            .collect()
+        match self.spec.get("tolerations") {
+            Some(n) => n.items().map(Toleration::from_node).collect(),
+            None => Vec::new(),
+        }
     }
     /// `nodeSelector` entries: (key, key node, value node).
     pub fn node_selector(&self) -> Vec<(&'a str, Node<'a>, Node<'a>)> {
@@ -225,7 +240,7 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
     let mut out = Vec::new();
     let root = obj.root;
     let file = obj.file;
-    let mut push = |path: String, node: Option<Node<'a>>| {
+    let mut push = |path: std::borrow::Cow<'static, str>, node: Option<Node<'a>>| {
         if let Some(t) = node.and_then(|n| PodTemplate::new(owner, file, path, n)) {
             out.push(t);
         }
@@ -236,7 +251,7 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
     match (obj.group, obj.kind) {
         ("", "Pod") => {
             if let Some(t) =
-                PodTemplate::from_parts(owner, file, "spec".into(), root.get("metadata"), spec)
+                PodTemplate::from_parts(owner, file, "spec", root.get("metadata"), spec)
             {
                 out.push(t);
             }
@@ -255,7 +270,7 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
         ("jobset.x-k8s.io", "JobSet") => {
             for (name, rj) in named_items(spec.get("replicatedJobs"), "name") {
                 push(
-                    format!("spec.replicatedJobs[{name}].template.spec.template"),
+                    format!("spec.replicatedJobs[{name}].template.spec.template").into(),
                     rj.at(&["template", "spec", "template"]),
                 );
             }
@@ -273,12 +288,12 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
             };
             if let Some(c) = cluster {
                 push(
-                    format!("{prefix}.headGroupSpec.template"),
+                    format!("{prefix}.headGroupSpec.template").into(),
                     c.at(&["headGroupSpec", "template"]),
                 );
                 for (name, g) in named_items(c.get("workerGroupSpecs"), "groupName") {
                     push(
-                        format!("{prefix}.workerGroupSpecs[{name}].template"),
+                        format!("{prefix}.workerGroupSpecs[{name}].template").into(),
                         g.get("template"),
                     );
                 }
@@ -287,7 +302,7 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
         ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => {
             for t in ["leaderTemplate", "workerTemplate"] {
                 push(
-                    format!("spec.leaderWorkerTemplate.{t}"),
+                    format!("spec.leaderWorkerTemplate.{t}").into(),
                     spec.at(&["leaderWorkerTemplate", t]),
                 );
             }
@@ -299,7 +314,10 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
                     continue;
                 }
                 for (role, _, rs) in replicas.entries() {
-                    push(format!("spec.{key}.{role}.template"), rs.get("template"));
+                    push(
+                        format!("spec.{key}.{role}.template").into(),
+                        rs.get("template"),
+                    );
                 }
             }
         }

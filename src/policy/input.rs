@@ -464,7 +464,7 @@ fn template(
     e.put("name", || strings.opt(owner.name));
     e.put("path", || paths.template.clone());
     e.put("spec_path", || paths.spec.clone());
-    e.put("path_text", || strings.get(t.path.as_str()));
+    e.put("path_text", || strings.get(&t.path));
     e.put("labels", || strings.map(meta("labels")));
     e.put("annotations", || strings.map(meta("annotations")));
     e.put("node_selector", || strings.map(t.spec.get("nodeSelector")));

@@ -85,7 +85,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         }
         found.clear();
         let base = if obj.group.is_empty() && obj.kind == "Pod" {
-            t.path.clone()
+            t.path.to_string()
         } else {
             format!("{}.spec", t.path)
         };

@@ -225,6 +225,10 @@ impl<'a> PoolIndex<'a> {
                 }),
             }
         }
+        // Kept for the run, one per label signature (tens of thousands in a large repository).
+        let mut fits = fits;
+        fits.shrink_to_fit();
+        gpu_classes.shrink_to_fit();
         Placement { fits, gpu_classes }
     }
 

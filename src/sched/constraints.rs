@@ -16,16 +16,20 @@ pub struct Sel<'a> {
 pub struct Req<'a> {
     pub key: &'a str,
     pub op: &'a str,
-    pub values: Vec<&'a str>,
+    pub values: Values<'a>,
     pub loc: Loc,
 }
+
+/// A requirement's values. Most requirements are a node selector's or a flavor label's, one value
+/// each: held without an allocation of their own (tens of thousands in a large repository).
+pub type Values<'a> = crate::small::OneOrMany<&'a str>;
 
 impl<'a> Req<'a> {
     pub fn from_sel(s: &Sel<'a>) -> Self {
         Req {
             key: s.key,
             op: "In",
-            values: vec![s.value],
+            values: Values::One(s.value),
             loc: s.loc,
         }
     }
@@ -33,7 +37,7 @@ impl<'a> Req<'a> {
         Req {
             key: e.key,
             op: e.op,
-            values: e.values.clone(),
+            values: Values::of(&e.values),
             loc: Loc {
                 file,
                 span: e.node.span(),
@@ -73,7 +77,7 @@ impl<'a> PodConstraints<'a> {
                 Some(Req {
                     key: k,
                     op: "In",
-                    values: vec![v.as_str()?],
+                    values: Values::One(v.as_str()?),
                     loc: obj.loc(*v),
                 })
             })
@@ -92,7 +96,7 @@ impl<'a> PodConstraints<'a> {
                 Some(Req {
                     key: k,
                     op: "In",
-                    values: vec![v.as_str()?],
+                    values: Values::One(v.as_str()?),
                     loc: t.loc(v),
                 })
             })
@@ -125,13 +129,19 @@ impl<'a> PodConstraints<'a> {
                 nvidia += n;
             }
         }
-        PodConstraints {
+        let mut c = PodConstraints {
             base,
             terms,
             tolerations: t.tolerations(),
             extended,
             nvidia_gpus: nvidia.max(nvidia_init),
-        }
+        };
+        // Kept with the template for the whole run (one per template of the repository): at
+        // their size, not the four slots a first push makes.
+        c.base.shrink_to_fit();
+        c.tolerations.shrink_to_fit();
+        c.extended.shrink_to_fit();
+        c
     }
 }
 

@@ -46,12 +46,13 @@ fn compute_bounded(pool: &NodePool<'_>) -> Option<Vec<&'static catalog::Instance
     if !bounding {
         return None;
     }
-    Some(
-        catalog::instances()
-            .iter()
-            .filter(|i| pool_allows(pool, i))
-            .collect(),
-    )
+    let mut set: Vec<_> = catalog::instances()
+        .iter()
+        .filter(|i| pool_allows(pool, i))
+        .collect();
+    // Kept with the pool for the run, thousands of pools in a platform monorepo.
+    set.shrink_to_fit();
+    Some(set)
 }
 
 /// Instance labels whose catalog values are stable enough to judge by (not the memory labels,

@@ -166,5 +166,8 @@ pub(crate) fn compute_assignable(ix: &Index<'_>, ti: usize) -> Vec<usize> {
         .copied()
         .filter(|&v| vs[v].flavor.is_some_and(in_gpu_group))
         .collect();
-    if preferred.is_empty() { ok } else { preferred }
+    let mut kept = if preferred.is_empty() { ok } else { preferred };
+    // Kept for the run, one per template.
+    kept.shrink_to_fit();
+    kept
 }

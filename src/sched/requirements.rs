@@ -9,6 +9,7 @@ use super::is_placeholder;
 use crate::catalog;
 use crate::diag::Loc;
 use crate::model::NodePool;
+use crate::small::OneOrMany;
 
 /// Why a pod's label constraints do not meet a pool.
 #[derive(Debug, Clone)]
@@ -61,14 +62,14 @@ fn fixed_values(key: &str) -> Option<&'static [&'static str]> {
 #[derive(Debug, Clone)]
 struct PoolReq<'a> {
     op: &'a str,
-    values: Vec<&'a str>,
+    values: super::Values<'a>,
     loc: Loc,
 }
 
-/// The pool's requirement set, per key.
+/// The pool's requirement set, per key (nearly always one constraint a key, one value each).
 #[derive(Debug)]
 pub struct PoolReqs<'a> {
-    by_key: Vec<(&'a str, Vec<PoolReq<'a>>)>,
+    by_key: Vec<(&'a str, OneOrMany<PoolReq<'a>>)>,
 }
 
 impl<'a> PoolReqs<'a> {
@@ -78,11 +79,11 @@ impl<'a> PoolReqs<'a> {
     }
 
     fn build(pool: &NodePool<'a>) -> Self {
-        let mut by_key: Vec<(&'a str, Vec<PoolReq<'a>>)> = Vec::new();
+        let mut by_key: Vec<(&'a str, OneOrMany<PoolReq<'a>>)> = Vec::new();
         let mut add =
             |key: &'a str, r: PoolReq<'a>| match by_key.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, v)) => v.push(r),
-                None => by_key.push((key, vec![r])),
+                None => by_key.push((key, OneOrMany::One(r))),
             };
         for (k, _, v) in &pool.labels {
             if let Some(val) = v.as_str() {
@@ -90,7 +91,7 @@ impl<'a> PoolReqs<'a> {
                     k,
                     PoolReq {
                         op: "In",
-                        values: vec![val],
+                        values: OneOrMany::One(val),
                         loc: pool.loc(*v),
                     },
                 );
@@ -101,7 +102,7 @@ impl<'a> PoolReqs<'a> {
                 normalize_key(r.key),
                 PoolReq {
                     op: r.op,
-                    values: r.values.clone(),
+                    values: OneOrMany::of(&r.values),
                     loc: pool.loc(r.node),
                 },
             );
@@ -110,7 +111,7 @@ impl<'a> PoolReqs<'a> {
             "karpenter.sh/nodepool",
             PoolReq {
                 op: "In",
-                values: vec![pool.name],
+                values: OneOrMany::One(pool.name),
                 loc: pool.loc(pool.anchor),
             },
         );
@@ -121,7 +122,7 @@ impl<'a> PoolReqs<'a> {
                 "karpenter.k8s.aws/ec2nodeclass",
                 PoolReq {
                     op: "In",
-                    values: vec![v],
+                    values: OneOrMany::One(v),
                     loc: pool.loc(nc),
                 },
             );
@@ -133,11 +134,12 @@ impl<'a> PoolReqs<'a> {
                 "eks.amazonaws.com/compute-type",
                 PoolReq {
                     op: "In",
-                    values: vec!["auto"],
+                    values: OneOrMany::One("auto"),
                     loc: pool.loc(pool.node_class_ref.unwrap_or(pool.anchor)),
                 },
             );
         }
+        by_key.shrink_to_fit();
         PoolReqs { by_key }
     }
 
@@ -158,7 +160,7 @@ impl<'a> PoolReqs<'a> {
         self.by_key
             .iter()
             .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.as_slice())
+            .map(|(_, v)| &**v)
     }
 
     /// Whether the pool sets this label on its nodes (by template label or requirement).
