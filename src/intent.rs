@@ -358,10 +358,10 @@ fn image_cue(img: &str) -> Option<(IntentKind, &'static str)> {
     let repo = repo.split([':', '@']).next().unwrap_or(repo);
     // Images that cannot use a GPU: the pause container, Kubernetes' e2e test server
     // (`agnhost pause`) and the sleep image of Kueue's examples hold a GPU to test admission.
-    if matches!(
-        repo.to_ascii_lowercase().as_str(),
-        "pause" | "agnhost" | "sleep"
-    ) {
+    if ["pause", "agnhost", "sleep"]
+        .iter()
+        .any(|x| repo.eq_ignore_ascii_case(x))
+    {
         return Some((IntentKind::SmokeTest, "a test image that does no GPU work"));
     }
     if is_training_word(repo) {
@@ -533,12 +533,18 @@ fn basename(w: &str) -> &str {
 }
 
 fn contains_ci(hay: &str, needle: &str) -> bool {
-    let n = needle.len();
-    n == 0
-        || hay
-            .as_bytes()
-            .windows(n)
-            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+    let (hay, needle) = (hay.as_bytes(), needle.as_bytes());
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    // The first byte filters the windows: the image and command checks ask for dozens of
+    // needles per pod template, and a full comparison at every position was most of their cost.
+    let first = first.to_ascii_lowercase();
+    hay.len() >= needle.len()
+        && (0..=hay.len() - needle.len()).any(|i| {
+            hay[i].to_ascii_lowercase() == first
+                && hay[i + 1..i + needle.len()].eq_ignore_ascii_case(rest)
+        })
 }
 
 fn starts_ci(s: &str, prefix: &str) -> bool {

@@ -24,7 +24,12 @@ pub fn parse(s: &str) -> Option<Milli> {
         return None;
     }
     // value = digits * 10^(-frac_len) * multiplier, scaled by 1000.
-    let digits: i128 = format!("{int_part}{frac_part}").parse().ok()?;
+    // At most 30 digits (checked above): an i128 holds them. Read in place, not joined into a
+    // string first: every resource quantity of the repository comes through here.
+    let digits: i128 = int_part
+        .bytes()
+        .chain(frac_part.bytes())
+        .fold(0, |n, d| n * 10 + i128::from(d - b'0'));
     let mut scale_exp10: i32 = 3 - frac_part.len() as i32;
     let mut factor: i128 = 1;
     match suffix {

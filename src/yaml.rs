@@ -581,22 +581,25 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                 Some(f) if f.map && (children.len() - f.base) % 2 == 1 => {
                     // `node` is a value; its key is on top. A repeated key is dropped with it.
                     let key = children[children.len() - 1];
-                    let key_text = b.text_of(&key);
-                    let dup = key_text.filter(|k| *k != "<<").and_then(|k| {
-                        let p = prefix(k);
-                        children[f.base..children.len() - 1]
-                            .iter()
-                            .step_by(2)
-                            .find(|ek| ek.reads(k, p, &b.text, &b.pool))
-                            .map(|ek| ek.span())
-                    });
+                    // Keys are compared node to node (length, first bytes, then the text), and
+                    // read as text only for a message: this runs for every entry of every map.
+                    let merge = key.len() == Some(2) && b.text_of(&key) == Some("<<");
+                    let dup = (key.len().is_some() && !merge)
+                        .then(|| {
+                            children[f.base..children.len() - 1]
+                                .iter()
+                                .step_by(2)
+                                .find(|ek| ek.same_scalar(&key, &b.text, &b.pool))
+                                .map(|ek| ek.span())
+                        })
+                        .flatten();
                     match dup {
                         Some(first) => {
                             out.problems.push(Problem {
                                 span: key.span(),
                                 message: format!(
                                     "duplicate key `{}`: Kubernetes rejects the object (the first value is the one linted)",
-                                    key_text.unwrap_or_default()
+                                    b.text_of(&key).unwrap_or_default()
                                 ),
                                 first: Some(first),
                             });

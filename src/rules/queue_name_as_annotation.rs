@@ -78,30 +78,34 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     .and_then(|l| l.entry(KEY))
                     .is_some());
         // Metadata nested in the object: Job templates, then pod templates (a bare Pod's template
-        // metadata is its own).
+        // metadata is its own). Places are worded only for a finding: this runs on every object.
         let templates = cx.ix.templates_of(oi);
-        let mut inner: Vec<(String, Node<'_>)> = crate::model::job_template_metadata(obj)
-            .into_iter()
-            .map(|jt| (format!("Job template `{}`", jt.path), jt.metadata))
+        let job_templates = crate::model::job_template_metadata(obj);
+        let mut inner: Vec<(Place<'_>, Node<'_>)> = job_templates
+            .iter()
+            .map(|jt| (Place::JobTemplate(&jt.path), jt.metadata))
             .collect();
         for t in templates {
             if let Some(m) = t.metadata
                 && !own_meta.is_some_and(|o| o.is(m))
             {
-                inner.push((format!("pod template `{}`", t.path), m));
+                inner.push((Place::PodTemplate(&t.path), m));
             }
         }
         // Every metadata block of the object: its own, then the nested ones.
-        let metas: Vec<(String, Node<'_>)> = own_meta
-            .map(|m| (format!("the {}'s metadata", obj.kind), m))
+        let metas = own_meta
+            .map(|m| (None, m))
             .into_iter()
-            .chain(inner.iter().map(|(p, m)| (format!("the {p}"), *m)))
-            .collect();
-        let home = label_home(obj);
-        for (place, meta) in &metas {
+            .chain(inner.iter().map(|(p, m)| (Some(p), *m)));
+        for (nested, meta) in metas {
             let Some((key, value)) = meta.get("annotations").and_then(|a| a.entry(KEY)) else {
                 continue;
             };
+            let place = match nested {
+                Some(p) => format!("the {}", p.describe()),
+                None => format!("the {}'s metadata", obj.kind),
+            };
+            let home = label_home(obj);
             let queue = value.as_str().unwrap_or_default();
             let shown = shown(value);
             let d = if has_label {
@@ -139,6 +143,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             let Some((key, value)) = meta.get("labels").and_then(|l| l.entry(KEY)) else {
                 continue;
             };
+            let place = place.describe();
+            let home = label_home(obj);
             let queue = value.as_str().unwrap_or_default();
             let shown = shown(value);
             out.push(
@@ -153,6 +159,21 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 )
                 .help(format!("move the label to {home} (it may stay on the template too)")),
             );
+        }
+    }
+}
+
+/// A metadata block nested in an object, by the path of what holds it.
+enum Place<'s> {
+    JobTemplate(&'s str),
+    PodTemplate(&'s str),
+}
+
+impl Place<'_> {
+    fn describe(&self) -> String {
+        match self {
+            Place::JobTemplate(path) => format!("Job template `{path}`"),
+            Place::PodTemplate(path) => format!("pod template `{path}`"),
         }
     }
 }

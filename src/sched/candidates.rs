@@ -20,7 +20,6 @@ use crate::model::NodePool;
 use fixedbitset::FixedBitSet;
 use foldhash::{HashMap, HashMapExt};
 use rayon::prelude::*;
-use std::fmt::Write;
 
 /// One label key across all pools.
 struct KeyIndex<'a> {
@@ -318,11 +317,20 @@ impl Placement {
 /// What decides label placement, as a key: requirements (without locations), affinity terms and
 /// GPUs per pod. Templates with equal signatures land on the same pools.
 pub fn label_signature(pod: &PodConstraints<'_>) -> String {
-    let mut s = String::new();
+    // Pushed piece by piece, not formatted: there is one per GPU template variant, and the
+    // formatter cost more than the copying.
+    let reqs = pod.base.iter().chain(pod.terms.iter().flatten());
+    let len: usize = reqs
+        .map(|r| r.key.len() + r.op.len() + r.values.iter().map(|v| v.len() + 1).sum::<usize>() + 2)
+        .sum();
+    let mut s = String::with_capacity(len + pod.terms.len() + 21);
     let req = |s: &mut String, r: &Req<'_>| {
-        let _ = write!(s, "{}\u{1f}{}", r.key, r.op);
+        s.push_str(r.key);
+        s.push('\u{1f}');
+        s.push_str(r.op);
         for v in &r.values {
-            let _ = write!(s, "\u{1f}{v}");
+            s.push('\u{1f}');
+            s.push_str(v);
         }
         s.push('\u{1e}');
     };
@@ -335,7 +343,19 @@ pub fn label_signature(pod: &PodConstraints<'_>) -> String {
             req(&mut s, r);
         }
     }
-    let _ = write!(s, "\u{1c}{}", pod.nvidia_gpus);
+    s.push('\u{1c}');
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = pod.nvidia_gpus;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    s.extend(digits[at..].iter().map(|&d| char::from(d)));
     s
 }
 

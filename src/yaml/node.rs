@@ -97,6 +97,21 @@ impl Raw {
     }
 }
 
+impl Raw {
+    /// Whether both are scalars of the same text (in the same document).
+    #[inline]
+    pub(super) fn same_scalar(&self, other: &Raw, text: &str, pool: &str) -> bool {
+        let Some(len) = self.len() else { return false };
+        if other.len() != Some(len) {
+            return false;
+        }
+        if !self.pooled() && !other.pooled() && (self.x != other.x || len <= INLINE) {
+            return self.x == other.x;
+        }
+        self.text(text, pool) == other.text(text, pool)
+    }
+}
+
 /// The first bytes of a scalar's text, zero-padded.
 #[inline]
 pub(super) fn prefix(s: &str) -> [u8; INLINE] {
