@@ -1381,3 +1381,129 @@ spec:
         "{rules:?}"
     );
 }
+
+/// A Job with a GPU, for the batch build tests.
+const BATCH_JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: c\n          image: x\n          resources:\n            limits:\n              nvidia.com/gpu: 1\n";
+
+/// The build of each directory alone: (text, origins).
+fn built_alone(
+    tool: &gpuops::sources::kustomize::Tool,
+    dirs: &[&Path],
+) -> Vec<(String, Vec<gpuops::sources::Origin>)> {
+    use gpuops::sources::kustomize;
+    dirs.iter()
+        .map(|d| {
+            let b = kustomize::build(
+                tool,
+                d,
+                &kustomize::Wrap::default(),
+                std::time::Duration::from_secs(60),
+            )
+            .unwrap();
+            (b.text, b.origins)
+        })
+        .collect()
+}
+
+#[test]
+fn overlays_built_in_one_process_are_each_what_it_is_alone() {
+    require_kustomize!();
+    use gpuops::sources::{kustomize, tree::identity};
+    let d = tempfile::tempdir().unwrap();
+    let root = identity(d.path());
+    // Two applications' overlays (a generator, a patch, a prefix) and a plain directory.
+    write(&root, "a/base/job.yaml", BATCH_JOB);
+    write(
+        &root,
+        "a/base/kustomization.yaml",
+        "resources: [job.yaml]\nconfigMapGenerator:\n- name: cfg\n  literals: [x=1]\n",
+    );
+    write(
+        &root,
+        "a/dev/kustomization.yaml",
+        "namespace: a-dev\nresources: [../base]\npatches:\n  - path: p.yaml\n",
+    );
+    write(
+        &root,
+        "a/dev/p.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec: {backoffLimit: 1}\n",
+    );
+    write(&root, "b/base/job.yaml", BATCH_JOB);
+    write(
+        &root,
+        "b/base/kustomization.yaml",
+        "resources: [job.yaml]\n",
+    );
+    write(
+        &root,
+        "b/prod/kustomization.yaml",
+        "namePrefix: prod-\nresources: [../base, svc.yaml]\n",
+    );
+    write(
+        &root,
+        "b/prod/svc.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: api}\nspec: {ports: [{port: 80}]}\n",
+    );
+    write(
+        &root,
+        "c/ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: c}\n",
+    );
+    write(&root, "c/kustomization.yaml", "resources: [ns.yaml]\n");
+    write(&root, "empty/kustomization.yaml", "resources: []\n");
+    let tool = kustomize::Tool::find().unwrap();
+    let (a_dev, a_base) = (root.join("a/dev"), root.join("a/base"));
+    let (b_prod, b_base) = (root.join("b/prod"), root.join("b/base"));
+    let (c, empty) = (root.join("c"), root.join("empty"));
+    let tops = [
+        (a_dev.as_path(), vec![a_dev.as_path(), a_base.as_path()]),
+        (b_prod.as_path(), vec![b_prod.as_path(), b_base.as_path()]),
+        (c.as_path(), vec![c.as_path()]),
+        (empty.as_path(), vec![empty.as_path()]),
+    ];
+    let together = kustomize::build_many(&tool, &tops, std::time::Duration::from_secs(60))
+        .expect("one process builds the four");
+    let alone = built_alone(&tool, &[&a_dev, &b_prod, &c, &empty]);
+    let together: Vec<_> = together.into_iter().map(|b| (b.text, b.origins)).collect();
+    assert_eq!(together, alone);
+    // Each got its own documents: a generated ConfigMap and the Job, the Job and the Service,
+    // the Namespace, nothing.
+    let counts: Vec<usize> = together.iter().map(|(_, o)| o.len()).collect();
+    assert_eq!(counts, [2, 2, 1, 0]);
+}
+
+#[test]
+fn overlays_whose_objects_collide_are_not_built_in_one_process() {
+    require_kustomize!();
+    use gpuops::sources::{kustomize, tree::identity};
+    let d = tempfile::tempdir().unwrap();
+    let root = identity(d.path());
+    // Both make the same cluster-scoped object: together, kustomize refuses the second.
+    for x in ["x", "y"] {
+        write(
+            &root,
+            &format!("{x}/ns.yaml"),
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: shared}\n",
+        );
+        write(
+            &root,
+            &format!("{x}/kustomization.yaml"),
+            "resources: [ns.yaml]\n",
+        );
+    }
+    let tool = kustomize::Tool::find().unwrap();
+    let (x, y) = (root.join("x"), root.join("y"));
+    let tops = [
+        (x.as_path(), vec![x.as_path()]),
+        (y.as_path(), vec![y.as_path()]),
+    ];
+    assert!(kustomize::build_many(&tool, &tops, std::time::Duration::from_secs(60)).is_none());
+    // The CLI then builds each alone: both linted, nothing failed.
+    let (_, _, err) = run(gpuops()
+        .current_dir(&root)
+        .args(["lint", "--explain-sources"]));
+    assert!(
+        err.starts_with("sources: 0 read raw, 2 built, 0 failed, 0 skipped\n"),
+        "{err}"
+    );
+}

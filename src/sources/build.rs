@@ -46,23 +46,32 @@ pub(super) enum HResult {
 impl Sources {
     /// Builds the top kustomizations. Each build waits on a `kustomize` process, so they run on
     /// threads of their own (as many at once as there are cores), not on the pool that parses:
-    /// the caller reads and parses the raw files meanwhile.
+    /// the caller reads and parses the raw files meanwhile. Overlays that share no kustomization
+    /// are built together, many to a process (see [`kustomize::build_many`]).
     pub fn build_tops(&self) -> Builds {
         if self.tops.is_empty() {
             return Builds::default();
         }
         let plain = kustomize::Wrap::default();
+        let workers = rayon::current_num_threads().max(1);
+        let batches = self.batches(workers);
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let workers = rayon::current_num_threads().clamp(1, self.tops.len());
         let mut done: Vec<(usize, KResult)> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..workers)
+            let handles: Vec<_> = (0..workers.min(batches.len()))
                 .map(|_| {
                     s.spawn(|| {
                         let mut mine = Vec::new();
                         loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(top) = self.tops.get(i) else { break };
-                            mine.push((i, self.build(top, &plain)));
+                            let b = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(batch) = batches.get(b) else { break };
+                            match self.build_batch(batch) {
+                                Some(built) => mine.extend(batch.iter().copied().zip(built)),
+                                None => mine.extend(
+                                    batch
+                                        .iter()
+                                        .map(|&i| (i, self.build(&self.tops[i], &plain))),
+                                ),
+                            }
                         }
                         mine
                     })
@@ -75,6 +84,74 @@ impl Sources {
         });
         done.sort_by_key(|(i, _)| *i);
         Builds(done.into_iter().map(|(_, r)| r).collect())
+    }
+
+    /// The tops (indices into `tops`) to build in one process each. Tops built together read no
+    /// kustomization directory in common and none inside another's, so every document of the
+    /// output has one owner; overlays of one application (which share its base) go to different
+    /// batches. At most a `workers`-th of the tops each, so every core has a process to wait on.
+    /// A top that is skipped or fails before any build goes alone.
+    fn batches(&self, workers: usize) -> Vec<Vec<usize>> {
+        let cap = self.tops.len().div_ceil(workers).max(1);
+        let mut batches: Vec<(Vec<usize>, Vec<&Path>)> = Vec::new();
+        let mut alone: Vec<Vec<usize>> = Vec::new();
+        for (i, top) in self.tops.iter().enumerate() {
+            let Some(mine) = self.batch_dirs(top) else {
+                alone.push(vec![i]);
+                continue;
+            };
+            let apart = |taken: &[&Path]| {
+                !mine
+                    .iter()
+                    .any(|d| taken.iter().any(|t| d.starts_with(t) || t.starts_with(d)))
+            };
+            match batches
+                .iter_mut()
+                .find(|(members, taken)| members.len() < cap && apart(taken))
+            {
+                Some((members, taken)) => {
+                    members.push(i);
+                    taken.extend(mine);
+                }
+                None => batches.push((vec![i], mine)),
+            }
+        }
+        batches
+            .into_iter()
+            .map(|(members, _)| members)
+            .chain(alone)
+            .collect()
+    }
+
+    /// The kustomization directories a build of `top` reads, its own included; `None` when it
+    /// is not built with others (a remote base or `helmCharts` skip it, no tool fails it).
+    fn batch_dirs(&self, top: &Path) -> Option<Vec<&Path>> {
+        self.tool.as_ref()?;
+        // The chain starts with the top's own kustomization; empty when it cannot be read.
+        let chain = self.forest.chain(top);
+        let plain = !chain.is_empty()
+            && chain.iter().all(|c| {
+                c.helm_charts.is_none() && c.refs.iter().all(|r| r.target != Target::Remote)
+            });
+        plain.then(|| chain.iter().map(|c| c.dir.as_path()).collect())
+    }
+
+    /// Builds a batch of [`Sources::batches`] in one process; `None` for a batch of one, or when
+    /// the batch cannot be built together (each is then built on its own).
+    fn build_batch(&self, batch: &[usize]) -> Option<Vec<KResult>> {
+        if batch.len() < 2 {
+            return None;
+        }
+        let tool = self.tool.as_ref()?;
+        let tops: Option<Vec<(&Path, Vec<&Path>)>> = batch
+            .iter()
+            .map(|&i| {
+                let top = &self.tops[i];
+                Some((self.forest.get(top)?.dir.as_path(), self.batch_dirs(top)?))
+            })
+            .collect();
+        let built = kustomize::build_many(tool, &tops?, self.config.timeout)?;
+        Some(built.into_iter().map(KResult::Built).collect())
     }
 
     /// Adds the builds of [`Sources::build_tops`] to `files`, then renders charts and Argo CD

@@ -71,27 +71,142 @@ pub struct Wrap {
 
 /// Builds the kustomization in `dir` (an identity), through a wrapper with `wrap` added.
 pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<Built, Failed> {
-    let scratch = match tempfile::Builder::new()
-        .prefix("gpuops-kustomize-")
-        .tempdir()
-    {
-        Ok(t) => t,
-        Err(e) => {
+    let run = match run_wrapper(tool, &[dir], wrap, timeout) {
+        Ok(r) => r,
+        Err(message) => {
             return Err(Failed {
-                message: format!("cannot create a temporary directory: {e}"),
+                message,
                 at: None,
                 command: String::new(),
             });
         }
     };
-    let fail = |message: String| Failed {
-        message,
-        at: None,
-        command: String::new(),
+    match run.out {
+        Ok(text) => {
+            let (text, origins) = strip_origins(&text, &run.wrapper_dir);
+            Ok(Built {
+                text,
+                origins,
+                command: run.command,
+            })
+        }
+        Err(e) => {
+            let (message, at) = match e {
+                exec::ExecError::Failed(m) => clean_error(&m, &run.scratch_path),
+                other => (other.to_string(), None),
+            };
+            Err(Failed {
+                message,
+                at,
+                command: run.command,
+            })
+        }
+    }
+}
+
+/// Builds several kustomizations in one process, each what [`build`] (without a `wrap`) gives
+/// it, in `tops` order. A `kustomize` process costs a quarter of a second before it reads
+/// anything, and a GitOps repository has an overlay per application and cluster: one process for
+/// many overlays takes about what one overlay alone takes.
+///
+/// `tops` are the overlay directories (identities), each with the kustomization directories its
+/// build reads (its own included); those of different tops must be disjoint and none inside
+/// another's, so that each document of the output is the build of exactly one of them: the one
+/// owning the directory its origin stands in. `None` when the build fails or any document cannot
+/// be told apart that way (objects of two tops with the same identity, a remote base): then each
+/// is built on its own, and reports its own failure.
+pub fn build_many(
+    tool: &Tool,
+    tops: &[(&Path, Vec<&Path>)],
+    timeout: Duration,
+) -> Option<Vec<Built>> {
+    let dirs: Vec<&Path> = tops.iter().map(|(d, _)| *d).collect();
+    let run = run_wrapper(tool, &dirs, &Wrap::default(), timeout).ok()?;
+    let text = run.out.ok()?;
+    // Each kustomization directory of the batch, deepest first, with the top that reads it.
+    let mut owners: Vec<(&Path, usize)> = tops
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, chain))| chain.iter().map(move |d| (*d, i)))
+        .collect();
+    owners.sort_by_key(|(d, _)| std::cmp::Reverse(d.components().count()));
+    let owner = |o: &Origin| {
+        let at = match o {
+            Origin::File(f) => f.parent()?,
+            Origin::Generated { kustomization } => kustomization.parent()?,
+            Origin::Remote | Origin::Unknown => return None,
+        };
+        owners
+            .iter()
+            .find(|(d, _)| at.starts_with(d))
+            .map(|&(_, i)| i)
     };
+    let mut parts: Vec<(String, Vec<Origin>)> = vec![(String::new(), Vec::new()); tops.len()];
+    for doc in documents(&text) {
+        let (doc, mut origin) = strip_origins(doc, &run.wrapper_dir);
+        let [o] = origin.as_slice() else { return None };
+        let (part, origins) = &mut parts[owner(o)?];
+        if !part.is_empty() {
+            part.push_str("---\n");
+        }
+        part.push_str(&doc);
+        origins.append(&mut origin);
+    }
+    Some(
+        parts
+            .into_iter()
+            .map(|(text, origins)| Built {
+                text,
+                origins,
+                command: run.command.clone(),
+            })
+            .collect(),
+    )
+}
+
+/// The documents of kustomize's output, each with its own lines: kustomize writes `---` alone
+/// on a line between documents, and indents everything inside one.
+fn documents(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let t = rest?;
+        let mut at = 0;
+        while at < t.len() {
+            let end = t[at..].find('\n').map_or(t.len(), |i| at + i + 1);
+            if at > 0 && t[at..end].trim_end_matches(['\n', '\r']) == "---" {
+                rest = Some(&t[end..]);
+                return Some(&t[..at]);
+            }
+            at = end;
+        }
+        rest = None;
+        (!t.is_empty()).then_some(t)
+    })
+}
+
+/// One run of the build tool on a wrapper kustomization over `dirs`.
+struct WrapperRun {
+    out: Result<String, exec::ExecError>,
+    command: String,
+    wrapper_dir: PathBuf,
+    scratch_path: PathBuf,
+}
+
+/// Writes a wrapper kustomization over `dirs` (with `wrap` added) in a private temporary
+/// directory, and runs the tool on it. `Err`: the wrapper could not be written.
+fn run_wrapper(
+    tool: &Tool,
+    dirs: &[&Path],
+    wrap: &Wrap,
+    timeout: Duration,
+) -> Result<WrapperRun, String> {
+    let scratch = tempfile::Builder::new()
+        .prefix("gpuops-kustomize-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let wrapper_dir = scratch.path().join("wrapper");
     std::fs::create_dir(&wrapper_dir)
-        .map_err(|e| fail(format!("cannot create a temporary directory: {e}")))?;
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let wrapper_dir = identity(&wrapper_dir);
     // A JSON string is a valid YAML scalar whatever the path holds.
     let quoted = |to: &Path| {
@@ -100,10 +215,12 @@ pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<
             .replace('\\', "/");
         serde_json::to_string(&rel_s).unwrap_or_else(|_| format!("\"{rel_s}\""))
     };
-    let mut wrapper = format!(
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - {}\n",
-        quoted(dir)
-    );
+    let mut wrapper =
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
+            .to_string();
+    for d in dirs {
+        wrapper.push_str(&format!("  - {}\n", quoted(d)));
+    }
     if !wrap.components.is_empty() {
         wrapper.push_str("components:\n");
         for c in &wrap.components {
@@ -113,11 +230,11 @@ pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<
     wrapper.push_str(&wrap.fields);
     wrapper.push_str("buildMetadata: [originAnnotations]\n");
     std::fs::write(wrapper_dir.join("kustomization.yaml"), wrapper)
-        .map_err(|e| fail(format!("cannot write the build wrapper: {e}")))?;
+        .map_err(|e| format!("cannot write the build wrapper: {e}"))?;
     let inv = Invocation {
         program: &tool.program,
         args: vec![tool.subcommand.into(), wrapper_dir.clone().into()],
-        cwd: dir,
+        cwd: dirs.first().copied().unwrap_or(&wrapper_dir),
         scratch: scratch.path(),
         timeout,
     };
@@ -126,27 +243,12 @@ pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<
     let scratch_path = identity(scratch.path());
     // The wrapper and its directory go away here, before anything is reported.
     drop(scratch);
-    match out {
-        Ok(text) => {
-            let (text, origins) = strip_origins(&text, &wrapper_dir);
-            Ok(Built {
-                text,
-                origins,
-                command,
-            })
-        }
-        Err(e) => {
-            let (message, at) = match e {
-                exec::ExecError::Failed(m) => clean_error(&m, &scratch_path),
-                other => (other.to_string(), None),
-            };
-            Err(Failed {
-                message,
-                at,
-                command,
-            })
-        }
-    }
+    Ok(WrapperRun {
+        out,
+        command,
+        wrapper_dir,
+        scratch_path,
+    })
 }
 
 /// Reads an origin annotation's value (`path: …`, or `configuredIn: …` for generated objects,
