@@ -127,11 +127,21 @@ impl Sources {
     /// is not built with others (a remote base or `helmCharts` skip it, no tool fails it).
     fn batch_dirs(&self, top: &Path) -> Option<Vec<&Path>> {
         self.tool.as_ref()?;
-        // The chain starts with the top's own kustomization; empty when it cannot be read.
+        // The chain starts with the top's own kustomization; empty when it cannot be read. Every
+        // kustomization it builds through must be known, or a document from an unknown one
+        // could be taken for another overlay's.
         let chain = self.forest.chain(top);
         let plain = !chain.is_empty()
             && chain.iter().all(|c| {
-                c.helm_charts.is_none() && c.refs.iter().all(|r| r.target != Target::Remote)
+                c.helm_charts.is_none()
+                    && c.refs.iter().all(|r| {
+                        // What kustomize will refuse fails the build: it fails alone.
+                        !matches!(
+                            r.target,
+                            Target::Remote | Target::Missing(_) | Target::Dir(_)
+                        )
+                    })
+                    && c.children().all(|k| self.forest.get(k).is_some())
             });
         plain.then(|| chain.iter().map(|c| c.dir.as_path()).collect())
     }
