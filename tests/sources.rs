@@ -1385,6 +1385,16 @@ spec:
 /// A Job with a GPU, for the batch build tests.
 const BATCH_JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: c\n          image: x\n          resources:\n            limits:\n              nvidia.com/gpu: 1\n";
 
+/// A base of [`BATCH_JOB`] and a generated ConfigMap in `dir`.
+fn batch_base(root: &Path, dir: &str) {
+    write(root, &format!("{dir}/job.yaml"), BATCH_JOB);
+    write(
+        root,
+        &format!("{dir}/kustomization.yaml"),
+        "resources: [job.yaml]\nconfigMapGenerator:\n- name: cfg\n  literals: [x=1]\n",
+    );
+}
+
 /// The build of each directory alone: (text, origins).
 fn built_alone(
     tool: &gpuops::sources::kustomize::Tool,
@@ -1412,12 +1422,7 @@ fn overlays_built_in_one_process_are_each_what_it_is_alone() {
     let d = tempfile::tempdir().unwrap();
     let root = identity(d.path());
     // Two applications' overlays (a generator, a patch, a prefix) and a plain directory.
-    write(&root, "a/base/job.yaml", BATCH_JOB);
-    write(
-        &root,
-        "a/base/kustomization.yaml",
-        "resources: [job.yaml]\nconfigMapGenerator:\n- name: cfg\n  literals: [x=1]\n",
-    );
+    batch_base(&root, "a/base");
     write(
         &root,
         "a/dev/kustomization.yaml",
@@ -1506,4 +1511,90 @@ fn overlays_whose_objects_collide_are_not_built_in_one_process() {
         err.starts_with("sources: 0 read raw, 2 built, 0 failed, 0 skipped\n"),
         "{err}"
     );
+}
+
+#[test]
+fn overlays_of_one_base_told_apart_by_namespace_are_built_in_one_process() {
+    require_kustomize!();
+    use gpuops::sources::{kustomize, tree::identity};
+    let d = tempfile::tempdir().unwrap();
+    let root = identity(d.path());
+    batch_base(&root, "base");
+    for (t, extra) in [
+        ("t1", ""),
+        ("t2", "patches:\n  - path: p.yaml\n"),
+        ("t3", ""),
+    ] {
+        write(
+            &root,
+            &format!("{t}/kustomization.yaml"),
+            &format!("namespace: team-{t}\nresources: [../base]\n{extra}"),
+        );
+    }
+    write(
+        &root,
+        "t2/p.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec: {backoffLimit: 2}\n",
+    );
+    let tool = kustomize::Tool::find().unwrap();
+    let base = root.join("base");
+    let dirs: Vec<PathBuf> = ["t1", "t2", "t3"].iter().map(|t| root.join(t)).collect();
+    let tops: Vec<(&Path, Vec<&Path>)> = dirs
+        .iter()
+        .map(|t| (t.as_path(), vec![t.as_path(), base.as_path()]))
+        .collect();
+    let together = kustomize::build_many(&tool, &tops, std::time::Duration::from_secs(60))
+        .expect("the namespaces tell the three apart");
+    let together: Vec<_> = together.into_iter().map(|b| (b.text, b.origins)).collect();
+    let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    assert_eq!(together, built_alone(&tool, &dirs));
+    assert!(together.iter().all(|(_, o)| o.len() == 2));
+    assert!(
+        together[1].0.contains("backoffLimit: 2"),
+        "{}",
+        together[1].0
+    );
+}
+
+#[test]
+fn overlays_of_one_base_that_collide_are_each_linted() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    // Three clusters' overlays of the same application, none renaming it: kustomize cannot build
+    // them in one process; each is built and linted on its own, with its own finding.
+    write(d.path(), "app/job.yaml", BATCH_JOB);
+    write(
+        d.path(),
+        "app/kustomization.yaml",
+        "resources: [job.yaml]\n",
+    );
+    for c in ["c1", "c2", "c3"] {
+        write(
+            d.path(),
+            &format!("clusters/{c}/kustomization.yaml"),
+            "resources: [../../app]\n",
+        );
+    }
+    let (_, out, err) =
+        run(gpuops()
+            .current_dir(d.path())
+            .args(["lint", "--format", "json", "--explain-sources"]));
+    assert!(
+        err.starts_with("sources: 0 read raw, 3 built, 0 failed, 0 skipped\n"),
+        "{err}"
+    );
+    // The base's finding, once, reached through each of the three.
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![f("checkpoint-volume-missing", "app/job.yaml", 10, 17)],
+        "{out}"
+    );
+    let through = v["diagnostics"][0]["related"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["message"] == "reached through this kustomization")
+        .count();
+    assert_eq!(through, 3, "{out}");
 }

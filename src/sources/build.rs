@@ -7,6 +7,15 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use tree::{Target, identity};
 
+/// How overlays may share a build process (see [`Sources::batches`]).
+#[derive(Clone, Copy)]
+enum Packing {
+    /// Overlays of one base together, when their own kustomizations tell their objects apart.
+    Loose,
+    /// No kustomization in common.
+    Strict,
+}
+
 /// The builds of the top kustomizations, in `tops` order, made while the raw files are read.
 #[derive(Default)]
 pub struct Builds(Vec<KResult>);
@@ -46,15 +55,16 @@ pub(super) enum HResult {
 impl Sources {
     /// Builds the top kustomizations. Each build waits on a `kustomize` process, so they run on
     /// threads of their own (as many at once as there are cores), not on the pool that parses:
-    /// the caller reads and parses the raw files meanwhile. Overlays that share no kustomization
-    /// are built together, many to a process (see [`kustomize::build_many`]).
+    /// the caller reads and parses the raw files meanwhile. Overlays are built many to a process
+    /// (see [`kustomize::build_many`] and [`Sources::batches`]).
     pub fn build_tops(&self) -> Builds {
         if self.tops.is_empty() {
             return Builds::default();
         }
-        let plain = kustomize::Wrap::default();
         let workers = rayon::current_num_threads().max(1);
-        let batches = self.batches(workers);
+        let all: Vec<usize> = (0..self.tops.len()).collect();
+        let cap = self.tops.len().div_ceil(workers).max(1);
+        let batches = self.batches(&all, Packing::Loose, cap);
         let next = std::sync::atomic::AtomicUsize::new(0);
         let mut done: Vec<(usize, KResult)> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..workers.min(batches.len()))
@@ -64,14 +74,7 @@ impl Sources {
                         loop {
                             let b = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let Some(batch) = batches.get(b) else { break };
-                            match self.build_batch(batch) {
-                                Some(built) => mine.extend(batch.iter().copied().zip(built)),
-                                None => mine.extend(
-                                    batch
-                                        .iter()
-                                        .map(|&i| (i, self.build(&self.tops[i], &plain))),
-                                ),
-                            }
+                            mine.extend(self.build_batch(batch));
                         }
                         mine
                     })
@@ -86,45 +89,88 @@ impl Sources {
         Builds(done.into_iter().map(|(_, r)| r).collect())
     }
 
-    /// The tops (indices into `tops`) to build in one process each. Tops built together read no
-    /// kustomization directory in common and none inside another's, so every document of the
-    /// output has one owner; overlays of one application (which share its base) go to different
-    /// batches. At most a `workers`-th of the tops each, so every core has a process to wait on.
-    /// A top that is skipped or fails before any build goes alone.
-    fn batches(&self, workers: usize) -> Vec<Vec<usize>> {
-        let cap = self.tops.len().div_ceil(workers).max(1);
-        let mut batches: Vec<(Vec<usize>, Vec<&Path>)> = Vec::new();
+    /// Builds one batch of [`Sources::batches`]: in one process, else (a collision, a failure)
+    /// in batches that share no kustomization, else each on its own.
+    fn build_batch(&self, batch: &[usize]) -> Vec<(usize, KResult)> {
+        let plain = kustomize::Wrap::default();
+        let alone = |i: usize| (i, self.build(&self.tops[i], &plain));
+        if batch.len() < 2 {
+            return batch.iter().map(|&i| alone(i)).collect();
+        }
+        if let Some(built) = self.build_together(batch) {
+            return batch.iter().copied().zip(built).collect();
+        }
+        let strict = self.batches(batch, Packing::Strict, batch.len());
+        if strict.len() == 1 {
+            return batch.iter().map(|&i| alone(i)).collect();
+        }
+        let mut out = Vec::with_capacity(batch.len());
+        for sub in strict {
+            match (sub.len() > 1).then(|| self.build_together(&sub)).flatten() {
+                Some(built) => out.extend(sub.iter().copied().zip(built)),
+                None => out.extend(sub.iter().map(|&i| alone(i))),
+            }
+        }
+        out
+    }
+
+    /// `members` (indices into `tops`) cut into batches of at most `cap`, each built in one
+    /// process. Kustomization directories of tops in one batch are never one inside another
+    /// (each document then has one directory its origin stands in), and with
+    /// [`Packing::Strict`] never shared; with [`Packing::Loose`], overlays of one base share a
+    /// batch when each sets its own `namespace:`, `namePrefix:` or `nameSuffix:` (which tells
+    /// their objects apart, and names the overlay that transformed each). A top that is skipped
+    /// or fails before any build goes alone.
+    fn batches(&self, members: &[usize], packing: Packing, cap: usize) -> Vec<Vec<usize>> {
+        let mut batches: Vec<Vec<(usize, Vec<&Path>)>> = Vec::new();
         let mut alone: Vec<Vec<usize>> = Vec::new();
-        for (i, top) in self.tops.iter().enumerate() {
+        for &i in members {
+            let top = &self.tops[i];
             let Some(mine) = self.batch_dirs(top) else {
                 alone.push(vec![i]);
                 continue;
             };
-            let apart = |taken: &[&Path]| {
-                !mine
-                    .iter()
-                    .any(|d| taken.iter().any(|t| d.starts_with(t) || t.starts_with(d)))
+            let renamed = self.renaming(top);
+            let fits = |other: &(usize, Vec<&Path>)| {
+                let (j, theirs) = other;
+                let shared = mine.iter().any(|d| theirs.contains(d));
+                let nested = mine.iter().any(|d| {
+                    theirs
+                        .iter()
+                        .any(|t| t != d && (d.starts_with(t) || t.starts_with(d)))
+                });
+                let told_apart = || {
+                    let theirs = self.renaming(&self.tops[*j]);
+                    renamed.is_some() && theirs.is_some() && renamed != theirs
+                };
+                !nested && (!shared || (matches!(packing, Packing::Loose) && told_apart()))
             };
             match batches
                 .iter_mut()
-                .find(|(members, taken)| members.len() < cap && apart(taken))
+                .find(|b| b.len() < cap && b.iter().all(fits))
             {
-                Some((members, taken)) => {
-                    members.push(i);
-                    taken.extend(mine);
-                }
-                None => batches.push((vec![i], mine)),
+                Some(b) => b.push((i, mine)),
+                None => batches.push(vec![(i, mine)]),
             }
         }
         batches
             .into_iter()
-            .map(|(members, _)| members)
+            .map(|b| b.into_iter().map(|(i, _)| i).collect())
             .chain(alone)
             .collect()
     }
 
-    /// The kustomization directories a build of `top` reads, its own included; `None` when it
-    /// is not built with others (a remote base or `helmCharts` skip it, no tool fails it).
+    /// The top's own `namespace:`, `namePrefix:` and `nameSuffix:`, when it sets any.
+    fn renaming(&self, top: &Path) -> Option<[Option<&str>; 3]> {
+        let root = self.forest.get(top)?.root()?;
+        let field = |k: &str| root.get(k).and_then(|n| n.as_str());
+        let set = [field("namespace"), field("namePrefix"), field("nameSuffix")];
+        set.iter().any(Option::is_some).then_some(set)
+    }
+
+    /// The kustomization directories a build of `top` reads, its own first; `None` when it is
+    /// not built with others (a remote base or `helmCharts` skip it, no tool fails it, a
+    /// `buildMetadata` of its own would be taken off with the batch's).
     fn batch_dirs(&self, top: &Path) -> Option<Vec<&Path>> {
         self.tool.as_ref()?;
         // The chain starts with the top's own kustomization; empty when it cannot be read. Every
@@ -134,6 +180,7 @@ impl Sources {
         let plain = !chain.is_empty()
             && chain.iter().all(|c| {
                 c.helm_charts.is_none()
+                    && c.root().is_some_and(|r| r.get("buildMetadata").is_none())
                     && c.refs.iter().all(|r| {
                         // What kustomize will refuse fails the build: it fails alone.
                         !matches!(
@@ -146,12 +193,8 @@ impl Sources {
         plain.then(|| chain.iter().map(|c| c.dir.as_path()).collect())
     }
 
-    /// Builds a batch of [`Sources::batches`] in one process; `None` for a batch of one, or when
-    /// the batch cannot be built together (each is then built on its own).
-    fn build_batch(&self, batch: &[usize]) -> Option<Vec<KResult>> {
-        if batch.len() < 2 {
-            return None;
-        }
+    /// Builds `batch` in one process; `None` when it cannot be built together.
+    fn build_together(&self, batch: &[usize]) -> Option<Vec<KResult>> {
         let tool = self.tool.as_ref()?;
         let tops: Option<Vec<(&Path, Vec<&Path>)>> = batch
             .iter()

@@ -71,7 +71,7 @@ pub struct Wrap {
 
 /// Builds the kustomization in `dir` (an identity), through a wrapper with `wrap` added.
 pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<Built, Failed> {
-    let run = match run_wrapper(tool, &[dir], wrap, timeout) {
+    let run = match run_wrapper(tool, &[dir], wrap, ORIGINS, timeout) {
         Ok(r) => r,
         Err(message) => {
             return Err(Failed {
@@ -110,47 +110,64 @@ pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<
 /// many overlays takes about what one overlay alone takes.
 ///
 /// `tops` are the overlay directories (identities), each with the kustomization directories its
-/// build reads (its own included); those of different tops must be disjoint and none inside
-/// another's, so that each document of the output is the build of exactly one of them: the one
-/// owning the directory its origin stands in. `None` when the build fails or any document cannot
-/// be told apart that way (objects of two tops with the same identity, a remote base): then each
-/// is built on its own, and reports its own failure.
+/// build reads (its own included). Directories of different tops are the same or apart, never
+/// one inside another. A document belongs to the one top reading the directory its origin
+/// annotation names; from a directory several tops read (a shared base), to the one whose own
+/// kustomization transformed it: overlays of one base that do not collide differ by a
+/// `namespace:`, a prefix or a suffix, and the transformer annotations say which kustomization
+/// configured it. `None` when the build fails or a document cannot be told apart that way
+/// (then each is built on its own, and reports its own failure).
 pub fn build_many(
     tool: &Tool,
     tops: &[(&Path, Vec<&Path>)],
     timeout: Duration,
 ) -> Option<Vec<Built>> {
     let dirs: Vec<&Path> = tops.iter().map(|(d, _)| *d).collect();
-    let run = run_wrapper(tool, &dirs, &Wrap::default(), timeout).ok()?;
+    let run = run_wrapper(tool, &dirs, &Wrap::default(), BATCH_METADATA, timeout).ok()?;
     let text = run.out.ok()?;
-    // Each kustomization directory of the batch, deepest first, with the top that reads it.
-    let mut owners: Vec<(&Path, usize)> = tops
-        .iter()
-        .enumerate()
-        .flat_map(|(i, (_, chain))| chain.iter().map(move |d| (*d, i)))
-        .collect();
-    owners.sort_by_key(|(d, _)| std::cmp::Reverse(d.components().count()));
-    let owner = |o: &Origin| {
-        let at = match o {
+    // The tops reading a directory at or above `at`.
+    let readers = |at: &Path| -> Vec<usize> {
+        (0..tops.len())
+            .filter(|&i| tops[i].1.iter().any(|d| at.starts_with(d)))
+            .collect()
+    };
+    let mut parts: Vec<(String, Vec<Origin>)> = vec![(String::new(), Vec::new()); tops.len()];
+    for doc in documents(&text) {
+        let (doc, origin, configured) = strip_batch_document(doc, &run.wrapper_dir)?;
+        let at = match &origin {
             Origin::File(f) => f.parent()?,
             Origin::Generated { kustomization } => kustomization.parent()?,
             Origin::Remote | Origin::Unknown => return None,
         };
-        owners
-            .iter()
-            .find(|(d, _)| at.starts_with(d))
-            .map(|&(_, i)| i)
-    };
-    let mut parts: Vec<(String, Vec<Origin>)> = vec![(String::new(), Vec::new()); tops.len()];
-    for doc in documents(&text) {
-        let (doc, mut origin) = strip_origins(doc, &run.wrapper_dir);
-        let [o] = origin.as_slice() else { return None };
-        let (part, origins) = &mut parts[owner(o)?];
+        let candidates = readers(at);
+        let owner = match candidates.as_slice() {
+            [one] => *one,
+            [] => return None,
+            // The candidate that alone reads a kustomization that transformed the document.
+            many => {
+                let own: Vec<usize> = many
+                    .iter()
+                    .copied()
+                    .filter(|&i| {
+                        configured.iter().any(|k| {
+                            let by = k.parent().unwrap_or(k);
+                            tops[i].1.contains(&by)
+                                && many.iter().all(|&j| j == i || !tops[j].1.contains(&by))
+                        })
+                    })
+                    .collect();
+                match own.as_slice() {
+                    [one] => *one,
+                    _ => return None,
+                }
+            }
+        };
+        let (part, origins) = &mut parts[owner];
         if !part.is_empty() {
             part.push_str("---\n");
         }
         part.push_str(&doc);
-        origins.append(&mut origin);
+        origins.push(origin);
     }
     Some(
         parts
@@ -162,6 +179,63 @@ pub fn build_many(
             })
             .collect(),
     )
+}
+
+/// The annotation `buildMetadata: [transformerAnnotations]` adds: the kustomizations whose
+/// transformers changed the object.
+const TRANSFORMATIONS_KEY: &str = "alpha.config.kubernetes.io/transformations";
+
+/// What the wrapper asks kustomize to record, alone and in a batch.
+const ORIGINS: &str = "buildMetadata: [originAnnotations]\n";
+const BATCH_METADATA: &str = "buildMetadata: [originAnnotations, transformerAnnotations]\n";
+
+/// One document of a batch's output without the annotations the batch asked for (as
+/// [`strip_origins`] leaves a document of a build alone), its origin, and the kustomization files
+/// that configured its transformations. `None` when it is not one document with an origin.
+fn strip_batch_document(text: &str, wrapper: &Path) -> Option<(String, Origin, Vec<PathBuf>)> {
+    let parsed = yaml::parse(text, Budget::default());
+    let [d] = parsed.docs.as_slice() else {
+        return None;
+    };
+    let (ann_key, ann_map) = d.root().get("metadata")?.entry("annotations")?;
+    let (ok, ov) = ann_map.entry(ORIGIN_KEY)?;
+    let origin = parse_origin(ov.as_str().unwrap_or_default(), wrapper);
+    let mut ours = vec![ok];
+    let mut configured = Vec::new();
+    if let Some((tk, tv)) = ann_map.entry(TRANSFORMATIONS_KEY) {
+        ours.push(tk);
+        let list = yaml::parse(tv.as_str().unwrap_or_default(), Budget::default());
+        for item in list.docs.first().into_iter().flat_map(|d| d.root().items()) {
+            let k = item.str_at(&["configuredIn"])?;
+            configured.push(identity(&normalize(&wrapper.join(k))));
+        }
+    }
+    let cuts: Vec<std::ops::Range<usize>> = if ann_map.as_map()?.len() == ours.len() {
+        vec![entry_lines(text, ann_key.span().start())]
+    } else {
+        let mut c: Vec<_> = ours
+            .iter()
+            .map(|k| entry_lines(text, k.span().start()))
+            .collect();
+        c.sort_by_key(|r| r.start);
+        c
+    };
+    Some((cut(text, cuts), origin, configured))
+}
+
+/// `text` without the line ranges `cuts` (in order; one that overlaps the one before is
+/// left out).
+fn cut(text: &str, cuts: Vec<std::ops::Range<usize>>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for c in cuts {
+        if c.start >= at {
+            out.push_str(&text[at..c.start]);
+            at = c.end;
+        }
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// The documents of kustomize's output, each with its own lines: kustomize writes `---` alone
@@ -198,6 +272,7 @@ fn run_wrapper(
     tool: &Tool,
     dirs: &[&Path],
     wrap: &Wrap,
+    metadata: &str,
     timeout: Duration,
 ) -> Result<WrapperRun, String> {
     let scratch = tempfile::Builder::new()
@@ -228,7 +303,7 @@ fn run_wrapper(
         }
     }
     wrapper.push_str(&wrap.fields);
-    wrapper.push_str("buildMetadata: [originAnnotations]\n");
+    wrapper.push_str(metadata);
     std::fs::write(wrapper_dir.join("kustomization.yaml"), wrapper)
         .map_err(|e| format!("cannot write the build wrapper: {e}"))?;
     let inv = Invocation {
@@ -318,16 +393,7 @@ pub fn strip_origins(text: &str, wrapper: &Path) -> (String, Vec<Origin>) {
         let from: Node<'_> = if only { ann_key } else { k };
         cuts.push(entry_lines(text, from.span().start()));
     }
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for c in cuts {
-        if c.start >= at {
-            out.push_str(&text[at..c.start]);
-            at = c.end;
-        }
-    }
-    out.push_str(&text[at..]);
-    (out, origins)
+    (cut(text, cuts), origins)
 }
 
 /// Turns kustomize's (or kubectl's) error output into one readable line: the klog wrapper and
