@@ -63,7 +63,9 @@ impl Sources {
         }
         let workers = rayon::current_num_threads().max(1);
         let all: Vec<usize> = (0..self.tops.len()).collect();
-        let cap = self.tops.len().div_ceil(workers).max(1);
+        // A worker's share, so every core has a process; at most 64, so that a batch that fails
+        // (and is built again apart) or runs into the output limit costs little.
+        let cap = self.tops.len().div_ceil(workers).clamp(1, 64);
         let batches = self.batches(&all, Packing::Loose, cap);
         let next = std::sync::atomic::AtomicUsize::new(0);
         let mut done: Vec<(usize, KResult)> = std::thread::scope(|s| {
