@@ -540,8 +540,8 @@ fn contains_ci(hay: &str, needle: &str) -> bool {
     let Some((&first, rest)) = needle.split_first() else {
         return true;
     };
-    // The first byte filters the windows: the image and command checks ask for dozens of
-    // needles per pod template, and a full comparison at every position was most of their cost.
+    // The first byte filters the windows: the command checks ask for many needles per
+    // container, and a full comparison at every position was most of their cost.
     let first = first.to_ascii_lowercase();
     hay.len() >= needle.len()
         && (0..=hay.len() - needle.len()).any(|i| {

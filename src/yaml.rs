@@ -584,15 +584,15 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                     // Keys are compared node to node (length, first bytes, then the text), and
                     // read as text only for a message: this runs for every entry of every map.
                     let merge = key.len() == Some(2) && b.text_of(&key) == Some("<<");
-                    let dup = (key.len().is_some() && !merge)
-                        .then(|| {
-                            children[f.base..children.len() - 1]
-                                .iter()
-                                .step_by(2)
-                                .find(|ek| ek.same_scalar(&key, &b.text, &b.pool))
-                                .map(|ek| ek.span())
-                        })
-                        .flatten();
+                    let dup = if key.len().is_some() && !merge {
+                        children[f.base..children.len() - 1]
+                            .iter()
+                            .step_by(2)
+                            .find(|ek| ek.same_scalar(&key, &b.text, &b.pool))
+                            .map(|ek| ek.span())
+                    } else {
+                        None
+                    };
                     match dup {
                         Some(first) => {
                             out.problems.push(Problem {

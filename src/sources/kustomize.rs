@@ -6,6 +6,9 @@
 //! kustomize refuses an absolute path as a resource root ("new root cannot be absolute") but takes
 //! a relative one that leaves the wrapper's directory: directory resources are not subject to the
 //! load restrictor, so the default `--load-restrictor` stays in force.
+//!
+//! Several overlays may share one wrapper and one process ([`build_many`]); the output is then
+//! split back into each overlay's own build by the directories its documents' origins name.
 
 use super::Origin;
 use super::exec::{self, Invocation};
