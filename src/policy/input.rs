@@ -1,10 +1,10 @@
 //! The input document policies read, built once per cluster index and shared by every policy.
 //!
-//! Versioned by [`INPUT_VERSION`]; the README ("Policies") documents every field. Objects are the
-//! manifests as Kubernetes reads them (YAML 1.1 scalars resolved: `8` is a number, `"8"` a
-//! string, `yes` a boolean) with a `gpuops` key added for what the file cannot say (index, file,
-//! cluster); derived facts (pod templates, GPU requests, intent, queues, landing NodePools) are
-//! the index's, so policies never re-derive Kubernetes semantics.
+//! Versioned by [`INPUT_VERSION`]; `docs/policies.md` ("The input document") documents every
+//! field. Objects are the manifests as Kubernetes reads them (YAML 1.1 scalars resolved: `8` is
+//! a number, `"8"` a string, `yes` a boolean) with a `gpuops` key added for what the file cannot
+//! say (index, file, cluster); derived facts (pod templates, GPU requests, intent, queues,
+//! landing NodePools) are the index's, so policies never re-derive Kubernetes semantics.
 
 use crate::index::Index;
 use crate::intent::IntentKind;
