@@ -104,7 +104,8 @@ fn main() {
         // (what a profiler should look at when the pack's cost is the question).
         let (parse, files) = best_of(1, || load(&root));
         let (index, ix) = best_of(1, || Index::build(&files, &settings));
-        let with = with_bundled_policies(&settings);
+        let (with, pack) = with_bundled_policies(&settings);
+        let pack = pack.as_ref();
         println!(
             "walk + parse {:.3} s, index {:.3} s",
             parse.as_secs_f64(),
@@ -113,7 +114,7 @@ fn main() {
         // The whole pack, then each policy alone (the parts of the input it reads, and its
         // evaluation).
         let mut runs_of = vec![("the whole pack", with.clone())];
-        for m in with.policies.iter().flat_map(|p| p.policies.iter()) {
+        for m in pack.iter().flat_map(|p| p.policies.iter()) {
             let mut one = with.clone();
             one.only = Some(vec![m.name.to_string()]);
             runs_of.push((m.name, one));
@@ -122,7 +123,7 @@ fn main() {
             // CPU time as well as wall: in a whole lint the rules keep the other core busy, so
             // the pack costs what it takes of both cores.
             let cpu = cpu_seconds();
-            let (took, run) = best_of(runs, || gpuops::policy::run(&ix, s, None));
+            let (took, run) = best_of(runs, || gpuops::policy::run(&ix, s, pack, None));
             let cpu = cpu_seconds().map(|end| (end - cpu.unwrap_or(end)) / runs as f64);
             println!(
                 "  {name:36} {:.3} s best, {} CPU s mean ({} findings)",
@@ -138,8 +139,9 @@ fn main() {
         let (parse, files) = best_of(runs, || load(&root));
         println!("walk + parse {:.3} s", parse.as_secs_f64());
         let (plain, out) = best_of(runs, || gpuops::lint(&files, &settings));
-        let with = with_bundled_policies(&settings);
-        let (policies, out_p) = best_of(runs, || gpuops::lint(&files, &with));
+        let (with, pack) = with_bundled_policies(&settings);
+        let pack = pack.as_ref();
+        let (policies, out_p) = best_of(runs, || gpuops::lint_with(&files, &with, pack));
         println!(
             "lint without policies {:9.3} s ({} findings)",
             plain.as_secs_f64(),
@@ -161,10 +163,10 @@ fn main() {
             (whole(policies) / whole(plain) - 1.0) * 100.0
         );
         let ix = Index::build(&files, &settings);
-        let (pack, _) = best_of(runs, || gpuops::policy::run(&ix, &with, None));
+        let (alone, _) = best_of(runs, || gpuops::policy::run(&ix, &with, pack, None));
         println!(
             "  the pack alone {:9.3} s (input, evaluation, findings)",
-            pack.as_secs_f64()
+            alone.as_secs_f64()
         );
         let (input, _) = best_of(runs, || gpuops::policy::input::build(&ix, None));
         println!("  input document {:9.3} s", input.as_secs_f64());
@@ -176,7 +178,7 @@ fn main() {
         for b in gpuops::policy::bundled::PACK {
             let mut one = settings.clone();
             one.only = Some(vec![b.name.to_string()]);
-            let (took, _) = best_of(runs, || gpuops::policy::run(&ix, &one, None));
+            let (took, _) = best_of(runs, || gpuops::policy::run(&ix, &one, None, None));
             println!(
                 "  {:40} {:9.3} s (input included)",
                 b.name,
@@ -307,8 +309,8 @@ fn sizes_table(list: &str, runs: usize) {
 
 /// Every bundled policy on, with the allow-lists a platform team would configure, so that
 /// each policy does its full work: accelerators for every tenth team's namespace, and the
-/// registries the repository's images come from (plus NVIDIA's).
-fn with_bundled_policies(settings: &Settings) -> Settings {
+/// registries the repository's images come from (plus NVIDIA's): the settings and the pack.
+fn with_bundled_policies(settings: &Settings) -> (Settings, Option<gpuops::policy::Policies>) {
     let mut s = settings.clone();
     let accelerators: serde_json::Map<String, serde_json::Value> = (0..1000)
         .step_by(10)
@@ -318,7 +320,8 @@ fn with_bundled_policies(settings: &Settings) -> Settings {
         "namespace_accelerators": accelerators,
         "allowed_registries": ["nvcr.io/nvidia", "registry.example.com", "docker.io/rayproject", "docker.io/vllm"],
     });
-    if let Ok(p) = gpuops::policy::Policies::load(&[], Some(&data)) {
+    let pack = gpuops::policy::Policies::load(&[], Some(&data)).ok();
+    if let Some(p) = &pack {
         for m in &p.policies {
             let level = match m.severity {
                 gpuops::diag::Severity::Error => gpuops::config::Level::Error,
@@ -326,9 +329,8 @@ fn with_bundled_policies(settings: &Settings) -> Settings {
             };
             s.rules.insert(m.name.to_string(), level);
         }
-        s.policies = Some(std::sync::Arc::new(p));
     }
-    s
+    (s, pack)
 }
 
 /// The generated repo for `size` files (generated now unless a complete one is there).

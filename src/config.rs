@@ -1,6 +1,8 @@
 //! `.gpuops.yaml`: found by walking up from the linted path, parsed with spans, validated into
 //! [`Settings`] with every problem reported at once.
 
+pub mod sources;
+
 use crate::diag::Severity;
 use crate::yaml::{self, Budget, Node, Span};
 use std::collections::BTreeMap;
@@ -66,7 +68,7 @@ pub struct Settings {
     /// Honour in-source suppressions (`--no-suppressions` turns this off).
     pub suppressions: bool,
     /// Rendering of kustomizations and charts (`sources:`, `charts:`).
-    pub sources: crate::sources::SourcesConfig,
+    pub sources: sources::SourcesConfig,
     /// The shortest `terminationGracePeriodSeconds` a training pod on spot may have
     /// (`spot: {min-termination-grace: 30}`).
     pub spot_min_grace_seconds: u64,
@@ -75,12 +77,10 @@ pub struct Settings {
     /// The `data` document policies read (`policy-data:`): allow-lists, limits.
     pub policy_data: Option<serde_json::Value>,
     /// `rules:` entries naming policies, checked once the policies are loaded
-    /// ([`crate::policy::Policies::unknown_refs`]): user policy ids are not known before.
+    /// (`policy::Policies::unknown_refs`): user policy ids are not known before.
     pub policy_refs: Vec<(String, Span)>,
-    /// The loaded policies; `None` runs the bundled pack.
-    pub policies: Option<std::sync::Arc<crate::policy::Policies>>,
     /// Prices, spot discount and budgets for `gpuops cost` (`cost:`).
-    pub cost: crate::cost::CostSettings,
+    pub cost: crate::catalog::pricing::CostSettings,
 }
 
 impl Default for Settings {
@@ -98,13 +98,12 @@ impl Default for Settings {
             context: Vec::new(),
             clusters: Vec::new(),
             suppressions: true,
-            sources: crate::sources::SourcesConfig::default(),
+            sources: sources::SourcesConfig::default(),
             spot_min_grace_seconds: 30,
             policy_dirs: Vec::new(),
             policy_data: None,
             policy_refs: Vec::new(),
-            policies: None,
-            cost: crate::cost::CostSettings::default(),
+            cost: crate::catalog::pricing::CostSettings::default(),
         }
     }
 }
@@ -158,8 +157,8 @@ pub fn discover(start: &Path) -> Option<PathBuf> {
     None
 }
 
-/// Loads and validates a config file.
-pub fn load(path: &Path) -> Result<Settings, ConfigError> {
+/// Loads and validates a config file; `rules` are the rule names it may configure.
+pub fn load(path: &Path, rules: &[&str]) -> Result<Settings, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
         path: path.to_path_buf(),
         text: String::new(),
@@ -168,7 +167,7 @@ pub fn load(path: &Path) -> Result<Settings, ConfigError> {
             message: format!("cannot read config: {e}"),
         }],
     })?;
-    let mut s = parse(&text).map_err(|problems| ConfigError {
+    let mut s = parse(&text, rules).map_err(|problems| ConfigError {
         path: path.to_path_buf(),
         text: text.clone(),
         problems,
@@ -178,6 +177,19 @@ pub fn load(path: &Path) -> Result<Settings, ConfigError> {
 }
 
 pub const RULE_LEVELS: &str = "off, warning, error";
+
+/// Rule names of policies start with this.
+pub const POLICY_PREFIX: &str = "policy/";
+
+/// Whether a policy id is kebab-case (`team-label-missing`).
+pub fn valid_policy_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.split('-').all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
 
 /// A list of path strings (`context:`), each problem located.
 fn path_list(v: Node<'_>, what: &str, bad: &mut dyn FnMut(Node<'_>, String)) -> Vec<String> {
@@ -203,8 +215,11 @@ fn path_list(v: Node<'_>, what: &str, bad: &mut dyn FnMut(Node<'_>, String)) -> 
 
 /// `cost: {spot-discount: 0.65, prices: {type-or-family: usd}, budget: {total: usd,
 /// nodepools: {pool: usd}}}`, $/h throughout.
-fn cost(v: Node<'_>, bad: &mut dyn FnMut(Node<'_>, String)) -> crate::cost::CostSettings {
-    let mut c = crate::cost::CostSettings::default();
+fn cost(
+    v: Node<'_>,
+    bad: &mut dyn FnMut(Node<'_>, String),
+) -> crate::catalog::pricing::CostSettings {
+    let mut c = crate::catalog::pricing::CostSettings::default();
     // A price or budget is a non-negative number of dollars per hour.
     let usd = |n: Node<'_>| {
         n.as_str()
@@ -368,8 +383,9 @@ fn clusters(v: Node<'_>, bad: &mut dyn FnMut(Node<'_>, String)) -> Vec<ClusterDe
     out
 }
 
-/// Validates config text; all problems at once.
-pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
+/// Validates config text, all problems at once; `rules` are the rule names it may configure
+/// (policies, `policy/<id>`, are checked once they are loaded).
+pub fn parse(text: &str, rules: &[&str]) -> Result<Settings, Vec<ConfigProblem>> {
     let parsed = yaml::parse(text, Budget::default());
     let mut problems: Vec<ConfigProblem> = parsed
         .problems
@@ -403,7 +419,6 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
     if root.as_map().is_none() {
         bad(root, "the config must be a mapping".into());
     }
-    let known_rules: Vec<&str> = crate::rules::all().iter().map(|r| r.name).collect();
     for (key, kn, v) in root.entries() {
         match key {
             "fail-on" => match v.as_str() {
@@ -417,16 +432,16 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                     bad(v, "`rules` maps rule names to off, warning or error".into());
                 }
                 for (name, nn, lv) in v.entries() {
-                    if let Some(id) = name.strip_prefix(crate::policy::PREFIX) {
+                    if let Some(id) = name.strip_prefix(POLICY_PREFIX) {
                         // Policies load after the config (their directories are in it).
-                        if crate::policy::valid_id(id) {
+                        if valid_policy_id(id) {
                             s.policy_refs.push((name.to_string(), nn.span()));
                         } else {
                             bad(nn, format!("`{name}`: a policy id is kebab-case"));
                             continue;
                         }
-                    } else if !known_rules.contains(&name) {
-                        let hint = crate::rules::closest(name)
+                    } else if !rules.contains(&name) {
+                        let hint = crate::text::closest(name, rules.iter().copied())
                             .map(|c| format!(" (did you mean `{c}`?)"))
                             .unwrap_or_default();
                         bad(
@@ -561,7 +576,7 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
                             .into(),
                     );
                 } else if v.as_map().is_some() {
-                    s.policy_data = Some(crate::policy::input::node_json(v));
+                    s.policy_data = Some(crate::yaml::to_json(v));
                 } else if !v.is_null() {
                     bad(
                         v,
@@ -571,9 +586,7 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
             }
             "clusters" => s.clusters = clusters(v, &mut bad),
             "cost" => s.cost = cost(v, &mut bad),
-            "sources" | "charts" | "argo" => {
-                crate::sources::parse_config_key(key, v, &mut s.sources, &mut bad)
-            }
+            "sources" | "charts" | "argo" => sources::parse_key(key, v, &mut s.sources, &mut bad),
             _ => bad(
                 kn,
                 format!(
@@ -592,6 +605,10 @@ pub fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(text: &str) -> Result<Settings, Vec<ConfigProblem>> {
+        super::parse(text, &crate::rules::names())
+    }
 
     #[test]
     fn full_config() {

@@ -12,13 +12,16 @@ use foldhash::{HashMap, HashMapExt, HashSet};
 use rayon::prelude::*;
 use std::collections::hash_map::Entry;
 
-/// What a GPU workload is for, coarsely (`intent::IntentKind` has the detail and the evidence).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
-    Training,
-    Inference,
-    Other,
-}
+mod capacity;
+mod kueue;
+mod quota;
+
+pub use capacity::*;
+pub use kueue::*;
+pub use quota::*;
+
+pub use crate::intent::Class;
+pub use crate::model::kinds::{is_inference_kind, is_server_kind, is_training_kind};
 
 /// A pod template as it will run: after Kueue injects one flavor's labels and tolerations.
 #[derive(Debug, Clone)]
@@ -67,7 +70,7 @@ pub struct Index<'a> {
     /// Per template: the ways it may run (one per flavor it may be admitted to; one if no Kueue).
     pub variants: Vec<Vec<Variant<'a>>>,
     /// Per template: indices into its `variants` Kueue may really assign (see
-    /// [`crate::sched::assignable_variants`]).
+    /// [`assignable_variants`]).
     pub assignable: Vec<Vec<usize>>,
     /// NodePools by what selects them, their GPU capability and taint classes.
     pub pools: PoolIndex<'a>,
@@ -97,42 +100,9 @@ pub struct Index<'a> {
     pub documents: usize,
     /// Built on first use by the rules that need them, shared by their chunks.
     user_crds: std::sync::OnceLock<crate::schema::crd::UserCrds>,
-    quotas: std::sync::OnceLock<crate::sched::QuotaIndex<'a>>,
+    quotas: std::sync::OnceLock<QuotaIndex<'a>>,
     /// The files that could not be read whole (see [`Index::unread_file_names`]).
     unread: Vec<FileId>,
-}
-
-/// Kinds made for training: Kubeflow `*Job`s, JobSet, RayJob, TrainJob. A batch/v1 Job is not
-/// among them: it runs anything, and counts as training only when nothing says otherwise.
-pub fn is_training_kind(obj: &Object) -> bool {
-    match (obj.group, obj.kind) {
-        // Not Notebook and the other non-job kinds of the group.
-        ("kubeflow.org", k) => k.ends_with("Job"),
-        (g, k) => matches!(
-            (g, k),
-            ("jobset.x-k8s.io", "JobSet")
-                | ("ray.io", "RayJob")
-                | ("trainer.kubeflow.org", "TrainJob")
-        ),
-    }
-}
-
-pub fn is_inference_kind(obj: &Object) -> bool {
-    matches!(
-        (obj.group, obj.kind),
-        ("apps", "Deployment" | "StatefulSet")
-            | ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")
-            | ("ray.io", "RayService")
-            | ("serving.kserve.io", _)
-    )
-}
-
-/// Replicated long-running servers Kubernetes keeps at a replica count: Deployment, StatefulSet.
-pub fn is_server_kind(obj: &Object) -> bool {
-    matches!(
-        (obj.group, obj.kind),
-        ("apps", "Deployment" | "StatefulSet")
-    )
 }
 
 /// The objects of one file, in document order; a `kind: List` (kubectl output) stands for its
@@ -301,7 +271,7 @@ impl<'a> Index<'a> {
             .collect();
         ix.assignable = (0..ix.templates.len())
             .into_par_iter()
-            .map(|i| crate::sched::compute_assignable(&ix, i))
+            .map(|i| compute_assignable(&ix, i))
             .collect();
         ix.place();
         ix
@@ -473,9 +443,8 @@ impl<'a> Index<'a> {
     }
 
     /// What each Kueue cohort may lend (built once, on first use).
-    pub fn quotas(&self) -> &crate::sched::QuotaIndex<'a> {
-        self.quotas
-            .get_or_init(|| crate::sched::QuotaIndex::build(self))
+    pub fn quotas(&self) -> &QuotaIndex<'a> {
+        self.quotas.get_or_init(|| QuotaIndex::build(self))
     }
 
     /// The pod templates of object `oi`.

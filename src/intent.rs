@@ -27,13 +27,21 @@
 //! allocates only the evidence sentence.
 
 use crate::config::Settings;
-use crate::index::{Class, is_inference_kind, is_training_kind};
+use crate::model::kinds::{is_inference_kind, is_training_kind};
 use crate::model::{Object, PodTemplate};
 use crate::yaml::Node;
 
 mod scan;
 
 use scan::{Cue, Scan, Seg, feed_str, is_training_word, scan_container};
+
+/// What a GPU workload is for, coarsely (`intent::IntentKind` has the detail and the evidence).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    Training,
+    Inference,
+    Other,
+}
 
 /// What a workload is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

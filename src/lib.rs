@@ -18,6 +18,7 @@ pub mod small;
 pub mod source;
 pub mod sources;
 pub mod suppress;
+pub mod text;
 pub mod why;
 pub mod yaml;
 pub mod yaml_compat;
@@ -71,13 +72,6 @@ pub fn rule_enabled(settings: &Settings, name: &str) -> bool {
         Some(_) => true,
         None => selected == Some(true) || !policy::off_by_default(name),
     }
-}
-
-/// The rule (built-in or policy) a name refers to under these settings.
-pub fn rule_name(settings: &Settings, name: &str) -> Option<&'static str> {
-    rules::find(name)
-        .map(|r| r.name)
-        .or_else(|| policy::known(settings, name))
 }
 
 /// One cluster of the run: the files deployed to it (plus its context) and its facts.
@@ -209,6 +203,7 @@ const RULE_CHUNK: usize = 256;
 fn run_rules(
     ix: &index::Index,
     settings: &Settings,
+    policies: Option<&policy::Policies>,
     cluster: Option<&str>,
 ) -> (Vec<Diagnostic>, Vec<policy::PolicyError>) {
     let enabled: Vec<&'static rules::Rule> = rules::all()
@@ -244,7 +239,7 @@ fn run_rules(
                 })
                 .collect::<Vec<_>>()
         },
-        || policy::run(ix, settings, cluster),
+        || policy::run(ix, settings, policies, cluster),
     );
     found.extend(policies.diagnostics);
     (found, policies.errors)
@@ -258,10 +253,20 @@ pub fn exit_after_lint() {
     policy::keep_inputs_until_exit();
 }
 
-/// Lints parsed files: [`check`], then [`finish`].
+/// Lints parsed files with the bundled policy pack: [`lint_with`] without policies of its own.
 pub fn lint(files: &[SourceFile], settings: &Settings) -> Outcome {
-    let mut outcome = check(files, settings);
-    finish(files, settings, &mut outcome);
+    lint_with(files, settings, None)
+}
+
+/// Lints parsed files: [`check`], then [`finish`]. `policies`: the run's loaded policies; `None`
+/// runs the bundled pack (as far as the settings enable it).
+pub fn lint_with(
+    files: &[SourceFile],
+    settings: &Settings,
+    policies: Option<&policy::Policies>,
+) -> Outcome {
+    let mut outcome = check(files, settings, policies);
+    finish(files, settings, policies, &mut outcome);
     outcome
 }
 
@@ -270,7 +275,11 @@ pub fn lint(files: &[SourceFile], settings: &Settings) -> Outcome {
 /// produce in a shared file merged and named after their clusters. Not yet suppressed nor
 /// sorted: whatever moves findings to other files (rendered sources mapped back to the files
 /// that produced them) runs between this and [`finish`].
-pub fn check(files: &[SourceFile], settings: &Settings) -> Outcome {
+pub fn check(
+    files: &[SourceFile],
+    settings: &Settings,
+    policies: Option<&policy::Policies>,
+) -> Outcome {
     let scopes = clusters(files, settings);
     let mut membership = vec![0u32; files.len()];
     for sc in &scopes {
@@ -297,7 +306,7 @@ pub fn check(files: &[SourceFile], settings: &Settings) -> Outcome {
                 documents += files[f].docs.len();
             }
         }
-        let (diagnostics, errors) = run_rules(&ix, &sc.settings, sc.name.as_deref());
+        let (diagnostics, errors) = run_rules(&ix, &sc.settings, policies, sc.name.as_deref());
         for e in errors {
             if !policy_errors.contains(&e) {
                 policy_errors.push(e);
@@ -321,9 +330,14 @@ pub fn check(files: &[SourceFile], settings: &Settings) -> Outcome {
 
 /// Applies suppressions (they are read from the files the findings point into), the configured
 /// severities, and sorts (path, line, column, rule) so parallel runs are byte-identical.
-pub fn finish(files: &[SourceFile], settings: &Settings, outcome: &mut Outcome) {
+pub fn finish(
+    files: &[SourceFile],
+    settings: &Settings,
+    policies: Option<&policy::Policies>,
+    outcome: &mut Outcome,
+) {
     let diagnostics = &mut outcome.diagnostics;
-    suppress::apply(files, settings, diagnostics);
+    suppress::apply(files, settings, policies, diagnostics);
     // Context describes the cluster; only its unreadable files are worth a word.
     diagnostics.retain(|d| d.rule == "invalid-yaml" || !files[d.loc.file].is_context());
     for d in diagnostics.iter_mut() {

@@ -151,16 +151,6 @@ enum WhyFormat {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum FormatArg {
-    Human,
-    Json,
-    Sarif,
-    Github,
-    Junit,
-    Gitlab,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
 enum FailOn {
     Error,
     Warning,
@@ -180,7 +170,7 @@ struct LintArgs {
     paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
-    format: FormatArg,
+    format: Format,
     /// Also write the report in FORMAT to PATH (repeatable), e.g. `--output-file sarif=gpuops.sarif`.
     #[arg(long = "output-file", value_name = "FORMAT=PATH", value_parser = OutputFile::parse_spec)]
     output_files: Vec<(Format, PathBuf)>,

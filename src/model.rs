@@ -4,9 +4,12 @@
 use crate::diag::{FileId, Loc, ObjectRef};
 use crate::yaml::Node;
 
+pub mod constraints;
+pub mod kinds;
 mod kueue;
 mod nodepool;
 mod pod;
+pub mod requirements;
 pub use kueue::*;
 pub use nodepool::{AUTO_MODE_GROUP, NodePool};
 pub use pod::*;
@@ -153,17 +156,7 @@ pub fn is_accelerator_resource(name: &str) -> bool {
         || name.starts_with("xilinx.com/")
 }
 
-/// Resources that put a pod on a GPU (or Neuron/Gaudi) node: what makes a workload a GPU workload.
-pub fn is_gpu_resource(name: &str) -> bool {
-    name == "nvidia.com/gpu"
-        || name.starts_with("nvidia.com/mig-")
-        || name.starts_with("nvidia.com/gpu")
-        || name == "amd.com/gpu"
-        || name.starts_with("aws.amazon.com/neuron")
-        || name == "habana.ai/gaudi"
-        || name.starts_with("google.com/tpu")
-        || name.starts_with("gpu.intel.com/")
-}
+pub use crate::catalog::is_gpu_resource;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Toleration<'a> {

@@ -147,6 +147,7 @@ impl SourceFile {
                 span: Span::at(0),
                 message,
                 first: None,
+                kind: crate::yaml::ProblemKind::Content,
             }],
             skipped: None,
             role: Role::Linted,
@@ -403,6 +404,7 @@ pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
                         "not UTF-8 text (invalid byte at line {line}, column {col}); not linted"
                     ),
                     first: None,
+                    kind: crate::yaml::ProblemKind::Content,
                 }],
                 skipped: None,
                 role: Role::Linted,

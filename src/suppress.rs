@@ -91,7 +91,12 @@ struct Found {
 ///
 /// Unused suppressions are only reported for rules that ran (`crate::rule_enabled`): turning a
 /// rule off or selecting others with `--rule` must not make its suppressions look stale.
-pub fn apply(files: &[SourceFile], settings: &Settings, diagnostics: &mut Vec<Diagnostic>) {
+pub fn apply(
+    files: &[SourceFile],
+    settings: &Settings,
+    policies: Option<&crate::policy::Policies>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     let mut found: Vec<Found> = files
         .par_iter()
         .enumerate()
@@ -101,7 +106,7 @@ pub fn apply(files: &[SourceFile], settings: &Settings, diagnostics: &mut Vec<Di
     for f in &mut found {
         let (known, unknown): (Vec<Entry>, Vec<Entry>) = f.entries.drain(..).partition(|e| {
             !e.rule.starts_with(crate::policy::PREFIX)
-                || crate::policy::known(settings, e.rule).is_some()
+                || crate::policy::known(policies, e.rule).is_some()
         });
         f.entries = known;
         f.invalid.extend(unknown.into_iter().map(|e| Invalid {

@@ -242,7 +242,7 @@ fn not_found(target: &Target, files: &[SourceFile], names: &[String]) -> NotFoun
         among
             .map(|n| {
                 (
-                    crate::rules::edit_distance(&asked.to_lowercase(), &n.to_lowercase()),
+                    crate::text::edit_distance(&asked.to_lowercase(), &n.to_lowercase()),
                     n,
                 )
             })
@@ -266,7 +266,7 @@ fn not_found(target: &Target, files: &[SourceFile], names: &[String]) -> NotFoun
                 .iter()
                 .map(|n| {
                     (
-                        crate::rules::edit_distance(name, n.rsplit('/').next().unwrap_or(n)),
+                        crate::text::edit_distance(name, n.rsplit('/').next().unwrap_or(n)),
                         n,
                     )
                 })
@@ -366,7 +366,7 @@ fn template(ix: &Index, ti: usize) -> TemplateReport {
     // The ways the pod may run: the flavors Kueue may assign; with none, its own constraints
     // (the pool table then shows what would happen were it admitted).
     let mut ways: Vec<(Option<usize>, std::sync::Arc<PodConstraints>)> =
-        sched::assignable_variants(ix, ti)
+        crate::index::assignable_variants(ix, ti)
             .into_iter()
             .map(|v| (v.flavor, v.constraints.clone()))
             .collect();

@@ -183,8 +183,10 @@ pub enum Style {
     Folded = 4,
 }
 
+mod json;
 mod node;
 
+pub use json::to_json;
 pub use node::{Document, Entries, Items, Map, Node, Seq, Value, Yaml11};
 use node::{MAP, POOLED, Raw, SEQ, Tree, pair, prefix};
 
@@ -195,6 +197,19 @@ pub struct Problem {
     pub message: String,
     /// For a duplicate key: where the first one stands.
     pub first: Option<Span>,
+    pub kind: ProblemKind,
+}
+
+/// What kind of problem a file has: rules and the go-yaml fallback tell them apart by this.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ProblemKind {
+    /// The parser stopped: the rest of the file is not read.
+    Syntax,
+    /// A duplicate key, an alias or nesting budget, content that is not text.
+    #[default]
+    Content,
+    /// A kustomization, chart or Argo CD source that does not build (`source-build-failed`).
+    Build,
 }
 
 /// Limits that keep hostile input from costing unbounded time or memory.
@@ -471,6 +486,7 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                     span: Span::at(offsets.byte(e.marker())),
                     message: format!("YAML syntax error: {}", e.info()),
                     first: None,
+                    kind: ProblemKind::Syntax,
                 });
                 return out;
             }
@@ -514,6 +530,7 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                                 budget.max_alias_nodes
                             ),
                             first: None,
+                            kind: ProblemKind::Content,
                         });
                         return out;
                     }
@@ -531,6 +548,7 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                         span,
                         message: "alias to an unknown anchor".into(),
                         first: None,
+                        kind: ProblemKind::Content,
                     });
                     return out;
                 }
@@ -544,6 +562,7 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                             budget.max_depth
                         ),
                         first: None,
+                        kind: ProblemKind::Content,
                     });
                     return out;
                 }
@@ -602,6 +621,7 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                                     b.text_of(&key).unwrap_or_default()
                                 ),
                                 first: Some(first),
+                                kind: ProblemKind::Content,
                             });
                             children.pop();
                         }

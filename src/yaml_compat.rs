@@ -16,12 +16,9 @@
 
 use crate::yaml::{self, Budget, Parsed, Problem, Span};
 
-/// How yaml.rs words a problem that stopped the parser.
-const SYNTAX_ERROR: &str = "YAML syntax error";
-
 /// Whether a problem is a syntax error (as opposed to a duplicate key or a budget overrun).
 pub fn is_syntax_error(p: &Problem) -> bool {
-    p.message.starts_with(SYNTAX_ERROR)
+    p.kind == yaml::ProblemKind::Syntax
 }
 
 /// Where the first syntax error of a parse stands, if there is one.

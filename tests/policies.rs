@@ -8,21 +8,25 @@ use gpuops::policy::{Module, Policies, bundled};
 use gpuops::report::{HumanOptions, human};
 use gpuops::source::SourceFile;
 use std::path::Path;
-use std::sync::Arc;
 
-fn settings_for(dir: &Path, rule: &str) -> Settings {
+/// The fixture's settings, and its policies when it gives them `policy-data`.
+fn settings_for(dir: &Path, rule: &str) -> (Settings, Option<Policies>) {
     let cfg = dir.join("config.yaml");
     let mut s = if cfg.exists() {
-        config::parse(&std::fs::read_to_string(&cfg).unwrap()).expect("fixture config is valid")
+        config::parse(
+            &std::fs::read_to_string(&cfg).unwrap(),
+            &gpuops::rules::names(),
+        )
+        .expect("fixture config is valid")
     } else {
         Settings::default()
     };
-    if s.policy_data.is_some() {
-        let p = Policies::load(&[], s.policy_data.as_ref()).expect("policies load");
-        s.policies = Some(Arc::new(p));
-    }
+    let policies = s
+        .policy_data
+        .is_some()
+        .then(|| Policies::load(&[], s.policy_data.as_ref()).expect("policies load"));
     s.only = Some(vec![rule.to_string()]);
-    s
+    (s, policies)
 }
 
 fn run(dir: &Path, file: &str, rule: &str) -> (String, usize) {
@@ -32,7 +36,8 @@ fn run(dir: &Path, file: &str, rule: &str) -> (String, usize) {
         format!("testdata/policies/{id}/{file}"),
         text,
     )];
-    let out = gpuops::lint(&files, &settings_for(dir, rule));
+    let (settings, policies) = settings_for(dir, rule);
+    let out = gpuops::lint_with(&files, &settings, policies.as_ref());
     assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
     let own: Vec<_> = out
         .diagnostics
@@ -122,17 +127,16 @@ fn the_pack_finds_the_same_with_only_the_fields_it_names() {
         .collect();
     for b in bundled::PACK {
         let dir = dir_of(b);
-        let narrow = settings_for(&dir, b.name);
-        let mut full = narrow.clone();
-        let data = narrow.policy_data.as_ref();
+        let (settings, narrow) = settings_for(&dir, b.name);
+        let data = settings.policy_data.as_ref();
         let user = Policies::compile(as_user.clone(), data).expect("compiles as user modules");
         assert!(!user.find(b.name).expect("loaded").bundled);
-        full.policies = Some(Arc::new(user));
+        let full = Some(&user);
         for file in ["fail.yaml", "pass.yaml"] {
             let text = std::fs::read_to_string(dir.join(file)).unwrap();
             let files = vec![SourceFile::from_text(file.into(), text)];
-            let found = |s: &Settings| {
-                let out = gpuops::lint(&files, s);
+            let found = |p: Option<&Policies>| {
+                let out = gpuops::lint_with(&files, &settings, p);
                 assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
                 human(
                     &out.diagnostics,
@@ -143,7 +147,7 @@ fn the_pack_finds_the_same_with_only_the_fields_it_names() {
                     },
                 )
             };
-            assert_eq!(found(&narrow), found(&full), "{} {file}", b.name);
+            assert_eq!(found(narrow.as_ref()), found(full), "{} {file}", b.name);
         }
     }
 }
@@ -175,11 +179,9 @@ fn bundled_policies_are_off_until_enabled() {
     );
 }
 
-fn settings_with(p: Policies) -> Settings {
-    Settings {
-        policies: Some(Arc::new(p)),
-        ..Settings::default()
-    }
+/// Lints with default settings and these policies.
+fn lint_policies(files: &[SourceFile], p: &Policies) -> gpuops::Outcome {
+    gpuops::lint_with(files, &Settings::default(), Some(p))
 }
 
 const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n  namespace: ml\nspec:\n  template:\n    spec:\n      containers:\n        - name: t\n          image: x:1\n";
@@ -195,12 +197,12 @@ fn user(text: &str) -> Policies {
 
 fn lint_with(p: Policies) -> gpuops::Outcome {
     let files = vec![SourceFile::from_text("job.yaml".into(), JOB.into())];
-    gpuops::lint(&files, &settings_with(p))
+    lint_policies(&files, &p)
 }
 
 /// The sorted messages of policy `id` when `policy` (a user module) lints `files`.
 fn messages_of(files: &[SourceFile], policy: &str, id: &str) -> Vec<String> {
-    let out = gpuops::lint(files, &settings_with(user(policy)));
+    let out = lint_policies(files, &user(policy));
     assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
     let rule = format!("policy/{id}");
     let mut msgs: Vec<String> = out
@@ -251,14 +253,14 @@ deny contains {"msg": "nowhere", "object": {"kind": "Job", "name": "train"}, "pa
         "image: x:1  # gpuops:ignore[policy/image-check] pinned upstream",
     );
     let files = vec![SourceFile::from_text("job.yaml".into(), text)];
-    let s = settings_with(user(
+    let p = user(
         r#"package org.image
 import rego.v1
 metadata := {"id": "image-check", "summary": "s"}
 deny contains {"msg": "image", "object": 0, "path": ["spec", "template", "spec", "containers", 0, "image"]} if true
 "#,
-    ));
-    let out = gpuops::lint(&files, &s);
+    );
+    let out = lint_policies(&files, &p);
     assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
     assert!(out.diagnostics[0].suppressed.is_some());
 }
@@ -432,7 +434,7 @@ deny contains {"msg": m, "object": 0} if {
             "image: x:1\n          resources: {requests: {nvidia.com/gpu: 1}}",
         ),
     )];
-    let out = gpuops::lint(&files, &settings_with(p));
+    let out = lint_policies(&files, &p);
     assert_eq!(out.policy_errors.len(), 1, "{:?}", out.policy_errors);
     let e = out.policy_errors[0].to_string();
     assert!(e.starts_with("org/user.rego:6:"), "{e}");

@@ -18,7 +18,11 @@ use std::path::Path;
 fn settings_for(dir: &Path, rule: &str) -> Settings {
     let cfg = dir.join("config.yaml");
     let mut s = if cfg.exists() {
-        config::parse(&std::fs::read_to_string(&cfg).unwrap()).expect("fixture config is valid")
+        config::parse(
+            &std::fs::read_to_string(&cfg).unwrap(),
+            &gpuops::rules::names(),
+        )
+        .expect("fixture config is valid")
     } else {
         Settings::default()
     };

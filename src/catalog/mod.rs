@@ -17,6 +17,9 @@
 
 use std::sync::OnceLock;
 
+pub mod pricing;
+pub use pricing::CostSettings;
+
 #[derive(Debug, Clone)]
 pub struct Instance {
     pub instance_type: &'static str,
@@ -195,6 +198,18 @@ pub fn is_accelerator_family(family: &str) -> bool {
 /// Accelerator instance categories (`g`, `p`, `gr`, `inf`, `trn`, `dl`).
 pub fn is_accelerator_category(category: &str) -> bool {
     matches!(category, "g" | "p" | "gr" | "inf" | "trn" | "dl")
+}
+
+/// Resources that put a pod on a GPU (or Neuron/Gaudi) node: what makes a workload a GPU workload.
+pub fn is_gpu_resource(name: &str) -> bool {
+    name == "nvidia.com/gpu"
+        || name.starts_with("nvidia.com/mig-")
+        || name.starts_with("nvidia.com/gpu")
+        || name == "amd.com/gpu"
+        || name.starts_with("aws.amazon.com/neuron")
+        || name == "habana.ai/gaudi"
+        || name.starts_with("google.com/tpu")
+        || name.starts_with("gpu.intel.com/")
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use super::output::{config_error, print};
 use super::policy::load_policies;
 use super::repo::{Repo, read_repo};
-use crate::{Color, FailOn, FormatArg, LintArgs};
+use crate::{Color, FailOn, LintArgs};
 use gpuops::config::{self, Settings};
 use gpuops::diag::Severity;
 use gpuops::report::progress::Progress;
@@ -67,7 +67,7 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
         };
         config_path.clone_from(&found);
         match found {
-            Some(path) => match config::load(&path) {
+            Some(path) => match config::load(&path, &gpuops::rules::names()) {
                 Ok(s) => s,
                 Err(e) => {
                     config_error(&e);
@@ -122,7 +122,6 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
         }
         settings.only = Some(args.rules.clone());
     }
-    settings.policies = Some(std::sync::Arc::new(policies));
     // `--changed` alone lints the repository the config belongs to, wherever pre-commit runs it.
     if changed.is_some()
         && given.is_empty()
@@ -191,9 +190,9 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
     gpuops::exit_after_lint();
     // Findings on rendered sources move to the files that produced them before suppressions are
     // read there.
-    let mut outcome = gpuops::check(&files, &settings);
+    let mut outcome = gpuops::check(&files, &settings, Some(&policies));
     let (files, notes) = sources.finish(&mut outcome.diagnostics, files);
-    gpuops::finish(&files, &settings, &mut outcome);
+    gpuops::finish(&files, &settings, Some(&policies), &mut outcome);
     progress.finish();
     // A policy that failed on this input is an error of the run; the others still reported.
     errors.extend(outcome.policy_errors.iter().map(ToString::to_string));
@@ -220,14 +219,7 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
         exit_code: code,
         errors: &errors,
     };
-    let format = match args.format {
-        FormatArg::Human => Format::Human,
-        FormatArg::Json => Format::Json,
-        FormatArg::Sarif => Format::Sarif,
-        FormatArg::Github => Format::Github,
-        FormatArg::Junit => Format::Junit,
-        FormatArg::Gitlab => Format::Gitlab,
-    };
+    let format = args.format;
     let color = match args.color {
         Color::Always => true,
         Color::Never => false,

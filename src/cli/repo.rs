@@ -10,7 +10,7 @@ use std::process::ExitCode;
 /// The config found from the current directory (for commands without paths), or defaults.
 pub(super) fn cwd_settings() -> Result<Settings, ExitCode> {
     match config::discover(std::path::Path::new(".")) {
-        Some(path) => config::load(&path).map_err(|e| {
+        Some(path) => config::load(&path, &gpuops::rules::names()).map_err(|e| {
             config_error(&e);
             ExitCode::from(2)
         }),
@@ -82,7 +82,7 @@ pub(super) fn found_settings(
         return Some(Settings::default());
     }
     let found = config.cloned().or_else(|| config::discover(first));
-    match found.map(|p| config::load(&p)) {
+    match found.map(|p| config::load(&p, &gpuops::rules::names())) {
         Some(Ok(s)) => Some(s),
         Some(Err(e)) => {
             config_error(&e);

@@ -29,7 +29,7 @@ pub struct SourcesConfig {
 pub struct ArgoConfig {
     /// Read Applications and ApplicationSets and lint what they sync per destination cluster.
     pub enabled: bool,
-    /// This repository's URLs, normalised (see [`crate::sources::argo::normalize_repo`]). Empty:
+    /// This repository's URLs, normalised (see [`crate::text::normalize_repo`]). Empty:
     /// a source is taken as this repository when its path exists here.
     pub repo: Vec<String>,
     /// With Applications present, lint only what they sync (files no Application reaches are
@@ -116,7 +116,7 @@ fn parse_argo(v: Node<'_>, out: &mut ArgoConfig, bad: &mut dyn FnMut(Node<'_>, S
                 for item in items {
                     match item.as_str().filter(|s| !s.trim().is_empty()) {
                         Some(u) if item.as_seq().is_none() => {
-                            out.repo.push(crate::sources::argo::normalize_repo(u))
+                            out.repo.push(crate::text::normalize_repo(u))
                         }
                         _ => bad(
                             item,

@@ -1,10 +1,10 @@
 //! Capacity types (`on-demand`, `spot`, `reserved`) a template may run on: the pools it lands on
 //! and what its own selector (or its Kueue flavor) asks for.
 
-use super::constraints::Req;
-use super::is_placeholder;
+use super::Index;
 use crate::diag::Loc;
-use crate::index::Index;
+use crate::model::constraints::Req;
+use crate::sched::is_placeholder;
 
 pub const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
 const ALL: [&str; 3] = ["on-demand", "spot", "reserved"];

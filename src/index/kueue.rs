@@ -1,11 +1,11 @@
 //! Kueue's flavor assigner: which ResourceFlavors a template may really be admitted to.
 
-use super::constraints::Req;
-use super::is_placeholder;
-use super::requirements::numeric;
+use super::{Index, Variant};
 use crate::diag::Loc;
-use crate::index::{Index, Variant};
 use crate::model::Flavor;
+use crate::model::constraints::Req;
+use crate::sched::is_placeholder;
+use crate::sched::numeric;
 
 /// Why Kueue would never assign a ResourceFlavor to a pod template.
 #[derive(Debug, Clone)]

@@ -5,11 +5,11 @@
 //! Every figure is `None` when the files cannot tell (a placeholder, an unknown pod count, a
 //! cohort with a Cohort object above it, a pool without limits): callers stay quiet then.
 
-use super::constraints::PodConstraints;
-use super::pods::{gpu_resources, pod_request, template_pods};
-use super::{GpuCapability, bounded_instances};
-use crate::index::Index;
+use super::Index;
+use crate::model::constraints::PodConstraints;
 use crate::model::{ClusterQueue, FlavorQuotas, NodePool, Quantity, ResourceQuota};
+use crate::sched::{GpuCapability, bounded_instances};
+use crate::sched::{gpu_resources, pod_request, template_pods};
 use crate::yaml::Node;
 use foldhash::{HashMap, HashMapExt, HashSet};
 
@@ -289,7 +289,7 @@ pub struct PoolCap<'a> {
 /// to (the best GPUs-per-unit ratio among them, so mixing instance types cannot exceed it).
 /// `None`: nothing the files say bounds it.
 pub fn pool_cap<'a>(pool: &NodePool<'a>, resource: &str) -> Option<PoolCap<'a>> {
-    let limits = crate::cost::pool_limits(pool)?;
+    let limits = pool.limits_milli()?;
     let node_of = |key: &str| -> Option<Node<'a>> {
         if key == "nodes"
             && !pool.legacy_provisioner
@@ -323,7 +323,7 @@ pub fn pool_cap<'a>(pool: &NodePool<'a>, resource: &str) -> Option<PoolCap<'a>> 
                 let per: Option<Vec<i128>> = gpu
                     .iter()
                     .map(|i| {
-                        let n = crate::cost::per_node(key, i).filter(|n| *n > 0)?;
+                        let n = crate::catalog::pricing::per_node(key, i).filter(|n| *n > 0)?;
                         Some((*lim).max(0) * i128::from(i.gpu_count) / n * 1000)
                     })
                     .collect();
@@ -471,6 +471,19 @@ impl FlavorCap<'_> {
         bl.or(self.quota.nominal)
             .map_or(self.quota.name_node, |q| q.node)
     }
+}
+
+/// GPU pods the workload of object `oi` runs at once, over all its GPU templates (a template
+/// whose count is unknown counts once).
+pub fn workload_gpu_pods(ix: &Index<'_>, oi: usize) -> u64 {
+    let Some(obj) = ix.objects.get(oi) else {
+        return 0;
+    };
+    ix.templates_of(oi)
+        .iter()
+        .filter(|t| t.requests_gpu())
+        .map(|t| crate::sched::template_pods(obj, t).unwrap_or(1))
+        .sum()
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ pub struct NodePool<'a> {
     pub node_class_ref: Option<Node<'a>>,
     pub legacy_provisioner: bool,
     /// The scheduling model's view of the pool, computed once on first use.
-    pub(crate) sched: std::sync::OnceLock<crate::sched::PoolReqs<'a>>,
+    pub(crate) sched: std::sync::OnceLock<super::requirements::PoolReqs<'a>>,
     pub(crate) bounded: std::sync::OnceLock<Option<Vec<&'static crate::catalog::Instance>>>,
 }
 
@@ -206,5 +206,29 @@ impl<'a> NodePool<'a> {
             return vec!["on-demand"];
         }
         allowed
+    }
+
+    /// The pool's limits in milli-units; a static pool (`spec.replicas`) is limited to that many
+    /// nodes. Values that are not quantities (placeholders, typos) are left out: other rules
+    /// report them.
+    pub fn limits_milli(&self) -> Option<Vec<(String, i128)>> {
+        if !self.legacy_provisioner
+            && let Some(r) = self
+                .spec
+                .get("replicas")
+                .and_then(|r| r.as_str())
+                .and_then(crate::quantity::whole)
+        {
+            return Some(vec![("nodes".into(), r * 1000)]);
+        }
+        let limits = self.limits?;
+        Some(
+            limits
+                .entries()
+                .filter_map(|(k, _, v)| {
+                    Some((k.to_string(), crate::quantity::parse(v.as_str()?)?.0))
+                })
+                .collect(),
+        )
     }
 }

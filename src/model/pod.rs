@@ -96,7 +96,7 @@ pub struct PodTemplate<'a> {
     gpu: bool,
     /// Its scheduling constraints, read on first use: the index and several rules ask for them.
     /// Shared with the Kueue variant that adds nothing to them (see `index::Variant`).
-    constraints: std::sync::OnceLock<std::sync::Arc<crate::sched::PodConstraints<'a>>>,
+    constraints: std::sync::OnceLock<std::sync::Arc<super::constraints::PodConstraints<'a>>>,
 }
 
 impl<'a> PodTemplate<'a> {
@@ -159,16 +159,17 @@ impl<'a> PodTemplate<'a> {
         })
     }
     /// Its node selector, required node affinity, tolerations and GPU requests.
-    pub fn constraints(&self) -> &crate::sched::PodConstraints<'a> {
+    pub fn constraints(&self) -> &super::constraints::PodConstraints<'a> {
         self.shared_constraints_ref()
     }
     /// [`PodTemplate::constraints`], for a holder that keeps them as long as it likes.
-    pub fn shared_constraints(&self) -> std::sync::Arc<crate::sched::PodConstraints<'a>> {
+    pub fn shared_constraints(&self) -> std::sync::Arc<super::constraints::PodConstraints<'a>> {
         std::sync::Arc::clone(self.shared_constraints_ref())
     }
-    fn shared_constraints_ref(&self) -> &std::sync::Arc<crate::sched::PodConstraints<'a>> {
-        self.constraints
-            .get_or_init(|| std::sync::Arc::new(crate::sched::PodConstraints::from_template(self)))
+    fn shared_constraints_ref(&self) -> &std::sync::Arc<super::constraints::PodConstraints<'a>> {
+        self.constraints.get_or_init(|| {
+            std::sync::Arc::new(super::constraints::PodConstraints::from_template(self))
+        })
     }
     pub fn loc(&self, node: Node<'_>) -> Loc {
         Loc {

@@ -29,7 +29,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 /// Rule names of policies start with this.
-pub const PREFIX: &str = "policy/";
+pub use crate::config::POLICY_PREFIX as PREFIX;
 
 /// How long one policy may run over one cluster's input before it is stopped.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(10);
@@ -189,15 +189,7 @@ pub fn interned(name: &str) -> Option<&'static str> {
     set.get(name).copied()
 }
 
-/// Whether a policy id is kebab-case (`team-label-missing`).
-pub fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.split('-').all(|p| {
-            !p.is_empty()
-                && p.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        })
-}
+pub use crate::config::valid_policy_id as valid_id;
 
 /// The `.rego` files under `dir` (recursively, sorted): (policies, tests).
 pub fn read_dir(dir: &Path) -> Result<(Vec<Module>, Vec<Module>), PolicyError> {
@@ -428,7 +420,7 @@ impl Policies {
     pub fn closest(&self, name: &str) -> Option<&'static str> {
         self.policies
             .iter()
-            .map(|p| (crate::rules::edit_distance(name, p.name), p.name))
+            .map(|p| (crate::text::edit_distance(name, p.name), p.name))
             .filter(|(d, _)| *d <= 3)
             .min()
             .map(|(_, n)| n)
@@ -646,12 +638,17 @@ pub struct Run {
     pub errors: Vec<PolicyError>,
 }
 
-/// Runs the enabled policies of `settings` (its loaded set, else the bundled pack) over one index.
-pub fn run(ix: &Index<'_>, settings: &Settings, cluster: Option<&str>) -> Run {
+/// Runs the enabled policies (the run's loaded set, else the bundled pack) over one index.
+pub fn run(
+    ix: &Index<'_>,
+    settings: &Settings,
+    policies: Option<&Policies>,
+    cluster: Option<&str>,
+) -> Run {
     let any_on = |mut names: std::slice::Iter<'_, &'static str>| {
         names.any(|n| crate::rule_enabled(settings, n))
     };
-    match settings.policies.as_deref() {
+    match policies {
         Some(p) => {
             let names: Vec<&'static str> = p.policies.iter().map(|m| m.name).collect();
             if any_on(names.iter()) {
@@ -676,12 +673,12 @@ pub fn run(ix: &Index<'_>, settings: &Settings, cluster: Option<&str>) -> Run {
     }
 }
 
-/// The policy rule name `name` refers to under these settings, if any.
-pub fn known(settings: &Settings, name: &str) -> Option<&'static str> {
+/// The policy rule name `name` refers to among the run's policies (else the bundled pack), if any.
+pub fn known(policies: Option<&Policies>, name: &str) -> Option<&'static str> {
     if !name.starts_with(PREFIX) {
         return None;
     }
-    match settings.policies.as_deref() {
+    match policies {
         Some(p) => p.find(name).map(|m| m.name),
         None => bundled::find(name).map(|b| b.name),
     }

@@ -195,7 +195,7 @@ impl<'a> Walker<'a> {
                         .unwrap_or_default();
                     let hint = known
                         .iter()
-                        .map(|k| (crate::rules::edit_distance(key, k), *k))
+                        .map(|k| (crate::text::edit_distance(key, k), *k))
                         .filter(|(d, _)| *d <= 3)
                         .min()
                         .map(|(_, k)| format!("did you mean `{k}`? "))
@@ -276,7 +276,7 @@ impl<'a> Walker<'a> {
         let text = node.as_str().unwrap_or_default();
         let hint = allowed
             .iter()
-            .map(|a| (crate::rules::edit_distance(&text.to_lowercase(), a), a))
+            .map(|a| (crate::text::edit_distance(&text.to_lowercase(), a), a))
             .filter(|(d, _)| *d <= 3)
             .min()
             .map(|(_, a)| format!("did you mean `{a}`? "))

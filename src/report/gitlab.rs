@@ -6,6 +6,14 @@ use crate::diag::{Diagnostic, Severity};
 use crate::source::SourceFile;
 use serde_json::{Value, json};
 
+pub struct Gitlab;
+
+impl super::Emitter for Gitlab {
+    fn emit(&self, run: &super::Run, _color: bool) -> String {
+        gitlab(run.diagnostics, run.files)
+    }
+}
+
 /// One issue per finding that is not suppressed. `fingerprint` is the stable identity of
 /// [`super::fingerprint`]: GitLab compares it between the merge request and its target branch to
 /// tell new findings from fixed ones, and drops issues that share one.

@@ -7,6 +7,18 @@ use miette::{
 use rayon::prelude::*;
 use std::fmt;
 
+pub struct Human;
+
+impl super::Emitter for Human {
+    fn emit(&self, run: &super::Run, color: bool) -> String {
+        human(
+            run.diagnostics,
+            run.files,
+            HumanOptions { color, width: 100 },
+        )
+    }
+}
+
 /// How the human report looks.
 #[derive(Clone, Copy, Debug)]
 pub struct HumanOptions {

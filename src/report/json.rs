@@ -3,6 +3,20 @@ use crate::source::SourceFile;
 use rayon::prelude::*;
 use serde::Serialize;
 
+pub struct Json;
+
+impl super::Emitter for Json {
+    fn emit(&self, run: &super::Run, _color: bool) -> String {
+        json(
+            run.diagnostics,
+            run.files,
+            run.documents,
+            run.objects,
+            run.errors,
+        )
+    }
+}
+
 // The document's shapes, borrowed from the findings. Fields are in alphabetical order: the
 // format's key order since its first version (it was a sorted map). Serializing these directly
 // instead of building a map per finding takes a quarter of the time at thousands of findings.

@@ -11,6 +11,14 @@ use crate::diag::Diagnostic;
 use crate::source::SourceFile;
 use std::fmt::Write;
 
+pub struct Junit;
+
+impl super::Emitter for Junit {
+    fn emit(&self, run: &super::Run, _color: bool) -> String {
+        junit(run.diagnostics, run.files)
+    }
+}
+
 /// JUnit XML of the findings that are not suppressed. A run without findings still has one passing
 /// testcase: some readers (Jenkins' by default) fail a build on a report with no tests.
 pub fn junit(diags: &[Diagnostic], files: &[SourceFile]) -> String {

@@ -1,7 +1,11 @@
 //! Output formats: one emitter per format, all reading the same sorted diagnostics.
+//!
+//! Adding a format: a file here with a unit struct that implements [`Emitter`], and its line in
+//! the `formats!` table below (which names it for `--format` and `--output-file`).
 
 mod changed;
 pub mod fingerprint;
+mod github;
 mod gitlab;
 mod human;
 mod json;
@@ -12,6 +16,7 @@ mod rules_doc;
 mod sarif;
 
 pub use changed::ChangedFiles;
+pub use github::github;
 pub use gitlab::gitlab;
 pub use human::{HumanOptions, human};
 pub use json::json;
@@ -23,40 +28,50 @@ pub use sarif::sarif;
 use crate::diag::{Diagnostic, Severity};
 use crate::source::SourceFile;
 
-/// Output format names accepted by `--format` and `--output-file FORMAT=PATH`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Human,
-    Json,
-    Sarif,
-    Github,
-    Junit,
-    Gitlab,
+/// One output format: the whole run as text. `color` only matters to formats read by people.
+pub trait Emitter: Sync {
+    fn emit(&self, run: &Run, color: bool) -> String;
+}
+
+/// The formats: `Variant => "name", emitter`, in the order `--help` lists them.
+macro_rules! formats {
+    ($($variant:ident => $name:literal, $emitter:expr;)*) => {
+        /// Output formats accepted by `--format` and `--output-file FORMAT=PATH`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+        pub enum Format {
+            $($variant,)*
+        }
+
+        impl Format {
+            pub const ALL: &[Format] = &[$(Format::$variant,)*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Format::$variant => $name,)*
+                }
+            }
+
+            pub fn emitter(self) -> &'static dyn Emitter {
+                match self {
+                    $(Format::$variant => &$emitter,)*
+                }
+            }
+        }
+    };
+}
+
+formats! {
+    Human => "human", human::Human;
+    Json => "json", json::Json;
+    Sarif => "sarif", sarif::Sarif;
+    Github => "github", github::Github;
+    Junit => "junit", junit::Junit;
+    Gitlab => "gitlab", gitlab::Gitlab;
 }
 
 impl Format {
-    pub const ALL: [Format; 6] = [
-        Format::Human,
-        Format::Json,
-        Format::Sarif,
-        Format::Github,
-        Format::Junit,
-        Format::Gitlab,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Human => "human",
-            Format::Json => "json",
-            Format::Sarif => "sarif",
-            Format::Github => "github",
-            Format::Junit => "junit",
-            Format::Gitlab => "gitlab",
-        }
-    }
-
     pub fn parse(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.name() == name)
+        Format::ALL.iter().copied().find(|f| f.name() == name)
     }
 }
 
@@ -74,26 +89,9 @@ pub struct Run<'a> {
     pub errors: &'a [String],
 }
 
-/// The run in one format. `color` only matters to human output.
+/// The run in one format.
 pub fn emit(format: Format, run: &Run, color: bool) -> String {
-    match format {
-        Format::Human => human(
-            run.diagnostics,
-            run.files,
-            HumanOptions { color, width: 100 },
-        ),
-        Format::Json => json(
-            run.diagnostics,
-            run.files,
-            run.documents,
-            run.objects,
-            run.errors,
-        ),
-        Format::Sarif => sarif(run),
-        Format::Github => github(run.diagnostics, run.files),
-        Format::Junit => junit(run.diagnostics, run.files),
-        Format::Gitlab => gitlab(run.diagnostics, run.files),
-    }
+    format.emitter().emit(run, color)
 }
 
 /// The exit status for these findings: 1 when an unsuppressed finding reaches `fail_on`.
@@ -120,38 +118,4 @@ pub fn counts(diags: &[Diagnostic]) -> (usize, usize) {
 /// How many findings a suppression covers.
 pub fn suppressed(diags: &[Diagnostic]) -> usize {
     diags.iter().filter(|d| d.suppressed.is_some()).count()
-}
-
-/// GitHub Actions workflow commands: one annotation per finding that is not suppressed.
-pub fn github(diags: &[Diagnostic], files: &[SourceFile]) -> String {
-    let esc = |s: &str| {
-        s.replace('%', "%25")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A")
-    };
-    let esc_prop = |s: &str| esc(s).replace(':', "%3A").replace(',', "%2C");
-    let mut out = String::new();
-    for d in diags.iter().filter(|d| d.suppressed.is_none()) {
-        let level = match d.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
-        let (s, end) = files[d.loc.file].span_pos(d.loc.span);
-        let mut msg = d.message.clone();
-        if let Some(h) = &d.help {
-            msg.push_str("\nhelp: ");
-            msg.push_str(h);
-        }
-        out.push_str(&format!(
-            "::{level} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
-            esc_prop(&files[d.loc.file].path),
-            s.line,
-            s.col,
-            end.line.max(s.line),
-            end.col,
-            esc_prop(d.rule),
-            esc(&msg)
-        ));
-    }
-    out
 }

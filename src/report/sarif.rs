@@ -3,6 +3,14 @@ use crate::rules;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
+pub struct Sarif;
+
+impl super::Emitter for Sarif {
+    fn emit(&self, run: &super::Run, _color: bool) -> String {
+        sarif(run)
+    }
+}
+
 fn region(span: crate::yaml::Span, file: &crate::source::SourceFile) -> Value {
     let (s, end) = file.span_pos(span);
     json!({

@@ -1,6 +1,7 @@
 use super::{Ctx, template_anchor};
 use crate::diag::Diagnostic;
-use crate::sched::{instances_for, workload_gpu_pods};
+use crate::index::workload_gpu_pods;
+use crate::sched::instances_for;
 
 const EFA: &str = "vpc.amazonaws.com/efa";
 

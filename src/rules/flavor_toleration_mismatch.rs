@@ -1,7 +1,7 @@
 use super::{Ctx, close_enough, edit_distance_within};
 use crate::diag::{Diagnostic, Loc};
+use crate::index::flavor_pools;
 use crate::model::{Flavor, Taint, Toleration, is_accelerator_resource};
-use crate::sched::flavor_pools;
 use crate::yaml::Node;
 
 declare_rule! {

@@ -49,7 +49,7 @@ declare_rule! {
     chunked: true,
 }
 
-const KEY: &str = crate::sched::CAPACITY_TYPE;
+const KEY: &str = crate::index::CAPACITY_TYPE;
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
@@ -61,7 +61,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if !is_server_kind(obj) {
             continue;
         }
-        let cap = crate::sched::landing_capacity(ix, ti);
+        let cap = crate::index::landing_capacity(ix, ti);
         if cap.pools.is_empty() || cap.any(ix, |c| c != "spot") {
             continue;
         }

@@ -42,7 +42,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         for p in f
             .problems
             .iter()
-            .filter(|p| !crate::sources::is_build_failure(p))
+            .filter(|p| p.kind != crate::yaml::ProblemKind::Build)
         {
             let mut d = cx.at(
                 Loc {

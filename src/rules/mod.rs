@@ -4,6 +4,7 @@ use crate::diag::{Diagnostic, FileId, Loc, Severity};
 use crate::index::Index;
 use crate::intent::Intent;
 use crate::model::{Object, PodTemplate, is_gpu_resource};
+pub(crate) use crate::text::{Near, close_enough, edit_distance, edit_distance_within};
 use crate::yaml::{Node, Span};
 use std::ops::Range;
 
@@ -132,11 +133,6 @@ pub(crate) fn usable(n: Node<'_>) -> Option<&str> {
     n.as_str()
         .map(str::trim)
         .filter(|s| !s.is_empty() && !crate::quantity::is_placeholder(s))
-}
-
-/// Whether an edit distance makes a likely typo of `name`.
-pub(crate) fn close_enough(name: &str, dist: usize) -> bool {
-    dist > 0 && dist <= 3 && dist * 3 <= name.chars().count().max(3)
 }
 
 /// Where to point at a pod template as a whole: its `metadata` key, else the GPU resource key
@@ -290,87 +286,10 @@ pub fn find(name: &str) -> Option<&'static Rule> {
 
 /// The registered rule name closest to a mistyped one.
 pub fn closest(name: &str) -> Option<&'static str> {
-    ALL.iter()
-        .map(|r| (edit_distance(name, r.name), r.name))
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, n)| n)
+    crate::text::closest(name, ALL.iter().map(|r| r.name))
 }
 
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    rapidfuzz::distance::levenshtein::distance(a.chars(), b.chars())
-}
-
-/// The edit distance when it is at most `max`, found without filling the whole table (thousands
-/// of names are compared per missing reference in a large repository).
-pub(crate) fn edit_distance_within(a: &str, b: &str, max: usize) -> Option<usize> {
-    use rapidfuzz::distance::levenshtein::{Args, distance_with_args};
-    distance_with_args(a.chars(), b.chars(), &Args::default().score_cutoff(max))
-}
-
-/// Names close to one name (likely typos of it), compared against thousands of candidates: the
-/// name's pattern is prepared once, and a candidate whose length alone puts it too far is ruled out
-/// without a comparison. Missing references grow with a repository, and so do the names each is
-/// compared with.
-pub(crate) struct Near {
-    cmp: rapidfuzz::distance::levenshtein::BatchComparator<char>,
-    chars: usize,
-    max: usize,
-}
-
-impl Near {
-    /// Candidates at most `max` edits from `name`.
-    pub fn new(name: &str, max: usize) -> Near {
-        Near {
-            cmp: rapidfuzz::distance::levenshtein::BatchComparator::new(name.chars()),
-            chars: name.chars().count(),
-            max,
-        }
-    }
-
-    /// The edit distance to `other` when it is at most the maximum.
-    pub fn distance(&self, other: &str) -> Option<usize> {
-        use rapidfuzz::distance::levenshtein::Args;
-        if other.chars().count().abs_diff(self.chars) > self.max {
-            return None;
-        }
-        self.cmp
-            .distance_with_args(other.chars(), &Args::default().score_cutoff(self.max))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn near_names_agree_with_the_edit_distance() {
-        let names = [
-            "gpu-class",
-            "gpu-clas",
-            "team-0001",
-            "team-0234",
-            "é",
-            "e",
-            "",
-            "abcdef",
-        ];
-        for a in names {
-            let near = Near::new(a, 3);
-            for b in names {
-                assert_eq!(near.distance(b), edit_distance_within(a, b, 3), "{a} / {b}");
-            }
-        }
-    }
-
-    #[test]
-    fn edit_distances() {
-        assert_eq!(edit_distance("gpu-class", "gpu-clas"), 1);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("é", "e"), 1);
-        assert_eq!(edit_distance_within("trainig", "training", 3), Some(1));
-        assert_eq!(edit_distance_within("team-0001", "team-0234", 2), None);
-        assert_eq!(edit_distance_within("a", "abcdef", 3), None);
-    }
+/// Every registered rule's name, in catalog order.
+pub fn names() -> Vec<&'static str> {
+    ALL.iter().map(|r| r.name).collect()
 }

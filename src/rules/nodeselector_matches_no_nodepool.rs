@@ -1,8 +1,9 @@
 use super::{Ctx, edit_distance};
 use crate::diag::{Diagnostic, Loc};
+use crate::index::FlavorReject;
 use crate::index::Index;
 use crate::model::PodTemplate;
-use crate::sched::{self, FlavorReject, GpuCapability, LabelIssue, PodConstraints, Req};
+use crate::sched::{self, GpuCapability, LabelIssue, PodConstraints, Req};
 use crate::yaml::Node;
 
 declare_rule! {
@@ -336,13 +337,13 @@ fn kueue_check(cx: &Ctx, ti: usize, t: &PodTemplate, out: &mut Vec<Diagnostic>) 
         .cluster_queue
         .and_then(|c| ix.cluster_queues.get(c))
         .map_or("?", |c| c.name);
-    let assignable = sched::assignable_variants(ix, ti);
+    let assignable = crate::index::assignable_variants(ix, ti);
     if assignable.is_empty() {
         // Kueue rules out every flavor; report it when the template's own selectors are the reason.
         let conflict = ix.variants[ti]
             .iter()
             .filter_map(|v| v.flavor)
-            .find_map(|fi| match sched::flavor_reject(ix, ti, fi) {
+            .find_map(|fi| match crate::index::flavor_reject(ix, ti, fi) {
                 Some(FlavorReject::Labels { key, pod, flavor }) => Some((fi, key, pod, flavor)),
                 _ => None,
             });

@@ -1,7 +1,7 @@
 use super::Ctx;
 use crate::diag::{Diagnostic, Loc};
+use crate::index::{PoolCap, flavor_pools_for, pool_cap, show_quantity};
 use crate::model::{FlavorQuotas, is_gpu_resource, resource_groups};
-use crate::sched::{PoolCap, flavor_pools_for, pool_cap, show_quantity};
 use crate::yaml::Node;
 
 declare_rule! {

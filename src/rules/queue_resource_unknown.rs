@@ -1,7 +1,8 @@
 use super::{Ctx, close_enough, edit_distance_within};
 use crate::diag::Diagnostic;
+use crate::index::flavor_pools_for;
 use crate::model::ClusterQueue;
-use crate::sched::{bounded_instances, flavor_pools_for};
+use crate::sched::bounded_instances;
 use crate::yaml::Node;
 use std::collections::HashSet;
 

@@ -41,7 +41,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         for p in f
             .problems
             .iter()
-            .filter(|p| crate::sources::is_build_failure(p))
+            .filter(|p| p.kind == crate::yaml::ProblemKind::Build)
         {
             out.push(
                 cx.at(

@@ -62,7 +62,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if (min..=SPOT_NOTICE_SECONDS).contains(&secs) {
             continue;
         }
-        let cap = crate::sched::landing_capacity(ix, ti);
+        let cap = crate::index::landing_capacity(ix, ti);
         let Some(&spot_pool) = cap
             .pools
             .iter()
@@ -111,7 +111,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if let Some(r) = pool
             .requirements
             .iter()
-            .find(|r| r.key == crate::sched::CAPACITY_TYPE)
+            .find(|r| r.key == crate::index::CAPACITY_TYPE)
         {
             d = d.related(
                 pool.loc(r.node),

@@ -45,5 +45,5 @@ declare_rule! {
     check: check,
 }
 
-/// Findings come from the suppression pass (`crate::suppress`), which runs after every rule.
+/// Findings come from the suppression pass, which runs after every rule.
 fn check(_: &Ctx, _: &mut Vec<Diagnostic>) {}

@@ -1,6 +1,6 @@
 use super::Ctx;
 use crate::diag::Diagnostic;
-use crate::sched::{admission, show_quantity};
+use crate::index::{admission, show_quantity};
 
 declare_rule! {
     /// ## What it does

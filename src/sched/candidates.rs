@@ -12,11 +12,11 @@
 //! pools with the same hard taints share one taint class, so tolerations are checked once per
 //! class, not once per pool.
 
-use super::constraints::{PodConstraints, Req};
 use super::instances::{GpuCapability, gpu_capability};
 use super::is_placeholder;
 use super::requirements::{LabelIssue, PoolReqs, is_well_known, label_issues, normalize_key};
 use crate::model::NodePool;
+use crate::model::constraints::{PodConstraints, Req};
 use fixedbitset::FixedBitSet;
 use foldhash::{HashMap, HashMapExt};
 use rayon::prelude::*;

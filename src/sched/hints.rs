@@ -81,7 +81,7 @@ pub fn similar_pool_label<'a>(
         }
     }
     let near = |k: &str| {
-        let d = crate::rules::edit_distance(k, key);
+        let d = crate::text::edit_distance(k, key);
         d > 0 && d <= (key.len().max(k.len()) / 4).max(2)
     };
     let short = |k: &str| k.rsplit('/').next().unwrap_or(k).to_string();

@@ -229,10 +229,10 @@ pub fn gpu_capability(pool: &NodePool<'_>) -> GpuCapability {
 /// GPU names), narrowed by the pod's ANDed requirements on instance labels and by the GPUs one
 /// pod needs. `None`: the set is open or unknown.
 pub fn instances_for(
-    pod: &super::constraints::PodConstraints<'_>,
+    pod: &crate::model::constraints::PodConstraints<'_>,
     pool: &NodePool<'_>,
 ) -> Option<Vec<&'static catalog::Instance>> {
-    let bounding = |r: &&super::constraints::Req<'_>| {
+    let bounding = |r: &&crate::model::constraints::Req<'_>| {
         r.op == "In" && names_catalog_instances(r.key, &r.values)
     };
     let base: Vec<&'static catalog::Instance> = match bounded_cached(pool) {
@@ -261,7 +261,7 @@ pub fn instances_for(
 /// catalog's GPU instances the pool's requirements allow, narrowed the same way. For explaining
 /// a placement (`gpuops why`), where an open pool still has a cheapest candidate.
 pub fn candidate_instances(
-    pod: &super::constraints::PodConstraints<'_>,
+    pod: &crate::model::constraints::PodConstraints<'_>,
     pool: &NodePool<'_>,
 ) -> Vec<&'static catalog::Instance> {
     if let Some(known) = instances_for(pod, pool) {

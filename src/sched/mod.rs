@@ -15,23 +15,17 @@
 //! side match anything: the linter cannot know what they become.
 
 mod candidates;
-mod capacity;
-mod constraints;
+
 mod hints;
 mod instances;
-mod kueue;
 mod pods;
-mod quota;
 mod requirements;
 
+pub use crate::model::constraints::*;
 pub use candidates::*;
-pub use capacity::*;
-pub use constraints::*;
 pub use hints::*;
 pub use instances::*;
-pub use kueue::*;
 pub use pods::*;
-pub use quota::*;
 pub use requirements::*;
 
 use crate::model::{NodePool, Taint};
@@ -84,6 +78,7 @@ pub fn taints<'a>(pod: &PodConstraints<'_>, pool: &NodePool<'a>, eks: bool) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::{FlavorReject, assignable_variants, flavor_reject};
     use crate::model::{NodePool, Object, PodTemplate};
     use crate::yaml::{Budget, parse};
 

@@ -133,19 +133,6 @@ pub fn gpu_resources<'a>(t: &PodTemplate<'a>) -> Vec<&'a str> {
     out
 }
 
-/// GPU pods the workload of object `oi` runs at once, over all its GPU templates (a template
-/// whose count is unknown counts once).
-pub fn workload_gpu_pods(ix: &crate::index::Index<'_>, oi: usize) -> u64 {
-    let Some(obj) = ix.objects.get(oi) else {
-        return 0;
-    };
-    ix.templates_of(oi)
-        .iter()
-        .filter(|t| t.requests_gpu())
-        .map(|t| template_pods(obj, t).unwrap_or(1))
-        .sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

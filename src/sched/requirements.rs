@@ -1,6 +1,5 @@
 //! The label side of placement: a pool's requirement set and whether pod requirements meet it.
 
-use super::constraints::{PodConstraints, Req};
 use super::instances::{
     GpuCapability, bounded_cached, expr_holds, gpu_capability, gpu_count_cap,
     is_stable_instance_label, names_catalog_instances,
@@ -9,7 +8,7 @@ use super::is_placeholder;
 use crate::catalog;
 use crate::diag::Loc;
 use crate::model::NodePool;
-use crate::small::OneOrMany;
+use crate::model::constraints::{PodConstraints, Req};
 
 /// Why a pod's label constraints do not meet a pool.
 #[derive(Debug, Clone)]
@@ -58,91 +57,10 @@ fn fixed_values(key: &str) -> Option<&'static [&'static str]> {
     }
 }
 
-/// One constraint of the pool on a key, with where it is written.
-#[derive(Debug, Clone)]
-struct PoolReq<'a> {
-    op: &'a str,
-    values: super::Values<'a>,
-    loc: Loc,
-}
-
-/// The pool's requirement set, per key (nearly always one constraint a key, one value each).
-#[derive(Debug)]
-pub struct PoolReqs<'a> {
-    by_key: Vec<(&'a str, OneOrMany<PoolReq<'a>>)>,
-}
+use crate::model::requirements::PoolReq;
+pub use crate::model::requirements::{PoolReqs, normalize_key};
 
 impl<'a> PoolReqs<'a> {
-    /// The pool's requirement set (built once per pool and kept with it).
-    pub fn of<'p>(pool: &'p NodePool<'a>) -> &'p Self {
-        pool.sched.get_or_init(|| Self::build(pool))
-    }
-
-    fn build(pool: &NodePool<'a>) -> Self {
-        let mut by_key: Vec<(&'a str, OneOrMany<PoolReq<'a>>)> = Vec::new();
-        let mut add =
-            |key: &'a str, r: PoolReq<'a>| match by_key.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, v)) => v.push(r),
-                None => by_key.push((key, OneOrMany::One(r))),
-            };
-        for (k, _, v) in &pool.labels {
-            if let Some(val) = v.as_str() {
-                add(
-                    k,
-                    PoolReq {
-                        op: "In",
-                        values: OneOrMany::One(val),
-                        loc: pool.loc(*v),
-                    },
-                );
-            }
-        }
-        for r in &pool.requirements {
-            add(
-                normalize_key(r.key),
-                PoolReq {
-                    op: r.op,
-                    values: OneOrMany::of(&r.values),
-                    loc: pool.loc(r.node),
-                },
-            );
-        }
-        add(
-            "karpenter.sh/nodepool",
-            PoolReq {
-                op: "In",
-                values: OneOrMany::One(pool.name),
-                loc: pool.loc(pool.anchor),
-            },
-        );
-        if let Some(nc) = pool.node_class_ref.and_then(|n| n.get("name"))
-            && let Some(v) = nc.as_str()
-        {
-            add(
-                "karpenter.k8s.aws/ec2nodeclass",
-                PoolReq {
-                    op: "In",
-                    values: OneOrMany::One(v),
-                    loc: pool.loc(nc),
-                },
-            );
-        }
-        // EKS Auto Mode labels each of its nodes `eks.amazonaws.com/compute-type: auto`, the
-        // selector AWS documents for pinning workloads to Auto Mode capacity.
-        if pool.is_auto_mode() {
-            add(
-                "eks.amazonaws.com/compute-type",
-                PoolReq {
-                    op: "In",
-                    values: OneOrMany::One("auto"),
-                    loc: pool.loc(pool.node_class_ref.unwrap_or(pool.anchor)),
-                },
-            );
-        }
-        by_key.shrink_to_fit();
-        PoolReqs { by_key }
-    }
-
     /// Per key the pool constrains: the values an `In`-only key may take (their union), or
     /// `None` when some constraint on it is not a plain `In` (the candidate index then always
     /// keeps the pool for that key).
@@ -201,7 +119,7 @@ impl<'a> PoolReqs<'a> {
     }
 }
 
-pub(super) fn numeric(op: &str, value: &str, bound: &[&str]) -> bool {
+pub fn numeric(op: &str, value: &str, bound: &[&str]) -> bool {
     let (Ok(v), Some(Ok(b))) = (
         value.parse::<i64>(),
         bound.first().map(|b| b.parse::<i64>()),
@@ -214,18 +132,6 @@ pub(super) fn numeric(op: &str, value: &str, bound: &[&str]) -> bool {
         "Gte" => v >= b,
         "Lte" => v <= b,
         _ => false,
-    }
-}
-
-/// Deprecated beta keys Karpenter normalizes to their stable equivalents.
-pub(super) fn normalize_key(key: &str) -> &str {
-    match key {
-        "failure-domain.beta.kubernetes.io/zone" => "topology.kubernetes.io/zone",
-        "failure-domain.beta.kubernetes.io/region" => "topology.kubernetes.io/region",
-        "beta.kubernetes.io/arch" => "kubernetes.io/arch",
-        "beta.kubernetes.io/os" => "kubernetes.io/os",
-        "beta.kubernetes.io/instance-type" => "node.kubernetes.io/instance-type",
-        k => k,
     }
 }
 

@@ -5,7 +5,7 @@
 use super::builtin::{Field, Obj, Ty, Unknown};
 use super::non_string_reading;
 use crate::quantity::is_placeholder;
-use crate::rules::{close_enough, edit_distance_within};
+use crate::text::{close_enough, edit_distance_within};
 use crate::yaml::{Node, Value, Yaml11};
 
 /// One thing the API server (or an admission webhook) would refuse or drop.

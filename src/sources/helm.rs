@@ -2,8 +2,8 @@
 //! `# Source: <chart>/templates/<file>` comments), and where each document came from.
 
 use super::exec::{self, Invocation};
-use super::settings::ChartConfig;
 use super::tree::{identity, normalize};
+use crate::config::sources::ChartConfig;
 use crate::source::SourceFile;
 use crate::yaml::Span;
 use std::ffi::OsString;

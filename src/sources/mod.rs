@@ -17,7 +17,6 @@ pub mod exec;
 pub mod helm;
 pub mod kustomize;
 pub mod remap;
-pub mod settings;
 pub mod tree;
 
 mod build;
@@ -26,13 +25,13 @@ mod finish;
 mod plan;
 mod rendered;
 
+pub use crate::config::sources::{ChartConfig, SourcesConfig, parse_key as parse_config_key};
 pub use build::Builds;
-pub use settings::{ChartConfig, SourcesConfig, parse_key as parse_config_key};
 
 use crate::config::Settings;
 use crate::diag::FileId;
 use crate::source::{SourceFile, display_path};
-use crate::yaml::{Problem, Span};
+use crate::yaml::Span;
 use build::{HResult, KResult};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,13 +56,6 @@ pub const KUSTOMIZE_FAILED: &str = "`kustomize build` failed: ";
 pub const HELM_FAILED: &str = "`helm template` failed: ";
 /// An Argo CD Application whose source in this repository cannot be synced.
 pub const ARGO_FAILED: &str = "Argo CD cannot sync ";
-
-/// Whether a file problem is a failed build rather than a YAML problem.
-pub fn is_build_failure(p: &Problem) -> bool {
-    p.message.starts_with(KUSTOMIZE_FAILED)
-        || p.message.starts_with(HELM_FAILED)
-        || p.message.starts_with(ARGO_FAILED)
-}
 
 /// A path as shown to the user: relative to the working directory when under it.
 pub fn shown(p: &Path) -> String {

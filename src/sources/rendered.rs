@@ -287,6 +287,7 @@ fn failed_file(path: String, text: String, span: Span, message: String) -> Sourc
             span,
             message,
             first: None,
+            kind: crate::yaml::ProblemKind::Build,
         }],
         skipped: None,
         role: Default::default(),

@@ -4,7 +4,6 @@
 use super::{FlavorRow, QuotaRow, Route, at};
 use crate::index::Index;
 use crate::model::Object;
-use crate::sched;
 
 pub(super) fn route(ix: &Index, ti: usize) -> Option<Route> {
     let q = ix.queues.get(ti).copied().flatten()?;
@@ -30,7 +29,7 @@ pub(super) fn route(ix: &Index, ti: usize) -> Option<Route> {
             let hint = ix
                 .local_queues
                 .iter()
-                .map(|l| (crate::rules::edit_distance(&queue, l.name), l))
+                .map(|l| (crate::text::edit_distance(&queue, l.name), l))
                 .filter(|(d, _)| *d <= 2)
                 .min_by_key(|(d, _)| *d)
                 .map(|(_, l)| {
@@ -52,11 +51,11 @@ pub(super) fn route(ix: &Index, ti: usize) -> Option<Route> {
             })
         }
         (Some(_), Some(cq)) => {
-            let quotas = sched::QuotaIndex::build(ix);
-            let admissions = sched::admission(ix, &quotas, t.owner)
+            let quotas = crate::index::QuotaIndex::build(ix);
+            let admissions = crate::index::admission(ix, &quotas, t.owner)
                 .map(|(_, a)| a)
                 .unwrap_or_default();
-            let assigned: Vec<Option<usize>> = sched::assignable_variants(ix, ti)
+            let assigned: Vec<Option<usize>> = crate::index::assignable_variants(ix, ti)
                 .into_iter()
                 .map(|v| v.flavor)
                 .collect();
@@ -79,7 +78,7 @@ pub(super) fn route(ix: &Index, ti: usize) -> Option<Route> {
                 };
                 let fobj = &ix.objects[ix.flavors[fi].obj];
                 let location = Some(at(ix, fobj.loc(fobj.anchor())));
-                let row = match sched::flavor_reject(ix, ti, fi) {
+                let row = match crate::index::flavor_reject(ix, ti, fi) {
                     None if assigned.contains(&Some(fi)) => FlavorRow {
                         name: name.to_string(),
                         location,
@@ -98,7 +97,7 @@ pub(super) fn route(ix: &Index, ti: usize) -> Option<Route> {
                         flavor: None,
                         quota: Vec::new(),
                     },
-                    Some(sched::FlavorReject::Labels { key, pod, flavor }) => FlavorRow {
+                    Some(crate::index::FlavorReject::Labels { key, pod, flavor }) => FlavorRow {
                         name: name.to_string(),
                         location,
                         assignable: false,
@@ -110,7 +109,7 @@ pub(super) fn route(ix: &Index, ti: usize) -> Option<Route> {
                         flavor: flavor.map(|l| at(ix, l)),
                         quota: Vec::new(),
                     },
-                    Some(sched::FlavorReject::Taint { taint, flavor }) => FlavorRow {
+                    Some(crate::index::FlavorReject::Taint { taint, flavor }) => FlavorRow {
                         name: name.to_string(),
                         location,
                         assignable: false,
@@ -136,7 +135,7 @@ pub(super) fn route(ix: &Index, ti: usize) -> Option<Route> {
                     a.request.total(),
                     a.request.resource,
                     cq.name,
-                    a.max.map_or("?".into(), sched::show_quantity)
+                    a.max.map_or("?".into(), crate::index::show_quantity)
                 ));
             }
         }
@@ -163,10 +162,10 @@ pub(super) fn route(ix: &Index, ti: usize) -> Option<Route> {
 /// workload asks for.
 fn quota_rows(
     ix: &Index,
-    quotas: &sched::QuotaIndex,
+    quotas: &crate::index::QuotaIndex,
     cq: &crate::model::ClusterQueue,
     flavor: &str,
-    admissions: &[sched::Admission],
+    admissions: &[crate::index::Admission],
     cq_obj: &Object,
 ) -> Vec<QuotaRow> {
     let Some(fq) = cq.flavor_quotas(flavor) else {
@@ -184,7 +183,7 @@ fn quota_rows(
                 nominal: written(r.nominal),
                 borrowing_limit: written(r.borrowing_limit),
                 cohort: cap.cohort.map(str::to_string),
-                max: cap.max.map(sched::show_quantity),
+                max: cap.max.map(crate::index::show_quantity),
                 request: admissions
                     .iter()
                     .find(|a| a.request.resource == r.name)

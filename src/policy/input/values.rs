@@ -327,7 +327,7 @@ fn int(text: &str) -> Option<i64> {
 
 /// YAML as JSON, typed the same way (for `policy-data:` in the config).
 pub fn node_json(n: Node<'_>) -> serde_json::Value {
-    crate::schema::crd::to_json(n)
+    crate::yaml::to_json(n)
 }
 
 #[cfg(test)]

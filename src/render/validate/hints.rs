@@ -4,7 +4,7 @@ fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Opt
     let w = word.to_lowercase();
     candidates
         .into_iter()
-        .map(|c| (crate::rules::edit_distance(&w, c), c))
+        .map(|c| (crate::text::edit_distance(&w, c), c))
         .filter(|(d, _)| *d <= 2)
         .min()
         .map(|(_, c)| c)

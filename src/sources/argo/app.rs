@@ -232,7 +232,7 @@ fn flag(n: Option<Node<'_>>) -> bool {
 
 /// A YAML node as JSON, scalars typed the way Kubernetes' YAML 1.1 reader types them.
 pub fn to_json(n: Node<'_>) -> serde_json::Value {
-    crate::schema::crd::to_json(n)
+    crate::yaml::to_json(n)
 }
 
 fn pairs(n: Option<Node<'_>>) -> Vec<(String, String)> {

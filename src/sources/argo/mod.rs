@@ -25,35 +25,7 @@ pub const IN_CLUSTER_SERVER: &str = "https://kubernetes.default.svc";
 /// The name Argo CD gives that cluster.
 pub const IN_CLUSTER: &str = "in-cluster";
 
-/// A repository URL reduced to host and path, so that the forms Argo CD accepts for one
-/// repository compare equal: `git@github.com:o/r.git`, `ssh://git@github.com:22/o/r`,
-/// `https://GitHub.com/o/r/` all give `github.com/o/r`.
-pub fn normalize_repo(url: &str) -> String {
-    let mut s = url.trim().to_ascii_lowercase();
-    if let Some(i) = s.find("://") {
-        s.drain(..i + 3);
-    } else if let Some(colon) = s.find(':')
-        && s.find('/').is_none_or(|slash| colon < slash)
-    {
-        // scp-like `user@host:path`.
-        s.replace_range(colon..=colon, "/");
-    }
-    let host_end = s.find('/').unwrap_or(s.len());
-    if let Some(at) = s[..host_end].rfind('@') {
-        s.drain(..=at);
-    }
-    let host_end = s.find('/').unwrap_or(s.len());
-    if let Some(colon) = s[..host_end].find(':')
-        && s[colon + 1..host_end].bytes().all(|b| b.is_ascii_digit())
-    {
-        s.replace_range(colon..host_end, "");
-    }
-    let mut s = s.trim_end_matches('/').to_string();
-    if let Some(stripped) = s.strip_suffix(".git") {
-        s = stripped.trim_end_matches('/').to_string();
-    }
-    s
-}
+pub use crate::text::normalize_repo;
 
 /// Where an Application deploys.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

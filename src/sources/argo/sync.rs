@@ -17,11 +17,11 @@
 use super::app::{self, App, Source};
 use super::units::{HelmKey, Made, Unit};
 use super::{appset, cluster_of, normalize_repo};
+use crate::config::sources::dns_label;
 use crate::diag::FileId;
 use crate::source::SourceFile;
 use crate::sources::{
     ARGO_FAILED, Sources,
-    settings::dns_label,
     tree::{self, Forest, identity, normalize},
 };
 use crate::yaml::{Problem, Span};
@@ -493,6 +493,7 @@ impl Sources {
                             span,
                             message: format!("{ARGO_FAILED}Application `{}`: {message}", a.name),
                             first: None,
+                            kind: crate::yaml::ProblemKind::Build,
                         });
                     }
                 }
