@@ -112,6 +112,23 @@ impl Settings {
     pub fn level(&self, rule: &str) -> Option<Level> {
         self.rules.get(rule).copied()
     }
+
+    /// Whether a rule runs: not when `--rule` selects others or its level is `off`; a rule that is
+    /// off by default (a bundled policy) runs when given a level or selected.
+    pub fn rule_enabled(&self, name: &str, off_by_default: bool) -> bool {
+        let selected = self
+            .only
+            .as_ref()
+            .map(|only| only.iter().any(|o| o == name));
+        if selected == Some(false) {
+            return false;
+        }
+        match self.level(name) {
+            Some(Level::Off) => false,
+            Some(_) => true,
+            None => selected == Some(true) || !off_by_default,
+        }
+    }
     pub fn is_external(&self, kind: &str, namespace: Option<&str>, name: &str) -> bool {
         self.external.iter().any(|e| {
             e.kind == kind

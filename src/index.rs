@@ -442,6 +442,15 @@ impl<'a> Index<'a> {
         })
     }
 
+    /// The CEL rules of the user CRDs skipped so far (none when no rule read the CRDs); clears
+    /// them.
+    pub fn cel_skips(&self) -> crate::schema::validations::SkipSet {
+        self.user_crds
+            .get()
+            .map(|u| u.take_skips())
+            .unwrap_or_default()
+    }
+
     /// What each Kueue cohort may lend (built once, on first use).
     pub fn quotas(&self) -> &QuotaIndex<'a> {
         self.quotas.get_or_init(|| QuotaIndex::build(self))

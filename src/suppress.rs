@@ -89,7 +89,7 @@ struct Found {
 /// `unused-suppression` findings. With `settings.suppressions` off nothing is suppressed and
 /// nothing is unused, but malformed suppressions are still reported.
 ///
-/// Unused suppressions are only reported for rules that ran (`crate::rule_enabled`): turning a
+/// Unused suppressions are only reported for rules that ran (`policy::enabled`): turning a
 /// rule off or selecting others with `--rule` must not make its suppressions look stale.
 pub fn apply(
     files: &[SourceFile],
@@ -158,7 +158,7 @@ pub fn apply(
         }
     }
 
-    if crate::rule_enabled(settings, suppression_invalid::RULE.name) {
+    if crate::policy::enabled(settings, suppression_invalid::RULE.name) {
         for f in &mut found {
             for inv in f.invalid.drain(..) {
                 diagnostics.push(
@@ -174,9 +174,9 @@ pub fn apply(
         }
     }
 
-    if settings.suppressions && crate::rule_enabled(settings, unused_suppression::RULE.name) {
+    if settings.suppressions && crate::policy::enabled(settings, unused_suppression::RULE.name) {
         for e in found.iter().flat_map(|f| &f.entries) {
-            if e.used || !crate::rule_enabled(settings, e.rule) {
+            if e.used || !crate::policy::enabled(settings, e.rule) {
                 continue;
             }
             let place = match &e.scope {

@@ -2,15 +2,16 @@
 
 use super::output::{config_error, print};
 use super::policy::load_policies;
-use super::repo::{Repo, read_repo};
+use super::repo::read_repo;
 use crate::{Color, FailOn, LintArgs};
 use gpuops::config::{self, Settings};
 use gpuops::diag::Severity;
 use gpuops::report::progress::Progress;
 use gpuops::report::{self, ChangedFiles, Format, OutputFile};
-use gpuops::source::{self, SourceFile};
+use gpuops::run::Linted;
+use gpuops::source;
 use std::io::{IsTerminal, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 pub(crate) fn lint(args: LintArgs) -> ExitCode {
@@ -53,29 +54,20 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
         .cloned()
         .collect();
 
-    let mut config_path: Option<PathBuf> = None;
-    let mut settings = if args.no_config {
-        Settings::default()
-    } else {
-        let found = match &args.config {
-            Some(c) => Some(c.clone()),
-            None => config::discover(
-                fs_paths
-                    .first()
-                    .map_or(std::path::Path::new("."), |p| p.as_path()),
-            ),
-        };
-        config_path.clone_from(&found);
-        match found {
-            Some(path) => match config::load(&path, &gpuops::rules::names()) {
-                Ok(s) => s,
-                Err(e) => {
-                    config_error(&e);
-                    return ExitCode::from(2);
-                }
-            },
-            None => Settings::default(),
-        }
+    let config_path = gpuops::run::config_path(
+        args.config.as_deref(),
+        args.no_config,
+        fs_paths.first().map_or(Path::new("."), |p| p.as_path()),
+    );
+    let mut settings = match &config_path {
+        Some(path) => match config::load(path, &gpuops::rules::names()) {
+            Ok(s) => s,
+            Err(e) => {
+                config_error(&e);
+                return ExitCode::from(2);
+            }
+        },
+        None => Settings::default(),
     };
     if let Some(f) = args.fail_on {
         settings.fail_on = match f {
@@ -136,25 +128,20 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
         Progress::stderr()
     };
 
-    let Repo {
-        mut files,
-        sources,
-        walk_problems,
-        load_problems,
-    } = read_repo(
+    let mut repo = read_repo(
         &settings,
         &fs_paths,
         &[&args.context[..], &args.crd[..]].concat(),
         &progress,
     );
     if args.explain_sources {
-        eprint!("{}", sources.explain());
+        eprint!("{}", repo.sources.explain());
     }
     // What fails the run besides findings (SARIF lists them too), and warnings; printed once the
     // progress line is gone.
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
-    for p in &walk_problems {
+    for p in &repo.walk_problems {
         let missing = !std::path::Path::new(&p.path).exists()
             && fs_paths.iter().any(|r| source::display_path(r) == p.path);
         if missing {
@@ -164,7 +151,7 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
         }
     }
     errors.extend(
-        load_problems
+        repo.load_problems
             .iter()
             .map(|p| format!("{}: {}", p.path, p.message)),
     );
@@ -175,12 +162,12 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
             eprintln!("error: reading stdin: {e}");
             return ExitCode::from(2);
         }
-        files.push(source::from_bytes("<stdin>".into(), buf));
+        repo.files.push(source::from_bytes("<stdin>".into(), buf));
     }
 
     progress.linting(
-        files.iter().filter(|f| !f.is_context()).count(),
-        files.iter().map(|f| f.docs.len()).sum(),
+        repo.files.iter().filter(|f| !f.is_context()).count(),
+        repo.files.iter().map(|f| f.docs.len()).sum(),
         gpuops::rules::all()
             .iter()
             .filter(|r| gpuops::rule_enabled(&settings, r.name))
@@ -188,11 +175,7 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
     );
     // The process ends after the report: the policy input is left to the exit.
     gpuops::exit_after_lint();
-    // Findings on rendered sources move to the files that produced them before suppressions are
-    // read there.
-    let mut outcome = gpuops::check(&files, &settings, Some(&policies));
-    let (files, notes) = sources.finish(&mut outcome.diagnostics, files);
-    gpuops::finish(&files, &settings, Some(&policies), &mut outcome);
+    let Linted { mut outcome, files } = gpuops::run::lint_repo(repo, &settings, Some(&policies));
     progress.finish();
     // A policy that failed on this input is an error of the run; the others still reported.
     errors.extend(outcome.policy_errors.iter().map(ToString::to_string));
@@ -227,11 +210,7 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
     };
     print(&report::emit(format, &run, color));
     if matches!(format, Format::Human) {
-        skipped_notes(&files, &settings);
-        for n in &notes {
-            eprintln!("{n}");
-        }
-        if let Some(n) = gpuops::schema::validations::take_notes() {
+        for n in &outcome.notes {
             eprintln!("{n}");
         }
     }
@@ -248,24 +227,4 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
     // Freeing millions of tree nodes one by one costs more than the process exit does.
     std::mem::forget(files);
     ExitCode::from(code)
-}
-
-/// One stderr line per template that was not linted, with how to lint it.
-fn skipped_notes(files: &[SourceFile], settings: &Settings) {
-    for f in files {
-        let Some(s) = &f.skipped else { continue };
-        let hint = gpuops::sources::skip_hint(f, settings);
-        let how = if let Some(h) = &hint {
-            h.as_str()
-        } else if s.reason.starts_with("Jinja") {
-            "render it and lint the output via stdin"
-        } else {
-            "render it (helm template …) and lint the output via stdin"
-        };
-        let p = f.pos(s.span.start());
-        eprintln!(
-            "note: skipped {} {}:{}:{} ({}); {how}",
-            s.reason, f.path, p.line, p.col, s.marker
-        );
-    }
 }

@@ -432,7 +432,7 @@ impl Policies {
         let enabled: Vec<&PolicyMeta> = self
             .policies
             .iter()
-            .filter(|p| crate::rule_enabled(settings, p.name))
+            .filter(|p| self::enabled(settings, p.name))
             .collect();
         if enabled.is_empty() {
             return Run::default();
@@ -442,7 +442,7 @@ impl Policies {
         for p in self
             .policies
             .iter()
-            .filter(|p| !p.bundled || crate::rule_enabled(settings, p.name))
+            .filter(|p| !p.bundled || self::enabled(settings, p.name))
         {
             needs.merge(&p.needs);
         }
@@ -645,9 +645,8 @@ pub fn run(
     policies: Option<&Policies>,
     cluster: Option<&str>,
 ) -> Run {
-    let any_on = |mut names: std::slice::Iter<'_, &'static str>| {
-        names.any(|n| crate::rule_enabled(settings, n))
-    };
+    let any_on =
+        |mut names: std::slice::Iter<'_, &'static str>| names.any(|n| self::enabled(settings, n));
     match policies {
         Some(p) => {
             let names: Vec<&'static str> = p.policies.iter().map(|m| m.name).collect();
@@ -682,6 +681,12 @@ pub fn known(policies: Option<&Policies>, name: &str) -> Option<&'static str> {
         Some(p) => p.find(name).map(|m| m.name),
         None => bundled::find(name).map(|b| b.name),
     }
+}
+
+/// Whether a rule (built-in or policy) runs under these settings. Bundled policies are opt-in:
+/// they run when the config gives them a level or `--rule` names them.
+pub fn enabled(settings: &Settings, name: &str) -> bool {
+    settings.rule_enabled(name, off_by_default(name))
 }
 
 /// Whether a rule name is a policy that is off unless enabled (a bundled one).

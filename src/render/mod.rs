@@ -294,7 +294,7 @@ pub fn self_check(files: &[RenderedFile], prefix: &str) -> (Vec<SourceFile>, Vec
         .iter()
         .map(|f| SourceFile::from_text(format!("{prefix}{}", f.path), f.text.clone()))
         .collect();
-    let outcome = crate::lint(&sources, &crate::config::Settings::default());
+    let outcome = crate::run::lint(&sources, &crate::config::Settings::default());
     // A suppression in an overriding template is the template author's call.
     let findings = outcome
         .diagnostics

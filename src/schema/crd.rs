@@ -4,7 +4,7 @@
 //! (CEL rules, see [`super::validations`]).
 
 use super::check::Violation;
-use super::validations::Rules;
+use super::validations::{Rules, SkipSet, Skips};
 use crate::model::Object;
 use crate::yaml::{Node, Value as YValue};
 use serde_json::{Value, json};
@@ -22,11 +22,14 @@ struct Entry {
 #[derive(Default)]
 pub struct UserCrds {
     entries: Vec<Entry>,
+    /// CEL rules of these CRDs that were not checked, and why.
+    skips: Skips,
 }
 
 impl UserCrds {
     pub fn from_objects<'s, 'a: 's>(objects: impl Iterator<Item = &'s Object<'a>>) -> Self {
         let mut entries = Vec::new();
+        let skips = Skips::default();
         for o in objects {
             if !(o.group == "apiextensions.k8s.io" && o.kind == "CustomResourceDefinition") {
                 continue;
@@ -55,7 +58,7 @@ impl UserCrds {
                 {
                     continue;
                 }
-                let rules = Rules::compile(schema, kind, name);
+                let rules = Rules::compile(schema, kind, name, &skips);
                 let mut schema = to_json(schema);
                 with_object_meta(&mut schema);
                 normalize(&mut schema);
@@ -75,7 +78,12 @@ impl UserCrds {
                 }
             }
         }
-        UserCrds { entries }
+        UserCrds { entries, skips }
+    }
+
+    /// The CEL rules skipped so far (not compiled, or not evaluated on some object); clears them.
+    pub fn take_skips(&self) -> SkipSet {
+        self.skips.take()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -163,7 +171,7 @@ impl UserCrds {
             });
         }
         if let Some(rules) = &e.rules {
-            rules.validate(obj.root, obj.kind, out);
+            rules.validate(obj.root, obj.kind, &self.skips, out);
         }
     }
 }

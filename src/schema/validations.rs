@@ -4,7 +4,7 @@
 //! as doubles, property names escaped (`__dash__`, `__dot__`, …).
 //!
 //! A rule that does not compile, calls a function not registered here, fails at run time or is
-//! over the cost guard is skipped: it never produces a finding, and [`take_notes`] counts it.
+//! over the cost guard is skipped: it never produces a finding, and [`Skips`] counts it.
 //! Transition rules (`oldSelf`) only apply on update and are not run.
 
 use super::check::Violation;
@@ -46,80 +46,104 @@ fn env() -> &'static Arc<Env> {
 
 /// Why a rule was not evaluated (for the summary note).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Skip {
+pub enum Skip {
     Compile,
     Unsupported(String),
     Runtime,
     Cost,
 }
 
-/// Rules skipped in this process, per (CRD kind and version, rule text).
-fn skipped() -> &'static Mutex<BTreeMap<(String, String), Skip>> {
-    static SKIPPED: OnceLock<Mutex<BTreeMap<(String, String), Skip>>> = OnceLock::new();
-    SKIPPED.get_or_init(Mutex::default)
-}
+/// Rules skipped, per (CRD kind and version, rule text): kept with the CRDs they belong to (one
+/// set per cluster index), so a run says what it skipped and nothing of another run's.
+#[derive(Default)]
+pub struct Skips(Mutex<BTreeMap<(String, String), Skip>>);
 
-fn note_skip(what: &str, rule: &str, why: Skip) {
-    if let Ok(mut m) = skipped().lock() {
-        // The first reason is kept: compile problems before run-time ones.
-        m.entry((what.to_string(), rule.to_string())).or_insert(why);
+impl Skips {
+    fn note(&self, what: &str, rule: &str, why: Skip) {
+        if let Ok(mut m) = self.0.lock() {
+            // The first reason is kept: compile problems before run-time ones.
+            m.entry((what.to_string(), rule.to_string())).or_insert(why);
+        }
+    }
+
+    /// What was skipped so far; clears the set.
+    pub fn take(&self) -> SkipSet {
+        SkipSet(
+            self.0
+                .lock()
+                .map(|mut m| std::mem::take(&mut *m))
+                .unwrap_or_default(),
+        )
     }
 }
 
-/// One line saying how many CEL rules were skipped and why, if any was; clears the count.
-pub fn take_notes() -> Option<String> {
-    let m = std::mem::take(&mut *skipped().lock().ok()?);
-    if m.is_empty() {
-        return None;
+/// Rules skipped, merged over a run's clusters.
+#[derive(Default, Debug)]
+pub struct SkipSet(BTreeMap<(String, String), Skip>);
+
+impl SkipSet {
+    /// Adds another index's skips; a rule keeps the first reason given for it.
+    pub fn merge(&mut self, other: SkipSet) {
+        for (k, v) in other.0 {
+            self.0.entry(k).or_insert(v);
+        }
     }
-    let mut compile = 0;
-    let mut runtime = 0;
-    let mut cost = 0;
-    let mut functions: Vec<&str> = Vec::new();
-    for why in m.values() {
-        match why {
-            Skip::Compile => compile += 1,
-            Skip::Runtime => runtime += 1,
-            Skip::Cost => cost += 1,
-            Skip::Unsupported(f) => {
-                if !functions.contains(&f.as_str()) {
-                    functions.push(f);
+
+    /// One line saying how many CEL rules were skipped and why, if any was.
+    pub fn note(&self) -> Option<String> {
+        let m = &self.0;
+        if m.is_empty() {
+            return None;
+        }
+        let mut compile = 0;
+        let mut runtime = 0;
+        let mut cost = 0;
+        let mut functions: Vec<&str> = Vec::new();
+        for why in m.values() {
+            match why {
+                Skip::Compile => compile += 1,
+                Skip::Runtime => runtime += 1,
+                Skip::Cost => cost += 1,
+                Skip::Unsupported(f) => {
+                    if !functions.contains(&f.as_str()) {
+                        functions.push(f);
+                    }
                 }
             }
         }
+        functions.sort_unstable();
+        let unsupported = m.len() - compile - runtime - cost;
+        let mut parts = Vec::new();
+        if unsupported > 0 {
+            parts.push(format!(
+                "{unsupported} call{} not supported here ({})",
+                if functions.len() == 1 {
+                    "s a function"
+                } else {
+                    " functions"
+                },
+                crate::diag::backticked(&functions, ", ")
+            ));
+        }
+        if compile > 0 {
+            parts.push(format!(
+                "{compile} do{} not compile",
+                if compile == 1 { "es" } else { "" }
+            ));
+        }
+        if runtime > 0 {
+            parts.push(format!("{runtime} failed to evaluate"));
+        }
+        if cost > 0 {
+            parts.push(format!("{cost} over the evaluation budget"));
+        }
+        Some(format!(
+            "note: {} CEL rule{} (x-kubernetes-validations) of user CRDs not checked: {}",
+            m.len(),
+            if m.len() == 1 { "" } else { "s" },
+            parts.join("; ")
+        ))
     }
-    functions.sort_unstable();
-    let unsupported = m.len() - compile - runtime - cost;
-    let mut parts = Vec::new();
-    if unsupported > 0 {
-        parts.push(format!(
-            "{unsupported} call{} not supported here ({})",
-            if functions.len() == 1 {
-                "s a function"
-            } else {
-                " functions"
-            },
-            crate::diag::backticked(&functions, ", ")
-        ));
-    }
-    if compile > 0 {
-        parts.push(format!(
-            "{compile} do{} not compile",
-            if compile == 1 { "es" } else { "" }
-        ));
-    }
-    if runtime > 0 {
-        parts.push(format!("{runtime} failed to evaluate"));
-    }
-    if cost > 0 {
-        parts.push(format!("{cost} over the evaluation budget"));
-    }
-    Some(format!(
-        "note: {} CEL rule{} (x-kubernetes-validations) of user CRDs not checked: {}",
-        m.len(),
-        if m.len() == 1 { "" } else { "s" },
-        parts.join("; ")
-    ))
 }
 
 struct Rule {
@@ -180,7 +204,8 @@ fn declares_rules(schema: Node<'_>, depth: usize) -> bool {
 
 impl Rules {
     /// The rules of `schema` (a version's `openAPIV3Schema`), if it declares any.
-    pub fn compile(schema: Node<'_>, kind: &str, version: &str) -> Option<Rules> {
+    /// Rules that cannot be compiled are counted in `skips`.
+    pub fn compile(schema: Node<'_>, kind: &str, version: &str, skips: &Skips) -> Option<Rules> {
         if !declares_rules(schema, 0) {
             return None;
         }
@@ -190,7 +215,7 @@ impl Rules {
         let root = std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .stack_size(PARSER_STACK)
-                .spawn_scoped(scope, || shape(schema, &what, 0))
+                .spawn_scoped(scope, || shape(schema, &what, skips, 0))
                 .ok()?
                 .join()
                 .ok()
@@ -200,10 +225,18 @@ impl Rules {
 
     /// Violations of the rules by the object `root`, each at the node its rule is declared on
     /// (or its `fieldPath`).
-    pub fn validate<'a>(&self, root: Node<'a>, kind: &str, out: &mut Vec<Violation<'a>>) {
+    /// Rules that cannot be evaluated on it are counted in `skips`.
+    pub fn validate<'a>(
+        &self,
+        root: Node<'a>,
+        kind: &str,
+        skips: &Skips,
+        out: &mut Vec<Violation<'a>>,
+    ) {
         let mut w = Walk {
             what: &self.what,
             kind,
+            skips,
             path: Vec::new(),
             out,
         };
@@ -211,7 +244,7 @@ impl Rules {
     }
 }
 
-fn shape(schema: Node<'_>, what: &str, depth: usize) -> Shape {
+fn shape(schema: Node<'_>, what: &str, skips: &Skips, depth: usize) -> Shape {
     let mut s = Shape::default();
     if depth > MAX_SCHEMA_DEPTH || schema.as_map().is_none() {
         s.preserve = true;
@@ -223,18 +256,18 @@ fn shape(schema: Node<'_>, what: &str, depth: usize) -> Shape {
         .and_then(Node::as_str)
         == Some("true");
     for (name, _, sub) in schema.get("properties").into_iter().flat_map(Node::entries) {
-        let child = shape(sub, what, depth + 1);
+        let child = shape(sub, what, skips, depth + 1);
         s.has_rules |= child.has_rules;
         s.props.push((name.to_string(), escape(name), child));
     }
     if let Some(items) = schema.get("items").filter(|i| i.as_map().is_some()) {
-        let child = shape(items, what, depth + 1);
+        let child = shape(items, what, skips, depth + 1);
         s.has_rules |= child.has_rules;
         s.items = Some(Box::new(child));
     }
     match schema.get("additionalProperties") {
         Some(a) if a.as_map().is_some() => {
-            let child = shape(a, what, depth + 1);
+            let child = shape(a, what, skips, depth + 1);
             s.has_rules |= child.has_rules;
             s.additional = Some(Box::new(child));
         }
@@ -258,7 +291,7 @@ fn shape(schema: Node<'_>, what: &str, depth: usize) -> Shape {
         .into_iter()
         .flat_map(Node::items)
     {
-        if let Some(rule) = compile_rule(r, what) {
+        if let Some(rule) = compile_rule(r, what, skips) {
             s.rules.push(rule);
         }
     }
@@ -267,19 +300,19 @@ fn shape(schema: Node<'_>, what: &str, depth: usize) -> Shape {
 }
 
 /// One rule entry; `None` for transition rules and for what cannot be run (counted).
-fn compile_rule(r: Node<'_>, what: &str) -> Option<Rule> {
+fn compile_rule(r: Node<'_>, what: &str, skips: &Skips) -> Option<Rule> {
     let text = r.get("rule").filter(|n| n.yaml11().is_some())?.as_str()?;
     if r.get("optionalOldSelf").and_then(Node::as_str) == Some("true") {
         return None;
     }
     if text.len() > MAX_RULE_LEN || nesting(text) > MAX_NESTING {
-        note_skip(what, text, Skip::Compile);
+        skips.note(what, text, Skip::Compile);
         return None;
     }
     let program = match env().compile(text) {
         Ok(p) => p,
         Err(_) => {
-            note_skip(what, text, Skip::Compile);
+            skips.note(what, text, Skip::Compile);
             return None;
         }
     };
@@ -287,7 +320,7 @@ fn compile_rule(r: Node<'_>, what: &str) -> Option<Rule> {
         return None;
     }
     let Some(comprehensions) = loops(program.expression(), 0) else {
-        note_skip(what, text, Skip::Cost);
+        skips.note(what, text, Skip::Cost);
         return None;
     };
     let scalar = |key: &str| {
@@ -572,6 +605,7 @@ enum Seg<'a> {
 struct Walk<'a, 'o> {
     what: &'o str,
     kind: &'o str,
+    skips: &'o Skips,
     path: Vec<Seg<'a>>,
     out: &'o mut Vec<Violation<'a>>,
 }
@@ -640,21 +674,21 @@ impl<'a> Walk<'a, '_> {
         ctx.add_variable_as_val("self", val);
         for rule in &s.rules {
             if nodes.powi(rule.loops as i32) > MAX_COST {
-                note_skip(self.what, &rule.text, Skip::Cost);
+                self.skips.note(self.what, &rule.text, Skip::Cost);
                 continue;
             }
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 rule.program.execute(&ctx)
             }));
             let Ok(result) = result else {
-                note_skip(self.what, &rule.text, Skip::Runtime);
+                self.skips.note(self.what, &rule.text, Skip::Runtime);
                 continue;
             };
             match result {
                 Ok(Value::Bool(true)) => {}
                 Ok(Value::Bool(false)) => self.report(rule, &ctx, n, key),
-                Ok(_) => note_skip(self.what, &rule.text, Skip::Runtime),
-                Err(e) => note_skip(self.what, &rule.text, skip_of(&e)),
+                Ok(_) => self.skips.note(self.what, &rule.text, Skip::Runtime),
+                Err(e) => self.skips.note(self.what, &rule.text, skip_of(&e)),
             }
         }
     }
