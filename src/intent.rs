@@ -27,7 +27,7 @@
 //! allocates only the evidence sentence.
 
 use crate::config::Settings;
-use crate::model::kinds::{is_inference_kind, is_training_kind};
+use crate::model::kinds::{Family, is_inference_kind, is_training_kind};
 use crate::model::{Object, PodTemplate};
 use crate::yaml::Node;
 
@@ -493,8 +493,11 @@ fn name_kind(s: &str) -> Option<(u8, IntentKind)> {
 /// Every pod spec of a workload with several templates (Kubeflow jobs, JobSet, Ray, LWS).
 fn for_each_pod_spec<'a>(obj: &Object<'a>, f: &mut dyn FnMut(Node<'a>)) {
     let Some(spec) = obj.spec() else { return };
-    match (obj.group, obj.kind) {
-        ("kubeflow.org", _) => {
+    let Some(family) = crate::model::kinds::family(obj) else {
+        return;
+    };
+    match family {
+        Family::Kubeflow => {
             for (key, _, replicas) in spec.entries() {
                 if key.ends_with("ReplicaSpecs") {
                     for (_, _, rs) in replicas.entries() {
@@ -505,15 +508,15 @@ fn for_each_pod_spec<'a>(obj: &Object<'a>, f: &mut dyn FnMut(Node<'a>)) {
                 }
             }
         }
-        ("jobset.x-k8s.io", "JobSet") => {
+        Family::JobSet => {
             for rj in spec.get("replicatedJobs").into_iter().flat_map(Node::items) {
                 if let Some(s) = rj.at(&["template", "spec", "template", "spec"]) {
                     f(s);
                 }
             }
         }
-        ("ray.io", kind) => {
-            let cluster = match kind {
+        Family::Ray => {
+            let cluster = match obj.kind {
                 "RayJob" => spec.get("rayClusterSpec"),
                 "RayService" => spec.get("rayClusterConfig"),
                 _ => Some(spec),
@@ -528,14 +531,20 @@ fn for_each_pod_spec<'a>(obj: &Object<'a>, f: &mut dyn FnMut(Node<'a>)) {
                 }
             }
         }
-        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => {
+        Family::LeaderWorkerSet => {
             for t in ["leaderTemplate", "workerTemplate"] {
                 if let Some(s) = spec.at(&["leaderWorkerTemplate", t, "spec"]) {
                     f(s);
                 }
             }
         }
-        _ => {}
+        Family::Pod
+        | Family::Job
+        | Family::CronJob
+        | Family::Replicated
+        | Family::DaemonSet
+        | Family::PodTemplate
+        | Family::Opaque => {}
     }
 }
 

@@ -26,6 +26,8 @@ pub struct Object<'a> {
     pub kind: &'a str,
     pub name: Option<&'a str>,
     pub namespace: Option<&'a str>,
+    /// Its row in the workload table, when it is a workload kind gpuops knows.
+    pub workload: Option<&'static kinds::WorkloadKind>,
 }
 
 impl<'a> Object<'a> {
@@ -55,6 +57,7 @@ impl<'a> Object<'a> {
             kind,
             name: text("name").or_else(|| text("generateName")),
             namespace: text("namespace"),
+            workload: kinds::lookup(group, kind),
         })
     }
 

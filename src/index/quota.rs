@@ -7,6 +7,7 @@
 
 use super::Index;
 use crate::model::constraints::PodConstraints;
+use crate::model::kinds::Family;
 use crate::model::{ClusterQueue, FlavorQuotas, NodePool, Quantity, ResourceQuota};
 use crate::sched::{GpuCapability, bounded_instances};
 use crate::sched::{gpu_resources, pod_request, template_pods};
@@ -206,12 +207,12 @@ pub fn workload_requests<'a>(ix: &Index<'a>, oi: usize) -> Option<Vec<WorkloadRe
         if resources.is_empty() {
             continue;
         }
-        let pods = match (obj.group, obj.kind) {
+        let family = crate::model::kinds::family(obj);
+        let pods = match family {
             // Kueue admits each pod of a Deployment as a workload of its own.
-            ("apps" | "extensions", "Deployment" | "ReplicaSet")
-            | ("", "ReplicationController") => 1,
+            _ if obj.workload.is_some_and(|k| k.kueue_per_pod) => 1,
             // One workload per group of a LeaderWorkerSet.
-            ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => {
+            Some(Family::LeaderWorkerSet) => {
                 let groups = obj
                     .spec()
                     .and_then(|s| s.get("replicas"))
@@ -219,7 +220,7 @@ pub fn workload_requests<'a>(ix: &Index<'a>, oi: usize) -> Option<Vec<WorkloadRe
                     .map_or(Some(1), |s| s.parse::<u64>().ok())?;
                 template_pods(obj, t)? / groups.max(1)
             }
-            ("apps", "DaemonSet") => return None,
+            Some(Family::DaemonSet) => return None,
             _ => template_pods(obj, t)?,
         };
         for r in resources {

@@ -1,6 +1,7 @@
 //! Pod templates and their containers, as workloads hold them: where each template sits in its
 //! object, what its containers ask for, and the Job templates nested between.
 
+use super::kinds::Family;
 use super::{Expr, Object, Toleration, is_accelerator_resource, is_gpu_resource};
 use crate::diag::{FileId, Loc};
 use crate::yaml::Node;
@@ -249,26 +250,25 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
     let Some(spec) = root.get("spec") else {
         return out;
     };
-    match (obj.group, obj.kind) {
-        ("", "Pod") => {
+    let Some(family) = super::kinds::family(obj) else {
+        return out;
+    };
+    match family {
+        Family::Pod => {
             if let Some(t) =
                 PodTemplate::from_parts(owner, file, "spec", root.get("metadata"), spec)
             {
                 out.push(t);
             }
         }
-        (
-            "batch" | "apps" | "extensions",
-            "Job" | "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet",
-        )
-        | ("", "ReplicationController" | "PodTemplate") => {
+        Family::Job | Family::Replicated | Family::DaemonSet | Family::PodTemplate => {
             push("spec.template".into(), spec.get("template"));
         }
-        ("batch", "CronJob") => push(
+        Family::CronJob => push(
             "spec.jobTemplate.spec.template".into(),
             spec.at(&["jobTemplate", "spec", "template"]),
         ),
-        ("jobset.x-k8s.io", "JobSet") => {
+        Family::JobSet => {
             for (name, rj) in named_items(spec.get("replicatedJobs"), "name") {
                 push(
                     format!("spec.replicatedJobs[{name}].template.spec.template").into(),
@@ -276,7 +276,7 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
                 );
             }
         }
-        ("ray.io", "RayCluster" | "RayJob" | "RayService") => {
+        Family::Ray => {
             let cluster = match obj.kind {
                 "RayJob" => spec.get("rayClusterSpec"),
                 "RayService" => spec.get("rayClusterConfig"),
@@ -300,7 +300,7 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
                 }
             }
         }
-        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => {
+        Family::LeaderWorkerSet => {
             for t in ["leaderTemplate", "workerTemplate"] {
                 push(
                     format!("spec.leaderWorkerTemplate.{t}").into(),
@@ -308,7 +308,7 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
                 );
             }
         }
-        ("kubeflow.org", _) => {
+        Family::Kubeflow => {
             // PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob: a map of role → replica spec.
             for (key, _, replicas) in spec.entries() {
                 if !key.ends_with("ReplicaSpecs") {
@@ -322,7 +322,7 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
                 }
             }
         }
-        _ => {}
+        Family::Opaque => {}
     }
     out
 }
@@ -354,8 +354,8 @@ fn named_items<'a>(
 pub fn job_template_metadata<'a>(obj: &Object<'a>) -> Vec<JobTemplateMeta<'a>> {
     let mut out = Vec::new();
     let Some(spec) = obj.spec() else { return out };
-    match (obj.group, obj.kind) {
-        ("jobset.x-k8s.io", "JobSet") => {
+    match super::kinds::family(obj) {
+        Some(Family::JobSet) => {
             for (name, rj) in named_items(spec.get("replicatedJobs"), "name") {
                 if let Some(m) = rj.at(&["template", "metadata"]) {
                     out.push(JobTemplateMeta {
@@ -366,7 +366,7 @@ pub fn job_template_metadata<'a>(obj: &Object<'a>) -> Vec<JobTemplateMeta<'a>> {
                 }
             }
         }
-        ("batch", "CronJob") => {
+        Some(Family::CronJob) => {
             if let Some(m) = spec.at(&["jobTemplate", "metadata"]) {
                 out.push(JobTemplateMeta {
                     path: "spec.jobTemplate".to_string(),

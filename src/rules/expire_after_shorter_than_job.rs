@@ -2,6 +2,7 @@ use super::{Ctx, template_anchor};
 use crate::diag::{Diagnostic, Loc};
 use crate::index::is_training_kind;
 use crate::intent::Basis;
+use crate::model::kinds::{Family, family};
 use crate::model::{NodePool, Object, PodTemplate};
 use crate::sched::GpuCapability;
 use crate::yaml::Node;
@@ -222,17 +223,18 @@ fn deadline<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<(u64, Node<'a
     let spec = owner.spec();
     let mut nodes: Vec<Node<'a>> = Vec::new();
     nodes.extend(t.spec.get("activeDeadlineSeconds"));
-    match (owner.group, owner.kind) {
-        ("batch", "Job") | ("ray.io", "RayJob") => {
+    match family(owner) {
+        Some(Family::Job) => nodes.extend(spec.and_then(|s| s.get("activeDeadlineSeconds"))),
+        Some(Family::Ray) if owner.kind == "RayJob" => {
             nodes.extend(spec.and_then(|s| s.get("activeDeadlineSeconds")))
         }
-        ("batch", "CronJob") => {
+        Some(Family::CronJob) => {
             nodes.extend(spec.and_then(|s| s.at(&["jobTemplate", "spec", "activeDeadlineSeconds"])))
         }
-        ("kubeflow.org", _) => {
+        Some(Family::Kubeflow) => {
             nodes.extend(spec.and_then(|s| s.at(&["runPolicy", "activeDeadlineSeconds"])))
         }
-        ("jobset.x-k8s.io", "JobSet") => {
+        Some(Family::JobSet) => {
             // The replicated Job that holds this pod template.
             let job = spec
                 .and_then(|s| s.get("replicatedJobs"))

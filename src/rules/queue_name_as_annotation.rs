@@ -50,13 +50,7 @@ const KEY: &str = "kueue.x-k8s.io/queue-name";
 
 /// Owners whose queue label Kueue reads from the object itself, never from its templates.
 fn is_job_like(obj: &Object) -> bool {
-    match (obj.group, obj.kind) {
-        ("batch", "Job") | ("jobset.x-k8s.io", "JobSet") | ("ray.io", "RayJob" | "RayCluster") => {
-            true
-        }
-        ("kubeflow.org", k) => k.ends_with("Job"),
-        _ => false,
-    }
+    obj.workload.is_some_and(|k| k.queue_label_on_object)
 }
 
 /// Where the label belongs for this object.

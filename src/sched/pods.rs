@@ -1,6 +1,7 @@
 //! How many pods a template runs at once, and what a whole workload asks for: the arithmetic
 //! behind quota and multi-node checks.
 
+use crate::model::kinds::{Family, family};
 use crate::model::{Object, PodTemplate, is_gpu_resource};
 use crate::yaml::Node;
 
@@ -40,13 +41,13 @@ pub fn template_pods(obj: &Object<'_>, t: &PodTemplate<'_>) -> Option<u64> {
         tpl.and_then(|n| n.get("spec"))
             .is_some_and(|s| s.is(t.spec))
     };
-    match (obj.group, obj.kind) {
-        ("", "Pod") => Some(1),
-        ("batch", "Job") => job_pods(Some(spec)),
-        ("batch", "CronJob") => job_pods(spec.at(&["jobTemplate", "spec"])),
-        ("apps" | "extensions", "Deployment" | "StatefulSet" | "ReplicaSet")
-        | ("", "ReplicationController") => count_or(spec.get("replicas"), 1),
-        ("jobset.x-k8s.io", "JobSet") => spec
+    match family(obj)? {
+        Family::Pod => Some(1),
+        Family::Job => job_pods(Some(spec)),
+        Family::CronJob => job_pods(spec.at(&["jobTemplate", "spec"])),
+        Family::Replicated => count_or(spec.get("replicas"), 1),
+        Family::DaemonSet | Family::PodTemplate | Family::Opaque => None,
+        Family::JobSet => spec
             .get("replicatedJobs")
             .into_iter()
             .flat_map(|n| n.items())
@@ -55,13 +56,13 @@ pub fn template_pods(obj: &Object<'_>, t: &PodTemplate<'_>) -> Option<u64> {
                 let jobs = count_or(rj.get("replicas"), 1)?;
                 Some(jobs * job_pods(rj.at(&["template", "spec"]))?)
             }),
-        ("kubeflow.org", _) => spec
+        Family::Kubeflow => spec
             .entries()
             .filter(|(k, _, _)| k.ends_with("ReplicaSpecs"))
             .flat_map(|(_, _, rs)| rs.entries())
             .find(|(_, _, rs)| holds(rs.get("template")))
             .and_then(|(_, _, rs)| count_or(rs.get("replicas"), 1)),
-        ("ray.io", "RayCluster" | "RayJob" | "RayService") => {
+        Family::Ray => {
             let cluster = match obj.kind {
                 "RayJob" => spec.get("rayClusterSpec")?,
                 "RayService" => spec.get("rayClusterConfig")?,
@@ -81,7 +82,7 @@ pub fn template_pods(obj: &Object<'_>, t: &PodTemplate<'_>) -> Option<u64> {
             };
             Some(replicas * count_or(g.get("numOfHosts"), 1)?)
         }
-        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => {
+        Family::LeaderWorkerSet => {
             let groups = count_or(spec.get("replicas"), 1)?;
             let lwt = spec.get("leaderWorkerTemplate")?;
             if holds(lwt.get("leaderTemplate")) {
@@ -96,7 +97,6 @@ pub fn template_pods(obj: &Object<'_>, t: &PodTemplate<'_>) -> Option<u64> {
             };
             Some(groups * per_group)
         }
-        _ => None,
     }
 }
 
