@@ -3,24 +3,17 @@
 //! `testdata/policies/<id>/config.yaml`, when present, is the fixture's config (`policy-data`).
 //! Beside them: policies that fail at run time, run out of time or try to reach outside.
 
-use gpuops::config::{self, Level, Settings};
+mod common;
+
+use common::{findings_of, fixture_settings, human_text};
+use gpuops::config::{Level, Settings};
 use gpuops::policy::{Module, Policies, bundled};
-use gpuops::report::{HumanOptions, human};
 use gpuops::source::SourceFile;
 use std::path::Path;
 
 /// The fixture's settings, and its policies when it gives them `policy-data`.
 fn settings_for(dir: &Path, rule: &str) -> (Settings, Option<Policies>) {
-    let cfg = dir.join("config.yaml");
-    let mut s = if cfg.exists() {
-        config::parse(
-            &std::fs::read_to_string(&cfg).unwrap(),
-            &gpuops::rules::names(),
-        )
-        .expect("fixture config is valid")
-    } else {
-        Settings::default()
-    };
+    let mut s = fixture_settings(dir);
     let policies = s
         .policy_data
         .is_some()
@@ -39,20 +32,7 @@ fn run(dir: &Path, file: &str, rule: &str) -> (String, usize) {
     let (settings, policies) = settings_for(dir, rule);
     let out = gpuops::lint_with(&files, &settings, policies.as_ref());
     assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
-    let own: Vec<_> = out
-        .diagnostics
-        .into_iter()
-        .filter(|d| d.rule == rule)
-        .collect();
-    let text = human(
-        &own,
-        &files,
-        HumanOptions {
-            color: false,
-            width: 100,
-        },
-    );
-    (text, own.len())
+    findings_of(rule, out.diagnostics, &files)
 }
 
 fn dir_of(b: &bundled::Bundled) -> std::path::PathBuf {
@@ -138,14 +118,7 @@ fn the_pack_finds_the_same_with_only_the_fields_it_names() {
             let found = |p: Option<&Policies>| {
                 let out = gpuops::lint_with(&files, &settings, p);
                 assert!(out.policy_errors.is_empty(), "{:?}", out.policy_errors);
-                human(
-                    &out.diagnostics,
-                    &files,
-                    HumanOptions {
-                        color: false,
-                        width: 100,
-                    },
-                )
+                human_text(&out.diagnostics, &files)
             };
             assert_eq!(found(narrow.as_ref()), found(full), "{} {file}", b.name);
         }

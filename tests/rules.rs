@@ -8,24 +8,17 @@
 //! as a repository of its own (e.g. one without the NodePools of `fail.yaml`); a rule's snapshot
 //! holds the output of all its failing fixtures, `fail.yaml` first.
 //! Rules of the `sources` category judge builds, not YAML files: their fixtures are directories
-//! (`testdata/sources/<rule>/fail/`, `pass/`) that tests/sources.rs builds and snapshots.
+//! (`testdata/sources/<rule>/fail/`, `pass/`) that tests/cli/sources.rs builds and snapshots.
 
-use gpuops::config::{self, Settings};
-use gpuops::report::{HumanOptions, human};
+mod common;
+
+use common::{findings_of, fixture_settings};
+use gpuops::config::Settings;
 use gpuops::source::SourceFile;
 use std::path::Path;
 
 fn settings_for(dir: &Path, rule: &str) -> Settings {
-    let cfg = dir.join("config.yaml");
-    let mut s = if cfg.exists() {
-        config::parse(
-            &std::fs::read_to_string(&cfg).unwrap(),
-            &gpuops::rules::names(),
-        )
-        .expect("fixture config is valid")
-    } else {
-        Settings::default()
-    };
+    let mut s = fixture_settings(dir);
     if !judges_other_rules(rule) {
         s.only = Some(vec![rule.to_string()]);
     }
@@ -59,20 +52,7 @@ fn run(dir: &Path, file: &str, rule: &str) -> (String, usize) {
     let files = vec![SourceFile::from_text(rel, text)];
     let settings = settings_for(dir, rule);
     let out = gpuops::lint(&files, &settings);
-    let own: Vec<_> = out
-        .diagnostics
-        .into_iter()
-        .filter(|d| d.rule == rule)
-        .collect();
-    let text = human(
-        &own,
-        &files,
-        HumanOptions {
-            color: false,
-            width: 100,
-        },
-    );
-    (text, own.len())
+    findings_of(rule, out.diagnostics, &files)
 }
 
 #[test]

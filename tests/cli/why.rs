@@ -1,33 +1,22 @@
 //! `gpuops why`: the explanation of one object, in human and JSON form, and a target not found.
 
-use assert_cmd::Command;
+use crate::common::{Run, gpuops_in, root, run, write};
 
-fn gpuops() -> Command {
-    let mut c = Command::cargo_bin("gpuops").unwrap();
-    c.env("NO_COLOR", "1");
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-fn why(args: &[&str]) -> (String, String, i32) {
-    let out = gpuops().arg("why").args(args).output().unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        out.status.code().unwrap_or(-1),
-    )
+/// `gpuops why <args>` in the crate root.
+fn why(args: &[&str]) -> Run {
+    run(gpuops_in(root()).arg("why").args(args))
 }
 
 #[test]
 fn why_a_deployment_that_cannot_land() {
-    let (out, err, code) = why(&["Deployment/serving/llm-server", "examples/platform"]);
+    let Run { code, out, err } = why(&["Deployment/serving/llm-server", "examples/platform"]);
     assert_eq!(code, 0, "{err}");
     insta::assert_snapshot!("why-llm-server", out);
 }
 
 #[test]
 fn why_a_job_that_lands_through_kueue() {
-    let (out, err, code) = why(&[
+    let Run { code, out, err } = why(&[
         "examples/clean/workloads/train-llama.yaml:5",
         "examples/clean",
     ]);
@@ -37,10 +26,10 @@ fn why_a_job_that_lands_through_kueue() {
 
 #[test]
 fn why_a_job_larger_than_its_queue() {
-    let (out, err, code) = why(&["job/research/sweep-lr", "examples/platform"]);
+    let Run { code, out, err } = why(&["job/research/sweep-lr", "examples/platform"]);
     assert_eq!(code, 0, "{err}");
     insta::assert_snapshot!("why-sweep-lr", out);
-    let (out, _, _) = why(&[
+    let Run { out, .. } = why(&[
         "job/research/sweep-lr",
         "examples/platform",
         "--format",
@@ -64,7 +53,7 @@ fn why_a_job_larger_than_its_queue() {
 
 #[test]
 fn why_json_is_structured() {
-    let (out, err, code) = why(&[
+    let Run { code, out, err } = why(&[
         "job/research/finetune-llama",
         "examples/clean",
         "--format",
@@ -100,14 +89,14 @@ fn why_json_is_structured() {
 
 #[test]
 fn why_unknown_object_is_exit_2_with_a_suggestion() {
-    let (out, err, code) = why(&["Deployment/serving/llm-servr", "examples/platform"]);
+    let Run { code, out, err } = why(&["Deployment/serving/llm-servr", "examples/platform"]);
     assert_eq!(code, 2);
     assert!(out.is_empty());
     assert!(
         err.contains("did you mean `Deployment/serving/llm-server`?"),
         "{err}"
     );
-    let (_, err, code) = why(&["examples/platform/nope.yaml", "examples/platform"]);
+    let Run { code, err, .. } = why(&["examples/platform/nope.yaml", "examples/platform"]);
     assert_eq!(code, 2);
     assert!(err.contains("not among the files read"), "{err}");
 }
@@ -120,19 +109,12 @@ fn why_a_misspelt_queue_is_the_verdict() {
         "kueue/queues.yaml",
         "workloads/train-llama.yaml",
     ] {
-        let text = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("examples/clean")
-                .join(rel),
-        )
-        .unwrap()
-        .replace("queue-name: training", "queue-name: trainng");
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
+        let text = std::fs::read_to_string(root().join("examples/clean").join(rel))
+            .unwrap()
+            .replace("queue-name: training", "queue-name: trainng");
+        write(dir.path(), rel, &text);
     }
-    let out = gpuops()
-        .current_dir(dir.path())
+    let out = gpuops_in(dir.path())
         .args(["why", "Job/finetune-llama", "--format", "json"])
         .output()
         .unwrap();

@@ -1,20 +1,9 @@
 //! Runs the binary on temporary repositories: exit codes, stdin, output formats, bad input.
 
+use crate::common::{Run, gpuops, gpuops_in, kustomize_on_path, root, run, write};
 use assert_cmd::Command;
 use std::fs;
 use std::path::Path;
-
-fn gpuops() -> Command {
-    let mut c = Command::cargo_bin("gpuops").unwrap();
-    c.env("NO_COLOR", "1");
-    c
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
 
 // Checkpoints on a PVC: a GPU Job is training by default, and checkpoint-volume-missing runs on
 // every cluster.
@@ -60,20 +49,11 @@ spec:
           persistentVolumeClaim: {claimName: ckpt}
 ";
 
-fn stdout_of(c: &mut Command) -> (i32, String, String) {
-    let out = c.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn clean_repo_exits_zero() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "jobs/ok.yaml", GOOD_JOB);
-    let (code, out, _) = stdout_of(gpuops().arg("lint").arg(d.path()));
+    let Run { code, out, .. } = run(gpuops().arg("lint").arg(d.path()));
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("no findings in 1 file"));
 }
@@ -82,11 +62,7 @@ fn clean_repo_exits_zero() {
 fn findings_exit_one_and_point_at_the_node() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "jobs/bad.yaml", BAD_JOB);
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json"]),
-    );
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let d0 = &v["diagnostics"][0];
@@ -107,11 +83,7 @@ fn findings_exit_one_and_point_at_the_node() {
 fn json_shape_is_complete() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "a.yaml", BAD_JOB);
-    let (_, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json"]),
-    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let d0 = v["diagnostics"][0].as_object().unwrap();
     for k in [
@@ -144,11 +116,9 @@ fn json_shape_is_complete() {
 
 #[test]
 fn stdin_is_linted() {
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .args(["lint", "-", "--format", "json"])
-            .write_stdin(BAD_JOB),
-    );
+    let Run { code, out, .. } = run(gpuops()
+        .args(["lint", "-", "--format", "json"])
+        .write_stdin(BAD_JOB));
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["diagnostics"][0]["path"], "<stdin>");
@@ -161,11 +131,7 @@ fn malformed_file_is_a_finding_and_the_rest_is_linted() {
     write(d.path(), "b-bad.yaml", BAD_JOB);
     write(d.path(), "c-binary.yaml", "\0\0\0binary");
     write(d.path(), "d-dupes.yml", "a: 1\na: 2\n");
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json"]),
-    );
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let rules: Vec<(&str, &str)> = v["diagnostics"]
@@ -209,12 +175,9 @@ fn non_kubernetes_yaml_and_helm_charts_are_skipped() {
     write(d.path(), "notes.txt", "not yaml");
     // No helm on PATH: the chart is listed as skipped, not rendered.
     let empty = tempfile::tempdir().unwrap();
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .env("PATH", empty.path())
-            .args(["lint", "--format", "json"]),
-    );
+    let Run { code, out, .. } = run(gpuops_in(d.path())
+        .env("PATH", empty.path())
+        .args(["lint", "--format", "json"]));
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["summary"]["files"], 3);
@@ -229,28 +192,21 @@ fn output_is_deterministic() {
     for i in 0..20 {
         write(d.path(), &format!("dir{}/job{i}.yaml", i % 3), BAD_JOB);
     }
-    let run = || {
-        stdout_of(
-            gpuops()
-                .current_dir(d.path())
-                .args(["lint", "--format", "json"]),
-        )
-        .1
-    };
-    let first = run();
+    let lint = || run(gpuops_in(d.path()).args(["lint", "--format", "json"])).out;
+    let first = lint();
     for _ in 0..3 {
-        assert_eq!(run(), first);
+        assert_eq!(lint(), first);
     }
 }
 
 #[test]
 fn usage_and_io_errors_exit_two() {
-    let (code, _, err) = stdout_of(gpuops().args(["lint", "/definitely/not/here"]));
+    let Run { code, err, .. } = run(gpuops().args(["lint", "/definitely/not/here"]));
     assert_eq!(code, 2);
     assert!(err.contains("/definitely/not/here"), "{err}");
-    let (code, _, _) = stdout_of(gpuops().args(["lint", "--format", "xml"]));
+    let Run { code, .. } = run(gpuops().args(["lint", "--format", "xml"]));
     assert_eq!(code, 2);
-    let (code, _, err) = stdout_of(gpuops().args(["lint", "--rule", "gpu-limit-mising", "."]));
+    let Run { code, err, .. } = run(gpuops().args(["lint", "--rule", "gpu-limit-mising", "."]));
     assert_eq!(code, 2);
     assert!(err.contains("did you mean `gpu-limit-missing`"), "{err}");
 }
@@ -264,7 +220,7 @@ fn bad_config_lists_every_problem_with_its_place() {
         "fail-on: sometimes\nrules:\n  no-such-rule: off\ncluster: {eks: maybe}\n",
     );
     write(d.path(), "a.yaml", GOOD_JOB);
-    let (code, _, err) = stdout_of(gpuops().current_dir(d.path()).arg("lint"));
+    let Run { code, err, .. } = run(gpuops_in(d.path()).arg("lint"));
     assert_eq!(code, 2);
     assert!(err.contains("3 problems"), "{err}");
     assert!(err.contains(".gpuops.yaml:1:10"), "{err}");
@@ -281,22 +237,17 @@ fn config_turns_rules_off_and_sets_fail_on() {
         ".gpuops.yaml",
         "rules:\n  gpu-limit-missing: warning\n",
     );
-    let (code, out, _) = stdout_of(gpuops().current_dir(d.path()).arg("lint"));
+    let Run { code, out, .. } = run(gpuops_in(d.path()).arg("lint"));
     assert_eq!(code, 0, "a warning does not fail by default: {out}");
     assert!(out.contains("0 errors, 1 warning"));
-    let (code, _, _) =
-        stdout_of(
-            gpuops()
-                .current_dir(d.path())
-                .args(["lint", "--fail-on", "warning"]),
-        );
+    let Run { code, .. } = run(gpuops_in(d.path()).args(["lint", "--fail-on", "warning"]));
     assert_eq!(code, 1);
     write(
         d.path(),
         ".gpuops.yaml",
         "rules:\n  gpu-limit-missing: off\n",
     );
-    let (code, _, _) = stdout_of(gpuops().current_dir(d.path()).arg("lint"));
+    let Run { code, .. } = run(gpuops_in(d.path()).arg("lint"));
     assert_eq!(code, 0);
 }
 
@@ -305,11 +256,7 @@ fn config_excludes_paths() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "legacy/a.yaml", BAD_JOB);
     write(d.path(), ".gpuops.yaml", "exclude: [\"legacy/**\"]\n");
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json"]),
-    );
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(code, 0, "{out}");
 }
 
@@ -322,7 +269,7 @@ fn config_is_found_walking_up_from_the_linted_path() {
         "rules:\n  gpu-limit-missing: off\n",
     );
     write(d.path(), "repo/apps/x/a.yaml", BAD_JOB);
-    let (code, _, _) = stdout_of(gpuops().current_dir(d.path()).args(["lint", "repo/apps/x"]));
+    let Run { code, .. } = run(gpuops_in(d.path()).args(["lint", "repo/apps/x"]));
     assert_eq!(code, 0);
 }
 
@@ -332,11 +279,7 @@ fn symlink_loops_do_not_stop_the_run() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "a/bad.yaml", BAD_JOB);
     std::os::unix::fs::symlink(d.path().join("a"), d.path().join("a/loop")).unwrap();
-    let (code, out, err) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json"]),
-    );
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(code, 1, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["summary"]["errors"], 1);
@@ -352,11 +295,7 @@ fn alias_bomb_is_reported_not_expanded() {
         prev = c;
     }
     write(d.path(), "bomb.yaml", &s);
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json"]),
-    );
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(code, 1);
     assert!(out.contains("alias expansion exceeds"));
 }
@@ -365,11 +304,7 @@ fn alias_bomb_is_reported_not_expanded() {
 fn sarif_and_github_formats() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "a.yaml", BAD_JOB);
-    let (_, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "sarif"]),
-    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "sarif"]));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["version"], "2.1.0");
     let r = &v["runs"][0]["results"][0];
@@ -378,11 +313,7 @@ fn sarif_and_github_formats() {
         r["locations"][0]["physicalLocation"]["region"]["startLine"],
         14
     );
-    let (_, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "github"]),
-    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "github"]));
     assert!(
         out.starts_with("::error file=a.yaml,line=14,col=15"),
         "{out}"
@@ -391,18 +322,18 @@ fn sarif_and_github_formats() {
 
 #[test]
 fn rules_and_rule_explain() {
-    let (code, out, _) = stdout_of(gpuops().arg("rules"));
+    let Run { code, out, .. } = run(gpuops().arg("rules"));
     assert_eq!(code, 0);
     assert!(out.lines().count() >= 21);
     assert!(out.contains("gpu-toleration-missing"));
-    let (code, out, _) = stdout_of(gpuops().args(["rule", "gpu-limit-missing"]));
+    let Run { code, out, .. } = run(gpuops().args(["rule", "gpu-limit-missing"]));
     assert_eq!(code, 0);
     assert!(out.contains("## Why is this bad?"));
-    let (code, _, err) = stdout_of(gpuops().args(["rule", "gpu-limit-mising"]));
+    let Run { code, err, .. } = run(gpuops().args(["rule", "gpu-limit-mising"]));
     assert_eq!(code, 2);
     assert!(err.contains("did you mean"));
     for name in ["suppression-invalid", "unused-suppression"] {
-        let (code, out, _) = stdout_of(gpuops().args(["rule", name]));
+        let Run { code, out, .. } = run(gpuops().args(["rule", name]));
         assert_eq!(code, 0);
         assert!(out.contains("## Fix"), "{out}");
     }
@@ -410,14 +341,9 @@ fn rules_and_rule_explain() {
 
 #[test]
 fn bundled_examples() {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let (code, out, _) = stdout_of(gpuops().current_dir(root).args(["lint", "examples/clean"]));
+    let Run { code, out, .. } = run(gpuops_in(root()).args(["lint", "examples/clean"]));
     assert_eq!(code, 0, "{out}");
-    let (code, _, _) = stdout_of(
-        gpuops()
-            .current_dir(root)
-            .args(["lint", "examples/platform"]),
-    );
+    let Run { code, .. } = run(gpuops_in(root()).args(["lint", "examples/platform"]));
     assert_eq!(code, 1);
 }
 
@@ -452,7 +378,7 @@ fn templates_are_skipped_with_a_note_and_broken_yaml_is_reported() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"{{ .Values.name }}\"\n",
     );
 
-    let (code, out, err) = stdout_of(gpuops().current_dir(d.path()).arg("lint"));
+    let Run { code, out, err } = run(gpuops_in(d.path()).arg("lint"));
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("broken.yaml"), "{out}");
     assert!(!out.contains("manifests/"), "{out}");
@@ -469,11 +395,7 @@ fn templates_are_skipped_with_a_note_and_broken_yaml_is_reported() {
     );
     assert_eq!(err.matches("note: skipped").count(), 2, "{err}");
 
-    let (code, out, err) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json"]),
-    );
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(code, 1);
     assert!(!err.contains("note:"), "notes are for human output: {err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -503,11 +425,7 @@ fn templates_are_skipped_with_a_note_and_broken_yaml_is_reported() {
 fn json_lists_no_skipped_files_as_an_empty_array() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "a.yaml", GOOD_JOB);
-    let (_, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json"]),
-    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["skipped"], serde_json::json!([]));
 }
@@ -535,18 +453,14 @@ spec:
             }
 ";
     write(d.path(), "jobs/ok.yaml", job);
-    let (code, out, _) = stdout_of(gpuops().current_dir(d.path()).arg("lint"));
+    let Run { code, out, .. } = run(gpuops_in(d.path()).arg("lint"));
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("no findings in 1 file"), "{out}");
 
     // Findings after the quirk still point at the original line and column.
     let bad = job.replace("limits: {", "requests: {");
     write(d.path(), "jobs/ok.yaml", &bad);
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json"]),
-    );
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(code, 1, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let d0 = &v["diagnostics"][0];
@@ -584,12 +498,9 @@ fn suppressed_job(form: &str) -> String {
 }
 
 fn json_of(dir: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
-    let (code, out, err) = stdout_of(
-        gpuops()
-            .current_dir(dir)
-            .args(["lint", "--no-config", "--format", "json"])
-            .args(extra),
-    );
+    let Run { code, out, err } = run(gpuops_in(dir)
+        .args(["lint", "--no-config", "--format", "json"])
+        .args(extra));
     let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
     (code, v)
 }
@@ -619,8 +530,7 @@ fn each_suppression_form_hides_its_finding_and_the_run_passes() {
     ] {
         let d = tempfile::tempdir().unwrap();
         write(d.path(), "a.yaml", &suppressed_job(form));
-        let (code, out, _) =
-            stdout_of(gpuops().current_dir(d.path()).args(["lint", "--no-config"]));
+        let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--no-config"]));
         assert_eq!(code, 0, "{form}: the only error is suppressed: {out}");
         assert!(
             out.ends_with(
@@ -634,12 +544,8 @@ fn each_suppression_form_hides_its_finding_and_the_run_passes() {
             vec![("gpu-limit-missing".to_string(), Some(kind.to_string()))],
             "{form}"
         );
-        let (_, out, _) = stdout_of(gpuops().current_dir(d.path()).args([
-            "lint",
-            "--no-config",
-            "--format",
-            "github",
-        ]));
+        let Run { out, .. } =
+            run(gpuops_in(d.path()).args(["lint", "--no-config", "--format", "github"]));
         assert_eq!(out, "", "{form}: suppressed findings are no annotations");
     }
 }
@@ -727,11 +633,7 @@ fn unused_suppression_only_for_rules_that_ran() {
         ".gpuops.yaml",
         "rules:\n  gpu-nodepool-unbounded: off\n",
     );
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json"]),
-    );
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(rules_in(&v), vec![]);
@@ -761,11 +663,8 @@ fn no_suppressions_shows_everything() {
     let (code, v) = json_of(d.path(), &["--no-suppressions"]);
     assert_eq!(code, 1);
     assert_eq!(rules_in(&v), vec![("gpu-limit-missing".to_string(), None)]);
-    let (code, out, _) = stdout_of(gpuops().current_dir(d.path()).args([
-        "lint",
-        "--no-config",
-        "--no-suppressions",
-    ]));
+    let Run { code, out, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--no-config", "--no-suppressions"]));
     assert_eq!(code, 1);
     assert!(out.contains("gpu-limit-missing"), "{out}");
     assert!(!out.contains("suppressed"), "{out}");
@@ -784,12 +683,8 @@ fn json_and_sarif_keep_suppressed_findings_with_their_reason() {
     assert_eq!(v["summary"]["suppressed"], 1);
 
     write(d.path(), "b.yaml", BAD_JOB);
-    let (code, out, _) = stdout_of(gpuops().current_dir(d.path()).args([
-        "lint",
-        "--no-config",
-        "--format",
-        "sarif",
-    ]));
+    let Run { code, out, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--no-config", "--format", "sarif"]));
     assert_eq!(code, 1, "b.yaml is not suppressed");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let results = v["runs"][0]["results"].as_array().unwrap();
@@ -853,15 +748,11 @@ fn context_dump_supplies_pools_and_is_never_reported_on() {
     write(d.path(), "apps/job.yaml", UNTOLERATING_JOB);
     write(d.path(), "context/pools.yaml", CONTEXT_POOLS);
     // Without context: no pool in view, nothing to say about taints.
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "apps", "--format", "json"]),
-    );
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "apps", "--format", "json"]));
     assert_eq!(code, 0, "{out}");
     // With the dump: the Job does not tolerate the pool's taint; the pool (no limits) is not
     // reported, and the related location is the context file.
-    let (code, out, _) = stdout_of(gpuops().current_dir(d.path()).args([
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args([
         "lint",
         ".",
         "--context",
@@ -893,7 +784,7 @@ fn config_context_paths_are_relative_to_the_config_and_must_exist() {
     write(d.path(), "apps/job.yaml", UNTOLERATING_JOB);
     write(d.path(), "context/pools.yaml", CONTEXT_POOLS);
     write(d.path(), ".gpuops.yaml", "context: [context/pools.yaml]\n");
-    let (code, out, _) = stdout_of(gpuops().current_dir(d.path().join("apps")).args([
+    let Run { code, out, .. } = run(gpuops_in(d.path().join("apps")).args([
         "lint",
         ".",
         "--rule",
@@ -903,11 +794,11 @@ fn config_context_paths_are_relative_to_the_config_and_must_exist() {
     ]));
     assert_eq!(code, 1, "{out}");
     write(d.path(), ".gpuops.yaml", "context: [context/nope.yaml]\n");
-    let (code, _, err) = stdout_of(gpuops().current_dir(d.path()).args(["lint", "apps"]));
+    let Run { code, err, .. } = run(gpuops_in(d.path()).args(["lint", "apps"]));
     assert_eq!(code, 2);
     assert!(err.contains("context path not found"), "{err}");
     write(d.path(), ".gpuops.yaml", "context: context/pools.yaml\n");
-    let (code, _, err) = stdout_of(gpuops().current_dir(d.path()).args(["lint", "apps"]));
+    let Run { code, err, .. } = run(gpuops_in(d.path()).args(["lint", "apps"]));
     assert_eq!(code, 2);
     assert!(err.contains("`context` is a list"), "{err}");
 }
@@ -947,11 +838,7 @@ fn two_cluster_repo(d: &Path) {
 fn a_pod_that_fits_only_the_other_clusters_pool_is_reported() {
     let d = tempfile::tempdir().unwrap();
     two_cluster_repo(d.path());
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json"]),
-    );
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(code, 1, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let f = findings(&v);
@@ -963,12 +850,8 @@ fn a_pod_that_fits_only_the_other_clusters_pool_is_reported() {
         "{out}"
     );
     // As one cluster, prod's pool would serve the staging Job.
-    let (_, out, _) =
-        stdout_of(
-            gpuops()
-                .current_dir(d.path())
-                .args(["lint", "--no-config", "--format", "json"]),
-        );
+    let Run { out, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--no-config", "--format", "json"]));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(
         !findings(&v)
@@ -991,11 +874,8 @@ fn a_finding_in_a_shared_base_names_its_clusters_once() {
         ),
     );
     let messages = |rule: &str| -> Vec<String> {
-        let (_, out, _) = stdout_of(
-            gpuops()
-                .current_dir(d.path())
-                .args(["lint", "--rule", rule, "--format", "json"]),
-        );
+        let Run { out, .. } =
+            run(gpuops_in(d.path()).args(["lint", "--rule", rule, "--format", "json"]));
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         v["diagnostics"]
             .as_array()
@@ -1042,7 +922,7 @@ fn cluster_config_problems_are_located() {
         "clusters:\n  prod:\n    eks: maybe\n  staging:\n    paths: [\"a/**\"]\n    region: x\n",
     );
     write(d.path(), "a/job.yaml", GOOD_JOB);
-    let (code, _, err) = stdout_of(gpuops().current_dir(d.path()).arg("lint"));
+    let Run { code, err, .. } = run(gpuops_in(d.path()).arg("lint"));
     assert_eq!(code, 2);
     assert!(
         err.contains("`clusters.prod.eks` is true or false"),
@@ -1061,24 +941,15 @@ fn cluster_config_problems_are_located() {
 /// with kubectl (on CI's machines, as the sources tests need) and its Helm chart stays skipped
 /// whether or not `helm` is installed. `None` without kubectl or kustomize.
 fn platform(format: &str) -> Option<(i32, String)> {
-    let on_path = |tool: &str| {
-        std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-    };
-    if !on_path("kubectl") && !on_path("kustomize") {
-        eprintln!("skipped: neither kustomize nor kubectl is on PATH");
+    if !kustomize_on_path() {
         return None;
     }
-    let root = env!("CARGO_MANIFEST_DIR");
     let cfg = tempfile::tempdir().unwrap();
     let config = cfg.path().join(".gpuops.yaml");
     fs::write(&config, "sources: {helm: false}\n").unwrap();
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .current_dir(root)
-            .args(["lint", "examples/platform", "--format", format, "--config"])
-            .arg(&config),
-    );
+    let Run { code, out, .. } = run(gpuops_in(root())
+        .args(["lint", "examples/platform", "--format", format, "--config"])
+        .arg(&config));
     Some((code, out))
 }
 
@@ -1236,11 +1107,7 @@ fn junit_escapes_markup_and_control_characters_and_a_clean_run_has_one_passing_c
         .replace("name: bad", "name: \"bad\\u0007<b>&'\\\"\\u001b\"")
         .replace("- name: c\n", "- name: \"c\\u0001]]>\\r\\n\\t<x>\"\n");
     write(d.path(), "a.yaml", &job);
-    let (code, xml, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "junit"]),
-    );
+    let Run { code, out: xml, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "junit"]));
     assert_eq!(code, 1, "{xml}");
     let doc = check_junit(&xml);
     let bodies: String = doc
@@ -1253,11 +1120,8 @@ fn junit_escapes_markup_and_control_characters_and_a_clean_run_has_one_passing_c
 
     let clean = tempfile::tempdir().unwrap();
     write(clean.path(), "ok.yaml", GOOD_JOB);
-    let (code, xml, _) = stdout_of(
-        gpuops()
-            .current_dir(clean.path())
-            .args(["lint", "--format", "junit"]),
-    );
+    let Run { code, out: xml, .. } =
+        run(gpuops_in(clean.path()).args(["lint", "--format", "junit"]));
     assert_eq!(code, 0, "{xml}");
     let doc = check_junit(&xml);
     let cases: Vec<_> = doc
@@ -1298,11 +1162,7 @@ fn gitlab_and_junit_leave_suppressed_findings_out() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "a.yaml", &suppressed_job("line-above"));
     for format in ["gitlab", "junit"] {
-        let (code, out, _) = stdout_of(
-            gpuops()
-                .current_dir(d.path())
-                .args(["lint", "--format", format]),
-        );
+        let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", format]));
         assert_eq!(code, 0, "{out}");
         assert!(!out.contains("gpu-limit-missing"), "{format}: {out}");
     }
@@ -1312,11 +1172,7 @@ fn gitlab_and_junit_leave_suppressed_findings_out() {
 fn sarif_fingerprints_survive_moved_lines_and_invocations_carry_the_exit_status() {
     let d = tempfile::tempdir().unwrap();
     let sarif = |dir: &Path| -> serde_json::Value {
-        let (_, out, _) = stdout_of(
-            gpuops()
-                .current_dir(dir)
-                .args(["lint", "--format", "sarif"]),
-        );
+        let Run { out, .. } = run(gpuops_in(dir).args(["lint", "--format", "sarif"]));
         serde_json::from_str(&out).unwrap()
     };
     let fingerprint = |v: &serde_json::Value| {
@@ -1354,11 +1210,8 @@ fn sarif_fingerprints_survive_moved_lines_and_invocations_carry_the_exit_status(
     write(d.path(), "a.yaml", GOOD_JOB);
     let clean = sarif(d.path());
     assert_eq!(clean["runs"][0]["invocations"][0]["exitCode"], 0);
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .current_dir(d.path())
-            .args(["lint", ".", "missing", "--format", "sarif"]),
-    );
+    let Run { code, out, .. } =
+        run(gpuops_in(d.path()).args(["lint", ".", "missing", "--format", "sarif"]));
     assert_eq!(code, 2);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let inv = &v["runs"][0]["invocations"][0];
@@ -1376,7 +1229,7 @@ fn sarif_fingerprints_survive_moved_lines_and_invocations_carry_the_exit_status(
 fn output_files_write_several_formats_from_one_run() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "a.yaml", BAD_JOB);
-    let (code, out, _) = stdout_of(gpuops().current_dir(d.path()).args([
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args([
         "lint",
         "--output-file",
         "sarif=reports/ci/gpuops.sarif",
@@ -1414,12 +1267,7 @@ fn bad_output_files_are_usage_errors_before_linting() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "a.yaml", BAD_JOB);
     for spec in ["xml=out.xml", "gpuops.sarif", "json="] {
-        let (code, out, err) =
-            stdout_of(
-                gpuops()
-                    .current_dir(d.path())
-                    .args(["lint", "--output-file", spec]),
-            );
+        let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--output-file", spec]));
         assert_eq!(code, 2, "{spec}: {err}");
         assert!(out.is_empty(), "{spec}: {out}");
         assert!(err.contains("--output-file"), "{spec}: {err}");
@@ -1427,12 +1275,7 @@ fn bad_output_files_are_usage_errors_before_linting() {
     assert!(!d.path().join("out.xml").exists());
     // A parent that is a file, and a target that is a directory.
     for spec in ["json=a.yaml/out.json", "json=."] {
-        let (code, out, err) =
-            stdout_of(
-                gpuops()
-                    .current_dir(d.path())
-                    .args(["lint", "--output-file", spec]),
-            );
+        let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--output-file", spec]));
         assert_eq!(code, 2, "{spec}: {err}");
         assert!(out.is_empty(), "{spec}: {out}");
         assert!(err.starts_with("error: --output-file"), "{spec}: {err}");
@@ -1469,7 +1312,7 @@ fn changed_findings(dir: &Path, changed: &[&str]) -> (i32, Vec<(String, String)>
     c.current_dir(dir)
         .args(["lint", "--format", "json", "--changed"])
         .args(changed);
-    let (code, out, err) = stdout_of(&mut c);
+    let Run { code, out, err } = run(&mut c);
     let v: serde_json::Value =
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
     (code, findings(&v))
@@ -1532,12 +1375,9 @@ fn changed_lints_the_whole_repository_from_the_config_root() {
         &["apps", "--changed", "apps/smoke.yaml", "apps/bad.yaml"][..],
         &["--changed", "apps/smoke.yaml", "apps", "apps/bad.yaml"][..],
     ] {
-        let (code, out, err) = stdout_of(
-            gpuops()
-                .current_dir(d.path())
-                .args(["lint", "--format", "json"])
-                .args(args),
-        );
+        let Run { code, out, err } = run(gpuops_in(d.path())
+            .args(["lint", "--format", "json"])
+            .args(args));
         assert_eq!(code, 1, "{args:?}: {out}{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(
@@ -1551,7 +1391,7 @@ fn changed_lints_the_whole_repository_from_the_config_root() {
 // ---- The files CI systems read: pre-commit hooks, the GitHub Action and workflows ----
 
 fn repo_yaml(rel: &str) -> serde_json::Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    let path = root().join(rel);
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
@@ -1589,27 +1429,23 @@ fn pre_commit_lint_hook_reports_only_the_staged_files() {
     let h = hook("gpuops-lint");
     let files = regex_lite_match(h["files"].as_str().unwrap());
     assert!(files("apps/bad.yaml") && files("x.yml") && !files("README.md"));
-    let (code, out, err) = stdout_of(
-        hook_command("gpuops-lint", &[], &["apps/bad.yaml"])
-            .current_dir(d.path())
-            .env_remove("CI"),
-    );
+    let Run { code, out, err } = run(hook_command("gpuops-lint", &[], &["apps/bad.yaml"])
+        .current_dir(d.path())
+        .env_remove("CI"));
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("gpu-limit-missing"), "{out}");
     assert!(!out.contains("gpu-toleration-missing"), "{out}");
     assert!(err.is_empty(), "piped output has no progress line: {err:?}");
-    let (code, out, _) =
-        stdout_of(hook_command("gpuops-lint", &[], &["apps/ok.yaml"]).current_dir(d.path()));
+    let Run { code, out, .. } =
+        run(hook_command("gpuops-lint", &[], &["apps/ok.yaml"]).current_dir(d.path()));
     assert_eq!(code, 0, "{out}");
     // A flag in the hook's `args` ends `--changed`'s list: the staged files still count as changed.
-    let (code, out, _) = stdout_of(
-        hook_command(
-            "gpuops-lint",
-            &["--no-suppressions", "--format", "json"],
-            &["apps/smoke.yaml"],
-        )
-        .current_dir(d.path()),
-    );
+    let Run { code, out, .. } = run(hook_command(
+        "gpuops-lint",
+        &["--no-suppressions", "--format", "json"],
+        &["apps/smoke.yaml"],
+    )
+    .current_dir(d.path()));
     assert_eq!(code, 1, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
@@ -1633,24 +1469,19 @@ fn regex_lite_match(pattern: &str) -> impl Fn(&str) -> bool {
 #[test]
 fn pre_commit_render_check_hook_passes_then_catches_drift_offline() {
     let d = tempfile::tempdir().unwrap();
-    let profile = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/profiles/minimal.yaml");
+    let profile = root().join("examples/profiles/minimal.yaml");
     fs::copy(&profile, d.path().join("platform.yaml")).unwrap();
     let h = hook("gpuops-render-check");
     assert_eq!(h["pass_filenames"], false);
     assert!(regex_lite_match(h["files"].as_str().unwrap())(
         "platform.yaml"
     ));
-    let (code, out, err) = stdout_of(gpuops().current_dir(d.path()).args([
-        "render",
-        "platform.yaml",
-        "--output",
-        "deploy",
-    ]));
+    let Run { code, out, err } =
+        run(gpuops_in(d.path()).args(["render", "platform.yaml", "--output", "deploy"]));
     assert_eq!(code, 0, "{out}{err}");
     let args = ["platform.yaml", "--output", "deploy"];
-    let (code, out, err) = stdout_of(
-        hook_command("gpuops-render-check", &args, &["platform.yaml"]).current_dir(d.path()),
-    );
+    let Run { code, out, err } =
+        run(hook_command("gpuops-render-check", &args, &["platform.yaml"]).current_dir(d.path()));
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("up to date"), "{out}");
     // Edit a generated manifest by hand: drift.
@@ -1661,8 +1492,8 @@ fn pre_commit_render_check_hook_passes_then_catches_drift_offline() {
     let mut text = fs::read_to_string(&some_manifest).unwrap();
     text.push_str("# edited by hand\n");
     fs::write(&some_manifest, text).unwrap();
-    let (code, out, err) =
-        stdout_of(hook_command("gpuops-render-check", &args, &[]).current_dir(d.path()));
+    let Run { code, out, err } =
+        run(hook_command("gpuops-render-check", &args, &[]).current_dir(d.path()));
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("drifted"), "{err}");
 }
@@ -1703,7 +1534,7 @@ fn expression_refs(text: &str, prefix: &str) -> Vec<String> {
 
 #[test]
 fn github_action_is_a_well_formed_composite_action() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = root();
     let text = fs::read_to_string(root.join("action.yml")).unwrap();
     let a = repo_yaml("action.yml");
     assert!(a["name"].is_string() && a["description"].is_string());
@@ -1741,14 +1572,14 @@ fn github_action_is_a_well_formed_composite_action() {
 
 #[test]
 fn github_workflows_are_well_formed_and_the_example_uses_the_action() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = root();
     let action = repo_yaml("action.yml");
     let inputs = action["inputs"].as_object().unwrap();
     let mut used_locally = false;
     for e in fs::read_dir(root.join(".github/workflows")).unwrap() {
         let path = e.unwrap().path();
         let rel = path
-            .strip_prefix(root)
+            .strip_prefix(&root)
             .unwrap()
             .to_string_lossy()
             .into_owned();
@@ -1778,7 +1609,7 @@ fn github_workflows_are_well_formed_and_the_example_uses_the_action() {
 
 #[test]
 fn version_completions_and_man_page() {
-    let (code, out, _) = stdout_of(gpuops().arg("--version"));
+    let Run { code, out, .. } = run(gpuops().arg("--version"));
     assert_eq!(code, 0);
     let rules = gpuops::rules::all().len();
     assert_eq!(
@@ -1792,25 +1623,25 @@ fn version_completions_and_man_page() {
         ("powershell", "Register-ArgumentCompleter"),
         ("elvish", "edit:completion"),
     ] {
-        let (code, out, _) = stdout_of(gpuops().args(["completions", shell]));
+        let Run { code, out, .. } = run(gpuops().args(["completions", shell]));
         assert_eq!(code, 0, "{shell}");
         assert!(out.contains(marker), "{shell}: {out}");
         assert!(out.contains("--output-file"), "{shell}");
     }
-    let (code, _, _) = stdout_of(gpuops().args(["completions", "tcsh"]));
+    let Run { code, .. } = run(gpuops().args(["completions", "tcsh"]));
     assert_eq!(code, 2);
-    let (code, out, _) = stdout_of(gpuops().arg("man"));
+    let Run { code, out, .. } = run(gpuops().arg("man"));
     assert_eq!(code, 0);
     assert!(out.contains(".TH gpuops 1"), "{out}");
     assert!(out.contains("completions"), "{out}");
     let d = tempfile::tempdir().unwrap();
-    let (code, out, err) = stdout_of(gpuops().args(["man", "--output"]).arg(d.path().join("man")));
+    let Run { code, out, err } = run(gpuops().args(["man", "--output"]).arg(d.path().join("man")));
     assert_eq!(code, 0, "{out}{err}");
     for page in ["gpuops.1", "gpuops-lint.1", "gpuops-render.1"] {
         let text = fs::read_to_string(d.path().join("man").join(page)).unwrap();
         assert!(text.contains(".TH"), "{page}");
     }
-    let (code, out, _) = stdout_of(gpuops().args(["rules", "--markdown"]));
+    let Run { code, out, .. } = run(gpuops().args(["rules", "--markdown"]));
     assert_eq!(code, 0);
     assert_eq!(out, gpuops::report::rules_markdown());
 }
@@ -1827,21 +1658,17 @@ fn bundled_policy_enabled_in_config_reports_in_every_format_and_fails_the_run() 
         ".gpuops.yaml",
         "rules:\n  policy/team-label-missing: warning\n  policy/container-gpus-above-max: error\npolicy-data:\n  max_gpus_per_container: 0\n",
     );
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .arg("lint")
-            .arg(dir.path())
-            .args(["--format", "json"]),
-    );
+    let Run { code, out, .. } = run(gpuops()
+        .arg("lint")
+        .arg(dir.path())
+        .args(["--format", "json"]));
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("\"policy/team-label-missing\""), "{out}");
     assert!(out.contains("\"policy/container-gpus-above-max\""), "{out}");
-    let (_, sarif, _) = stdout_of(
-        gpuops()
-            .arg("lint")
-            .arg(dir.path())
-            .args(["--format", "sarif"]),
-    );
+    let Run { out: sarif, .. } = run(gpuops()
+        .arg("lint")
+        .arg(dir.path())
+        .args(["--format", "sarif"]));
     assert!(sarif.contains("policy/container-gpus-above-max"), "{sarif}");
     // Off in the config again: no policy runs; `--fail-on` still applies to the rest.
     write(
@@ -1849,7 +1676,7 @@ fn bundled_policy_enabled_in_config_reports_in_every_format_and_fails_the_run() 
         ".gpuops.yaml",
         "rules:\n  policy/team-label-missing: off\n",
     );
-    let (code, out, _) = stdout_of(gpuops().arg("lint").arg(dir.path()));
+    let Run { code, out, .. } = run(gpuops().arg("lint").arg(dir.path()));
     assert_eq!(code, 0, "{out}");
 }
 
@@ -1862,13 +1689,11 @@ fn user_policy_dir_runs_by_default_and_is_suppressible_by_annotation() {
         "package org.kinds\nimport rego.v1\nmetadata := {\"id\": \"no-jobs\", \"summary\": \"no Jobs\"}\ndeny contains {\"msg\": \"a Job\", \"object\": o} if {\n\tsome o in input.by_kind.Job\n}\n",
     );
     write(dir.path(), "repo/job.yaml", GOOD_JOB);
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .arg("lint")
-            .arg(dir.path().join("repo"))
-            .arg("--policy")
-            .arg(dir.path().join("policies")),
-    );
+    let Run { code, out, .. } = run(gpuops()
+        .arg("lint")
+        .arg(dir.path().join("repo"))
+        .arg("--policy")
+        .arg(dir.path().join("policies")));
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("policy/no-jobs"), "{out}");
     let suppressed = GOOD_JOB.replace(
@@ -1876,13 +1701,11 @@ fn user_policy_dir_runs_by_default_and_is_suppressible_by_annotation() {
         "  name: ok\n  annotations:\n    ignore.gpuops.dev/policy.no-jobs: \"batch is allowed here\"\n",
     );
     write(dir.path(), "repo/job.yaml", &suppressed);
-    let (code, out, _) = stdout_of(
-        gpuops()
-            .arg("lint")
-            .arg(dir.path().join("repo"))
-            .arg("--policy")
-            .arg(dir.path().join("policies")),
-    );
+    let Run { code, out, .. } = run(gpuops()
+        .arg("lint")
+        .arg(dir.path().join("repo"))
+        .arg("--policy")
+        .arg(dir.path().join("policies")));
     assert_eq!(code, 0, "{out}");
 }
 
@@ -1896,15 +1719,13 @@ fn policy_runtime_error_is_in_json_and_sarif_and_exits_two() {
     );
     write(dir.path(), "job.yaml", GOOD_JOB);
     let sarif = dir.path().join("out.sarif");
-    let (code, out, err) = stdout_of(
-        gpuops()
-            .arg("lint")
-            .arg(dir.path().join("job.yaml"))
-            .arg("--policy")
-            .arg(dir.path().join("p"))
-            .args(["--format", "json", "--output-file"])
-            .arg(format!("sarif={}", sarif.display())),
-    );
+    let Run { code, out, err } = run(gpuops()
+        .arg("lint")
+        .arg(dir.path().join("job.yaml"))
+        .arg("--policy")
+        .arg(dir.path().join("p"))
+        .args(["--format", "json", "--output-file"])
+        .arg(format!("sarif={}", sarif.display())));
     assert_eq!(code, 2, "{out}{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let errors = v["errors"].as_array().unwrap();
@@ -1936,13 +1757,11 @@ fn policy_syntax_error_exits_two_with_its_place() {
         "package org.bad\n\ndeny contains m if {\n  m := 1 +\n}\n",
     );
     write(dir.path(), "job.yaml", GOOD_JOB);
-    let (code, _, err) = stdout_of(
-        gpuops()
-            .arg("lint")
-            .arg(dir.path().join("job.yaml"))
-            .arg("--policy")
-            .arg(dir.path().join("p")),
-    );
+    let Run { code, err, .. } = run(gpuops()
+        .arg("lint")
+        .arg(dir.path().join("job.yaml"))
+        .arg("--policy")
+        .arg(dir.path().join("p")));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("p/bad.rego:4:5: "), "{err}");
 }
@@ -1956,7 +1775,7 @@ fn unknown_policy_in_config_is_a_located_config_error() {
         ".gpuops.yaml",
         "rules:\n  policy/team-label-mising: error\n",
     );
-    let (code, _, err) = stdout_of(gpuops().arg("lint").arg(dir.path()));
+    let Run { code, err, .. } = run(gpuops().arg("lint").arg(dir.path()));
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("unknown policy `policy/team-label-mising`"),
@@ -1971,7 +1790,7 @@ fn unknown_policy_in_config_is_a_located_config_error() {
 
 #[test]
 fn policy_test_reports_like_opa_and_exits_one_on_failure() {
-    let (code, out, _) = stdout_of(gpuops().args(["policy", "test", "examples/policies"]));
+    let Run { code, out, .. } = run(gpuops().args(["policy", "test", "examples/policies"]));
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("data.org.training_queue_test.test_inference_is_not_judged: PASS"),
@@ -1987,7 +1806,7 @@ fn policy_test_reports_like_opa_and_exits_one_on_failure() {
         "t/x_test.rego",
         "package org.x_test\nimport rego.v1\ntest_fails if { 1 == 2 }\ntest_passes if { 1 == 1 }\n",
     );
-    let (code, out, _) = stdout_of(gpuops().args(["policy", "test"]).arg(dir.path().join("t")));
+    let Run { code, out, .. } = run(gpuops().args(["policy", "test"]).arg(dir.path().join("t")));
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("data.org.x_test.test_fails: FAIL"), "{out}");
     assert!(out.contains("FAIL: 1/"), "{out}");
@@ -1995,7 +1814,7 @@ fn policy_test_reports_like_opa_and_exits_one_on_failure() {
 
 #[test]
 fn rule_explains_policies() {
-    let (code, out, _) = stdout_of(gpuops().args(["rule", "policy/gpu-quota-missing"]));
+    let Run { code, out, .. } = run(gpuops().args(["rule", "policy/gpu-quota-missing"]));
     assert_eq!(code, 0);
     assert!(
         out.starts_with("policy/gpu-quota-missing (policy, error by default; off until enabled"),
@@ -2006,7 +1825,7 @@ fn rule_explains_policies() {
             && out.contains("Source: policies/gpu-quota-missing.rego"),
         "{out}"
     );
-    let (code, out, _) = stdout_of(gpuops().args(["rules", "--policy", "examples/policies"]));
+    let Run { code, out, .. } = run(gpuops().args(["rules", "--policy", "examples/policies"]));
     assert_eq!(code, 0);
     assert!(out.contains("policy/training-queue-missing"), "{out}");
 }
@@ -2020,13 +1839,11 @@ fn cost_json_prices_a_pool_at_its_limits() {
         "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: train}\nspec:\n  template:\n    spec:\n      requirements:\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [p4d.24xlarge]}\n  limits:\n    nvidia.com/gpu: 16\n",
     );
     write(dir.path(), ".gpuops.yaml", "cost: {spot-discount: 0.5}\n");
-    let (code, out, err) = stdout_of(
-        gpuops()
-            .arg("cost")
-            .arg("--format")
-            .arg("json")
-            .arg(dir.path()),
-    );
+    let Run { code, out, err } = run(gpuops()
+        .arg("cost")
+        .arg("--format")
+        .arg("json")
+        .arg(dir.path()));
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let pool = &v["nodepools"][0];
@@ -2076,19 +1893,16 @@ fn objects_of_a_user_crd_are_validated_with_crd() {
         "apiVersion: platform.example.com/v1\nkind: GpuQuota\nmetadata: {name: ml, namespace: ml}\nspec:\n  gpus: eight\n  tier: bronze\n",
     );
     let lint = |extra: &[&str]| {
-        let (code, out, err) = stdout_of(
-            gpuops()
-                .current_dir(d.path())
-                .args([
-                    "lint",
-                    "apps",
-                    "--rule",
-                    "schema-violation",
-                    "--format",
-                    "json",
-                ])
-                .args(extra),
-        );
+        let Run { code, out, err } = run(gpuops_in(d.path())
+            .args([
+                "lint",
+                "apps",
+                "--rule",
+                "schema-violation",
+                "--format",
+                "json",
+            ])
+            .args(extra));
         let v: serde_json::Value =
             serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
         let found: Vec<(u64, u64)> = v["diagnostics"]
@@ -2154,21 +1968,18 @@ fn cel_rules_of_a_user_crd_are_checked_and_unsupported_ones_noted() {
         "apps/quota.yaml",
         "apiVersion: platform.example.com/v1\nkind: GpuQuota\nmetadata: {name: ml, namespace: ml}\nspec:\n  minGpus: 16\n  maxGpus: 8\n  docs: see the wiki\n",
     );
-    let run = |extra: &[&str]| {
-        stdout_of(
-            gpuops()
-                .current_dir(d.path())
-                .args(["lint", "apps", "--rule", "schema-violation"])
-                .args(extra),
-        )
+    let lint = |extra: &[&str]| {
+        run(gpuops_in(d.path())
+            .args(["lint", "apps", "--rule", "schema-violation"])
+            .args(extra))
     };
     // Without the CRD nothing is known about the kind, and no CEL is run.
-    let (code, out, err) = run(&[]);
+    let Run { code, out, err } = lint(&[]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(!err.contains("CEL"), "{err}");
     // With it, the failing rule is reported at its fieldPath (`minGpus`, line 5), once; the
     // transition rule is not run and the rule calling an unsupported function is only counted.
-    let (code, out, err) = run(&["--crd", "crds"]);
+    let Run { code, out, err } = lint(&["--crd", "crds"]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains(
@@ -2186,7 +1997,7 @@ fn cel_rules_of_a_user_crd_are_checked_and_unsupported_ones_noted() {
         "{err}"
     );
     // Machine formats carry the finding and no note.
-    let (code, out, err) = run(&["--crd", "crds", "--format", "json"]);
+    let Run { code, out, err } = lint(&["--crd", "crds", "--format", "json"]);
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}"));
     let found = v["diagnostics"].as_array().unwrap();
@@ -2203,22 +2014,18 @@ fn cel_rules_of_a_user_crd_are_checked_and_unsupported_ones_noted() {
 /// and nothing is reported twice.
 #[test]
 fn nodepool_crd_cel_rules_find_what_the_builtin_checks_find() {
-    let crd = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/reference/crds/karpenter.sh_nodepools.yaml");
+    let crd = root().join("../shared/reference/crds/karpenter.sh_nodepools.yaml");
     if !crd.is_file() {
         eprintln!("note: {} is absent; skipped", crd.display());
         return;
     }
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules/schema-violation/fail.yaml");
+    let fixture = root().join("testdata/rules/schema-violation/fail.yaml");
     let nodepool_findings = |extra: &[&std::ffi::OsStr]| -> Vec<(u64, String)> {
-        let (_, out, err) = stdout_of(
-            gpuops()
-                .arg("lint")
-                .arg(&fixture)
-                .args(["--rule", "schema-violation", "--format", "json"])
-                .args(extra),
-        );
+        let Run { out, err, .. } = run(gpuops()
+            .arg("lint")
+            .arg(&fixture)
+            .args(["--rule", "schema-violation", "--format", "json"])
+            .args(extra));
         let v: serde_json::Value =
             serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
         v["diagnostics"]
@@ -2369,19 +2176,16 @@ spec:
 ",
     );
     let found = |extra: &[&str]| -> Vec<String> {
-        let (_, out, err) = stdout_of(
-            gpuops()
-                .current_dir(d.path())
-                .args([
-                    "lint",
-                    "apps",
-                    "--rule",
-                    "schema-violation",
-                    "--format",
-                    "json",
-                ])
-                .args(extra),
-        );
+        let Run { out, err, .. } = run(gpuops_in(d.path())
+            .args([
+                "lint",
+                "apps",
+                "--rule",
+                "schema-violation",
+                "--format",
+                "json",
+            ])
+            .args(extra));
         let v: serde_json::Value =
             serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
         v["diagnostics"]
@@ -2409,21 +2213,18 @@ spec:
 /// fixture they cover, as many findings as the built-in checks give (each problem once).
 #[test]
 fn upstream_crds_find_as_much_as_the_builtin_checks_per_kind() {
-    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/crds");
+    let crds = root().join("../shared/reference/crds");
     if !crds.is_dir() {
         eprintln!("note: {} is absent; skipped", crds.display());
         return;
     }
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules/schema-violation/fail.yaml");
+    let fixture = root().join("testdata/rules/schema-violation/fail.yaml");
     let per_kind = |extra: &[&std::ffi::OsStr]| -> std::collections::BTreeMap<String, usize> {
-        let (_, out, err) = stdout_of(
-            gpuops()
-                .arg("lint")
-                .arg(&fixture)
-                .args(["--rule", "schema-violation", "--format", "json"])
-                .args(extra),
-        );
+        let Run { out, err, .. } = run(gpuops()
+            .arg("lint")
+            .arg(&fixture)
+            .args(["--rule", "schema-violation", "--format", "json"])
+            .args(extra));
         let v: serde_json::Value =
             serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
         let mut m = std::collections::BTreeMap::new();
@@ -2449,15 +2250,12 @@ fn upstream_crds_find_as_much_as_the_builtin_checks_per_kind() {
     }
     // The passing fixture keeps every schema and CEL rule of the upstream CRDs, and no rule of
     // theirs is skipped.
-    let pass =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules/schema-violation/pass.yaml");
-    let (code, out, err) = stdout_of(
-        gpuops()
-            .arg("lint")
-            .arg(&pass)
-            .args(["--rule", "schema-violation", "--crd"])
-            .arg(&crds),
-    );
+    let pass = root().join("testdata/rules/schema-violation/pass.yaml");
+    let Run { code, out, err } = run(gpuops()
+        .arg("lint")
+        .arg(&pass)
+        .args(["--rule", "schema-violation", "--crd"])
+        .arg(&crds));
     assert_eq!(code, 0, "{out}{err}");
     assert!(!err.contains("CEL"), "{err}");
 }

@@ -2,36 +2,11 @@
 //! finding in rendered output), upstream CRD schemas, `--check`, located profile errors, template
 //! overrides, no-clobber writes and stale-file removal. Tests that run the binary use temp dirs.
 
-use assert_cmd::Command;
+use crate::common::{gpuops_in, human_text, root, run, write};
 use gpuops::render::{self, RenderedFile};
 use gpuops::yaml::{self, Budget, Node, Value as YValue, Yaml11};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn gpuops(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("gpuops").expect("the gpuops binary is built");
-    c.current_dir(dir).env("NO_COLOR", "1");
-    c
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(dir: &Path, args: &[&str]) -> Run {
-    let out = gpuops(dir).args(args).output().expect("gpuops runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
+use std::path::Path;
 
 /// `examples/profiles/*.yaml`, relative to the crate root, sorted.
 fn examples() -> Vec<String> {
@@ -72,7 +47,7 @@ fn render_text(path: &str, text: &str) -> Vec<RenderedFile> {
 }
 
 fn write_profile(dir: &Path, text: &str) {
-    std::fs::write(dir.join("platform.yaml"), text).expect("write profile");
+    write(dir, "platform.yaml", text);
 }
 
 fn example_text() -> String {
@@ -111,14 +86,14 @@ fn tree(dir: &Path) -> Vec<(String, String)> {
 #[test]
 fn example_profiles_render_to_the_snapshotted_stream() {
     for p in examples() {
-        let r = run(&root(), &["render", &p]);
-        assert_eq!(r.code, 0, "{p}: {}", r.stderr);
+        let r = run(gpuops_in(root()).args(["render", p.as_str()]));
+        assert_eq!(r.code, 0, "{p}: {}", r.err);
         let stem = Path::new(&p)
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or("profile")
             .to_string();
-        insta::assert_snapshot!(format!("stream-{stem}"), r.stdout);
+        insta::assert_snapshot!(format!("stream-{stem}"), r.out);
     }
 }
 
@@ -130,14 +105,7 @@ fn rendered_output_lints_clean_with_every_rule() {
         assert!(
             findings.is_empty(),
             "{path}: render produced lint findings:\n{}",
-            gpuops::report::human(
-                &findings,
-                &sources,
-                gpuops::report::HumanOptions {
-                    color: false,
-                    width: 100
-                }
-            )
+            human_text(&findings, &sources)
         );
     }
 }
@@ -146,16 +114,16 @@ fn rendered_output_lints_clean_with_every_rule() {
 fn rendering_is_deterministic() {
     let tmp = tempfile::tempdir().expect("tempdir");
     std::fs::write(tmp.path().join("platform.yaml"), example_text()).expect("write");
-    let a = run(tmp.path(), &["render", "platform.yaml"]);
-    let b = run(tmp.path(), &["render", "platform.yaml"]);
-    assert_eq!(a.code, 0, "{}", a.stderr);
-    assert_eq!(a.stdout, b.stdout);
-    let first = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy"]);
-    assert_eq!(first.code, 0, "{}", first.stderr);
+    let a = run(gpuops_in(tmp.path()).args(["render", "platform.yaml"]));
+    let b = run(gpuops_in(tmp.path()).args(["render", "platform.yaml"]));
+    assert_eq!(a.code, 0, "{}", a.err);
+    assert_eq!(a.out, b.out);
+    let first = run(gpuops_in(tmp.path()).args(["render", "platform.yaml", "-o", "deploy"]));
+    assert_eq!(first.code, 0, "{}", first.err);
     let before = tree(&tmp.path().join("deploy"));
-    let again = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy"]);
-    assert_eq!(again.code, 0, "{}", again.stderr);
-    assert!(again.stdout.contains(" 0 written"), "{}", again.stdout);
+    let again = run(gpuops_in(tmp.path()).args(["render", "platform.yaml", "-o", "deploy"]));
+    assert_eq!(again.code, 0, "{}", again.err);
+    assert!(again.out.contains(" 0 written"), "{}", again.out);
     assert_eq!(before, tree(&tmp.path().join("deploy")));
     // Every file carries the header naming the profile; the stream is the files joined.
     for (path, text) in &before {
@@ -165,7 +133,7 @@ fn rendering_is_deterministic() {
         );
     }
     let joined: String = before.iter().map(|(_, t)| format!("---\n{t}")).collect();
-    assert_eq!(joined, a.stdout);
+    assert_eq!(joined, a.out);
 }
 
 #[test]
@@ -745,36 +713,34 @@ jobs:
 #[test]
 fn init_prints_a_profile_that_renders_and_checks_clean() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let init = run(tmp.path(), &["init"]);
+    let init = run(gpuops_in(tmp.path()).args(["init"]));
     assert_eq!(init.code, 0);
-    assert_eq!(init.stdout, render::INIT_PROFILE);
+    assert_eq!(init.out, render::INIT_PROFILE);
     assert!(
-        init.stdout
+        init.out
             .lines()
             .filter(|l| l.trim_start().starts_with('#'))
             .count()
             > 10,
         "commented"
     );
-    write_profile(tmp.path(), &init.stdout);
-    let r = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy/"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let c = run(
-        tmp.path(),
-        &["render", "platform.yaml", "-o", "deploy/", "--check"],
-    );
-    assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
-    assert!(c.stdout.contains("up to date"), "{}", c.stdout);
+    write_profile(tmp.path(), &init.out);
+    let r = run(gpuops_in(tmp.path()).args(["render", "platform.yaml", "-o", "deploy/"]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    let c =
+        run(gpuops_in(tmp.path()).args(["render", "platform.yaml", "-o", "deploy/", "--check"]));
+    assert_eq!(c.code, 0, "{}{}", c.out, c.err);
+    assert!(c.out.contains("up to date"), "{}", c.out);
     // The files lint clean through the ordinary CLI too.
-    let l = run(tmp.path(), &["lint", "deploy"]);
-    assert_eq!(l.code, 0, "{}", l.stdout);
+    let l = run(gpuops_in(tmp.path()).args(["lint", "deploy"]));
+    assert_eq!(l.code, 0, "{}", l.out);
 }
 
 #[test]
 fn schema_describes_the_profiles() {
-    let r = run(&root(), &["schema", "profile"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let schema: Value = serde_json::from_str(&r.stdout).expect("JSON");
+    let r = run(gpuops_in(root()).args(["schema", "profile"]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    let schema: Value = serde_json::from_str(&r.out).expect("JSON");
     assert_eq!(schema["title"], "gpuops Platform profile");
     for key in [
         "apiVersion",
@@ -807,11 +773,11 @@ fn check_is_clean_then_reports_drift_missing_and_stale_files() {
     let dir = tmp.path();
     write_profile(dir, &example_text());
     assert_eq!(
-        run(dir, &["render", "platform.yaml", "-o", "deploy"]).code,
+        run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "deploy"])).code,
         0
     );
-    let clean = run(dir, &["render", "platform.yaml", "-o", "deploy", "--check"]);
-    assert_eq!(clean.code, 0, "{}{}", clean.stdout, clean.stderr);
+    let clean = run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "deploy", "--check"]));
+    assert_eq!(clean.code, 0, "{}{}", clean.out, clean.err);
 
     // A hand edit.
     let pool = dir.join("deploy/nodepools/training-spot.yaml");
@@ -822,33 +788,33 @@ fn check_is_clean_then_reports_drift_missing_and_stale_files() {
     )
     .expect("edit");
     let before = tree(&dir.join("deploy"));
-    let drift = run(dir, &["render", "platform.yaml", "-o", "deploy", "--check"]);
-    assert_eq!(drift.code, 1, "{}", drift.stderr);
+    let drift = run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "deploy", "--check"]));
+    assert_eq!(drift.code, 1, "{}", drift.err);
     assert!(
         drift
-            .stdout
+            .out
             .contains("--- deploy/nodepools/training-spot.yaml (on disk)"),
         "{}",
-        drift.stdout
+        drift.out
     );
     assert!(
         drift
-            .stdout
+            .out
             .contains("+++ deploy/nodepools/training-spot.yaml (rendered)"),
         "{}",
-        drift.stdout
+        drift.out
     );
     assert!(
         drift
-            .stdout
+            .out
             .contains("-    nvidia.com/gpu: 128\n+    nvidia.com/gpu: 64"),
         "{}",
-        drift.stdout
+        drift.out
     );
     assert!(
-        drift.stderr.contains("1 changed, 0 missing, 0 stale"),
+        drift.err.contains("1 changed, 0 missing, 0 stale"),
         "{}",
-        drift.stderr
+        drift.err
     );
     assert_eq!(before, tree(&dir.join("deploy")), "--check writes nothing");
     std::fs::write(&pool, &original).expect("restore");
@@ -856,43 +822,43 @@ fn check_is_clean_then_reports_drift_missing_and_stale_files() {
     // A missing file.
     let lq = dir.join("deploy/localqueues/ml-research.training.yaml");
     std::fs::remove_file(&lq).expect("remove");
-    let missing = run(dir, &["render", "platform.yaml", "-o", "deploy", "--check"]);
+    let missing = run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "deploy", "--check"]));
     assert_eq!(missing.code, 1);
     assert!(
         missing
-            .stdout
+            .out
             .contains("+++ deploy/localqueues/ml-research.training.yaml (rendered)"),
         "{}",
-        missing.stdout
+        missing.out
     );
     assert!(!lq.exists(), "--check writes nothing");
     assert_eq!(
-        run(dir, &["render", "platform.yaml", "-o", "deploy"]).code,
+        run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "deploy"])).code,
         0
     );
 
     // A stale generated file (the profile no longer produces it).
     std::fs::write(dir.join("deploy/nodepools/old-pool.yaml"), &original).expect("stale");
-    let stale = run(dir, &["render", "platform.yaml", "-o", "deploy", "--check"]);
+    let stale = run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "deploy", "--check"]));
     assert_eq!(stale.code, 1);
     assert!(
         stale
-            .stdout
+            .out
             .contains("deploy/nodepools/old-pool.yaml (on disk, no longer rendered)"),
         "{}",
-        stale.stdout
+        stale.out
     );
     assert!(
-        stale.stderr.contains("0 changed, 0 missing, 1 stale"),
+        stale.err.contains("0 changed, 0 missing, 1 stale"),
         "{}",
-        stale.stderr
+        stale.err
     );
 
     // Hand-written files that render does not produce are not its business.
     std::fs::remove_file(dir.join("deploy/nodepools/old-pool.yaml")).expect("rm");
     std::fs::write(dir.join("deploy/README.yaml"), "# notes\nkind: Notes\n").expect("notes");
     assert_eq!(
-        run(dir, &["render", "platform.yaml", "-o", "deploy", "--check"]).code,
+        run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "deploy", "--check"])).code,
         0
     );
 }
@@ -933,10 +899,10 @@ fn semantic_profile_errors_are_all_reported_with_their_places() {
     ]);
     let tmp = tempfile::tempdir().expect("tempdir");
     write_profile(tmp.path(), &text);
-    let r = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = run(gpuops_in(tmp.path()).args(["render", "platform.yaml", "-o", "deploy"]));
+    assert_eq!(r.code, 2, "{}", r.err);
     assert!(!tmp.path().join("deploy").exists(), "nothing is written");
-    let err = &r.stderr;
+    let err = &r.err;
     assert!(
         err.contains("error: invalid profile platform.yaml:"),
         "{err}"
@@ -990,10 +956,10 @@ fn structural_profile_errors_are_all_reported_with_their_places() {
     ]);
     let tmp = tempfile::tempdir().expect("tempdir");
     write_profile(tmp.path(), &text);
-    let r = run(tmp.path(), &["render", "platform.yaml"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stdout.is_empty(), "nothing rendered");
-    let err = &r.stderr;
+    let r = run(gpuops_in(tmp.path()).args(["render", "platform.yaml"]));
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(r.out.is_empty(), "nothing rendered");
+    let err = &r.err;
     let expect = [
         (
             at(&text, "1.5", 1, "1.5"),
@@ -1111,22 +1077,22 @@ fn spot_grace_below_the_minimum_is_a_located_error() {
     )]);
     let tmp = tempfile::tempdir().expect("tempdir");
     write_profile(tmp.path(), &text);
-    let r = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = run(gpuops_in(tmp.path()).args(["render", "platform.yaml", "-o", "deploy"]));
+    assert_eq!(r.code, 2, "{}", r.err);
     assert!(!tmp.path().join("deploy").exists(), "nothing is written");
     assert!(
-        r.stderr.contains(
+        r.err.contains(
             "20 seconds is too short to write a checkpoint when a spot instance is reclaimed"
         ),
         "{}",
-        r.stderr
+        r.err
     );
     let place = format!(
         "platform.yaml:{}",
         at(&text, "terminationGracePeriodSeconds: 20", 1, "20")
     );
-    assert!(r.stderr.contains(&place), "{place} in {}", r.stderr);
-    assert!(r.stderr.contains("use 30 to 120 seconds"), "{}", r.stderr);
+    assert!(r.err.contains(&place), "{place} in {}", r.err);
+    assert!(r.err.contains("use 30 to 120 seconds"), "{}", r.err);
     // The bounds themselves are accepted on spot; on-demand may go lower.
     for secs in ["30", "120"] {
         let ok = profile_with(&[(
@@ -1275,22 +1241,18 @@ fn a_device_plugin_on_bottlerocket_is_a_located_error() {
     let text = profile_with(&[("\nclasses:\n", "\ndevicePlugin: nvidia\n\nclasses:\n")]);
     let tmp = tempfile::tempdir().expect("tempdir");
     write_profile(tmp.path(), &text);
-    let r = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = run(gpuops_in(tmp.path()).args(["render", "platform.yaml", "-o", "deploy"]));
+    assert_eq!(r.code, 2, "{}", r.err);
     assert!(!tmp.path().join("deploy").exists(), "nothing is written");
     assert!(
-        r.stderr
+        r.err
             .contains("Bottlerocket's NVIDIA variants already run the NVIDIA device plugin"),
         "{}",
-        r.stderr
+        r.err
     );
     let place = format!("platform.yaml:{}", at(&text, "devicePlugin:", 1, "nvidia"));
-    assert!(r.stderr.contains(&place), "{place} in {}", r.stderr);
-    assert!(
-        r.stderr.contains("Bottlerocket chosen here"),
-        "{}",
-        r.stderr
-    );
+    assert!(r.err.contains(&place), "{place} in {}", r.err);
+    assert!(r.err.contains("Bottlerocket chosen here"), "{}", r.err);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1301,13 +1263,13 @@ fn a_device_plugin_on_bottlerocket_is_a_located_error() {
 fn render_prints_the_cost_ceiling_of_its_output() {
     let tmp = tempfile::tempdir().expect("tempdir");
     write_profile(tmp.path(), &example_text());
-    let r = run(tmp.path(), &["render", "platform.yaml", "-o", "deploy"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let lines: Vec<&str> = r.stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "one line: {}", r.stderr);
-    let c = run(tmp.path(), &["cost", "deploy", "--format", "json"]);
-    assert_eq!(c.code, 0, "{}", c.stderr);
-    let report: Value = serde_json::from_str(&c.stdout).expect("JSON");
+    let r = run(gpuops_in(tmp.path()).args(["render", "platform.yaml", "-o", "deploy"]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    let lines: Vec<&str> = r.err.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {}", r.err);
+    let c = run(gpuops_in(tmp.path()).args(["cost", "deploy", "--format", "json"]));
+    assert_eq!(c.code, 0, "{}", c.err);
+    let report: Value = serde_json::from_str(&c.out).expect("JSON");
     let total = &report["total"];
     let expected = format!(
         "cost ceiling: {:.2} $/h on-demand, {:.2} $/h spot,",
@@ -1325,9 +1287,9 @@ fn render_prints_the_cost_ceiling_of_its_output() {
             .is_some_and(Vec::is_empty)
     );
     // The stream mode keeps stdout pure YAML: the line goes to stderr there too.
-    let s = run(tmp.path(), &["render", "platform.yaml"]);
-    assert!(s.stderr.starts_with("cost ceiling: "), "{}", s.stderr);
-    assert!(!s.stdout.contains("cost ceiling"));
+    let s = run(gpuops_in(tmp.path()).args(["render", "platform.yaml"]));
+    assert!(s.err.starts_with("cost ceiling: "), "{}", s.err);
+    assert!(!s.out.contains("cost ceiling"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1371,14 +1333,7 @@ fn every_shape_of_profile_renders_lint_clean() {
                 assert!(
                     findings.is_empty(),
                     "{text}\n{}",
-                    gpuops::report::human(
-                        &findings,
-                        &sources,
-                        gpuops::report::HumanOptions {
-                            color: false,
-                            width: 100
-                        }
-                    )
+                    human_text(&findings, &sources)
                 );
                 assert_eq!(
                     files.iter().any(|f| f.path.starts_with("daemonsets/")),
@@ -1397,7 +1352,7 @@ fn a_template_override_changes_only_its_output() {
     let dir = tmp.path();
     write_profile(dir, &example_text());
     assert_eq!(
-        run(dir, &["render", "platform.yaml", "-o", "plain"]).code,
+        run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "plain"])).code,
         0
     );
     let templates = dir.join("templates");
@@ -1413,18 +1368,15 @@ fn a_template_override_changes_only_its_output() {
     );
     assert_ne!(original, changed);
     std::fs::write(templates.join("namespace.yaml.j2"), changed).expect("write");
-    let r = run(
-        dir,
-        &[
-            "render",
-            "platform.yaml",
-            "-o",
-            "custom",
-            "--templates",
-            "templates",
-        ],
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = run(gpuops_in(dir).args([
+        "render",
+        "platform.yaml",
+        "-o",
+        "custom",
+        "--templates",
+        "templates",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.err);
     let plain = tree(&dir.join("plain"));
     let custom = tree(&dir.join("custom"));
     assert_eq!(plain.len(), custom.len());
@@ -1443,16 +1395,12 @@ fn a_template_override_changes_only_its_output() {
     }
     // A file that replaces no template is a mistake worth stopping for.
     std::fs::write(templates.join("nodepol.yaml.j2"), "x").expect("write");
-    let bad = run(
-        dir,
-        &["render", "platform.yaml", "--templates", "templates"],
-    );
+    let bad = run(gpuops_in(dir).args(["render", "platform.yaml", "--templates", "templates"]));
     assert_eq!(bad.code, 2);
     assert!(
-        bad.stderr
-            .contains("`nodepol.yaml.j2` replaces no template"),
+        bad.err.contains("`nodepol.yaml.j2` replaces no template"),
         "{}",
-        bad.stderr
+        bad.err
     );
     std::fs::remove_file(templates.join("nodepol.yaml.j2")).expect("rm");
     // An override that renders the wrong object is caught before anything is written.
@@ -1461,24 +1409,21 @@ fn a_template_override_changes_only_its_output() {
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: other\n",
     )
     .expect("write");
-    let wrong = run(
-        dir,
-        &[
-            "render",
-            "platform.yaml",
-            "-o",
-            "wrong",
-            "--templates",
-            "templates",
-        ],
-    );
+    let wrong = run(gpuops_in(dir).args([
+        "render",
+        "platform.yaml",
+        "-o",
+        "wrong",
+        "--templates",
+        "templates",
+    ]));
     assert_eq!(wrong.code, 2);
     assert!(
         wrong
-            .stderr
+            .err
             .contains("template `namespace.yaml.j2` rendered v1 Namespace other"),
         "{}",
-        wrong.stderr
+        wrong.err
     );
     assert!(!dir.join("wrong").exists());
     // Undefined values are errors, not empty strings.
@@ -1487,16 +1432,10 @@ fn a_template_override_changes_only_its_output() {
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {{ namespace.nmae }}\n",
     )
     .expect("write");
-    let undefined = run(
-        dir,
-        &["render", "platform.yaml", "--templates", "templates"],
-    );
+    let undefined =
+        run(gpuops_in(dir).args(["render", "platform.yaml", "--templates", "templates"]));
     assert_eq!(undefined.code, 2);
-    assert!(
-        undefined.stderr.contains("undefined"),
-        "{}",
-        undefined.stderr
-    );
+    assert!(undefined.err.contains("undefined"), "{}", undefined.err);
 }
 
 #[test]
@@ -1513,33 +1452,30 @@ fn a_template_that_breaks_a_rule_fails_the_self_check() {
     let broken = job.replace("        karpenter.sh/do-not-disrupt: \"true\"\n", "");
     assert_ne!(job, broken);
     std::fs::write(dir.join("templates/job.yaml.j2"), broken).expect("write");
-    let r = run(
-        dir,
-        &[
-            "render",
-            "platform.yaml",
-            "-o",
-            "deploy",
-            "--templates",
-            "templates",
-        ],
-    );
-    assert_eq!(r.code, 2, "{}", r.stdout);
+    let r = run(gpuops_in(dir).args([
+        "render",
+        "platform.yaml",
+        "-o",
+        "deploy",
+        "--templates",
+        "templates",
+    ]));
+    assert_eq!(r.code, 2, "{}", r.out);
     assert!(
-        r.stderr.contains("the rendered manifests fail lint"),
+        r.err.contains("the rendered manifests fail lint"),
         "{}",
-        r.stderr
+        r.err
     );
     assert!(
-        r.stderr.contains("training-do-not-disrupt-missing"),
+        r.err.contains("training-do-not-disrupt-missing"),
         "{}",
-        r.stderr
+        r.err
     );
     assert!(
-        r.stderr
+        r.err
             .contains("deploy/jobs/ml-research.llama-finetune.yaml"),
         "{}",
-        r.stderr
+        r.err
     );
     assert!(!dir.join("deploy").exists(), "nothing is written");
 }
@@ -1556,20 +1492,20 @@ fn a_hand_written_file_is_not_overwritten_without_force() {
         "# my own pool\napiVersion: karpenter.sh/v1\nkind: NodePool\n",
     )
     .expect("write");
-    let r = run(dir, &["render", "platform.yaml", "-o", "deploy"]);
-    assert_eq!(r.code, 2, "{}", r.stdout);
+    let r = run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "deploy"]));
+    assert_eq!(r.code, 2, "{}", r.out);
     assert!(
-        r.stderr
+        r.err
             .contains("refusing to overwrite 1 file not generated by gpuops"),
         "{}",
-        r.stderr
+        r.err
     );
     assert!(
-        r.stderr.contains("deploy/nodepools/training-spot.yaml"),
+        r.err.contains("deploy/nodepools/training-spot.yaml"),
         "{}",
-        r.stderr
+        r.err
     );
-    assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    assert!(r.err.contains("--force"), "{}", r.err);
     assert_eq!(
         tree(&dir.join("deploy")).len(),
         1,
@@ -1580,8 +1516,8 @@ fn a_hand_written_file_is_not_overwritten_without_force() {
             .expect("read")
             .starts_with("# my own pool")
     );
-    let forced = run(dir, &["render", "platform.yaml", "-o", "deploy", "--force"]);
-    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    let forced = run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "deploy", "--force"]));
+    assert_eq!(forced.code, 0, "{}", forced.err);
     assert!(render::is_generated(
         &std::fs::read_to_string(&mine).expect("read")
     ));
@@ -1601,7 +1537,7 @@ fn files_the_profile_no_longer_produces_are_removed() {
     let dir = tmp.path();
     write_profile(dir, &example_text());
     assert_eq!(
-        run(dir, &["render", "platform.yaml", "-o", "deploy"]).code,
+        run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "deploy"])).code,
         0
     );
     std::fs::write(dir.join("deploy/kustomization.yaml"), "resources: []\n").expect("hand-written");
@@ -1613,19 +1549,19 @@ fn files_the_profile_no_longer_produces_are_removed() {
         .expect("next job");
     let smaller = format!("{}{}", &text[..start], &text[end..]);
     write_profile(dir, &smaller);
-    let r = run(dir, &["render", "platform.yaml", "-o", "deploy"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "deploy"]));
+    assert_eq!(r.code, 0, "{}", r.err);
     assert!(
-        r.stdout
+        r.out
             .contains("removed deploy/jobs/ml-research.llama-finetune.yaml"),
         "{}",
-        r.stdout
+        r.out
     );
     assert!(
-        r.stdout
+        r.out
             .contains("removed deploy/services/ml-research.llama-finetune.yaml"),
         "{}",
-        r.stdout
+        r.out
     );
     assert!(
         !dir.join("deploy/jobs/ml-research.llama-finetune.yaml")
@@ -1644,7 +1580,7 @@ fn files_the_profile_no_longer_produces_are_removed() {
         "other files are left alone"
     );
     assert_eq!(
-        run(dir, &["render", "platform.yaml", "-o", "deploy", "--check"]).code,
+        run(gpuops_in(dir).args(["render", "platform.yaml", "-o", "deploy", "--check"])).code,
         0
     );
 }
@@ -1678,22 +1614,19 @@ fn names_that_could_escape_the_output_directory_are_refused() {
 
 #[test]
 fn check_needs_an_output_directory_and_lint_still_works() {
-    let r = run(
-        &root(),
-        &["render", "examples/profiles/minimal.yaml", "--check"],
-    );
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    let rules = run(&root(), &["rules"]);
+    let r = run(gpuops_in(root()).args(["render", "examples/profiles/minimal.yaml", "--check"]));
+    assert_eq!(r.code, 2, "{}", r.err);
+    let rules = run(gpuops_in(root()).args(["rules"]));
     assert_eq!(rules.code, 0);
-    assert!(rules.stdout.contains("gpu-limit-missing"));
-    let missing = run(&root(), &["render", "no/such/profile.yaml"]);
+    assert!(rules.out.contains("gpu-limit-missing"));
+    let missing = run(gpuops_in(root()).args(["render", "no/such/profile.yaml"]));
     assert_eq!(missing.code, 2);
     assert!(
         missing
-            .stderr
+            .err
             .contains("cannot read profile no/such/profile.yaml"),
         "{}",
-        missing.stderr
+        missing.err
     );
 }
 

@@ -1,51 +1,22 @@
 //! Kustomize overlays and Helm charts: built with the real `kubectl kustomize` (or kustomize) and
 //! a stand-in `helm`, linted, and findings pointed back at the files that produced them.
 
-use assert_cmd::Command;
+use crate::common::{Run, gpuops_in, kustomize_on_path, root, run, write};
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-fn gpuops() -> Command {
-    let mut c = Command::cargo_bin("gpuops").unwrap();
-    c.env("NO_COLOR", "1");
-    c
-}
-
-fn run(c: &mut Command) -> (i32, String, String) {
-    let out = c.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/sources")
-        .join(name)
-}
-
-fn on_path(name: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+    root().join("testdata/sources").join(name)
 }
 
 /// Kustomize tests need kustomize or kubectl; CI has kubectl.
 macro_rules! require_kustomize {
     () => {
-        if !on_path("kustomize") && !on_path("kubectl") {
-            eprintln!("skipped: neither kustomize nor kubectl is on PATH");
+        if !kustomize_on_path() {
             return;
         }
     };
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -110,7 +81,7 @@ fn f(rule: &str, path: &str, line: u64, column: u64) -> (String, String, u64, u6
 #[test]
 fn overlay_findings_point_at_the_patch_and_the_base() {
     require_kustomize!();
-    let (code, out, err) = run(gpuops().current_dir(fixture("overlays")).arg("lint"));
+    let Run { code, out, err } = run(gpuops_in(fixture("overlays")).arg("lint"));
     assert_eq!(code, 1, "{out}{err}");
     assert!(!out.contains("(kustomize build)"), "{out}");
     assert!(!out.contains("config.kubernetes.io/origin"), "{out}");
@@ -120,9 +91,8 @@ fn overlay_findings_point_at_the_patch_and_the_base() {
 #[test]
 fn overlay_json_one_finding_per_place() {
     require_kustomize!();
-    let (code, out, _) = run(gpuops()
-        .current_dir(fixture("overlays"))
-        .args(["lint", "--format", "json"]));
+    let Run { code, out, .. } =
+        run(gpuops_in(fixture("overlays")).args(["lint", "--format", "json"]));
     assert_eq!(code, 1);
     let v = json(&out);
     assert_eq!(
@@ -181,7 +151,7 @@ fn a_base_finding_with_different_messages_is_reported_per_overlay() {
         "apps/train/overlays/prod/kustomization.yaml",
         "namespace: ml-prod\nresources:\n  - ../../base\n",
     );
-    let (_, out, err) = run(gpuops().current_dir(d.path()).args([
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args([
         "lint",
         "--format",
         "json",
@@ -217,7 +187,7 @@ fn a_patch_that_removes_the_whole_field_is_named_in_a_note() {
         "apps/train/overlays/prod/drop-gpu-toleration.yaml",
         "- op: remove\n  path: /spec/template/spec/tolerations\n",
     );
-    let (_, out, _) = run(gpuops().current_dir(d.path()).args([
+    let Run { out, .. } = run(gpuops_in(d.path()).args([
         "lint",
         "--format",
         "json",
@@ -278,13 +248,8 @@ patchesStrategicMerge:
                   nvidia.com/gpu: 2
 ",
     );
-    let (_, out, _) = run(gpuops().current_dir(d.path()).args([
-        "lint",
-        "--format",
-        "json",
-        "--rule",
-        "gpu-limit-missing",
-    ]));
+    let Run { out, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--rule", "gpu-limit-missing"]));
     let v = json(&out);
     assert_eq!(
         findings(&v),
@@ -309,10 +274,8 @@ fn lint_bases_builds_bases_on_their_own_too() {
     let d = tempfile::tempdir().unwrap();
     copy_dir(&fixture("overlays"), d.path());
     write(d.path(), ".gpuops.yaml", "sources: {lint-bases: true}\n");
-    let (_, out, err) =
-        run(gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json", "--explain-sources"]));
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
     assert!(
         err.lines().any(|l| l.trim_start().starts_with("build")
             && l.contains(" apps/train/base/kustomization.yaml: `")),
@@ -330,12 +293,8 @@ fn lint_bases_builds_bases_on_their_own_too() {
 #[test]
 fn explain_sources_says_what_was_read_built_and_why() {
     require_kustomize!();
-    let (_, _, err) = run(gpuops().current_dir(fixture("overlays")).args([
-        "lint",
-        "--explain-sources",
-        "--format",
-        "json",
-    ]));
+    let Run { err, .. } =
+        run(gpuops_in(fixture("overlays")).args(["lint", "--explain-sources", "--format", "json"]));
     assert!(
         err.starts_with("sources: 1 read raw, 2 built, 0 failed, 0 skipped\n"),
         "{err}"
@@ -362,16 +321,12 @@ fn explain_sources_says_what_was_read_built_and_why() {
 #[test]
 fn namespace_from_the_kustomization_resolves_the_local_queue() {
     require_kustomize!();
-    let (code, out, err) = run(gpuops().current_dir(fixture("namespace")).arg("lint"));
+    let Run { code, out, err } = run(gpuops_in(fixture("namespace")).arg("lint"));
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("no findings"), "{out}");
     // Read file by file, the Job sits in `default`, where there is no such queue.
-    let (code, out, _) = run(gpuops().current_dir(fixture("namespace")).args([
-        "lint",
-        "--no-render",
-        "--format",
-        "json",
-    ]));
+    let Run { code, out, .. } =
+        run(gpuops_in(fixture("namespace")).args(["lint", "--no-render", "--format", "json"]));
     assert_eq!(code, 1);
     assert_eq!(
         findings(&json(&out)),
@@ -383,9 +338,7 @@ fn namespace_from_the_kustomization_resolves_the_local_queue() {
 fn a_broken_kustomization_is_one_finding_and_the_rest_is_linted() {
     require_kustomize!();
     let dir = fixture("source-build-failed/fail");
-    let (code, out, _) = run(gpuops()
-        .current_dir(&dir)
-        .args(["lint", "--format", "json"]));
+    let Run { code, out, .. } = run(gpuops_in(&dir).args(["lint", "--format", "json"]));
     assert_eq!(code, 1);
     let v = json(&out);
     assert_eq!(
@@ -405,9 +358,7 @@ fn a_broken_kustomization_is_one_finding_and_the_rest_is_linted() {
     assert!(!m.contains("wrapper") && !m.contains("/tmp"), "{m}");
     assert!(!m.contains('\n'), "{m}");
 
-    let (code, out, _) = run(gpuops()
-        .current_dir(fixture("source-build-failed/pass"))
-        .arg("lint"));
+    let Run { code, out, .. } = run(gpuops_in(fixture("source-build-failed/pass")).arg("lint"));
     assert_eq!(code, 0, "{out}");
 }
 
@@ -425,9 +376,7 @@ fn a_kustomization_file_without_extension_is_built() {
         "app/job.yaml",
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: c\n          image: x\n          resources:\n            requests:\n              nvidia.com/gpu: 1\n",
     );
-    let (_, out, _) = run(gpuops()
-        .current_dir(d.path())
-        .args(["lint", "--format", "json"]));
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     let v = json(&out);
     assert_eq!(
         findings(&v),
@@ -442,8 +391,7 @@ fn a_kustomization_file_without_extension_is_built() {
 #[test]
 fn without_kustomize_or_kubectl_kustomizations_are_read_file_by_file() {
     let empty = tempfile::tempdir().unwrap();
-    let (code, out, err) = run(gpuops()
-        .current_dir(fixture("namespace"))
+    let Run { code, out, err } = run(gpuops_in(fixture("namespace"))
         .env("PATH", empty.path())
         .arg("lint"));
     assert_eq!(code, 1, "{out}");
@@ -459,11 +407,8 @@ fn without_kustomize_or_kubectl_kustomizations_are_read_file_by_file() {
 #[test]
 fn the_example_overlay_points_at_its_patch() {
     require_kustomize!();
-    let root = env!("CARGO_MANIFEST_DIR");
-    let (code, out, _) =
-        run(gpuops()
-            .current_dir(root)
-            .args(["lint", "examples/platform", "--format", "json"]));
+    let Run { code, out, .. } =
+        run(gpuops_in(root()).args(["lint", "examples/platform", "--format", "json"]));
     assert_eq!(code, 1);
     let v = json(&out);
     let d = v["diagnostics"]
@@ -494,7 +439,7 @@ fn remote_resources_are_skipped_not_fetched() {
         "app/kustomization.yaml",
         "resources:\n  - https://github.com/example/gpu-platform//base?ref=v1.0.0\n",
     );
-    let (code, out, err) = run(gpuops().current_dir(d.path()).arg("lint"));
+    let Run { code, out, err } = run(gpuops_in(d.path()).arg("lint"));
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         err.contains("note: skipped Kustomization with a remote resource (not fetched) app/kustomization.yaml:2:5 (https://github.com/example/gpu-platform//base?ref=v1.0.0); lint it with `kustomize build app | gpuops lint -`"),
@@ -505,7 +450,7 @@ fn remote_resources_are_skipped_not_fetched() {
 #[test]
 fn no_render_reads_every_file_as_it_is() {
     require_kustomize!();
-    let (_, out, err) = run(gpuops().current_dir(fixture("overlays")).args([
+    let Run { out, err, .. } = run(gpuops_in(fixture("overlays")).args([
         "lint",
         "--no-render",
         "--format",
@@ -534,10 +479,7 @@ fn nothing_is_written_to_the_repo_and_temporary_files_are_removed() {
     );
     let before = listing(d.path());
     let tmp = tempfile::tempdir().unwrap();
-    let (code, _, err) = run(gpuops()
-        .current_dir(d.path())
-        .env("TMPDIR", tmp.path())
-        .arg("lint"));
+    let Run { code, err, .. } = run(gpuops_in(d.path()).env("TMPDIR", tmp.path()).arg("lint"));
     assert_eq!(code, 1, "{err}");
     assert_eq!(listing(d.path()), before);
     assert!(listing(tmp.path()).is_empty(), "{:?}", listing(tmp.path()));
@@ -608,15 +550,13 @@ fn path_with(dir: &Path) -> OsString {
 fn chart_findings_point_at_the_template_and_the_values_file() {
     let helm = printing_helm(RENDERED);
     let dir = fixture("chart");
-    let (code, out, err) = run(gpuops()
-        .current_dir(&dir)
+    let Run { code, out, err } = run(gpuops_in(&dir)
         .env("PATH", path_with(helm.path()))
         .arg("lint"));
     assert_eq!(code, 1, "{out}{err}");
     insta::assert_snapshot!("chart", out);
 
-    let (_, out, _) = run(gpuops()
-        .current_dir(&dir)
+    let Run { out, .. } = run(gpuops_in(&dir)
         .env("PATH", path_with(helm.path()))
         .args(["lint", "--format", "json"]));
     let v = json(&out);
@@ -666,18 +606,14 @@ fn chart_findings_point_at_the_template_and_the_values_file() {
 fn a_chart_without_helm_is_skipped_with_how_to_lint_it() {
     let empty = tempfile::tempdir().unwrap();
     let dir = fixture("chart");
-    let (code, out, err) = run(gpuops()
-        .current_dir(&dir)
-        .env("PATH", empty.path())
-        .arg("lint"));
+    let Run { code, out, err } = run(gpuops_in(&dir).env("PATH", empty.path()).arg("lint"));
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(
         err.trim_end(),
         "note: skipped Helm chart (helm not on PATH) charts/trainer/Chart.yaml:2:7 (trainer); \
          lint it with `helm template trainer charts/trainer --namespace ml -f values-prod.yaml | gpuops lint -`"
     );
-    let (_, out, err) = run(gpuops()
-        .current_dir(&dir)
+    let Run { out, err, .. } = run(gpuops_in(&dir)
         .env("PATH", empty.path())
         .args(["lint", "--format", "json"]));
     assert!(err.is_empty(), "{err}");
@@ -699,10 +635,12 @@ fn a_chart_without_helm_is_skipped_with_how_to_lint_it() {
 fn no_render_and_helm_false_skip_charts() {
     let helm = stand_in_helm("exit 1");
     let dir = fixture("chart");
-    let (_, out, _) = run(gpuops()
-        .current_dir(&dir)
-        .env("PATH", path_with(helm.path()))
-        .args(["lint", "--no-render", "--format", "json"]));
+    let Run { out, .. } = run(gpuops_in(&dir).env("PATH", path_with(helm.path())).args([
+        "lint",
+        "--no-render",
+        "--format",
+        "json",
+    ]));
     assert_eq!(
         json(&out)["skipped"][0]["reason"],
         "Helm chart (rendering off)"
@@ -721,8 +659,7 @@ fn missing_chart_dependencies_are_reported_not_fetched() {
         "charts/trainer/Chart.yaml",
         "apiVersion: v2\nname: trainer\nversion: 0.1.0\ndependencies:\n  - name: common\n    version: 2.x\n    repository: https://charts.example.com\n",
     );
-    let (code, out, err) = run(gpuops()
-        .current_dir(d.path())
+    let Run { code, out, err } = run(gpuops_in(d.path())
         .env("PATH", path_with(helm.path()))
         .arg("lint"));
     assert_eq!(code, 0, "{out}{err}");
@@ -739,8 +676,7 @@ fn a_failing_chart_is_one_finding_at_the_template_line() {
     let helm = stand_in_helm(
         "echo 'Error: template: trainer/templates/job.yaml:16:20: executing \"trainer/templates/job.yaml\" at <.Values.image.tag>: nil pointer evaluating interface {}.tag' >&2\nexit 1",
     );
-    let (code, out, _) = run(gpuops()
-        .current_dir(fixture("chart"))
+    let Run { code, out, .. } = run(gpuops_in(fixture("chart"))
         .env("PATH", path_with(helm.path()))
         .args(["lint", "--format", "json"]));
     assert_eq!(code, 1);
@@ -776,8 +712,7 @@ fn a_slow_tool_is_killed_after_the_timeout() {
         &format!("sources: {{timeout: 1s}}\n{cfg}"),
     );
     let start = std::time::Instant::now();
-    let (code, out, _) = run(gpuops()
-        .current_dir(d.path())
+    let Run { code, out, .. } = run(gpuops_in(d.path())
         .env("PATH", path_with(helm.path()))
         .args(["lint", "--format", "json"]));
     assert!(start.elapsed().as_secs() < 20);
@@ -804,7 +739,7 @@ fn sources_config_problems_are_located() {
         ".gpuops.yaml",
         "sources:\n  kustomize: maybe\n  timeout: soon\ncharts:\n  charts/x:\n    release: --post-renderer=x\n",
     );
-    let (code, _, err) = run(gpuops().current_dir(d.path()).arg("lint"));
+    let Run { code, err, .. } = run(gpuops_in(d.path()).arg("lint"));
     assert_eq!(code, 2);
     assert!(err.contains("3 problems"), "{err}");
     assert!(err.contains(".gpuops.yaml:2:14"), "{err}");
@@ -823,9 +758,7 @@ fn a_comment_suppression_in_a_base_covers_findings_reached_through_overlays() {
         "        # gpuops:ignore[checkpoint-volume-missing] resumes from the object store\n        - name: trainer\n",
     );
     fs::write(&job, text).unwrap();
-    let (_, out, _) = run(gpuops()
-        .current_dir(d.path())
-        .args(["lint", "--format", "json"]));
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     let v = json(&out);
     let ds = v["diagnostics"].as_array().unwrap();
     let ckpt: Vec<&serde_json::Value> = ds
@@ -859,7 +792,7 @@ fn explained<'a>(err: &'a str, what: &str) -> Vec<&'a str> {
 fn argo_app_of_apps_lints_each_destination_as_its_cluster() {
     require_kustomize!();
     let dir = fixture("argo");
-    let (code, out, err) = run(gpuops().current_dir(&dir).arg("lint"));
+    let Run { code, out, err } = run(gpuops_in(&dir).arg("lint"));
     assert_eq!(code, 1, "{out}{err}");
     // The Job goes to prod and to staging; only prod has a pool it selects.
     insta::assert_snapshot!("argo_app_of_apps", out);
@@ -868,9 +801,7 @@ fn argo_app_of_apps_lints_each_destination_as_its_cluster() {
         "note: not linted: Application `gpu-operator` (apps/gpu-operator.yaml:5:9): a source from another repository (https://github.com/example/shared-platform.git)"
     );
 
-    let (_, out, _) = run(gpuops()
-        .current_dir(&dir)
-        .args(["lint", "--format", "json"]));
+    let Run { out, .. } = run(gpuops_in(&dir).args(["lint", "--format", "json"]));
     let v = json(&out);
     assert_eq!(
         findings(&v),
@@ -895,12 +826,8 @@ fn argo_app_of_apps_lints_each_destination_as_its_cluster() {
 #[test]
 fn argo_explain_sources_lists_each_application_and_its_cluster() {
     require_kustomize!();
-    let (_, _, err) = run(gpuops().current_dir(fixture("argo")).args([
-        "lint",
-        "--explain-sources",
-        "--format",
-        "json",
-    ]));
+    let Run { err, .. } =
+        run(gpuops_in(fixture("argo")).args(["lint", "--explain-sources", "--format", "json"]));
     assert!(
         err.contains("\nargo: 6 Applications (2 from ApplicationSets), 5 linted, 1 not linted; clusters: `in-cluster`, `prod`, `staging`; 1 file no Application syncs linted as one more cluster\n"),
         "{err}"
@@ -935,7 +862,7 @@ fn argo_turned_off_lints_the_repository_as_one_cluster() {
     let d = tempfile::tempdir().unwrap();
     copy_dir(&fixture("argo"), d.path());
     write(d.path(), ".gpuops.yaml", "argo: {enabled: false}\n");
-    let (code, out, err) = run(gpuops().current_dir(d.path()).arg("lint"));
+    let Run { code, out, err } = run(gpuops_in(d.path()).arg("lint"));
     // Every pool is in the one cluster: prod's pool takes the Job.
     assert_eq!(code, 0, "{out}{err}");
     assert!(err.is_empty(), "{err}");
@@ -947,10 +874,8 @@ fn argo_without_repo_urls_takes_sources_whose_path_exists_as_this_repository() {
     let d = tempfile::tempdir().unwrap();
     copy_dir(&fixture("argo"), d.path());
     fs::remove_file(d.path().join(".gpuops.yaml")).unwrap();
-    let (code, out, err) =
-        run(gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json", "--explain-sources"]));
+    let Run { code, out, err } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
     assert_eq!(code, 1, "{out}{err}");
     assert_eq!(
         findings(&json(&out)),
@@ -985,10 +910,8 @@ fn argo_a_missing_path_in_this_repository_is_a_finding() {
         .unwrap()
         .replace("path: workloads/train", "path: workloads/trian");
     fs::write(&app, text).unwrap();
-    let (code, out, err) =
-        run(gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json", "--explain-sources"]));
+    let Run { code, out, err } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
     assert_eq!(code, 1);
     // The finding says it; no note besides.
     assert!(
@@ -1023,10 +946,12 @@ fn argo_kustomize_options_make_a_build_of_their_own() {
     fs::write(&app, text).unwrap();
     let before = listing(d.path());
     let tmp = tempfile::tempdir().unwrap();
-    let (code, out, err) = run(gpuops()
-        .current_dir(d.path())
-        .env("TMPDIR", tmp.path())
-        .args(["lint", "--format", "json", "--explain-sources"]));
+    let Run { code, out, err } = run(gpuops_in(d.path()).env("TMPDIR", tmp.path()).args([
+        "lint",
+        "--format",
+        "json",
+        "--explain-sources",
+    ]));
     assert_eq!(code, 1, "{out}{err}");
     let v = json(&out);
     assert_eq!(
@@ -1070,9 +995,7 @@ fn argo_only_synced_leaves_files_no_application_reaches_unlinted() {
             "argo: {{repo: [git@github.com:example/gpu-gitops.git]{argo}}}\nclusters:\n  prod: {{server: https://prod.gpu.example.com}}\n"
         );
         write(d.path(), ".gpuops.yaml", &cfg);
-        let (_, out, _) = run(gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json"]));
+        let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
         findings(&json(&out))
             .into_iter()
             .map(|f| format!("{} {}", f.0, f.1))
@@ -1119,10 +1042,8 @@ spec:
       destination: {name: '{{index .path.segments 1}}'}
 ",
     );
-    let (code, out, err) =
-        run(gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json", "--explain-sources"]));
+    let Run { code, out, err } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
     assert_eq!(code, 1, "{out}{err}");
     assert_eq!(findings(&json(&out)).len(), 1, "{out}");
     assert_eq!(
@@ -1148,10 +1069,8 @@ fn argo_applications_that_reach_each_other_are_read_once() {
         "apps/loop.yaml",
         "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: loop, namespace: argocd}\nspec:\n  source: {repoURL: https://github.com/example/gpu-gitops, path: apps}\n  destination: {name: in-cluster}\n",
     );
-    let (code, out, err) =
-        run(gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json", "--explain-sources"]));
+    let Run { code, out, err } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
     assert_eq!(code, 1, "{out}{err}");
     assert_eq!(findings(&json(&out)).len(), 1, "{out}");
     let apps = explained(&err, "app");
@@ -1172,7 +1091,7 @@ fn argo_unsupported_generators_are_listed_as_not_linted() {
         "appset.yaml",
         "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: per-pr}\nspec:\n  generators:\n    - pullRequest: {github: {owner: example, repo: gitops}}\n  template:\n    metadata: {name: 'pr-{{number}}'}\n    spec:\n      source: {repoURL: https://github.com/example/gitops, path: deploy}\n      destination: {name: preview}\n",
     );
-    let (code, _, err) = run(gpuops().current_dir(d.path()).arg("lint"));
+    let Run { code, err, .. } = run(gpuops_in(d.path()).arg("lint"));
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         err.trim_end(),
@@ -1213,8 +1132,7 @@ spec:
 ",
     );
     let tmp = tempfile::tempdir().unwrap();
-    let (code, out, err) = run(gpuops()
-        .current_dir(d.path())
+    let Run { code, out, err } = run(gpuops_in(d.path())
         .env("PATH", path_with(helm.path()))
         .env("TMPDIR", tmp.path())
         .args(["lint", "--format", "json", "--explain-sources"]));
@@ -1298,8 +1216,7 @@ spec:
   destination: {name: prod, namespace: ml}
 ",
     );
-    let (_, out, err) = run(gpuops()
-        .current_dir(d.path())
+    let Run { out, err, .. } = run(gpuops_in(d.path())
         .env("PATH", path_with(helm.path()))
         .args(["lint", "--format", "json", "--rule", "gpu-quantity-invalid"]));
     let v = json(&out);
@@ -1358,8 +1275,7 @@ spec:
         "train/job.yaml",
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: c\n          image: x\n          resources:\n            requests:\n              nvidia.com/gpu: 1\n",
     );
-    let (_, out, err) = run(gpuops()
-        .current_dir(d.path())
+    let Run { out, err, .. } = run(gpuops_in(d.path())
         .env("PATH", path_with(helm.path()))
         .args(["lint", "--format", "json", "--explain-sources"]));
     assert_eq!(
@@ -1504,9 +1420,7 @@ fn overlays_whose_objects_collide_are_not_built_in_one_process() {
     ];
     assert!(kustomize::build_many(&tool, &tops, std::time::Duration::from_secs(60)).is_none());
     // The CLI then builds each alone: both linted, nothing failed.
-    let (_, _, err) = run(gpuops()
-        .current_dir(&root)
-        .args(["lint", "--explain-sources"]));
+    let Run { err, .. } = run(gpuops_in(&root).args(["lint", "--explain-sources"]));
     assert!(
         err.starts_with("sources: 0 read raw, 2 built, 0 failed, 0 skipped\n"),
         "{err}"
@@ -1575,10 +1489,8 @@ fn overlays_of_one_base_that_collide_are_each_linted() {
             "resources: [../../app]\n",
         );
     }
-    let (_, out, err) =
-        run(gpuops()
-            .current_dir(d.path())
-            .args(["lint", "--format", "json", "--explain-sources"]));
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
     assert!(
         err.starts_with("sources: 0 read raw, 3 built, 0 failed, 0 skipped\n"),
         "{err}"

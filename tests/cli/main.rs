@@ -1,0 +1,21 @@
+//! The tests that run the `gpuops` binary, one test target (one binary to link), a module per
+//! part of the command line; the harness they share is `tests/common`. A module's tests run
+//! alone with `cargo test --test cli <module>::`.
+//!
+//! - `lint`: `gpuops lint` on temporary repositories (exit codes, stdin, configuration,
+//!   suppressions, clusters, output formats, `--changed`, policies, user CRDs), the other
+//!   commands (`rules`, `rule`, `cost`, `policy test`, completions, the man page) and the files
+//!   CI systems read (pre-commit hooks, the GitHub Action and workflows).
+//! - `render`: `gpuops render`, `init` and `schema`.
+//! - `sources`: kustomize overlays, Helm charts and Argo CD Applications, built and linted.
+//! - `why`: `gpuops why`.
+//!
+//! Snapshots are in `tests/cli/snapshots/`, named `cli__<module>__<name>.snap`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod lint;
+mod render;
+mod sources;
+mod why;
