@@ -7,6 +7,7 @@ pub mod diag;
 pub mod index;
 pub mod intent;
 pub mod model;
+pub mod one_or_many;
 pub mod policy;
 pub mod quantity;
 pub mod render;
@@ -15,14 +16,11 @@ pub mod rules;
 pub mod run;
 pub mod sched;
 pub mod schema;
-pub mod small;
 pub mod source;
-pub mod sources;
 pub mod suppress;
 pub mod text;
 pub mod why;
 pub mod yaml;
-pub mod yaml_compat;
 
 pub use run::{ClusterScope, Outcome, check, clusters, finish, lint, lint_with};
 

@@ -22,7 +22,7 @@ pub struct Req<'a> {
 
 /// A requirement's values. Most requirements are a node selector's or a flavor label's, one value
 /// each: held without an allocation of their own (tens of thousands in a large repository).
-pub type Values<'a> = crate::small::OneOrMany<&'a str>;
+pub type Values<'a> = crate::one_or_many::OneOrMany<&'a str>;
 
 impl<'a> Req<'a> {
     pub fn from_sel(s: &Sel<'a>) -> Self {

@@ -4,7 +4,7 @@
 
 use super::NodePool;
 use crate::diag::Loc;
-use crate::small::OneOrMany;
+use crate::one_or_many::OneOrMany;
 
 /// One constraint of the pool on a key, with where it is written.
 #[derive(Debug, Clone)]

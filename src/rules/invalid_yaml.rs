@@ -61,7 +61,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         "first defined here",
                     )
                     .help("keep one of the two keys");
-            } else if crate::yaml_compat::is_syntax_error(p) {
+            } else if crate::yaml::compat::is_syntax_error(p) {
                 d = d.help("fix the syntax here; nothing after it in this file is linted");
             }
             out.push(d);

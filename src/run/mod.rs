@@ -78,7 +78,7 @@ pub fn lint_repo(repo: Repo, settings: &Settings, policies: Option<&Policies>) -
     // Findings on rendered sources move to the files that produced them before suppressions are
     // read there.
     let mut outcome = check(&files, settings, policies);
-    let (files, source_notes) = sources.finish(&mut outcome.diagnostics, files);
+    let (files, source_notes) = sources.remap(&mut outcome.diagnostics, files);
     finish(&files, settings, policies, &mut outcome);
     let mut notes = skipped_notes(&files, settings);
     notes.extend(source_notes);
@@ -92,7 +92,7 @@ fn skipped_notes(files: &[SourceFile], settings: &Settings) -> Vec<String> {
     let mut out = Vec::new();
     for f in files {
         let Some(s) = &f.skipped else { continue };
-        let hint = crate::sources::skip_hint(f, settings);
+        let hint = crate::source::skip_hint(f, settings);
         let how = if let Some(h) = &hint {
             h.as_str()
         } else if s.reason.starts_with("Jinja") {

@@ -65,7 +65,7 @@ fn context_files(
 pub struct Repo {
     pub files: Vec<SourceFile>,
     /// The rendered sources: what maps findings back to the files that produced them.
-    pub sources: crate::sources::Sources,
+    pub sources: crate::source::Sources,
     /// Paths that could not be walked (missing, a symlink loop).
     pub walk_problems: Vec<source::IoProblem>,
     /// Files that could not be read.
@@ -106,7 +106,7 @@ pub fn read_repo(
             .filter(|p| std::path::absolute(p).is_ok_and(|a| !context_abs.contains(&a)))
             .collect()
     };
-    let mut sources = crate::sources::Sources::plan(found, walked.charts, settings);
+    let mut sources = crate::source::Sources::plan(found, walked.charts, settings);
     // Kustomize builds wait on processes: they run while the raw files are read and parsed.
     let ((mut files, mut load_problems), builds) = std::thread::scope(|s| {
         let builds = s.spawn(|| sources.build_tops());

@@ -1313,10 +1313,10 @@ fn batch_base(root: &Path, dir: &str) {
 
 /// The build of each directory alone: (text, origins).
 fn built_alone(
-    tool: &gpuops::sources::kustomize::Tool,
+    tool: &gpuops::source::kustomize::Tool,
     dirs: &[&Path],
-) -> Vec<(String, Vec<gpuops::sources::Origin>)> {
-    use gpuops::sources::kustomize;
+) -> Vec<(String, Vec<gpuops::source::Origin>)> {
+    use gpuops::source::kustomize;
     dirs.iter()
         .map(|d| {
             let b = kustomize::build(
@@ -1334,7 +1334,7 @@ fn built_alone(
 #[test]
 fn overlays_built_in_one_process_are_each_what_it_is_alone() {
     require_kustomize!();
-    use gpuops::sources::{kustomize, tree::identity};
+    use gpuops::source::{kustomize, tree::identity};
     let d = tempfile::tempdir().unwrap();
     let root = identity(d.path());
     // Two applications' overlays (a generator, a patch, a prefix) and a plain directory.
@@ -1396,7 +1396,7 @@ fn overlays_built_in_one_process_are_each_what_it_is_alone() {
 #[test]
 fn overlays_whose_objects_collide_are_not_built_in_one_process() {
     require_kustomize!();
-    use gpuops::sources::{kustomize, tree::identity};
+    use gpuops::source::{kustomize, tree::identity};
     let d = tempfile::tempdir().unwrap();
     let root = identity(d.path());
     // Both make the same cluster-scoped object: together, kustomize refuses the second.
@@ -1430,7 +1430,7 @@ fn overlays_whose_objects_collide_are_not_built_in_one_process() {
 #[test]
 fn overlays_of_one_base_told_apart_by_namespace_are_built_in_one_process() {
     require_kustomize!();
-    use gpuops::sources::{kustomize, tree::identity};
+    use gpuops::source::{kustomize, tree::identity};
     let d = tempfile::tempdir().unwrap();
     let root = identity(d.path());
     batch_base(&root, "base");

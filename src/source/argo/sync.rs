@@ -20,7 +20,7 @@ use super::{appset, cluster_of, normalize_repo};
 use crate::config::sources::dns_label;
 use crate::diag::FileId;
 use crate::source::SourceFile;
-use crate::sources::{
+use crate::source::{
     ARGO_FAILED, Sources,
     tree::{self, Forest, identity, normalize},
 };
@@ -158,7 +158,7 @@ impl Sources {
     /// Reads the Applications and ApplicationSets in `files`, lints what they sync in the cluster
     /// of their destination (adding builds and files as needed), and records it all for
     /// `--explain-sources`.
-    pub(in crate::sources) fn sync_applications(&mut self, files: &mut Vec<SourceFile>) {
+    pub(in crate::source) fn sync_applications(&mut self, files: &mut Vec<SourceFile>) {
         // Read on every core: the first look at each document after parsing.
         let any = files
             .par_iter()
@@ -168,7 +168,7 @@ impl Sources {
         }
         let mut run = Run::default();
         let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
-        for (fid, id) in crate::sources::tree::canonicalize_all(&paths)
+        for (fid, id) in crate::source::tree::canonicalize_all(&paths)
             .into_iter()
             .enumerate()
         {

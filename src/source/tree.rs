@@ -364,7 +364,7 @@ impl Forest {
 
 fn load_one(path: &Path) -> Option<Kustomization> {
     let bytes = std::fs::read(path).ok()?;
-    let file = crate::source::from_bytes(super::shown(path), bytes);
+    let file = crate::source::from_bytes(super::display_canonical(path), bytes);
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let (refs, component, helm_charts) = match file.docs.first().map(|d| d.root()) {
         Some(root) => (

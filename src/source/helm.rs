@@ -26,7 +26,7 @@ impl Chart {
     pub fn load(dir: &Path) -> Option<Chart> {
         let path = dir.join("Chart.yaml");
         let bytes = std::fs::read(&path).ok()?;
-        let file = crate::source::from_bytes(super::shown(&path), bytes);
+        let file = crate::source::from_bytes(super::display_canonical(&path), bytes);
         let name = file
             .docs
             .first()
@@ -34,7 +34,7 @@ impl Chart {
             .map(str::to_string);
         Some(Chart {
             dir: identity(dir),
-            shown: super::shown(dir),
+            shown: super::display_canonical(dir),
             file,
             name,
         })
@@ -142,10 +142,10 @@ pub fn settings_for(
         if !p.is_file() {
             return Err(format!(
                 "values file `{}` (from `charts:` in .gpuops.yaml) does not exist",
-                super::shown(&p)
+                super::display_canonical(&p)
             ));
         }
-        r.values_shown.push(super::shown(&p));
+        r.values_shown.push(super::display_canonical(&p));
         r.values.push(identity(&p));
     }
     Ok(r)

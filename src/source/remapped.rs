@@ -83,7 +83,7 @@ impl Sources {
     /// Moves findings on rendered output to the files that produced them, collapses identical
     /// findings, and returns the files to report with (rendered files no finding is left on are
     /// dropped, the files builds read are added) and notes for the human report.
-    pub fn finish(
+    pub fn remap(
         self,
         diags: &mut Vec<Diagnostic>,
         files: Vec<SourceFile>,

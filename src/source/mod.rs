@@ -1,4 +1,7 @@
-//! Lint what ArgoCD would sync: kustomizations are built and charts rendered by their own tools,
+//! What is linted: the repository's files ([`files`]: discovery, reading, parsing, roles), and
+//! what ArgoCD would sync from them.
+//!
+//! Kustomizations are built and charts rendered by their own tools,
 //! the output is linted like any file, and findings are pointed back at the files and lines that
 //! produced them.
 //!
@@ -6,7 +9,7 @@
 //! kustomizations are built (overlays; bases only through them unless `lint-bases`) and which
 //! charts are rendered. [`Sources::render`] runs the tools and adds one rendered file per build
 //! (or one located failure, or one skipped entry) to the run's files. After linting,
-//! [`Sources::finish`] moves every finding on rendered output to its source (see [`remap`]),
+//! [`Sources::remap`] moves every finding on rendered output to its source (see [`remap`]),
 //! collapses identical findings that several overlays share, and adds the files the builds read.
 //!
 //! With Argo CD Applications in the repository, [`Sources::render`] also works out what each one
@@ -14,6 +17,7 @@
 
 pub mod argo;
 pub mod exec;
+pub mod files;
 pub mod helm;
 pub mod kustomize;
 pub mod remap;
@@ -21,18 +25,18 @@ pub mod tree;
 
 mod build;
 mod explain;
-mod finish;
 mod plan;
+mod remapped;
 mod rendered;
 
 pub use crate::config::sources::{ChartConfig, SourcesConfig, parse_key as parse_config_key};
 pub use build::Builds;
+pub use files::*;
 
 use crate::config::Settings;
 use crate::diag::FileId;
-use crate::source::{SourceFile, display_path};
 use crate::yaml::Span;
-use build::{HResult, KResult};
+use build::{HelmResult, KustomizeResult};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tree::{Forest, identity};
@@ -58,7 +62,7 @@ pub const HELM_FAILED: &str = "`helm template` failed: ";
 pub const ARGO_FAILED: &str = "Argo CD cannot sync ";
 
 /// A path as shown to the user: relative to the working directory when under it.
-pub fn shown(p: &Path) -> String {
+pub fn display_canonical(p: &Path) -> String {
     static CWD: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     let cwd = CWD.get_or_init(|| std::env::current_dir().ok().map(|c| identity(&c)));
     if let Some(cwd) = cwd
@@ -137,7 +141,7 @@ fn is_yaml_name(p: &Path) -> bool {
 
 fn parsed_file(path: &Path) -> Option<SourceFile> {
     let bytes = std::fs::read(path).ok()?;
-    Some(crate::source::from_bytes(shown(path), bytes))
+    Some(crate::source::from_bytes(display_canonical(path), bytes))
 }
 
 /// The first key of a file's first document: where a note about the whole file points.
@@ -153,7 +157,10 @@ fn first_key(f: &SourceFile) -> Span {
 pub fn skip_hint(f: &SourceFile, settings: &Settings) -> Option<String> {
     let s = f.skipped.as_ref()?;
     let path = Path::new(&f.path);
-    let dir = path.parent().map(shown).unwrap_or_else(|| ".".into());
+    let dir = path
+        .parent()
+        .map(display_canonical)
+        .unwrap_or_else(|| ".".into());
     if s.reason.starts_with("Helm chart") {
         let chart = helm::Chart::load(path.parent()?)?;
         let root = settings

@@ -1,8 +1,8 @@
 //! Adding each build's outcome to the run's files: its output, a located failure, or a skip.
 
 use super::{
-    Build, HELM_FAILED, HResult, KResult, KUSTOMIZE_FAILED, Kind, Line, Origin, Sources, first_key,
-    helm, parsed_file, remap, shown, tree,
+    Build, HELM_FAILED, HelmResult, KUSTOMIZE_FAILED, Kind, KustomizeResult, Line, Origin, Sources,
+    display_canonical, first_key, helm, parsed_file, remap, tree,
 };
 use crate::source::SourceFile;
 use crate::yaml::{Problem, Span};
@@ -15,23 +15,23 @@ impl Sources {
     pub(super) fn add_kustomize(
         &mut self,
         top: &Path,
-        r: KResult,
+        r: KustomizeResult,
         files: &mut Vec<SourceFile>,
         app: Option<&str>,
     ) {
         let Some(k) = self.forest.get(top) else {
             files.push(failed_file(
-                shown(top),
+                display_canonical(top),
                 String::new(),
                 Span::default(),
                 format!("{KUSTOMIZE_FAILED}cannot read the kustomization"),
             ));
             return;
         };
-        let dir = shown(&k.dir);
+        let dir = display_canonical(&k.dir);
         let for_app = app.map(|a| format!(" for {a}")).unwrap_or_default();
         match r {
-            KResult::Built(b) => {
+            KustomizeResult::Built(b) => {
                 let file = SourceFile::from_text(
                     format!("{} (kustomize build{for_app})", k.file.path),
                     b.text,
@@ -46,7 +46,7 @@ impl Sources {
                     .map(|p| {
                         self.forest
                             .get(p)
-                            .map_or_else(|| shown(p), |k| k.file.path.clone())
+                            .map_or_else(|| display_canonical(p), |k| k.file.path.clone())
                     })
                     .collect();
                 shown_read.sort();
@@ -77,7 +77,7 @@ impl Sources {
                 });
                 files.push(file);
             }
-            KResult::Failed(f) => {
+            KustomizeResult::Failed(f) => {
                 // The kustomization the error chain ends in, else the one built.
                 let at =
                     f.at.as_deref()
@@ -109,7 +109,7 @@ impl Sources {
                     format!("{KUSTOMIZE_FAILED}{}", f.message),
                 ));
             }
-            KResult::Skipped {
+            KustomizeResult::Skipped {
                 reason,
                 marker,
                 span,
@@ -136,7 +136,7 @@ impl Sources {
     pub(super) fn add_chart(
         &mut self,
         chart: &helm::Chart,
-        r: HResult,
+        r: HelmResult,
         files: &mut Vec<SourceFile>,
         app: Option<(&str, Vec<PathBuf>)>,
     ) {
@@ -145,7 +145,7 @@ impl Sources {
             None => (String::new(), Vec::new()),
         };
         match r {
-            HResult::Built {
+            HelmResult::Built {
                 text,
                 command,
                 render,
@@ -195,7 +195,7 @@ impl Sources {
                 });
                 files.push(file);
             }
-            HResult::Failed {
+            HelmResult::Failed {
                 message,
                 command,
                 at,
@@ -233,7 +233,7 @@ impl Sources {
                     )
                 }));
             }
-            HResult::Skipped {
+            HelmResult::Skipped {
                 reason,
                 marker,
                 span,
@@ -299,7 +299,7 @@ fn failed_file(path: String, text: String, span: Span, message: String) -> Sourc
 fn text_file(path: &Path) -> Option<SourceFile> {
     let text = std::fs::read_to_string(path).ok()?;
     Some(SourceFile {
-        path: shown(path),
+        path: display_canonical(path),
         text: text.into(),
         docs: Vec::new(),
         problems: Vec::new(),

@@ -1,6 +1,6 @@
 //! Running kustomize and helm for a run, and what each build came to.
 
-use super::{Line, Sources, exec, first_key, helm, kustomize, shown, tree};
+use super::{Line, Sources, display_canonical, exec, first_key, helm, kustomize, tree};
 use crate::source::{SourceFile, display_path};
 use crate::yaml::Span;
 use rayon::prelude::*;
@@ -18,10 +18,10 @@ enum Packing {
 
 /// The builds of the top kustomizations, in `tops` order, made while the raw files are read.
 #[derive(Default)]
-pub struct Builds(Vec<KResult>);
+pub struct Builds(Vec<KustomizeResult>);
 
 /// The outcome of building one kustomization.
-pub(super) enum KResult {
+pub(super) enum KustomizeResult {
     Built(kustomize::Built),
     Failed(kustomize::Failed),
     Skipped {
@@ -32,7 +32,7 @@ pub(super) enum KResult {
 }
 
 /// The outcome of rendering one chart.
-pub(super) enum HResult {
+pub(super) enum HelmResult {
     Built {
         text: String,
         command: String,
@@ -68,7 +68,7 @@ impl Sources {
         let cap = self.tops.len().div_ceil(workers).clamp(1, 64);
         let batches = self.batches(&all, Packing::Loose, cap);
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let mut done: Vec<(usize, KResult)> = std::thread::scope(|s| {
+        let mut done: Vec<(usize, KustomizeResult)> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..workers.min(batches.len()))
                 .map(|_| {
                     s.spawn(|| {
@@ -93,7 +93,7 @@ impl Sources {
 
     /// Builds one batch of [`Sources::batches`]: in one process, else (a collision, a failure)
     /// in batches that share no kustomization, else each on its own.
-    fn build_batch(&self, batch: &[usize]) -> Vec<(usize, KResult)> {
+    fn build_batch(&self, batch: &[usize]) -> Vec<(usize, KustomizeResult)> {
         let plain = kustomize::Wrap::default();
         let alone = |i: usize| (i, self.build(&self.tops[i], &plain));
         if batch.len() < 2 {
@@ -196,7 +196,7 @@ impl Sources {
     }
 
     /// Builds `batch` in one process; `None` when it cannot be built together.
-    fn build_together(&self, batch: &[usize]) -> Option<Vec<KResult>> {
+    fn build_together(&self, batch: &[usize]) -> Option<Vec<KustomizeResult>> {
         let tool = self.tool.as_ref()?;
         let tops: Option<Vec<(&Path, Vec<&Path>)>> = batch
             .iter()
@@ -206,7 +206,7 @@ impl Sources {
             })
             .collect();
         let built = kustomize::build_many(tool, &tops?, self.config.timeout)?;
-        Some(built.into_iter().map(KResult::Built).collect())
+        Some(built.into_iter().map(KustomizeResult::Built).collect())
     }
 
     /// Adds the builds of [`Sources::build_tops`] to `files`, then renders charts and Argo CD
@@ -238,7 +238,7 @@ impl Sources {
                 }),
             }
         }
-        let results: Vec<HResult> = charts.par_iter().map(|c| self.render_chart(c)).collect();
+        let results: Vec<HelmResult> = charts.par_iter().map(|c| self.render_chart(c)).collect();
         for (chart, r) in charts.iter().zip(results) {
             self.add_chart(chart, r, files, None);
         }
@@ -248,7 +248,7 @@ impl Sources {
             if !charts.iter().any(|ch| ch.dir == id) {
                 self.lines.push(Line {
                     what: "unknown",
-                    path: shown(&dir),
+                    path: display_canonical(&dir),
                     detail: format!(
                         "`charts: {{{}: …}}` in .gpuops.yaml names no chart that was linted",
                         c.path
@@ -261,9 +261,9 @@ impl Sources {
         }
     }
 
-    pub(super) fn build(&self, top: &Path, wrap: &kustomize::Wrap) -> KResult {
+    pub(super) fn build(&self, top: &Path, wrap: &kustomize::Wrap) -> KustomizeResult {
         let Some(k) = self.forest.get(top) else {
-            return KResult::Failed(kustomize::Failed {
+            return KustomizeResult::Failed(kustomize::Failed {
                 message: "cannot read the kustomization".into(),
                 at: None,
                 command: String::new(),
@@ -273,14 +273,14 @@ impl Sources {
         for c in &chain {
             let in_top = c.path == k.path;
             if let Some(r) = c.refs.iter().find(|r| r.target == Target::Remote) {
-                return KResult::Skipped {
+                return KustomizeResult::Skipped {
                     reason: "Kustomization with a remote resource (not fetched)".into(),
                     marker: r.raw.clone(),
                     span: if in_top { r.span } else { first_key(&k.file) },
                 };
             }
             if let Some(span) = c.helm_charts {
-                return KResult::Skipped {
+                return KustomizeResult::Skipped {
                     reason:
                         "Kustomization with helmCharts (needs --enable-helm, which fetches charts)"
                             .into(),
@@ -290,15 +290,15 @@ impl Sources {
             }
         }
         let Some(tool) = &self.tool else {
-            return KResult::Failed(kustomize::Failed {
+            return KustomizeResult::Failed(kustomize::Failed {
                 message: "no kustomize".into(),
                 at: None,
                 command: String::new(),
             });
         };
         match kustomize::build(tool, &k.dir, wrap, self.config.timeout) {
-            Ok(b) => KResult::Built(b),
-            Err(f) => KResult::Failed(f),
+            Ok(b) => KustomizeResult::Built(b),
+            Err(f) => KustomizeResult::Failed(f),
         }
     }
 
@@ -308,10 +308,10 @@ impl Sources {
         helm::settings_for(chart, self.config.chart(&rel), &self.root)
     }
 
-    fn render_chart(&self, chart: &helm::Chart) -> HResult {
+    fn render_chart(&self, chart: &helm::Chart) -> HelmResult {
         match self.chart_settings(chart) {
             Ok(r) => self.render_chart_with(chart, r),
-            Err(message) => HResult::Failed {
+            Err(message) => HelmResult::Failed {
                 message,
                 command: String::new(),
                 at: None,
@@ -319,7 +319,11 @@ impl Sources {
         }
     }
 
-    pub(super) fn render_chart_with(&self, chart: &helm::Chart, render: helm::Render) -> HResult {
+    pub(super) fn render_chart_with(
+        &self,
+        chart: &helm::Chart,
+        render: helm::Render,
+    ) -> HelmResult {
         let name_span = chart
             .file
             .docs
@@ -329,7 +333,7 @@ impl Sources {
             .unwrap_or_else(|| first_key(&chart.file));
         let marker = chart.name.clone().unwrap_or_else(|| "Chart.yaml".into());
         let hint = helm::hint(&chart.shown, &render);
-        let skipped = |reason: &str, marker: String, span: Span| HResult::Skipped {
+        let skipped = |reason: &str, marker: String, span: Span| HelmResult::Skipped {
             reason: reason.into(),
             marker,
             span,
@@ -352,12 +356,12 @@ impl Sources {
         }
         let (out, command) = helm::render(helm, chart, &render, self.config.timeout);
         match out {
-            Ok(text) => HResult::Built {
+            Ok(text) => HelmResult::Built {
                 text,
                 command,
                 render,
             },
-            Err(message) => HResult::Failed {
+            Err(message) => HelmResult::Failed {
                 at: helm::error_location(chart, &message),
                 message,
                 command,

@@ -5,8 +5,9 @@ use super::app::{DirOpts, KustomizeOpts};
 use super::sync::{Run, plural};
 use crate::diag::FileId;
 use crate::source::SourceFile;
-use crate::sources::{
-    HResult, KResult, Kind, Sources, exec, helm, is_yaml_name, kustomize, parsed_file, shown,
+use crate::source::{
+    HelmResult, Kind, KustomizeResult, Sources, display_canonical, exec, helm, is_yaml_name,
+    kustomize, parsed_file,
     tree::{self, identity, normalize},
 };
 use rayon::prelude::*;
@@ -95,7 +96,7 @@ impl Sources {
                     run.units.insert(u, made);
                 }
                 Unit::Kustomize { top, opts } => {
-                    let dir_shown = shown(top.parent().unwrap_or(top));
+                    let dir_shown = display_canonical(top.parent().unwrap_or(top));
                     let standard = self.builds[..run.standard]
                         .iter()
                         .find_map(|b| match &b.kind {
@@ -151,7 +152,8 @@ impl Sources {
                 }
                 Unit::Helm { chart, render } => match helm::Chart::load(chart) {
                     Some(c) => {
-                        let values_shown = render.values.iter().map(|v| shown(v)).collect();
+                        let values_shown =
+                            render.values.iter().map(|v| display_canonical(v)).collect();
                         let r = helm::Render {
                             release: render.release.clone(),
                             namespace: render.namespace.clone(),
@@ -165,14 +167,17 @@ impl Sources {
                         renders.push((u.clone(), c, r));
                     }
                     None => {
-                        let what = format!("chart {}: Chart.yaml cannot be read", shown(chart));
+                        let what = format!(
+                            "chart {}: Chart.yaml cannot be read",
+                            display_canonical(chart)
+                        );
                         run.units.insert(u.clone(), Made::not(what));
                     }
                 },
             }
         }
 
-        let results: Vec<KResult> = builds
+        let results: Vec<KustomizeResult> = builds
             .par_iter()
             .map(|(_, top, wrap)| self.build(top, wrap))
             .collect();
@@ -180,7 +185,7 @@ impl Sources {
             let Unit::Kustomize { opts, .. } = &u else {
                 continue;
             };
-            let dir_shown = shown(top.parent().unwrap_or(&top));
+            let dir_shown = display_canonical(top.parent().unwrap_or(&top));
             let options = opts.describe();
             let app = if options.is_empty() {
                 label(run, &u)
@@ -188,7 +193,7 @@ impl Sources {
                 format!("{} ({options})", label(run, &u))
             };
             let fid = files.len();
-            let built = matches!(r, KResult::Built(_));
+            let built = matches!(r, KustomizeResult::Built(_));
             self.add_kustomize(&top, r, files, Some(&app));
             let what = if options.is_empty() {
                 format!("kustomization {dir_shown}, built")
@@ -211,7 +216,7 @@ impl Sources {
             self.helm = exec::which("helm");
         }
         let standard_charts: BTreeSet<PathBuf> = self.charts.iter().map(|c| identity(c)).collect();
-        let results: Vec<HResult> = renders
+        let results: Vec<HelmResult> = renders
             .par_iter()
             .map(|(_, c, r)| self.render_chart_with(c, r.clone()))
             .collect();
@@ -239,21 +244,21 @@ impl Sources {
             let how = how.join(", ");
             let fid = files.len();
             let made = match &result {
-                HResult::Built { .. } => Made::linted(
+                HelmResult::Built { .. } => Made::linted(
                     vec![fid],
                     format!("chart {}, rendered with {how}", chart.shown),
                 ),
-                HResult::Failed { .. } => Made::not(format!(
+                HelmResult::Failed { .. } => Made::not(format!(
                     "chart {}: does not render (reported as source-build-failed)",
                     chart.shown
                 )),
-                HResult::Skipped { reason, .. } => {
+                HelmResult::Skipped { reason, .. } => {
                     Made::not(format!("chart {}: {reason}", chart.shown))
                 }
             };
             // A chart the run lists as skipped already is not listed twice.
-            let listed =
-                matches!(result, HResult::Skipped { .. }) && standard_charts.contains(&chart.dir);
+            let listed = matches!(result, HelmResult::Skipped { .. })
+                && standard_charts.contains(&chart.dir);
             if !listed {
                 let extra: Vec<PathBuf> = render.manifest.iter().cloned().collect();
                 if let Some(m) = &render.manifest
@@ -359,7 +364,7 @@ impl Sources {
         };
         let what = format!(
             "directory {}{how}: {}",
-            shown(dir),
+            display_canonical(dir),
             plural(fids.len(), "file")
         );
         Made::linted(fids, what)

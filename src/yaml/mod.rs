@@ -183,6 +183,7 @@ pub enum Style {
     Folded = 4,
 }
 
+pub mod compat;
 mod json;
 mod node;
 

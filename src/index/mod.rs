@@ -5,8 +5,8 @@ use crate::diag::{FileId, Loc};
 use crate::model::{
     ClusterQueue, Flavor, LocalQueue, NodePool, Object, PodTemplate, Toleration, pod_templates,
 };
+use crate::one_or_many::OneOrMany;
 use crate::sched::{Placement, PodConstraints, PoolIndex, Req};
-use crate::small::OneOrMany;
 use crate::source::SourceFile;
 use foldhash::{HashMap, HashMapExt, HashSet};
 use rayon::prelude::*;

@@ -1,6 +1,6 @@
 //! Planning a run: which files are read raw, which kustomizations built, which charts rendered.
 
-use super::{Line, Sources, is_yaml_name, kustomize, shown, tree};
+use super::{Line, Sources, display_canonical, is_yaml_name, kustomize, tree};
 use crate::config::Settings;
 use crate::source::display_path;
 use std::collections::{BTreeMap, BTreeSet};
@@ -129,12 +129,11 @@ impl Sources {
                 .get(k)
                 .into_iter()
                 .flatten()
-                .map(|r| shown(r.parent().unwrap_or(r)))
+                .map(|r| display_canonical(r.parent().unwrap_or(r)))
                 .collect();
-            let (path, component) = s
-                .forest
-                .get(k)
-                .map_or((shown(k), false), |k| (k.file.path.clone(), k.component));
+            let (path, component) = s.forest.get(k).map_or((display_canonical(k), false), |k| {
+                (k.file.path.clone(), k.component)
+            });
             s.lines.push(Line {
                 what: "through",
                 path,

@@ -115,7 +115,7 @@ fn image_names() {
 
 #[test]
 fn transformers_and_generators_point_at_the_kustomization() {
-    use crate::sources::tree::{Forest, identity};
+    use crate::source::tree::{Forest, identity};
     let d = tempfile::tempdir().unwrap();
     let kust = "namespace: ml\nnamePrefix: p-\nresources: [job.yaml]\nimages:\n  - name: x\n    newTag: v2\nconfigMapGenerator:\n  - name: settings\n    literals: [a=b]\n";
     let job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: default\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          image: x:v1\n";

@@ -1,7 +1,7 @@
 //! Finding YAML files and parsing each one once, in parallel.
 
+use crate::yaml::compat;
 use crate::yaml::{Budget, Document, Pos, Problem, Span};
-use crate::yaml_compat;
 use globset::GlobSet;
 use rayon::prelude::*;
 use std::io::Read;
@@ -108,10 +108,9 @@ pub struct Skipped {
 impl SourceFile {
     pub fn from_text(path: String, text: String) -> Self {
         let text: Arc<str> = Arc::from(text);
-        let parsed = yaml_compat::parse_shared(&text, Budget::default());
+        let parsed = compat::parse_shared(&text, Budget::default());
         // A template that fails to parse is not broken YAML: it is not YAML until rendered.
-        let template =
-            yaml_compat::syntax_error(&parsed).and_then(|_| yaml_compat::template_markers(&text));
+        let template = compat::syntax_error(&parsed).and_then(|_| compat::template_markers(&text));
         if let Some(t) = template {
             return SourceFile {
                 path,

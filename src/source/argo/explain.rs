@@ -4,8 +4,8 @@
 use super::sync::{Defined, Outcome, Run, plural};
 use super::units::{Made, Unit};
 use crate::diag::FileId;
+use crate::source::{Build, Kind, Line, Sources, display_canonical};
 use crate::source::{Role, SourceFile};
-use crate::sources::{Build, Kind, Line, Sources, shown};
 use crate::yaml::Span;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -26,7 +26,7 @@ impl Sources {
         if let Some(b) = self.builds.iter().find(|b| b.fid == at.fid) {
             let from = match &b.kind {
                 Kind::Kustomize { origins, .. } => match origins.get(at.doc) {
-                    Some(crate::sources::Origin::File(p)) => Some(shown(p)),
+                    Some(crate::source::Origin::File(p)) => Some(display_canonical(p)),
                     _ => None,
                 },
                 Kind::Helm { sources, .. } => doc.and_then(|d| {
@@ -34,7 +34,7 @@ impl Sources {
                     sources
                         .iter()
                         .rfind(|(offset, _)| *offset <= start)
-                        .and_then(|(_, p)| p.as_deref().map(shown))
+                        .and_then(|(_, p)| p.as_deref().map(display_canonical))
                 }),
             };
             let from = from.unwrap_or_else(|| f.path.clone());
@@ -88,9 +88,11 @@ impl Sources {
                     b.fid,
                     self.forest
                         .get(top)
-                        .map_or_else(|| shown(top), |k| k.file.path.clone()),
+                        .map_or_else(|| display_canonical(top), |k| k.file.path.clone()),
                 )),
-                Kind::Helm { chart, .. } if charts.contains(chart) => Some((b.fid, shown(chart))),
+                Kind::Helm { chart, .. } if charts.contains(chart) => {
+                    Some((b.fid, display_canonical(chart)))
+                }
                 _ => None,
             })
             .collect()
