@@ -340,11 +340,12 @@ fn main() -> ExitCode {
         Command::Rule { name, policy } => {
             if let Some(r) = gpuops::rules::find(&name) {
                 print(&format!(
-                    "{} ({}, {} by default)\n{}\n\n{}\n",
+                    "{} ({}, {} by default)\n{}\napplies to: {}\n\n{}\n",
                     r.name,
                     r.category,
                     r.severity,
                     r.summary,
+                    r.kinds.join(", "),
                     r.explanation()
                 ));
                 return ExitCode::SUCCESS;

@@ -87,6 +87,11 @@ fn every_rule_is_documented() {
             assert!(doc.contains(section), "{} lacks `{section}`", r.name);
         }
         assert!(!r.summary.is_empty());
+        assert!(
+            !r.kinds.is_empty(),
+            "{} says nothing of what it judges",
+            r.name
+        );
     }
 }
 

@@ -3,7 +3,8 @@
 use crate::config::Settings;
 use crate::diag::{FileId, Loc};
 use crate::model::{
-    ClusterQueue, Flavor, LocalQueue, NodePool, Object, PodTemplate, Toleration, pod_templates,
+    ClusterQueue, Flavor, LocalQueue, NodeClass, NodePool, Object, PodTemplate, Toleration,
+    pod_templates,
 };
 use crate::one_or_many::OneOrMany;
 use crate::sched::{Placement, PodConstraints, PoolIndex, Req};
@@ -60,6 +61,8 @@ pub struct Index<'a> {
     pub objects: Vec<Object<'a>>,
     pub templates: Vec<PodTemplate<'a>>,
     pub nodepools: Vec<NodePool<'a>>,
+    /// EC2NodeClasses and AWSNodeTemplates.
+    pub node_classes: Vec<NodeClass<'a>>,
     pub flavors: Vec<Flavor<'a>>,
     pub cluster_queues: Vec<ClusterQueue<'a>>,
     pub local_queues: Vec<LocalQueue<'a>>,
@@ -166,6 +169,7 @@ impl<'a> Index<'a> {
                 .collect()
         }
         let nodepools = each(&objects, NodePool::from_object);
+        let node_classes = each(&objects, NodeClass::from_object);
         let flavors = each(&objects, Flavor::from_object);
         let cluster_queues = each(&objects, ClusterQueue::from_object);
         let local_queues = each(&objects, LocalQueue::from_object);
@@ -241,6 +245,7 @@ impl<'a> Index<'a> {
             objects,
             templates,
             nodepools,
+            node_classes,
             flavors,
             cluster_queues,
             local_queues,

@@ -7,10 +7,12 @@ use crate::yaml::Node;
 pub mod constraints;
 pub mod kinds;
 mod kueue;
+mod nodeclass;
 mod nodepool;
 mod pod;
 pub mod requirements;
 pub use kueue::*;
+pub use nodeclass::NodeClass;
 pub use nodepool::{AUTO_MODE_GROUP, NodePool};
 pub use pod::*;
 

@@ -34,10 +34,11 @@ pub fn rules_markdown() -> String {
     for r in all {
         let _ = write!(
             out,
-            "\n## {}\n\nCategory: {} · default severity: {}\n\n{}\n",
+            "\n## {}\n\nCategory: {} · default severity: {} · applies to: {}\n\n{}\n",
             r.name,
             r.category,
             r.severity,
+            r.kinds.join(", "),
             demote_headings(&r.explanation())
         );
     }

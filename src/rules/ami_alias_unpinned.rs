@@ -35,6 +35,7 @@ declare_rule! {
     /// ```
     name: "ami-alias-unpinned",
     category: "disruption",
+    kinds: &["EC2NodeClass"],
     severity: Warning,
     summary: "an EC2NodeClass AMI alias on @latest drifts and replaces nodes on every AMI release",
     check: check,
@@ -42,12 +43,11 @@ declare_rule! {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for (_, o) in cx.objects() {
-        if !o.is("karpenter.k8s.aws", "EC2NodeClass") {
+    for (o, class) in cx.node_classes() {
+        if class.legacy {
             continue;
         }
-        let terms = o.spec().and_then(|s| s.get("amiSelectorTerms"));
-        for term in terms.into_iter().flat_map(|n| n.items()) {
+        for term in class.ami_selector_terms() {
             let Some(node) = term.get("alias") else {
                 continue;
             };

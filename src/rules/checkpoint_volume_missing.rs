@@ -76,6 +76,7 @@ declare_rule! {
     /// ```
     name: "checkpoint-volume-missing",
     category: "disruption",
+    kinds: &["pod templates"],
     severity: Warning,
     summary: "a training container whose checkpoints are not on a durable volume",
     check: check,

@@ -33,6 +33,7 @@ declare_rule! {
     /// ```
     name: "clusterqueue-not-found",
     category: "references",
+    kinds: &["LocalQueue"],
     severity: Error,
     summary: "a LocalQueue points at a ClusterQueue that does not exist",
     check: check,

@@ -52,6 +52,7 @@ declare_rule! {
     /// (a ClusterQueue's `spec.cohort` becomes `spec.cohortName`).
     name: "deprecated-api",
     category: "deprecation",
+    kinds: &["any object"],
     severity: Warning,
     summary: "removed or deprecated Karpenter and Kueue API versions, fields and annotations",
     check: check,

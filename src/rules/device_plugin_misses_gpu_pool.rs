@@ -141,6 +141,7 @@ declare_rule! {
     /// none at all.
     name: "device-plugin-misses-gpu-pool",
     category: "scheduling",
+    kinds: &["DaemonSet"],
     severity: Error,
     summary: "a device-plugin DaemonSet that cannot run on some GPU NodePool's nodes",
     check: check,

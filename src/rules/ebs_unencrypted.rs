@@ -42,6 +42,7 @@ declare_rule! {
     /// ```
     name: "ebs-unencrypted",
     category: "security",
+    kinds: &["EC2NodeClass", "AWSNodeTemplate"],
     severity: Warning,
     summary: "an explicit EC2NodeClass EBS volume that is not encrypted",
     check: check,
@@ -49,12 +50,8 @@ declare_rule! {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for (_, o) in cx.objects() {
-        if o.group != "karpenter.k8s.aws" || !matches!(o.kind, "EC2NodeClass" | "AWSNodeTemplate") {
-            continue;
-        }
-        let mappings = o.spec().and_then(|s| s.get("blockDeviceMappings"));
-        for m in mappings.into_iter().flat_map(|n| n.items()) {
+    for (o, class) in cx.node_classes() {
+        for m in class.block_device_mappings() {
             let Some((ebs_key, ebs)) = m.entry("ebs") else {
                 continue;
             };

@@ -50,6 +50,7 @@ declare_rule! {
     /// ```
     name: "efa-not-requested",
     category: "performance",
+    kinds: &["pod templates"],
     severity: Warning,
     summary: "multi-node GPU training on EFA-capable instances without `vpc.amazonaws.com/efa` in its limits",
     check: check,

@@ -62,6 +62,7 @@ declare_rule! {
     /// checkpoints.
     name: "expire-after-shorter-than-job",
     category: "disruption",
+    kinds: &["pod templates"],
     severity: Warning,
     summary: "a training job whose deadline or expected run outlasts the `expireAfter` of the NodePools it lands on",
     check: check,

@@ -38,6 +38,7 @@ declare_rule! {
     /// NodePool the flavor stands for.
     name: "flavor-matches-no-nodepool",
     category: "kueue",
+    kinds: &["ResourceFlavor"],
     severity: Error,
     summary: "a ResourceFlavor's nodeLabels match no NodePool",
     check: check,

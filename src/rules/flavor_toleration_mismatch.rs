@@ -57,6 +57,7 @@ declare_rule! {
     /// ```
     name: "flavor-toleration-mismatch",
     category: "kueue",
+    kinds: &["ResourceFlavor"],
     severity: Warning,
     summary: "a ResourceFlavor's tolerations miss the taints of its nodes",
     check: check,

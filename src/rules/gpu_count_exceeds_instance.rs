@@ -53,6 +53,7 @@ declare_rule! {
     /// the NodePool launch an instance type that has enough.
     name: "gpu-count-exceeds-instance",
     category: "scheduling",
+    kinds: &["pod templates"],
     severity: Error,
     summary: "a pod asks for more EFA interfaces or Neuron devices than any instance its NodePools may launch has",
     check: check,

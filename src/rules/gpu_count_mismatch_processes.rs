@@ -32,6 +32,7 @@ declare_rule! {
     /// GPU the container sees.
     name: "gpu-count-mismatch-processes",
     category: "resources",
+    kinds: &["pod templates"],
     severity: Warning,
     summary: "a launcher's processes per node differ from the GPUs the pod asks for",
     check: check,

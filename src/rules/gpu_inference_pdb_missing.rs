@@ -57,6 +57,7 @@ declare_rule! {
     /// ```
     name: "gpu-inference-pdb-missing",
     category: "disruption",
+    kinds: &["pod templates"],
     severity: Warning,
     summary: "a GPU inference Deployment/StatefulSet with several replicas and no PodDisruptionBudget",
     check: check,

@@ -31,6 +31,7 @@ declare_rule! {
     /// ```
     name: "gpu-limit-missing",
     category: "resources",
+    kinds: &["pod templates"],
     severity: Error,
     summary: "an accelerator requested without a limit, or requests not equal to limits",
     check: check,

@@ -44,6 +44,7 @@ declare_rule! {
     /// ```
     name: "gpu-nodepool-unbounded",
     category: "cost",
+    kinds: &["NodePool"],
     severity: Warning,
     summary: "a GPU NodePool without limits on GPUs, CPU or memory",
     check: check,

@@ -50,6 +50,7 @@ declare_rule! {
     /// ```
     name: "gpu-nodepool-untainted",
     category: "cost",
+    kinds: &["NodePool"],
     severity: Warning,
     summary: "a GPU NodePool without a NoSchedule/NoExecute taint lets any pod onto GPU nodes",
     check: check,

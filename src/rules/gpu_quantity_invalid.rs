@@ -29,6 +29,7 @@ declare_rule! {
     /// a slice of a GPU.
     name: "gpu-quantity-invalid",
     category: "resources",
+    kinds: &["pod templates"],
     severity: Error,
     summary: "an accelerator quantity that is not a positive whole number",
     check: check,

@@ -56,6 +56,7 @@ declare_rule! {
     /// ```
     name: "gpu-toleration-missing",
     category: "scheduling",
+    kinds: &["pod templates"],
     severity: Error,
     summary: "a GPU pod template does not tolerate the taints of the NodePools that could serve it",
     check: check,

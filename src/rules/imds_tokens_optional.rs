@@ -36,6 +36,7 @@ declare_rule! {
     /// ```
     name: "imds-tokens-optional",
     category: "security",
+    kinds: &["EC2NodeClass", "AWSNodeTemplate"],
     severity: Warning,
     summary: "an EC2NodeClass allows IMDSv1 (httpTokens: optional)",
     check: check,
@@ -43,11 +44,8 @@ declare_rule! {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    for (_, o) in cx.objects() {
-        if o.group != "karpenter.k8s.aws" || !matches!(o.kind, "EC2NodeClass" | "AWSNodeTemplate") {
-            continue;
-        }
-        let Some(opts) = o.spec().and_then(|s| s.get("metadataOptions")) else {
+    for (o, class) in cx.node_classes() {
+        let Some(opts) = class.metadata_options() else {
             continue;
         };
         let Some(tokens) = opts.get("httpTokens") else {

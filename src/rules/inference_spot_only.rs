@@ -43,6 +43,7 @@ declare_rule! {
     /// ```
     name: "inference-spot-only",
     category: "availability",
+    kinds: &["pod templates"],
     severity: Warning,
     summary: "a GPU inference Deployment/StatefulSet that can land only on spot capacity",
     check: check,

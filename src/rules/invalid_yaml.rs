@@ -29,6 +29,7 @@ declare_rule! {
     /// Correct the syntax at the reported line; keep one of the duplicate keys.
     name: "invalid-yaml",
     category: "yaml",
+    kinds: &["files"],
     severity: Error,
     summary: "a file that does not parse, duplicate keys, unreadable content",
     check: check,

@@ -39,6 +39,7 @@ declare_rule! {
     /// ```
     name: "localqueue-not-found",
     category: "references",
+    kinds: &["workloads"],
     severity: Error,
     summary: "a kueue.x-k8s.io/queue-name label names a LocalQueue that does not exist in the namespace",
     check: check,

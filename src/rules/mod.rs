@@ -3,7 +3,7 @@
 use crate::diag::{Diagnostic, FileId, Loc, Severity};
 use crate::index::Index;
 use crate::intent::Intent;
-use crate::model::{Object, PodTemplate, is_gpu_resource};
+use crate::model::{NodeClass, Object, PodTemplate, is_gpu_resource};
 pub(crate) use crate::text::{Near, close_enough, edit_distance, edit_distance_within};
 use crate::yaml::{Node, Span};
 use std::ops::Range;
@@ -13,6 +13,9 @@ pub struct Rule {
     /// Stable kebab-case name.
     pub name: &'static str,
     pub category: &'static str,
+    /// What it judges: object kinds (`NodePool`), or `pod templates` (of every workload kind),
+    /// `workloads`, `any object`, `files`, `suppressions`.
+    pub kinds: &'static [&'static str],
     pub severity: Severity,
     /// One line for `gpuops rules`.
     pub summary: &'static str,
@@ -75,6 +78,21 @@ impl<'i, 'a> Ctx<'i, 'a> {
             .iter()
             .enumerate()
             .map(move |(i, t)| (start + i, t))
+    }
+    /// The node classes (EC2NodeClass, AWSNodeTemplate) among [`Self::objects`], with their
+    /// objects.
+    pub fn node_classes(
+        &self,
+    ) -> impl Iterator<Item = (&'i Object<'a>, &'i NodeClass<'a>)> + use<'i, 'a> {
+        // In object order: the scope's classes are one run of them.
+        let ix = self.ix;
+        let lo = ix
+            .node_classes
+            .partition_point(|c| c.obj < self.scope.start);
+        let hi = ix.node_classes.partition_point(|c| c.obj < self.scope.end);
+        ix.node_classes[lo..hi]
+            .iter()
+            .map(move |c| (&ix.objects[c.obj], c))
     }
     /// A finding at the rule's default severity.
     pub fn at(&self, loc: Loc, message: impl Into<String>) -> Diagnostic {
@@ -173,6 +191,7 @@ macro_rules! declare_rule {
         $(#[doc = $doc:literal])*
         name: $name:literal,
         category: $cat:literal,
+        kinds: $kinds:expr,
         severity: $sev:ident,
         summary: $summary:literal,
         check: $check:path
@@ -182,6 +201,7 @@ macro_rules! declare_rule {
         pub static RULE: $crate::rules::Rule = $crate::rules::Rule {
             name: $name,
             category: $cat,
+            kinds: $kinds,
             severity: $crate::diag::Severity::$sev,
             summary: $summary,
             doc: concat!($($doc, "\n"),*),

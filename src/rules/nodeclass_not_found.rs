@@ -43,6 +43,7 @@ declare_rule! {
     /// ```
     name: "nodeclass-not-found",
     category: "references",
+    kinds: &["NodePool"],
     severity: Error,
     summary: "a NodePool or Provisioner references a node class that does not exist",
     check: check,

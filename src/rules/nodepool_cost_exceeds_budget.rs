@@ -42,6 +42,7 @@ declare_rule! {
     /// the budget if the spend is intended.
     name: "nodepool-cost-exceeds-budget",
     category: "cost",
+    kinds: &["NodePool"],
     severity: Error,
     summary: "a NodePool's worst-case $/h at its limits exceeds the configured budget",
     check: check,

@@ -60,6 +60,7 @@ declare_rule! {
     /// instance types each requirement leaves.
     name: "nodepool-requirements-unsatisfiable",
     category: "scheduling",
+    kinds: &["NodePool"],
     severity: Error,
     summary: "a NodePool whose requirements no instance type satisfies",
     check: check,

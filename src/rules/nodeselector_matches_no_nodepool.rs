@@ -49,6 +49,7 @@ declare_rule! {
     /// large enough instance type or spread the GPUs over more pods.
     name: "nodeselector-matches-no-nodepool",
     category: "scheduling",
+    kinds: &["pod templates"],
     severity: Error,
     summary: "a GPU pod template's nodeSelector or node affinity matches no NodePool",
     check: check,

@@ -41,6 +41,7 @@ declare_rule! {
     /// ```
     name: "priorityclass-not-found",
     category: "references",
+    kinds: &["workloads"],
     severity: Error,
     summary: "a priorityClassName or kueue.x-k8s.io/priority-class names a class that does not exist",
     check: check,

@@ -40,6 +40,7 @@ declare_rule! {
     /// ```
     name: "queue-name-as-annotation",
     category: "kueue",
+    kinds: &["workloads"],
     severity: Error,
     summary: "`kueue.x-k8s.io/queue-name` as an annotation, or as a label only on the pod template",
     check: check,

@@ -46,6 +46,7 @@ declare_rule! {
     /// quota they serve.
     name: "queue-quota-exceeds-pool-limit",
     category: "kueue",
+    kinds: &["ClusterQueue"],
     severity: Warning,
     summary: "the GPU quota on a flavor is more than its NodePools may launch",
     check: check,

@@ -47,6 +47,7 @@ declare_rule! {
     /// every flavor's `resources`, or a MIG profile the GPUs behind the flavor support.
     name: "queue-resource-unknown",
     category: "kueue",
+    kinds: &["ClusterQueue"],
     severity: Error,
     summary: "a ClusterQueue covers or sets quota for a resource no node or workload has",
     check: check,

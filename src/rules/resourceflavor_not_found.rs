@@ -38,6 +38,7 @@ declare_rule! {
     /// ```
     name: "resourceflavor-not-found",
     category: "references",
+    kinds: &["ClusterQueue", "Cohort"],
     severity: Error,
     summary: "a ClusterQueue or Cohort names a ResourceFlavor that does not exist",
     check: check,

@@ -58,6 +58,7 @@ declare_rule! {
     /// ```
     name: "schema-violation",
     category: "schema",
+    kinds: &["any object"],
     severity: Error,
     summary: "a field the API server or the Karpenter/Kueue admission checks reject or prune",
     check: check,

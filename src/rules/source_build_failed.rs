@@ -31,6 +31,7 @@ declare_rule! {
     /// chart dependencies are never fetched by gpuops; such sources are listed as skipped.
     name: "source-build-failed",
     category: "sources",
+    kinds: &["files"],
     severity: Error,
     summary: "a kustomization, Helm chart or Argo CD source that does not build",
     check: check,

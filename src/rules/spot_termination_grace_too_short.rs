@@ -37,6 +37,7 @@ declare_rule! {
     /// on-demand capacity.
     name: "spot-termination-grace-too-short",
     category: "disruption",
+    kinds: &["pod templates"],
     severity: Warning,
     summary: "a GPU training pod that can land on spot whose termination grace does not fit the 2-minute notice",
     check: check,

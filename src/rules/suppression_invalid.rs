@@ -40,6 +40,7 @@ declare_rule! {
     /// ```
     name: "suppression-invalid",
     category: "suppression",
+    kinds: &["suppressions"],
     severity: Warning,
     summary: "a suppression without a reason, naming an unknown rule, or written where it cannot apply",
     check: check,

@@ -49,6 +49,7 @@ declare_rule! {
     /// ```
     name: "training-consolidation-underutilized",
     category: "disruption",
+    kinds: &["NodePool"],
     severity: Warning,
     summary: "a NodePool training workloads land on consolidates underutilized nodes",
     check: check,

@@ -75,6 +75,7 @@ declare_rule! {
     /// label it (`workload-type: benchmark`) or set `training.labels` in the config.
     name: "training-do-not-disrupt-missing",
     category: "disruption",
+    kinds: &["pod templates"],
     severity: Warning,
     summary: "a training pod template without `karpenter.sh/do-not-disrupt: \"true\"` where Karpenter runs",
     check: check,

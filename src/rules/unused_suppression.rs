@@ -28,6 +28,7 @@ declare_rule! {
     /// Remove the suppression. If the finding moved, put the suppression where it is now reported.
     name: "unused-suppression",
     category: "suppression",
+    kinds: &["suppressions"],
     severity: Warning,
     summary: "a suppression that matched no finding of a rule that ran",
     check: check,

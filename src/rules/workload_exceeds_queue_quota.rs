@@ -45,6 +45,7 @@ declare_rule! {
     /// job's total.
     name: "workload-exceeds-queue-quota",
     category: "kueue",
+    kinds: &["workloads"],
     severity: Error,
     summary: "a workload asks for more GPUs at once than its ClusterQueue may ever admit",
     check: check,

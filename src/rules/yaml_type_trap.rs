@@ -33,6 +33,7 @@ declare_rule! {
     /// Quote the value: `value: "true"`.
     name: "yaml-type-trap",
     category: "schema",
+    kinds: &["any object"],
     severity: Error,
     summary: "an unquoted YAML 1.1 boolean or number where Kubernetes expects a string",
     check: check,
