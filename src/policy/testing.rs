@@ -1,7 +1,8 @@
 //! `gpuops policy test`: the Rego unit tests (`test_*` rules) of the bundled pack and of user
 //! policy directories, reported the way `opa test -v` does.
 
-use super::{Module, PolicyError, add_modules, bundled_modules, engine, read_dir};
+use super::load::{add_modules, engine};
+use super::{Module, PolicyError, bundled_modules, read_dir};
 use regorus::Value;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -1,4 +1,5 @@
 use super::*;
+use regorus::Value;
 
 fn module(path: &str, text: &str) -> Module {
     Module {

@@ -1,4 +1,9 @@
 //! The rule catalog: one file per rule, each a pure function of the index.
+//!
+//! Adding a rule: its file here (the doc comment is its explanation; `declare_rule!` gives its
+//! name, category, what it judges, severity and summary), its `mod` line and its place in `ALL`
+//! below, and `testdata/rules/<name>/{fail,pass}.yaml`; `tests/rules.rs` then requires its
+//! snapshot and `docs/rules.md` regenerated (`GPUOPS_BLESS=1 cargo test --test rules`).
 
 use crate::diag::{Diagnostic, FileId, Loc, Severity};
 use crate::index::Index;
