@@ -193,7 +193,10 @@ fn a_file_that_cannot_be_read_may_hold_what_is_missing() {
     );
     assert_eq!(rules_of(vec![unread(), job()]), ["invalid-yaml"]);
     // A broken file that names neither does not silence them.
-    let other = SourceFile::from_text("other.yaml".into(), "a: {b: c\n".into());
+    let other = SourceFile::from_text(
+        "other.yaml".into(),
+        "apiVersion: v1\nkind: ConfigMap\ndata: {b: c\n".into(),
+    );
     assert_eq!(
         rules_of(vec![other, job()]),
         [

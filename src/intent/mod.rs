@@ -16,9 +16,10 @@
 //! 6. the workload's name, its labels and its GPU containers' names (never its namespace);
 //! 7. checkpoint and output arguments (`--output_dir`, `--checkpoint*`, `--save_*`), which load
 //!    and write models for other purposes too, so they only tip a workload nothing else placed;
-//! 8. its kind: Kubeflow `*Job`, JobSet, RayJob and TrainJob are training, and so, by default,
-//!    is a batch/v1 Job; Deployment, StatefulSet, LeaderWorkerSet, RayService and KServe kinds are
-//!    inference.
+//! 8. its kind: Deployment, StatefulSet, LeaderWorkerSet, RayService and KServe kinds are
+//!    inference. A training kind (Kubeflow `*Job`, JobSet, RayJob, TrainJob) or a batch/v1 Job
+//!    that nothing above places is GPU batch work, not training: the kind alone never brings a
+//!    training-only finding.
 //!
 //! MLPerf: MLPerf Training runs train a model for hours and are judged by their launcher like any
 //! training run; only MLPerf Inference (`loadgen`, `mlperf-inference` images) is a benchmark.
@@ -164,7 +165,16 @@ pub fn classify<'a>(obj: &Object<'a>, t: &PodTemplate<'a>, settings: &Settings) 
             marked = Some((k, x, n, v));
         }
     }
-    let found = from_evidence(obj, t);
+    let mut found = from_evidence(obj, t);
+    // Serving kinds are never training, whatever their templates' images or commands say.
+    if found.is_training() && is_inference_kind(obj) {
+        found = intent(
+            IntentKind::Inference,
+            Basis::Kind,
+            obj.root.get("kind"),
+            &format!("it is a {}, a serving kind", obj.kind),
+        );
+    }
     match marked {
         // An explicit label with another value is the author saying "not training".
         Some((k, x, n, v)) if found.is_training() => intent(
@@ -204,11 +214,12 @@ fn from_evidence<'a>(obj: &Object<'a>, t: &PodTemplate<'a>) -> Intent<'a> {
         return from_command(Basis::Command, d);
     }
 
-    // 3. Own images.
+    // 3. Own images; an image name never makes a serving kind training.
     for c in &gpu {
         if let Some(n) = c.get("image")
             && let Some(img) = n.as_str()
             && let Some((kind, what)) = image_cue(img)
+            && !(kind == IntentKind::Training && inference_kind)
         {
             // The repository, not the tag: an overlay that bumps the tag changes no verdict.
             return intent(
@@ -278,8 +289,13 @@ fn from_evidence<'a>(obj: &Object<'a>, t: &PodTemplate<'a>) -> Intent<'a> {
         );
     }
 
-    // 7. Checkpoint and output arguments.
-    if !inference_kind && let Some(w) = own.weak_arg {
+    // 7. Checkpoint and output arguments (not on a DaemonSet: one pod per node is an agent or a
+    // burn-in, whatever it saves).
+    let daemon = crate::model::kinds::family(obj) == Some(Family::DaemonSet);
+    if !inference_kind
+        && !daemon
+        && let Some(w) = own.weak_arg
+    {
         let reason = format!("it passes `{}`", w.shown);
         return from_command(Basis::Command, (IntentKind::Training, reason, w));
     }
@@ -290,24 +306,20 @@ fn from_evidence<'a>(obj: &Object<'a>, t: &PodTemplate<'a>) -> Intent<'a> {
         .unknown
         .map(|u| format!(" (`{}` names no known launcher or trainer)", u.shown))
         .unwrap_or_default();
-    if is_training_kind(obj) {
+    // A training kind or a batch Job with nothing that says it trains is GPU batch work:
+    // device listings, burn-ins, profiling, quantization and batch inference run so too.
+    if is_training_kind(obj) || obj.is("batch", "Job") {
+        let what = if is_training_kind(obj) {
+            format!("a {}, a training kind,", obj.kind)
+        } else {
+            "a batch/v1 Job".to_string()
+        };
         return intent(
-            IntentKind::Training,
+            IntentKind::Other,
             Basis::Kind,
             kind_node,
             &format!(
-                "it is a {}, a training kind, and nothing in its commands, images or names says otherwise{unknown}",
-                obj.kind
-            ),
-        );
-    }
-    if obj.is("batch", "Job") {
-        return intent(
-            IntentKind::Training,
-            Basis::Kind,
-            kind_node,
-            &format!(
-                "it is a batch/v1 Job and nothing in its command, image or name says what it runs{unknown}: a GPU Job counts as training by default"
+                "it is {what} but nothing in its commands, images or names says it trains{unknown}: GPU batch work"
             ),
         );
     }

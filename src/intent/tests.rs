@@ -87,9 +87,9 @@ fn nccl_all_reduce_is_a_benchmark_even_in_a_training_namespace() {
     ));
     assert_eq!(k, IntentKind::Benchmark, "{ev}");
     assert!(ev.contains("`all_reduce_perf`"), "{ev}");
-    // The namespace (`training`) is not evidence; an unknown name and image leave the kind.
+    // The namespace (`training`) is not evidence; an unknown name and image leave GPU batch work.
     let (k, _, b) = of(&job("gpu-job", "image: ghcr.io/x/app:1"));
-    assert_eq!((k, b), (IntentKind::Training, Basis::Kind));
+    assert_eq!((k, b), (IntentKind::Other, Basis::Kind));
 }
 
 #[test]
@@ -173,12 +173,12 @@ fn nvidia_smi_before_real_work_is_not_a_smoke_test() {
         "image: ghcr.io/x/app:1\nargs: ['nvidia-smi; torchrun train.py']",
     ));
     assert_eq!(k, IntentKind::Training);
-    // Before an unknown program: the kind decides, and says what it could not place.
+    // Before an unknown program: GPU batch work, saying what it could not place.
     let (k, ev, b) = of(&job(
         "gpu",
         "image: ghcr.io/x/app:1\nargs: ['nvidia-smi && python main.py']",
     ));
-    assert_eq!((k, b), (IntentKind::Training, Basis::Kind));
+    assert_eq!((k, b), (IntentKind::Other, Basis::Kind));
     assert!(ev.contains("`main.py` names no known launcher"), "{ev}");
 }
 
@@ -224,27 +224,32 @@ fn compile_jobs() {
 }
 
 #[test]
-fn bare_python_job_keeps_the_kind_default() {
+fn a_bare_python_job_is_gpu_batch_work_not_training() {
     let (k, ev, b) = of(&job(
         "job-1",
         "image: ghcr.io/x/app:1\ncommand: [python, main.py]",
     ));
-    assert_eq!((k, b), (IntentKind::Training, Basis::Kind));
+    assert_eq!((k, b), (IntentKind::Other, Basis::Kind));
     assert_eq!(
         ev,
-        "classified as training because it is a batch/v1 Job and nothing in its command, image or name says what it runs (`main.py` names no known launcher or trainer): a GPU Job counts as training by default"
+        "classified as other because it is a batch/v1 Job but nothing in its commands, images or names says it trains (`main.py` names no known launcher or trainer): GPU batch work"
     );
 }
 
 #[test]
-fn kubeflow_job_is_training_unless_commands_say_otherwise() {
+fn a_kubeflow_job_trains_when_its_commands_say_so() {
     let pj = |cmd: &str| {
         format!(
             "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: x}}\nspec:\n  pytorchReplicaSpecs:\n    Worker:\n      template:\n        spec:\n          containers:\n            - name: pytorch\n              image: ghcr.io/x/app:1\n{cmd}              resources: {{limits: {{nvidia.com/gpu: 8}}}}\n"
         )
     };
+    // The kind alone is GPU batch work; a launcher makes it training.
     let (k, ev, b) = of(&pj(""));
-    assert_eq!((k, b), (IntentKind::Training, Basis::Kind), "{ev}");
+    assert_eq!((k, b), (IntentKind::Other, Basis::Kind), "{ev}");
+    let (k, ev, _) = of(&pj(
+        "              command: [torchrun, --nproc_per_node=8, main.py]\n",
+    ));
+    assert_eq!(k, IntentKind::Training, "{ev}");
     let (k, _, _) = of(&pj(
         "              command: [sh, -c, 'nvidia-smi && sleep 3600']\n",
     ));
@@ -305,7 +310,7 @@ fn names_and_labels() {
         "eval",
         "image: ghcr.io/x/app:1\nargs: [--model, /models/pretrained]",
     ));
-    assert_eq!((k, b), (IntentKind::Training, Basis::Kind));
+    assert_eq!((k, b), (IntentKind::Other, Basis::Kind));
     // A pod that only takes checkpoint arguments.
     let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n      image: ghcr.io/x/app:1\n      args: [--checkpoint_dir, /ckpt]\n      resources: {limits: {nvidia.com/gpu: 1}}\n";
     let (k, ev, _) = of(pod);

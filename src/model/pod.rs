@@ -50,6 +50,13 @@ impl<'a> Container<'a> {
     }
 }
 
+/// Whether a quantity is written as zero (`0`, `"0"`, `0m`).
+fn is_zero(v: Node<'_>) -> bool {
+    v.as_str()
+        .and_then(crate::quantity::parse)
+        .is_some_and(|m| m.0 == 0)
+}
+
 /// The GPUs of a container's `requests` and `limits`: each GPU resource once, its limit, else its
 /// request; a count that is not a whole number counts 0.
 fn count_gpus(requests: Option<Node<'_>>, limits: Option<Node<'_>>) -> u64 {
@@ -130,10 +137,11 @@ impl<'a> PodTemplate<'a> {
                 let res = c.get("resources");
                 let requests = res.and_then(|r| r.get("requests"));
                 let limits = res.and_then(|r| r.get("limits"));
-                let gpu = [limits, requests]
-                    .into_iter()
-                    .flatten()
-                    .any(|m| m.entries().any(|(k, _, _)| is_gpu_resource(k)));
+                // `nvidia.com/gpu: 0` (a Ray head that must not take a GPU) asks for none.
+                let gpu = [limits, requests].into_iter().flatten().any(|m| {
+                    m.entries()
+                        .any(|(k, _, v)| is_gpu_resource(k) && !is_zero(v))
+                });
                 containers.push(Container {
                     node: c,
                     name: c.get("name").and_then(|n| n.as_str()),

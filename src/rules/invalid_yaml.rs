@@ -1,5 +1,6 @@
 use super::Ctx;
 use crate::diag::{Diagnostic, Loc};
+use crate::yaml::ProblemKind;
 
 declare_rule! {
     /// ## What it does
@@ -7,8 +8,11 @@ declare_rule! {
     /// that cannot be read as YAML text at all (binary, not UTF-8, too large, alias bombs, nesting
     /// too deep). The finding points at the place the parser stopped. YAML that go-yaml (kubectl,
     /// ArgoCD) reads is accepted, e.g. a flow list closed at its key's indentation. A Go/Helm or
-    /// Jinja template (`{{- if .Values.x }}`, `{% if %}`) that does not parse is not reported: it
-    /// is not YAML until rendered, and `gpuops lint` lists it as skipped.
+    /// Jinja template (`{{- if .Values.x }}`, `{% if %}`), a Terraform `templatefile()` source or
+    /// a printf format is not reported: it is not YAML until rendered, and `gpuops lint` lists it
+    /// as skipped. Nor is YAML that is no Kubernetes manifest (it names no `apiVersion` and `kind`,
+    /// or it is CI configuration under `.github/`): a values file or a workflow is another tool's
+    /// to check.
     ///
     /// ## Why is this bad?
     /// ArgoCD cannot apply a file that does not parse, so every object in it is silently missing
@@ -35,16 +39,27 @@ declare_rule! {
     check: check,
 }
 
+/// Whether a file is meant to be applied to a cluster: it names an object (`apiVersion` and
+/// `kind`, written anywhere: a broken file may have lost its structure) and is no CI
+/// configuration.
+fn is_manifest(path: &str, text: &str) -> bool {
+    let ci = path.starts_with(".github/") || path.contains("/.github/");
+    !ci && text.contains("apiVersion") && text.contains("kind")
+}
+
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for &fid in &cx.ix.file_ids {
         let Some(f) = cx.ix.files.get(fid) else {
             continue;
         };
-        for p in f
-            .problems
-            .iter()
-            .filter(|p| p.kind != crate::yaml::ProblemKind::Build)
-        {
+        let manifest = is_manifest(&f.path, &f.text);
+        for p in f.problems.iter().filter(|p| match p.kind {
+            ProblemKind::Build => false,
+            // Syntax and duplicate keys matter where the file is applied; the rest (binary
+            // content, alias bombs, nesting) is worth a word wherever it stands.
+            ProblemKind::Syntax => manifest,
+            ProblemKind::Content => manifest || p.first.is_none(),
+        }) {
             let mut d = cx.at(
                 Loc {
                     file: fid,
@@ -67,5 +82,23 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
             out.push(d);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_manifest;
+
+    #[test]
+    fn manifests_name_an_object_and_are_no_ci_configuration() {
+        assert!(is_manifest(
+            "deploy/job.yaml",
+            "apiVersion: batch/v1\nkind: Job\n"
+        ));
+        assert!(!is_manifest("charts/x/values.yaml", "image: x\nimage: y\n"));
+        let workflow =
+            "on: push\njobs:\n  k:\n    steps:\n      - run: echo 'apiVersion: v1 kind: X'\n";
+        assert!(!is_manifest(".github/workflows/ci.yml", workflow));
+        assert!(!is_manifest("sub/.github/workflows/ci.yml", workflow));
     }
 }

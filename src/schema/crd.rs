@@ -14,6 +14,8 @@ struct Entry {
     kind: String,
     version: String,
     validator: jsonschema::Validator,
+    /// The schema as the CRD writes it: its defaults and `nullable`s, applied before validating.
+    written: Value,
     /// Compiled once per CRD version; `None` when it declares no CEL rule.
     rules: Option<Rules>,
 }
@@ -59,7 +61,8 @@ impl UserCrds {
                     continue;
                 }
                 let rules = Rules::compile(schema, kind, name, &skips);
-                let mut schema = to_json(schema);
+                let written = to_json(schema);
+                let mut schema = written.clone();
                 with_object_meta(&mut schema);
                 normalize(&mut schema);
                 let built = jsonschema::options()
@@ -73,6 +76,7 @@ impl UserCrds {
                         kind: kind.to_string(),
                         version: name.to_string(),
                         validator,
+                        written,
                         rules,
                     });
                 }
@@ -106,7 +110,9 @@ impl UserCrds {
         let Some(e) = self.find(obj.group, obj.version, obj.kind) else {
             return;
         };
-        let instance = to_json(obj.root);
+        // As the API server sees it: nulls pruned, defaults applied.
+        let mut instance = to_json(obj.root);
+        super::admit::admit(&mut instance, &e.written);
         for err in e.validator.iter_errors(&instance) {
             let segs: Vec<String> = err.instance_path().iter().map(|s| s.to_string()).collect();
             let mut node = obj.root;

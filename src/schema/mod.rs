@@ -1,6 +1,7 @@
 //! What the API server accepts: built-in field knowledge for the kinds gpuops models (tables in
 //! [`builtin`], walked by [`check`]) and how Kubernetes' YAML 1.1 reader types plain scalars.
 
+mod admit;
 pub mod builtin;
 pub mod cel;
 pub mod check;

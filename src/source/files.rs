@@ -109,8 +109,13 @@ impl SourceFile {
     pub fn from_text(path: String, text: String) -> Self {
         let text: Arc<str> = Arc::from(text);
         let parsed = compat::parse_shared(&text, Budget::default());
-        // A template that fails to parse is not broken YAML: it is not YAML until rendered.
-        let template = compat::syntax_error(&parsed).and_then(|_| compat::template_markers(&text));
+        // A template is not YAML until rendered: one that fails to parse is not broken YAML, and
+        // one that parses (`replicas: {{.Replicas}}` reads as a mapping) holds no object that is
+        // applied as written.
+        let template = match compat::syntax_error(&parsed) {
+            Some(_) => compat::template_markers(&text),
+            None => compat::structural_template_markers(&text),
+        };
         if let Some(t) = template {
             return SourceFile {
                 path,

@@ -618,7 +618,7 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                             out.problems.push(Problem {
                                 span: key.span(),
                                 message: format!(
-                                    "duplicate key `{}`: Kubernetes rejects the object (the first value is the one linted)",
+                                    "duplicate key `{}`: kubectl and kustomize refuse the file (gpuops reads the first value)",
                                     b.text_of(&key).unwrap_or_default()
                                 ),
                                 first: Some(first),

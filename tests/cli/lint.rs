@@ -130,7 +130,13 @@ fn malformed_file_is_a_finding_and_the_rest_is_linted() {
     write(d.path(), "a-broken.yaml", "apiVersion: v1\nkind: [\n");
     write(d.path(), "b-bad.yaml", BAD_JOB);
     write(d.path(), "c-binary.yaml", "\0\0\0binary");
-    write(d.path(), "d-dupes.yml", "a: 1\na: 2\n");
+    write(
+        d.path(),
+        "d-dupes.yml",
+        "apiVersion: v1\nkind: ConfigMap\ndata: {}\ndata: {}\n",
+    );
+    // YAML that names no object (a values file) is another tool's to judge.
+    write(d.path(), "e-values.yml", "a: 1\na: 2\n");
     let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -386,7 +386,7 @@ impl Rewriter<'_> {
 /// Why a file that failed to parse is taken for a template, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TemplateHint {
-    /// `Go template` or `Jinja template`.
+    /// `Go template`, `Jinja template`, `Terraform template` or `printf template`.
     pub kind: &'static str,
     /// The first template marker as written (shortened when long).
     pub marker: String,
@@ -417,11 +417,29 @@ const HELM_WORDS: &[&str] = &[
     "tpl ",
 ];
 
-/// For a file that failed to parse: whether it is clearly a Go/Helm or Jinja template, with its
-/// first marker. Markers are Go template actions filling a line or standing unquoted in a value
-/// (`{{- if .Values.gpu }}`, `image: {{ .Values.image }}`), Helm expressions even in quotes, and
-/// Jinja tags (`{% if %}`, `{# … #}`). Comments and block scalar contents are not looked at.
+/// Whether a file is clearly a template (filled in by a program before anything reads it as
+/// YAML), with its first marker. Markers are Go template actions filling a line or standing
+/// unquoted in a value (`{{- if .Values.gpu }}`, `image: {{ .Values.image }}`, clusterloader2's
+/// `replicas: {{.Replicas}}`, which parses as a flow mapping), Helm expressions even in quotes,
+/// Jinja tags (`{% if %}`, `{# … #}`), Terraform `templatefile()` directives and expressions
+/// (`%{ if x ~}`, `${indent(4, v)}`; not an envsubst `${NAME}`) and values that are only a printf
+/// verb (`name: %s`). Comments and block scalar contents are not looked at.
 pub fn template_markers(text: &str) -> Option<TemplateHint> {
+    markers(text, true)
+}
+
+/// For a file that parses: the markers of [`template_markers`] that change what it parses to
+/// (unquoted actions, directive lines, printf verbs). A quoted expression is a string the
+/// linter treats as a placeholder, so a file with only those is still linted.
+pub fn structural_template_markers(text: &str) -> Option<TemplateHint> {
+    markers(text, false)
+}
+
+fn markers(text: &str, quoted: bool) -> Option<TemplateHint> {
+    // Every marker has a `{` or a `%`: most files are ruled out by two fast scans.
+    if !text.contains('{') && !text.contains('%') {
+        return None;
+    }
     let mut block_scalar: Option<usize> = None;
     let mut line_start = 0;
     for raw in text.split('\n') {
@@ -439,7 +457,7 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
         if body.is_empty() || body.starts_with('#') {
             continue;
         }
-        if let Some((at, end, kind)) = line_marker(line) {
+        if let Some((at, end, kind)) = line_marker(line, quoted) {
             let marker = &line[at..end];
             let shown = if marker.chars().count() > 60 {
                 format!("{}…", marker.chars().take(59).collect::<String>())
@@ -460,7 +478,7 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
 }
 
 /// The first template marker of a line: (start, end, kind), byte offsets in the line.
-fn line_marker(line: &str) -> Option<(usize, usize, &'static str)> {
+fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)> {
     let b = line.as_bytes();
     let whole_line = line.trim_start().starts_with("{{") || line.trim_start().starts_with("{%");
     let mut quote: Option<u8> = None;
@@ -475,7 +493,8 @@ fn line_marker(line: &str) -> Option<(usize, usize, &'static str)> {
             }
             if c == q {
                 quote = None;
-            } else if b[i..].starts_with(b"{{")
+            } else if quoted
+                && b[i..].starts_with(b"{{")
                 && let Some(end) = close_of(line, i, "}}")
                 && HELM_WORDS.iter().any(|w| line[i..end].contains(w))
             {
@@ -504,10 +523,52 @@ fn line_marker(line: &str) -> Option<(usize, usize, &'static str)> {
             if whole_line || (end.is_some() && looks_like_go_template(action)) {
                 return Some((i, end.unwrap_or(line.len()), "Go template"));
             }
+        } else if b[i..].starts_with(b"%{") {
+            // Terraform template directives: `%{ if enable_ipv6 ~}`, `%{ endfor }`.
+            if let Some(end) = line[i + 2..].find('}').map(|k| i + 3 + k) {
+                return Some((i, end, "Terraform template"));
+            }
+        } else if b[i..].starts_with(b"${")
+            && let Some(end) = line[i + 2..].find('}').map(|k| i + 3 + k)
+            && is_terraform_expression(&line[i + 2..end - 1])
+        {
+            return Some((i, end, "Terraform template"));
+        } else if c == b'%' && matches!(prev, b' ' | b'\t') && is_printf_value(line, i) {
+            return Some((i, i + 2, "printf template"));
         }
         i += 1;
     }
     None
+}
+
+/// Whether `${…}` holds a Terraform expression (a function call, a conditional, a reference
+/// into a variable or resource), not an envsubst name (`${GPU_COUNT}`), which stays a value.
+fn is_terraform_expression(inner: &str) -> bool {
+    let inner = inner.trim().trim_start_matches('~').trim();
+    let word_end = inner
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(inner.len());
+    let rest = inner[word_end..].trim_start();
+    word_end > 0
+        && (rest.starts_with('(')
+            || rest.starts_with('?')
+            || (rest.starts_with('.')
+                && matches!(
+                    &inner[..word_end],
+                    "var" | "local" | "each" | "module" | "data"
+                )))
+}
+
+/// Whether the unquoted value starting at `at` is only a printf verb (`name: %s`, `- %d`): a
+/// format string filled in by code before anything reads it as YAML.
+fn is_printf_value(line: &str, at: usize) -> bool {
+    let before = line[..at].trim_end();
+    if !(before.ends_with(':') || before.ends_with('-')) {
+        return false;
+    }
+    let value = line[at..].split(" #").next().unwrap_or("").trim_end();
+    let verb = value.strip_prefix('%').unwrap_or("");
+    matches!(verb, "s" | "d" | "v" | "q" | "f" | "t" | "x" | "+v" | "#v")
 }
 
 /// The end (exclusive) of `close` after the opener at `at`.

@@ -653,3 +653,32 @@ fn template_after_a_block_scalar_is_found() {
     let h = template_markers(src).unwrap();
     assert_eq!(h.span.start_pos(src).line, 4);
 }
+
+#[test]
+fn terraform_printf_and_parsed_templates_are_recognised() {
+    let h =
+        template_markers("data:\n%{ if enable_ipv6 ~}\n  ipv6: \"true\"\n%{ endif ~}\n").unwrap();
+    assert_eq!(
+        (h.kind, h.marker.as_str()),
+        ("Terraform template", "%{ if enable_ipv6 ~}")
+    );
+    let h = template_markers("config: ${indent(4, var.extra)}\n").unwrap();
+    assert_eq!(h.kind, "Terraform template");
+    let h = template_markers("ipv6: ${enable_ipv6 ? \"on\" : \"off\"}\n").unwrap();
+    assert_eq!(h.kind, "Terraform template");
+    let h = template_markers("spec:\n  cluster:\n    name: %s\n").unwrap();
+    assert_eq!((h.kind, h.marker.as_str()), ("printf template", "%s"));
+    // envsubst names and shell expansions stay values (placeholders), not templates.
+    assert_eq!(
+        template_markers("image: ${IMAGE}\nargs: [\"--rate=50%\"]\n"),
+        None
+    );
+    assert_eq!(template_markers("ratio: 50%\ncmd: echo %s done\n"), None);
+    // A file that parses: unquoted actions make it a template, quoted ones are values.
+    let h = structural_template_markers("spec:\n  replicas: {{.Replicas}}\n").unwrap();
+    assert_eq!(h.marker, "{{.Replicas}}");
+    assert_eq!(
+        structural_template_markers("metadata:\n  name: \"{{ .Values.name }}\"\n"),
+        None
+    );
+}

@@ -1,0 +1,110 @@
+//! What the API server does to a custom object before it validates it against its CRD's
+//! structural schema: `null` on a field that is not `nullable` is pruned (dropped), then
+//! `default`s fill the fields that are absent, level by level. A required field that carries a
+//! default is therefore never missing, and `metadata: null` is no error.
+
+use serde_json::Value;
+
+/// Applies pruning of nulls and defaulting to `v` as `schema` (an `openAPIV3Schema`, as the CRD
+/// writes it) describes it.
+pub fn admit(v: &mut Value, schema: &Value) {
+    admit_at(v, schema, 0);
+}
+
+/// Schemas nested deeper are left as they are (the validator still sees the object).
+const MAX_DEPTH: usize = 64;
+
+fn admit_at(v: &mut Value, schema: &Value, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            let field_schema = |k: &str| props.and_then(|p| p.get(k)).or(additional);
+            map.retain(|k, val| !(val.is_null() && field_schema(k).is_some_and(|s| !nullable(s))));
+            if let Some(props) = props {
+                for (k, s) in props {
+                    if !map.contains_key(k)
+                        && let Some(d) = s.get("default")
+                    {
+                        map.insert(k.clone(), d.clone());
+                    }
+                }
+            }
+            for (k, val) in map.iter_mut() {
+                if let Some(s) = field_schema(k) {
+                    admit_at(val, s, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(s) = schema.get("items").filter(|s| s.is_object()) {
+                for item in items.iter_mut() {
+                    if item.is_null() && !nullable(s) {
+                        continue;
+                    }
+                    admit_at(item, s, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn nullable(schema: &Value) -> bool {
+    schema.get("nullable") == Some(&Value::Bool(true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nulls_are_pruned_then_defaults_fill_what_is_absent() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "metadata": {"type": "object"},
+                "note": {"type": "string", "nullable": true},
+                "groups": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["minReplicas", "maxReplicas"],
+                    "properties": {
+                        "minReplicas": {"type": "integer", "default": 0},
+                        "maxReplicas": {"type": "integer", "default": 2147483647},
+                        "replicas": {"type": "integer"}
+                    }
+                }},
+                "mode": {"type": "string", "default": "auto"}
+            }
+        });
+        let mut v = json!({
+            "metadata": null,
+            "note": null,
+            "groups": [{"replicas": 2, "maxReplicas": null}]
+        });
+        admit(&mut v, &schema);
+        assert_eq!(
+            v,
+            json!({
+                "note": null,
+                "groups": [{"replicas": 2, "minReplicas": 0, "maxReplicas": 2147483647}],
+                "mode": "auto"
+            })
+        );
+    }
+
+    #[test]
+    fn maps_of_objects_are_defaulted_through_additional_properties() {
+        let schema = json!({
+            "type": "object",
+            "additionalProperties": {"type": "object", "properties": {"weight": {"default": 1}}}
+        });
+        let mut v = json!({"a": {}, "b": {"weight": 3}});
+        admit(&mut v, &schema);
+        assert_eq!(v, json!({"a": {"weight": 1}, "b": {"weight": 3}}));
+    }
+}
