@@ -167,7 +167,7 @@ fn a_file_that_cannot_be_read_may_hold_what_is_missing() {
     // The NodePool that sets `NodeGroupType: spark-gpu` and the LocalQueue `team-a` are in a file
     // with a syntax error (an unclosed flow mapping): nothing in it can be read.
     let broken = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: spark-gpu}\nspec:\n  template:\n    metadata:\n      labels: {NodeGroupType: spark-gpu\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: team-a, namespace: ml}\nspec: {clusterQueue: cq}\n";
-    let workloads = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n      requirements:\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g6e]}\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: etl\n  namespace: ml\n  labels: {kueue.x-k8s.io/queue-name: team-a}\nspec:\n  template:\n    spec:\n      nodeSelector: {NodeGroupType: spark-gpu}\n      containers:\n        - name: c\n          image: nvidia/cuda:12.4.0-base-ubuntu22.04\n          command: [nvidia-smi]\n          resources: {limits: {nvidia.com/gpu: 1}}\n";
+    let workloads = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: research, namespace: ml}\nspec: {clusterQueue: shared}\n---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n      requirements:\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g6e]}\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: etl\n  namespace: ml\n  labels: {kueue.x-k8s.io/queue-name: team-a}\nspec:\n  template:\n    spec:\n      nodeSelector: {NodeGroupType: spark-gpu}\n      containers:\n        - name: c\n          image: nvidia/cuda:12.4.0-base-ubuntu22.04\n          command: [nvidia-smi]\n          resources: {limits: {nvidia.com/gpu: 1}}\n";
     let rules_of = |files: Vec<SourceFile>| {
         let mut rules: Vec<String> = gpuops::lint(&files, &Settings::default())
             .diagnostics
@@ -205,4 +205,31 @@ fn a_file_that_cannot_be_read_may_hold_what_is_missing() {
             "nodeselector-matches-no-nodepool"
         ]
     );
+}
+
+/// A reference the linted files cannot resolve is a warning (the object may come from Terraform,
+/// an add-on or another repository), an error once the cluster is declared complete, and an
+/// error whenever a near name makes it a likely typo.
+#[test]
+fn unresolved_references_are_errors_only_when_certain() {
+    let job = |queue: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: team-a, namespace: ml}}\nspec: {{clusterQueue: shared}}\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: ml\n  labels: {{kueue.x-k8s.io/queue-name: {queue}}}\nspec:\n  template:\n    spec:\n      containers: [{{name: c, image: x}}]\n"
+        )
+    };
+    let severity = |queue: &str, complete: bool| {
+        let files = vec![SourceFile::from_text("q.yaml".into(), job(queue))];
+        let settings = Settings {
+            complete,
+            only: Some(vec!["localqueue-not-found".into()]),
+            ..Settings::default()
+        };
+        let out = gpuops::lint(&files, &settings);
+        assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
+        out.diagnostics[0].severity
+    };
+    use gpuops::diag::Severity::{Error, Warning};
+    assert_eq!(severity("platform-queue", false), Warning);
+    assert_eq!(severity("platform-queue", true), Error);
+    assert_eq!(severity("team-b", false), Error);
 }

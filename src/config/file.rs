@@ -208,6 +208,7 @@ fn clusters(v: Node<'_>, bad: &mut dyn FnMut(Node<'_>, String)) -> Vec<ClusterDe
             paths: Vec::new(),
             eks: None,
             karpenter: None,
+            complete: None,
             context: Vec::new(),
             server: None,
         };
@@ -238,15 +239,16 @@ fn clusters(v: Node<'_>, bad: &mut dyn FnMut(Node<'_>, String)) -> Vec<ClusterDe
                     Some(u) => c.server = Some(u.trim().trim_end_matches('/').to_string()),
                     _ => bad(val, format!("`clusters.{name}.server` is a URL")),
                 },
-                "eks" | "karpenter" => match flag(val) {
+                "eks" | "karpenter" | "complete" => match flag(val) {
                     Some(f) if k == "eks" => c.eks = Some(f),
-                    Some(f) => c.karpenter = Some(f),
+                    Some(f) if k == "karpenter" => c.karpenter = Some(f),
+                    Some(f) => c.complete = Some(f),
                     None => bad(val, format!("`clusters.{name}.{k}` is true or false")),
                 },
                 _ => bad(
                     kn,
                     format!(
-                        "unknown key `{k}` in cluster `{name}` (known: paths, eks, karpenter, context, server)"
+                        "unknown key `{k}` in cluster `{name}` (known: paths, eks, karpenter, complete, context, server)"
                     ),
                 ),
             }
@@ -399,14 +401,18 @@ pub fn parse(text: &str, rules: &[&str]) -> Result<Settings, Vec<ConfigProblem>>
                     match k {
                         "eks" => s.eks = flag,
                         "karpenter" => s.karpenter = flag,
+                        "complete" => s.complete = flag,
                         _ => bad(
                             kn2,
-                            format!("unknown cluster fact `{k}` (known: eks, karpenter)"),
+                            format!("unknown cluster fact `{k}` (known: eks, karpenter, complete)"),
                         ),
                     }
                 }
                 if v.as_map().is_none() {
-                    bad(v, "`cluster` is a mapping (eks, karpenter)".into());
+                    bad(
+                        v,
+                        "`cluster` is a mapping (eks, karpenter, complete)".into(),
+                    );
                 }
             }
             "training" => {
@@ -506,6 +512,8 @@ mod tests {
         assert!(s.is_external("LocalQueue", Some("ml"), "default"));
         assert!(!s.is_external("LocalQueue", Some("other"), "default"));
         assert!(s.eks);
+        assert!(!s.complete);
+        assert!(parse("cluster: {complete: true}\n").unwrap().complete);
         assert_eq!(s.spot_min_grace_seconds, 30);
         assert_eq!(
             s.training_labels,

@@ -32,6 +32,7 @@ pub struct ClusterDef {
     /// Cluster facts that override the top-level `cluster:` ones.
     pub eks: Option<bool>,
     pub karpenter: Option<bool>,
+    pub complete: Option<bool>,
     /// Context files or directories that describe only this cluster.
     pub context: Vec<String>,
     /// Its API server URL: Argo CD Applications whose `destination.server` is this deploy to it.
@@ -52,6 +53,9 @@ pub struct Settings {
     pub eks: bool,
     /// The cluster runs Karpenter even when the linted files hold no NodePool.
     pub karpenter: bool,
+    /// The linted files (with their context) hold every object the cluster has: a reference to
+    /// one they do not define certainly fails (an error, not a warning).
+    pub complete: bool,
     /// Pod-template labels that mark a workload as training (`workload-type: training`).
     pub training_labels: Vec<(String, String)>,
     /// Directory the config file was found in (exclude globs are relative to it).
@@ -89,6 +93,7 @@ impl Default for Settings {
             external: Vec::new(),
             eks: false,
             karpenter: false,
+            complete: false,
             training_labels: vec![("workload-type".into(), "training".into())],
             root: None,
             context: Vec::new(),

@@ -168,7 +168,11 @@ impl<'a> Index<'a> {
                 .filter_map(|(i, o)| f(i, o))
                 .collect()
         }
-        let nodepools = each(&objects, NodePool::from_object);
+        // A v1alpha5 Provisioner is served by no Karpenter since v0.33 (`deprecated-api` says
+        // so): it never exists in the cluster, so it judges no pod and is judged no further.
+        let nodepools = each(&objects, |i, o| {
+            NodePool::from_object(i, o).filter(|p| !p.legacy_provisioner)
+        });
         let node_classes = each(&objects, NodeClass::from_object);
         let flavors = each(&objects, Flavor::from_object);
         let cluster_queues = each(&objects, ClusterQueue::from_object);

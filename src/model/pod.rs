@@ -203,6 +203,30 @@ impl<'a> PodTemplate<'a> {
     pub fn gpu_containers(&self) -> impl Iterator<Item = &Container<'a>> {
         self.containers.iter().filter(|c| c.requests_gpu())
     }
+    /// The accelerator its containers ask for, named as its users name it: `GPU`, `TPU`,
+    /// `Neuron` (Inferentia, Trainium), `Gaudi`, else `accelerator`.
+    pub fn accelerator_name(&self) -> &'static str {
+        let names: Vec<&str> = self
+            .gpu_containers()
+            .flat_map(|c| c.accelerators())
+            .map(|(n, _)| n)
+            .filter(|n| is_gpu_resource(n))
+            .collect();
+        let all = |p: &dyn Fn(&str) -> bool| !names.is_empty() && names.iter().all(|n| p(n));
+        if all(&|n| {
+            n.starts_with("nvidia.com/") || n == "amd.com/gpu" || n.starts_with("gpu.intel.com/")
+        }) {
+            "GPU"
+        } else if all(&|n| n.starts_with("google.com/tpu")) {
+            "TPU"
+        } else if all(&|n| n.starts_with("aws.amazon.com/neuron")) {
+            "Neuron"
+        } else if all(&|n| n == "habana.ai/gaudi") {
+            "Gaudi"
+        } else {
+            "accelerator"
+        }
+    }
     pub fn tolerations(&self) -> Vec<Toleration<'a>> {
         match self.spec.get("tolerations") {
             Some(n) => n.items().map(Toleration::from_node).collect(),

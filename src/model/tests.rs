@@ -71,3 +71,26 @@ fn a_pod_without_gpu_resources_requests_none() {
     assert!(!gpu);
     assert_eq!(per_pod, 0);
 }
+
+#[test]
+fn accelerators_are_named_for_what_they_are_and_zero_asks_for_none() {
+    let name = |res: &str| {
+        let p = parse(
+            &format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n  - name: a\n    resources: {{limits: {{{res}}}}}\n"
+            ),
+            Budget::default(),
+        );
+        let o = Object::from_node(0, p.docs[0].root()).unwrap();
+        let t = pod_templates(0, &o).pop().unwrap();
+        (t.requests_gpu(), t.accelerator_name())
+    };
+    assert_eq!(name("nvidia.com/gpu: 1"), (true, "GPU"));
+    assert_eq!(name("google.com/tpu: 8"), (true, "TPU"));
+    assert_eq!(name("aws.amazon.com/neurondevice: 16"), (true, "Neuron"));
+    assert_eq!(
+        name("nvidia.com/gpu: 1, google.com/tpu: 4"),
+        (true, "accelerator")
+    );
+    assert!(!name("nvidia.com/gpu: 0").0);
+}

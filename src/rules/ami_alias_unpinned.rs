@@ -1,13 +1,16 @@
 use super::Ctx;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, FileId};
+use crate::model::Object;
 use crate::sched::{GpuCapability, gpu_capability};
 
 declare_rule! {
     /// ## What it does
     /// Flags an EC2NodeClass `spec.amiSelectorTerms[].alias` that ends in `@latest`
     /// (`al2023@latest`, `bottlerocket@latest`, `al2@latest`). Windows families are exempt: their
-    /// aliases accept only `@latest`. So are classes that only NodePools unable to launch GPU or
-    /// Neuron instances use (a Spark or system pool).
+    /// aliases accept only `@latest`. Only classes a NodePool able to launch GPU or Neuron
+    /// instances uses are judged: not one only CPU pools (Spark, system pools) use, nor one no
+    /// pool in view uses. Where several classes share a name (examples side by side), a pool uses
+    /// the one nearest to it in the tree.
     ///
     /// ## Why is this bad?
     /// An `@latest` alias resolves to a new AMI every time AWS publishes one. Each release drifts
@@ -68,14 +71,25 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 "bottlerocket" => "`bottlerocket@vX.Y.Z` (e.g. `bottlerocket@v1.39.1`)".to_string(),
                 f => format!("`{f}@vYYYYMMDD` (e.g. `{f}@v20250505`)"),
             };
-            let users = o.name.map_or(&[][..], |n| cx.ix.pools_using_class(n));
-            // Only pools that cannot launch GPU or Neuron instances use it (Spark, Flink, system
-            // pools): not GPU capacity, so not this linter's to judge. A class no pool in view uses
-            // is still flagged: its pools may live elsewhere.
-            if !users.is_empty()
-                && users
-                    .iter()
-                    .all(|&p| gpu_capability(&cx.ix.nodepools[p]) == GpuCapability::None)
+            // The pools that use this class: with several classes of one name (examples side by
+            // side in one repository), a pool uses the one nearest to it in the tree.
+            let twins = o.name.map_or(Vec::new(), |n| cx.ix.named(o.kind, n));
+            let users: Vec<usize> = o
+                .name
+                .map_or(&[][..], |n| cx.ix.pools_using_class(n))
+                .iter()
+                .copied()
+                .filter(|&p| {
+                    twins.len() < 2
+                        || nearest(cx, cx.ix.nodepools[p].file, &twins)
+                            .is_some_and(|t| std::ptr::eq(t, o))
+                })
+                .collect();
+            // Only GPU (or Neuron) capacity is this linter's to judge: a class no pool in view
+            // uses, or only CPU pools (Spark, Flink, system pools), is left alone.
+            if users
+                .iter()
+                .all(|&p| gpu_capability(&cx.ix.nodepools[p]) == GpuCapability::None)
             {
                 continue;
             }
@@ -110,4 +124,21 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             )));
         }
     }
+}
+
+/// Of objects that share a name, the one whose file shares the longest directory prefix with
+/// `from` (the first on a tie).
+fn nearest<'o, 'a>(cx: &Ctx, from: FileId, objects: &[&'o Object<'a>]) -> Option<&'o Object<'a>> {
+    let dir = |f: FileId| {
+        cx.ix
+            .files
+            .get(f)
+            .map_or("", |f| f.path.rsplit_once('/').map_or("", |(d, _)| d))
+    };
+    let here: Vec<&str> = dir(from).split('/').collect();
+    objects.iter().copied().max_by_key(|o| {
+        let there = dir(o.file).split('/');
+        let shared = here.iter().zip(there).take_while(|(a, b)| *a == b).count();
+        (shared, std::cmp::Reverse(o.file))
+    })
 }

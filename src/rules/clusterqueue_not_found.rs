@@ -76,6 +76,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
             None => format!("name an existing ClusterQueue or add it to the repo; {external}"),
         };
-        out.push(d.help(help));
+        let d = d.help(help);
+        out.extend(if best.is_some() {
+            Some(d)
+        } else {
+            cx.unresolved(d, "ClusterQueue")
+        });
     }
 }

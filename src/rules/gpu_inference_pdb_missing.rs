@@ -164,8 +164,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .at(
                 via.map_or(obj.loc(at), |s| s.loc(at)),
                 format!(
-                    "{} runs {count} of a GPU model server and no PodDisruptionBudget selects its pods: a Karpenter consolidation, drift or expiry may evict every replica at once, and each takes minutes to reload its model ({})",
+                    "{} runs {count} of a {} model server and no PodDisruptionBudget selects its pods: a node drain (a Karpenter consolidation, drift or expiry, a node upgrade) may evict every replica at once, and each takes minutes to reload its model ({})",
                     obj.describe(),
+                    ix.templates[ti].accelerator_name(),
                     ix.classes[ti].evidence
                 ),
             )

@@ -53,6 +53,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let mut seen: std::collections::HashSet<(usize, Span)> = std::collections::HashSet::new();
     let mut labels: Vec<(&Object, Node<'_>)> = Vec::new();
     for (_, o) in cx.objects() {
+        // Kueue reads the label on the workloads it admits, not on a Service or a ConfigMap.
+        if o.workload.is_none() {
+            continue;
+        }
         if let Some((_, v)) = o.label(QUEUE_LABEL) {
             labels.push((o, v));
         }
@@ -156,6 +160,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 }
             }
         };
-        out.push(d.help(help));
+        let d = d.help(help);
+        out.extend(if best.is_some() {
+            Some(d)
+        } else {
+            cx.unresolved(d, "LocalQueue")
+        });
     }
 }

@@ -103,6 +103,20 @@ impl<'i, 'a> Ctx<'i, 'a> {
     pub fn at(&self, loc: Loc, message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(self.rule.name, self.rule.severity, loc, message)
     }
+    /// A reference to an object of `kind` the linted files do not define, and nothing close to
+    /// it: an error only when the cluster is declared complete (`cluster: {complete: true}`);
+    /// else a warning, since such objects often come from Terraform, an add-on or another
+    /// repository; and nothing at all when the files define no object of that kind, which then
+    /// all live elsewhere.
+    pub fn unresolved(&self, d: Diagnostic, kind: &str) -> Option<Diagnostic> {
+        if self.ix.settings.complete {
+            return Some(d);
+        }
+        self.ix.of_kind(kind).next()?;
+        let mut d = d;
+        d.severity = Severity::Warning;
+        Some(d)
+    }
     /// A finding about an object, at one of its nodes.
     pub fn on(&self, obj: &Object<'_>, node: Node<'_>, message: impl Into<String>) -> Diagnostic {
         self.at(obj.loc(node), message).object(Some(obj.obj_ref()))

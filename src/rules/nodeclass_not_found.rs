@@ -111,6 +111,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .iter()
             .filter(|k| CLASS_KINDS.contains(&kind) && **k != kind)
             .find_map(|k| cx.ix.named(k, name).into_iter().next().map(|o| (*k, o)));
+        // Certain only with a likely typo or the other class kind in view.
+        let mut certain = other.is_some();
         let help = if let Some((other_kind, o)) = other {
             d = d.related(
                 o.loc(o.anchor()),
@@ -134,6 +136,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             let candidates = cx.ix.of_kind(kind).filter_map(|o| o.name.map(|n| (n, o)));
             match closest(name, candidates) {
                 Some((n, o)) => {
+                    certain = true;
                     d = d.related(o.loc(o.anchor()), format!("the closest {kind}"));
                     format!(
                         "did you mean `{n}`? If `{name}` is created outside this repo (Terraform, another repo), declare it in .gpuops.yaml: `external: {{{kind}: [{name}]}}`"
@@ -147,7 +150,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 ),
             }
         };
-        out.push(d.help(help));
+        let d = d.help(help);
+        out.extend(if certain {
+            Some(d)
+        } else {
+            cx.unresolved(d, kind)
+        });
     }
 }
 

@@ -74,9 +74,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 owner.describe()
             ),
         );
-        out.push(suggest(cx, d, "PriorityClass", "scheduling.k8s.io", name));
+        out.extend(suggest(cx, d, "PriorityClass", "scheduling.k8s.io", name));
     }
     for (_, o) in cx.objects() {
+        // Kueue reads the label on the workloads it admits.
+        if o.workload.is_none() {
+            continue;
+        }
         let Some((_, node)) = o.label(WPC_LABEL) else {
             continue;
         };
@@ -92,7 +96,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 o.describe()
             ),
         );
-        out.push(suggest(
+        out.extend(suggest(
             cx,
             d,
             "WorkloadPriorityClass",
@@ -103,7 +107,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 }
 
 /// Adds the closest existing class (as help and a related place), or how to declare it.
-fn suggest(cx: &Ctx, mut d: Diagnostic, kind: &str, group: &str, name: &str) -> Diagnostic {
+fn suggest(cx: &Ctx, mut d: Diagnostic, kind: &str, group: &str, name: &str) -> Option<Diagnostic> {
     let external = format!(
         "if it is created outside this repo, declare it in .gpuops.yaml: `external: {{{kind}: [{name}]}}`"
     );
@@ -131,9 +135,9 @@ fn suggest(cx: &Ctx, mut d: Diagnostic, kind: &str, group: &str, name: &str) -> 
             o.loc(o.anchor()),
             format!("this is a {other_kind}, not a {kind}"),
         );
-        return d.help(format!(
+        return Some(d.help(format!(
             "`{name}` is a {other_kind}, not a {kind}: {hint}; create a {kind} `{name}` or move the name to the matching field"
-        ));
+        )));
     }
     let near = super::Near::new(name, 3);
     let best: Option<(usize, &str, &Object)> = cx
@@ -149,7 +153,14 @@ fn suggest(cx: &Ctx, mut d: Diagnostic, kind: &str, group: &str, name: &str) -> 
             d = d.related(o.loc(o.anchor()), format!("the closest {kind}"));
             format!("did you mean `{n}`? Otherwise, {external}")
         }
-        None => format!("name an existing {kind} or add one named `{name}`; {external}"),
+        None => {
+            return cx.unresolved(
+                d.help(format!(
+                    "name an existing {kind} or add one named `{name}`; {external}"
+                )),
+                kind,
+            );
+        }
     };
-    d.help(help)
+    Some(d.help(help))
 }

@@ -10,8 +10,10 @@ declare_rule! {
     /// ## What it does
     /// Flags a resource name in a Kueue ClusterQueue's `coveredResources` or a flavor's
     /// `resources` that no node and no workload can have:
-    /// - a name without a domain that is not a Kubernetes resource (`gpu`, `memroy`; the known
-    ///   ones are `cpu`, `memory`, `ephemeral-storage`, `storage`, `pods` and `hugepages-*`);
+    /// - a name without a domain that is a near miss of a Kubernetes resource (`gpu`, `memroy`;
+    ///   the known ones are `cpu`, `memory`, `ephemeral-storage`, `storage`, `pods` and
+    ///   `hugepages-*`); other names without a domain may be virtual resources that Kueue's
+    ///   resource transformations or DRA device class mappings define, and are left alone;
     /// - a near miss of a well-known device resource (`nvidia.com/gpus`, `nvida.com/gpu`,
     ///   `aws.amazon.com/neuron-core`) — the well-known ones are `nvidia.com/gpu`, `amd.com/gpu`,
     ///   `aws.amazon.com/neuron`, `…/neuroncore`, `…/neurondevice`, `vpc.amazonaws.com/efa` and
@@ -228,6 +230,16 @@ fn unknown(
         .map(|(_, k)| k.clone());
     let mig = name.starts_with("nvidia.com/mig-");
     let domainless = !name.contains('/');
+    // A domainless name that is no near miss of a Kubernetes resource may be virtual: Kueue's
+    // resource transformations and DRA device class mappings make quota names of their own
+    // (`cpu_credits`, `gpu.memory`), declared in Kueue's configuration, not in the queue.
+    if domainless
+        && !NATIVE
+            .iter()
+            .any(|n| edit_distance_within(name, n, 3).is_some_and(|d| close_enough(name, d)))
+    {
+        return None;
+    }
     // A domainless name (`gpu`) may stand for a device resource of that name.
     let by_suffix = domainless
         .then(|| {

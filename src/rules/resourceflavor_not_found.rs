@@ -92,7 +92,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         "add a ResourceFlavor `{name}` (an empty `spec: {{}}` is valid for homogeneous capacity) or fix the name; {external}"
                     ),
                 };
-                out.push(d.help(help));
+                let d = d.help(help);
+                out.extend(if best.is_some() {
+                    Some(d)
+                } else {
+                    cx.unresolved(d, "ResourceFlavor")
+                });
             }
         }
     }

@@ -89,6 +89,7 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
         let mut s = settings.clone();
         s.eks = def.eks.unwrap_or(s.eks);
         s.karpenter = def.karpenter.unwrap_or(s.karpenter);
+        s.complete = def.complete.unwrap_or(s.complete);
         out.push(ClusterScope {
             name: Some(def.name.clone()),
             files: ids,
@@ -157,6 +158,7 @@ mod tests {
             paths: paths.iter().map(|p| p.to_string()).collect(),
             eks,
             karpenter: None,
+            complete: None,
             context: Vec::new(),
             server: None,
         };

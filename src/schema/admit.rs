@@ -1,7 +1,8 @@
 //! What the API server does to a custom object before it validates it against its CRD's
 //! structural schema: `null` on a field that is not `nullable` is pruned (dropped), then
 //! `default`s fill the fields that are absent, level by level. A required field that carries a
-//! default is therefore never missing, and `metadata: null` is no error.
+//! default is therefore never missing, and `metadata: null` is no error. The mutating webhooks of
+//! the kinds gpuops knows run before validation too ([`webhook_defaults`]).
 
 use serde_json::Value;
 
@@ -9,6 +10,28 @@ use serde_json::Value;
 /// writes it) describes it.
 pub fn admit(v: &mut Value, schema: &Value) {
     admit_at(v, schema, 0);
+}
+
+/// The defaults the mutating webhooks of the kinds gpuops knows fill in before validation.
+pub fn webhook_defaults(group: &str, kind: &str, v: &mut Value) {
+    // JobSet's webhook names unnamed failure-policy rules `failurePolicyRule<i>`.
+    if (group, kind) == ("jobset.x-k8s.io", "JobSet")
+        && let Some(rules) = v
+            .pointer_mut("/spec/failurePolicy/rules")
+            .and_then(Value::as_array_mut)
+    {
+        for (i, rule) in rules.iter_mut().enumerate() {
+            if let Some(r) = rule.as_object_mut()
+                && r.get("name")
+                    .is_none_or(|n| n.as_str().is_none_or(str::is_empty))
+            {
+                r.insert(
+                    "name".into(),
+                    Value::String(format!("failurePolicyRule{i}")),
+                );
+            }
+        }
+    }
 }
 
 /// Schemas nested deeper are left as they are (the validator still sees the object).
@@ -95,6 +118,17 @@ mod tests {
                 "mode": "auto"
             })
         );
+    }
+
+    #[test]
+    fn jobset_failure_policy_rules_are_named_as_its_webhook_names_them() {
+        let mut v = json!({"spec": {"failurePolicy": {"rules": [{"action": "FailJobSet"}, {"name": "x"}]}}});
+        webhook_defaults("jobset.x-k8s.io", "JobSet", &mut v);
+        assert_eq!(
+            v["spec"]["failurePolicy"]["rules"][0]["name"],
+            "failurePolicyRule0"
+        );
+        assert_eq!(v["spec"]["failurePolicy"]["rules"][1]["name"], "x");
     }
 
     #[test]

@@ -113,6 +113,7 @@ impl UserCrds {
         // As the API server sees it: nulls pruned, defaults applied.
         let mut instance = to_json(obj.root);
         super::admit::admit(&mut instance, &e.written);
+        super::admit::webhook_defaults(obj.group, obj.kind, &mut instance);
         for err in e.validator.iter_errors(&instance) {
             let segs: Vec<String> = err.instance_path().iter().map(|s| s.to_string()).collect();
             let mut node = obj.root;

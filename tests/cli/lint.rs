@@ -952,7 +952,11 @@ fn platform(format: &str) -> Option<(i32, String)> {
     }
     let cfg = tempfile::tempdir().unwrap();
     let config = cfg.path().join(".gpuops.yaml");
-    fs::write(&config, "sources: {helm: false}\n").unwrap();
+    fs::write(
+        &config,
+        "sources: {helm: false}\ncluster: {complete: true}\n",
+    )
+    .unwrap();
     let Run { code, out, .. } = run(gpuops_in(root())
         .args(["lint", "examples/platform", "--format", format, "--config"])
         .arg(&config));

@@ -593,6 +593,7 @@ spec:
             paths: Vec::new(),
             eks: None,
             karpenter: None,
+            complete: None,
             context: Vec::new(),
             server: Some("https://prod.example.com".into()),
         }];

@@ -103,6 +103,7 @@ mod tests {
             paths: Vec::new(),
             eks: None,
             karpenter: None,
+            complete: None,
             context: Vec::new(),
             server: server.map(Into::into),
         }
