@@ -166,6 +166,15 @@ pub fn classify<'a>(obj: &Object<'a>, t: &PodTemplate<'a>, settings: &Settings) 
         }
     }
     let mut found = from_evidence(obj, t);
+    // A DaemonSet (one pod per node: an agent or a burn-in) is never training.
+    if found.is_training() && crate::model::kinds::family(obj) == Some(Family::DaemonSet) {
+        found = intent(
+            IntentKind::Other,
+            Basis::Kind,
+            obj.root.get("kind"),
+            "it is a DaemonSet: one pod per node is an agent or a burn-in, not a training run",
+        );
+    }
     // Serving kinds are never training, whatever their templates' images or commands say.
     if found.is_training() && is_inference_kind(obj) {
         found = intent(

@@ -11,7 +11,8 @@ declare_rule! {
     /// `--nproc_per_node` (or `--nproc-per-node`), DeepSpeed `--num_gpus`, `NPROC_PER_NODE` and
     /// `PET_NPROC_PER_NODE`, a PyTorchJob's `spec.nprocPerNode`, and, on pods classified as
     /// training, Lightning's `--gpus` and `trainer.devices=`. Only whole numbers are compared
-    /// (`auto`, `gpu` and placeholders are not).
+    /// (`auto`, `gpu` and placeholders are not), and only against GPUs and NeuronCores: a Neuron
+    /// device has two to eight cores (one process each), and JAX runs one process per TPU host.
     ///
     /// ## Why is this bad?
     /// Each process drives one GPU. More processes than GPUs crash at start (`invalid device
@@ -142,7 +143,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         let gpu_containers: Vec<&Container> = t.gpu_containers().filter(|c| !c.init).collect();
         for c in &gpu_containers {
             let gpus = c.gpu_count();
-            if gpus == 0 {
+            if gpus == 0 || !one_process_per_device(c) {
                 continue;
             }
             let mut claims = command_claims(cx, t, c, training);
@@ -192,4 +193,17 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+}
+
+/// Whether launchers start one process per device of this container's accelerators: GPUs and
+/// NeuronCores. Not Neuron devices (two to eight cores each, one process per core) nor TPU chips
+/// (JAX runs one process per host).
+fn one_process_per_device(c: &Container) -> bool {
+    c.accelerators()
+        .iter()
+        .filter(|(n, _)| crate::model::is_gpu_resource(n))
+        .all(|(n, _)| {
+            !n.starts_with("google.com/tpu")
+                && (!n.starts_with("aws.amazon.com/neuron") || *n == "aws.amazon.com/neuroncore")
+        })
 }

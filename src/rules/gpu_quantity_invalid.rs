@@ -1,5 +1,5 @@
 use super::Ctx;
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::Diagnostic;
 use crate::model::is_accelerator_resource;
 use crate::quantity;
 
@@ -14,8 +14,9 @@ declare_rule! {
     /// ## Why is this bad?
     /// Devices are handed out whole. The API server rejects fractional or negative counts
     /// ("must be an integer"), so the workload never gets a pod. GPU sharing (MIG, time-slicing)
-    /// shows up as other resource names, never as a fraction. A count of zero asks for no device at
-    /// all, which is rarely what a GPU workload means.
+    /// shows up as other resource names, never as a fraction. A count of zero is valid and says
+    /// the container takes no device (a Ray head kept off the GPU, `vpc.amazonaws.com/efa: 0`): it
+    /// is not flagged.
     ///
     /// ## Example
     /// ```yaml
@@ -72,14 +73,6 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         Some(m) if m.0 < 0 => format!(
                             "`{res}: {text}` in `{field}` of container `{cname}` is negative: the API server rejects the pod"
                         ),
-                        Some(m) if m.0 == 0 => {
-                            out.push(
-                                cx.on(owner, v, format!("container `{cname}` asks for zero `{res}`: it gets no device"))
-                                    .help(format!("remove `{res}` if the container needs no device, or set a positive count"))
-                                    .with_severity(Severity::Warning),
-                            );
-                            continue;
-                        }
                         Some(_) => continue,
                     };
                     out.push(cx.on(owner, v, msg).help(

@@ -1,5 +1,6 @@
 use super::Ctx;
-use crate::diag::{Diagnostic, Loc};
+use crate::diag::{Diagnostic, Loc, Severity};
+use crate::yaml::ProblemKind;
 
 declare_rule! {
     /// ## What it does
@@ -9,7 +10,10 @@ declare_rule! {
     /// finding carries the tool's message and points at the kustomization entry it names (a
     /// missing resource or patch file), at the template line helm names, at the Application's
     /// field, or else at the kustomization file or `Chart.yaml`. Nothing of a source that does not
-    /// build is linted; the rest of the repository is.
+    /// build is linted; the rest of the repository is. It is an error where the source is
+    /// certainly built: an Argo CD Application deploys it, or the cluster is declared complete
+    /// (`cluster: {complete: true}`); elsewhere a warning, since a folder nothing in view deploys
+    /// may be an example, or wait for an input a build step generates (`make` writing `params.env`).
     ///
     /// ## Why is this bad?
     /// ArgoCD builds the same overlay or chart before it syncs: when the build fails, the
@@ -42,18 +46,23 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         for p in f
             .problems
             .iter()
-            .filter(|p| p.kind == crate::yaml::ProblemKind::Build)
+            .filter(|p| matches!(p.kind, ProblemKind::Build | ProblemKind::Sync))
         {
-            out.push(
-                cx.at(
-                    Loc {
-                        file: fid,
-                        span: p.span,
-                    },
-                    p.message.clone(),
-                )
-                .help("nothing from this source is linted until it builds; `gpuops lint --explain-sources` shows the command"),
-            );
+            let mut d = cx.at(
+                Loc {
+                    file: fid,
+                    span: p.span,
+                },
+                p.message.clone(),
+            )
+            .help("nothing from this source is linted until it builds; `gpuops lint --explain-sources` shows the command");
+            // Certain to fail only where something deploys it: an Argo CD Application, or a
+            // cluster the config declares complete. A folder nothing in view deploys may be an
+            // example, or wait for an input a build step generates.
+            if p.kind == ProblemKind::Build && !cx.ix.settings.complete {
+                d.severity = Severity::Warning;
+            }
+            out.push(d);
         }
     }
 }

@@ -19,12 +19,14 @@ impl Sources {
         files: &mut Vec<SourceFile>,
         app: Option<&str>,
     ) {
+        let kind = failure_kind(app.is_some());
         let Some(k) = self.forest.get(top) else {
             files.push(failed_file(
                 display_canonical(top),
                 String::new(),
                 Span::default(),
                 format!("{KUSTOMIZE_FAILED}cannot read the kustomization"),
+                kind,
             ));
             return;
         };
@@ -107,6 +109,7 @@ impl Sources {
                     at.file.text.to_string(),
                     span,
                     format!("{KUSTOMIZE_FAILED}{}", f.message),
+                    kind,
                 ));
             }
             KustomizeResult::Skipped {
@@ -140,6 +143,7 @@ impl Sources {
         files: &mut Vec<SourceFile>,
         app: Option<(&str, Vec<PathBuf>)>,
     ) {
+        let kind = failure_kind(app.is_some());
         let (for_app, extra_values) = match app {
             Some((a, v)) => (format!(" for {a}"), v),
             None => (String::new(), Vec::new()),
@@ -222,6 +226,7 @@ impl Sources {
                         f.text.to_string(),
                         span,
                         message.clone(),
+                        kind,
                     ))
                 });
                 files.push(in_template.unwrap_or_else(|| {
@@ -230,6 +235,7 @@ impl Sources {
                         chart.file.text.to_string(),
                         first_key(&chart.file),
                         message,
+                        kind,
                     )
                 }));
             }
@@ -278,7 +284,15 @@ fn skipped_file(
     }
 }
 
-fn failed_file(path: String, text: String, span: Span, message: String) -> SourceFile {
+/// A build that failed, as a file with one problem: `Sync` when an Argo CD Application deploys
+/// the source (it certainly tries to build it), else `Build`.
+fn failed_file(
+    path: String,
+    text: String,
+    span: Span,
+    message: String,
+    kind: crate::yaml::ProblemKind,
+) -> SourceFile {
     SourceFile {
         path,
         text: text.into(),
@@ -287,7 +301,7 @@ fn failed_file(path: String, text: String, span: Span, message: String) -> Sourc
             span,
             message,
             first: None,
-            kind: crate::yaml::ProblemKind::Build,
+            kind,
         }],
         skipped: None,
         role: Default::default(),
@@ -327,4 +341,12 @@ fn remap_line_col(text: &str, line: u32, col: u32) -> Option<usize> {
         .nth(col.saturating_sub(1) as usize)
         .map_or(end, |(i, _)| i);
     Some(start + in_line)
+}
+
+fn failure_kind(for_app: bool) -> crate::yaml::ProblemKind {
+    if for_app {
+        crate::yaml::ProblemKind::Sync
+    } else {
+        crate::yaml::ProblemKind::Build
+    }
 }

@@ -209,8 +209,10 @@ pub enum ProblemKind {
     /// A duplicate key, an alias or nesting budget, content that is not text.
     #[default]
     Content,
-    /// A kustomization, chart or Argo CD source that does not build (`source-build-failed`).
+    /// A kustomization or chart that does not build (`source-build-failed`).
     Build,
+    /// A source an Argo CD Application syncs that cannot be synced: Argo CD certainly tries.
+    Sync,
 }
 
 /// Limits that keep hostile input from costing unbounded time or memory.

@@ -675,7 +675,8 @@ fn a_failing_chart_is_one_finding_at_the_template_line() {
     let Run { code, out, .. } = run(gpuops_in(fixture("chart"))
         .env("PATH", path_with(helm.path()))
         .args(["lint", "--format", "json"]));
-    assert_eq!(code, 1);
+    // Nothing in view deploys the chart: a warning (exit 0), not a certain failure.
+    assert_eq!(code, 0);
     let v = json(&out);
     assert_eq!(
         findings(&v),
@@ -686,6 +687,7 @@ fn a_failing_chart_is_one_finding_at_the_template_line() {
             20
         )]
     );
+    assert_eq!(v["diagnostics"][0]["severity"], "warning");
     let m = v["diagnostics"][0]["message"].as_str().unwrap();
     assert!(
         m.starts_with(
@@ -705,7 +707,8 @@ fn a_slow_tool_is_killed_after_the_timeout() {
     write(
         d.path(),
         ".gpuops.yaml",
-        &format!("sources: {{timeout: 1s}}\n{cfg}"),
+        // Declared complete: what does not build certainly fails (an error).
+        &format!("sources: {{timeout: 1s}}\ncluster: {{complete: true}}\n{cfg}"),
     );
     let start = std::time::Instant::now();
     let Run { code, out, .. } = run(gpuops_in(d.path())

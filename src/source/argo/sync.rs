@@ -493,7 +493,7 @@ impl Sources {
                             span,
                             message: format!("{ARGO_FAILED}Application `{}`: {message}", a.name),
                             first: None,
-                            kind: crate::yaml::ProblemKind::Build,
+                            kind: crate::yaml::ProblemKind::Sync,
                         });
                     }
                 }
