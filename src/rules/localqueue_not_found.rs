@@ -66,11 +66,18 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             labels.push((cx.ix.owner(t), v));
         }
     }
+    // One finding per workload and queue: the same name on the object and its pod templates is
+    // one missing queue.
+    let mut reported: std::collections::HashSet<(usize, Span, &str)> =
+        std::collections::HashSet::new();
     for (owner, value) in labels {
         if !seen.insert((owner.file, value.span())) {
             continue;
         }
         let Some(name) = usable(value) else { continue };
+        if !reported.insert((owner.file, owner.root.span(), name)) {
+            continue;
+        }
         let ns = owner.namespace;
         if cx.ix.local_queue(ns, name).is_some() || cx.ix.exists("LocalQueue", ns, name) {
             continue;
