@@ -16,9 +16,9 @@ declare_rule! {
     ///
     /// ## Why is this bad?
     /// ArgoCD cannot apply a file that does not parse, so every object in it is silently missing
-    /// from the cluster (the rest of the sync may still go through). A duplicate key is rejected by
-    /// `kubectl` and the API server's strict decoding, and where it is accepted the two values
-    /// disagree about which one wins. Nothing else in such a file is linted after the error.
+    /// from the cluster (the rest of the sync may still go through). A duplicate key (a warning)
+    /// makes kustomize refuse the file, and where a tool accepts it the two values disagree about
+    /// which one wins. Nothing else in such a file is linted after a syntax error.
     ///
     /// ## Example
     /// ```yaml
@@ -76,7 +76,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         },
                         "first defined here",
                     )
-                    .help("keep one of the two keys");
+                    .help("keep one of the two keys")
+                    // kustomize refuses the file, but `kubectl apply -f` may keep one value:
+                    // not certain to fail.
+                    .with_severity(crate::diag::Severity::Warning);
             } else if crate::yaml::compat::is_syntax_error(p) {
                 d = d.help("fix the syntax here; nothing after it in this file is linted");
             }

@@ -620,7 +620,7 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                             out.problems.push(Problem {
                                 span: key.span(),
                                 message: format!(
-                                    "duplicate key `{}`: kubectl and kustomize refuse the file (gpuops reads the first value)",
+                                    "duplicate key `{}`: kustomize refuses the file and kubectl keeps only one of the values (gpuops reads the first)",
                                     b.text_of(&key).unwrap_or_default()
                                 ),
                                 first: Some(first),

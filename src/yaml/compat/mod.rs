@@ -523,6 +523,14 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
             if whole_line || (end.is_some() && looks_like_go_template(action)) {
                 return Some((i, end.unwrap_or(line.len()), "Go template"));
             }
+            // Any other closed `{{ name }}` starting a value outside quotes: a Jinja or
+            // mustache variable a program fills in (YAML would read a mapping inside a
+            // mapping). Inside a plain scalar (`step-{{item}}`) it is text.
+            if let Some(end) = end
+                && matches!(prev, b' ' | b'\t' | b'[' | b',')
+            {
+                return Some((i, end, "Jinja template"));
+            }
         } else if b[i..].starts_with(b"%{") {
             // Terraform template directives: `%{ if enable_ipv6 ~}`, `%{ endfor }`.
             if let Some(end) = line[i + 2..].find('}').map(|k| i + 3 + k) {
@@ -535,10 +543,29 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
             return Some((i, end, "Terraform template"));
         } else if c == b'%' && matches!(prev, b' ' | b'\t') && is_printf_value(line, i) {
             return Some((i, i + 2, "printf template"));
+        } else if quoted
+            && c == b'{'
+            && matches!(prev, b' ' | b'\t')
+            && let Some(end) = format_field(line, i)
+        {
+            return Some((i, end, "format template"));
         }
         i += 1;
     }
     None
+}
+
+/// The end of a Python/shell format field standing in a value (`image: {username}/serve:1`):
+/// `{name}` glued to more text, which no YAML flow mapping is. Only for a file that fails to
+/// parse.
+fn format_field(line: &str, at: usize) -> Option<usize> {
+    let rest = &line[at + 1..];
+    let close = rest.find('}')?;
+    let name = &rest[..close];
+    let after = rest[close + 1..].chars().next()?;
+    let is_name = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let glued = !matches!(after, ' ' | '\t' | ',' | ']' | '}' | '#');
+    (is_name && glued && line[..at].trim_end().ends_with(':')).then_some(at + close + 2)
 }
 
 /// Whether `${…}` holds a Terraform expression (a function call, a conditional, a reference

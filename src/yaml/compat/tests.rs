@@ -674,6 +674,21 @@ fn terraform_printf_and_parsed_templates_are_recognised() {
         None
     );
     assert_eq!(template_markers("ratio: 50%\ncmd: echo %s done\n"), None);
+    // Jinja/mustache variables and format fields a program fills in.
+    let h = template_markers("metadata:\n  name: {{ graph_name }}\n").unwrap();
+    assert_eq!(
+        (h.kind, h.marker.as_str()),
+        ("Jinja template", "{{ graph_name }}")
+    );
+    let h = template_markers("spec:\n  image: {username}/torchserve:latest\n").unwrap();
+    assert_eq!(
+        (h.kind, h.marker.as_str()),
+        ("format template", "{username}")
+    );
+    assert_eq!(
+        template_markers("labels: {app: x}\nargs: [a, {b: c}]\n"),
+        None
+    );
     // A file that parses: unquoted actions make it a template, quoted ones are values.
     let h = structural_template_markers("spec:\n  replicas: {{.Replicas}}\n").unwrap();
     assert_eq!(h.marker, "{{.Replicas}}");
