@@ -532,9 +532,17 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
                 return Some((i, end, "Jinja template"));
             }
         } else if b[i..].starts_with(b"%{") {
-            // Terraform template directives: `%{ if enable_ipv6 ~}`, `%{ endfor }`.
+            // Terraform template directives: `%{ if enable_ipv6 ~}`, `%{ endfor }` (not curl's
+            // `-w %{http_code}`).
             if let Some(end) = line[i + 2..].find('}').map(|k| i + 3 + k) {
-                return Some((i, end, "Terraform template"));
+                let word = line[i + 2..end - 1]
+                    .trim_start_matches(['~', ' '])
+                    .split(|c: char| !c.is_ascii_alphabetic())
+                    .next()
+                    .unwrap_or("");
+                if matches!(word, "if" | "else" | "endif" | "for" | "endfor") {
+                    return Some((i, end, "Terraform template"));
+                }
             }
         } else if b[i..].starts_with(b"${")
             && let Some(end) = line[i + 2..].find('}').map(|k| i + 3 + k)

@@ -674,6 +674,10 @@ fn terraform_printf_and_parsed_templates_are_recognised() {
         None
     );
     assert_eq!(template_markers("ratio: 50%\ncmd: echo %s done\n"), None);
+    assert_eq!(
+        template_markers("args: curl -w %{http_code} http://x\n"),
+        None
+    );
     // Jinja/mustache variables and format fields a program fills in.
     let h = template_markers("metadata:\n  name: {{ graph_name }}\n").unwrap();
     assert_eq!(
