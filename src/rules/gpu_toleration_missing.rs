@@ -14,7 +14,9 @@ declare_rule! {
     /// admitted to count; `PreferNoSchedule` taints and `startupTaints` do not. On EKS
     /// (`cluster: {eks: true}`) a `NoSchedule` taint whose key is an extended resource the pod
     /// requests is tolerated by the ExtendedResourceToleration admission plugin: that case is a
-    /// warning, because it silently breaks on any other cluster.
+    /// warning, because it silently breaks on any other cluster. A toleration whose key is a near
+    /// miss of the taint's (`nvidia/gpu` for `nvidia.com/gpu`) tolerates nothing: the finding
+    /// points at it too.
     ///
     /// ## Why is this bad?
     /// Karpenter will not launch a node for a pod that does not tolerate the NodePool's taints, and
@@ -203,14 +205,48 @@ fn finding(cx: &Ctx, t: &PodTemplate, m: &Miss) -> Diagnostic {
             ),
         )
     };
-    d.object(Some(owner.obj_ref()))
-        .related(
-            pool.loc(m.taint.node),
-            format!("NodePool `{}` taint `{taint}`", pool.name),
-        )
-        .help(format!(
+    let d = d.object(Some(owner.obj_ref())).related(
+        pool.loc(m.taint.node),
+        format!("NodePool `{}` taint `{taint}`", pool.name),
+    );
+    // A toleration written for this taint under a misspelt key tolerates nothing.
+    let near = t
+        .tolerations()
+        .into_iter()
+        .find(|tol| near_miss(tol.key, m.taint.key));
+    match near {
+        Some(tol) => d
+            .related(
+                t.loc(tol.node.get("key").unwrap_or(tol.node)),
+                format!(
+                    "this toleration's key `{}` is a near miss of `{}`: it tolerates nothing",
+                    tol.key, m.taint.key
+                ),
+            )
+            .help(format!(
+                "correct the toleration's key `{}` to `{}`, or add this toleration to the pod template's `spec.tolerations`{flavor_hint}:\n{toleration}",
+                tol.key, m.taint.key
+            )),
+        None => d.help(format!(
             "add this toleration to the pod template's `spec.tolerations`{flavor_hint}:\n{toleration}"
-        ))
+        )),
+    }
+}
+
+/// Whether a toleration key is a likely misspelling of a taint key: a few edits away, or the
+/// same vendor and name with the domain cut short (`nvidia/gpu` for `nvidia.com/gpu`).
+fn near_miss(key: &str, taint_key: &str) -> bool {
+    if key.is_empty() || key == taint_key {
+        return false;
+    }
+    let parts = |k: &str| {
+        let (domain, name) = k.rsplit_once('/').unwrap_or(("", k));
+        let vendor = domain.split('.').next().unwrap_or("");
+        (vendor.to_ascii_lowercase(), name.to_ascii_lowercase())
+    };
+    let close = crate::text::edit_distance_within(key, taint_key, 3)
+        .is_some_and(|d| crate::text::close_enough(taint_key, d));
+    close || (taint_key.contains('/') && parts(key) == parts(taint_key))
 }
 
 /// The template's `tolerations` key, else the GPU resource key in the GPU container's limits.
@@ -255,7 +291,19 @@ fn toleration_yaml(t: &Taint) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::near_miss;
     use crate::config::Settings;
+
+    #[test]
+    fn near_misses_of_taint_keys() {
+        assert!(near_miss("nvidia/gpu", "nvidia.com/gpu"));
+        assert!(near_miss("nvidia.com/gpus", "nvidia.com/gpu"));
+        assert!(near_miss("NVIDIA.com/gpu", "nvidia.com/gpu"));
+        assert!(!near_miss("nvidia.com/gpu", "nvidia.com/gpu"));
+        assert!(!near_miss("dedicated", "nvidia.com/gpu"));
+        assert!(!near_miss("", "nvidia.com/gpu"));
+        assert!(!near_miss("amd.com/gpu", "nvidia.com/gpu"));
+    }
     use crate::diag::Severity;
     use crate::source::SourceFile;
 
