@@ -54,7 +54,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         };
         let manifest = is_manifest(&f.path, &f.text);
         for p in f.problems.iter().filter(|p| match p.kind {
-            ProblemKind::Build | ProblemKind::Sync => false,
+            ProblemKind::Build | ProblemKind::MissingInput | ProblemKind::Sync => false,
             // Syntax and duplicate keys matter where the file is applied; the rest (binary
             // content, alias bombs, nesting) is worth a word wherever it stands.
             ProblemKind::Syntax => manifest,

@@ -45,16 +45,16 @@ declare_rule! {
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for (fid, f) in cx.ix.files.iter().enumerate() {
-        for p in f
-            .problems
-            .iter()
-            .filter(|p| matches!(p.kind, ProblemKind::Build | ProblemKind::Sync))
-        {
+        for p in f.problems.iter().filter(|p| {
+            matches!(
+                p.kind,
+                ProblemKind::Build | ProblemKind::MissingInput | ProblemKind::Sync
+            )
+        }) {
             let certain = p.kind == ProblemKind::Sync || cx.ix.settings.complete;
-            // A file the build reads that is not there, in a source nothing in view deploys: an
-            // input a build step generates (`make` writing `params.env`, a script filling a
-            // template) more often than a mistake. Listed by `--explain-sources`, not reported.
-            if !certain && names_missing_input(&p.message) {
+            // Only a missing input, in a source nothing in view deploys: an input a build step
+            // generates more often than a mistake; `--explain-sources` lists it.
+            if !certain && p.kind == ProblemKind::MissingInput {
                 continue;
             }
             let mut d = cx.at(
@@ -74,17 +74,4 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             out.push(d);
         }
     }
-}
-
-/// Whether a build failed because a file or directory it reads does not exist (or is still an
-/// empty placeholder).
-fn names_missing_input(message: &str) -> bool {
-    // An empty kustomization is a placeholder a tool fills in (Terraform writing its resources).
-    message.contains("kustomization.yaml is empty")
-        || message.contains("no such file")
-        // kustomize's wording for a path it cannot resolve (its message may be cut before the
-        // `no such file`).
-        || message.contains("evalsymlink failure")
-        || message.contains("not a valid directory")
-        || message.contains("does not exist")
 }

@@ -267,6 +267,7 @@ impl Sources {
                 message: "cannot read the kustomization".into(),
                 at: None,
                 command: String::new(),
+                missing_input: false,
             });
         };
         let chain = self.forest.chain(top);
@@ -294,6 +295,7 @@ impl Sources {
                 message: "no kustomize".into(),
                 at: None,
                 command: String::new(),
+                missing_input: false,
             });
         };
         match kustomize::build(tool, &k.dir, wrap, self.config.timeout) {

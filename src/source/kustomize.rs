@@ -60,6 +60,9 @@ pub struct Failed {
     pub message: String,
     pub at: Option<PathBuf>,
     pub command: String,
+    /// It failed only because a file it reads is missing (or the kustomization is an empty
+    /// placeholder): read from kustomize's whole message, before it is shortened.
+    pub missing_input: bool,
 }
 
 /// What the wrapper kustomization adds around the overlay: an Argo CD Application's kustomize
@@ -81,6 +84,7 @@ pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<
                 message,
                 at: None,
                 command: String::new(),
+                missing_input: false,
             });
         }
     };
@@ -94,14 +98,18 @@ pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<
             })
         }
         Err(e) => {
-            let (message, at) = match e {
-                exec::ExecError::Failed(m) => clean_error(&m, &run.scratch_path),
-                other => (other.to_string(), None),
+            let (message, at, missing_input) = match e {
+                exec::ExecError::Failed(m) => {
+                    let (message, at) = clean_error(&m, &run.scratch_path);
+                    (message, at, lacks_input(&m))
+                }
+                other => (other.to_string(), None, false),
             };
             Err(Failed {
                 message,
                 at,
                 command: run.command,
+                missing_input,
             })
         }
     }
@@ -399,6 +407,20 @@ pub fn strip_origins(text: &str, wrapper: &Path) -> (String, Vec<Origin>) {
     (cut(text, cuts), origins)
 }
 
+/// Whether kustomize failed because a file or directory it reads does not exist, or the
+/// kustomization is still an empty placeholder: inputs a build step usually generates (`make`
+/// writing `params.env`, a script filling a template, Terraform writing the resources).
+fn lacks_input(raw: &str) -> bool {
+    [
+        "no such file",
+        "evalsymlink failure",
+        "not a valid directory",
+        "kustomization.yaml is empty",
+    ]
+    .iter()
+    .any(|m| raw.contains(m))
+}
+
 /// Turns kustomize's (or kubectl's) error output into one readable line: the klog wrapper and
 /// the wrapper kustomization's part of the error chain go, absolute paths become relative.
 /// Returns the message and the kustomization directory the error chain ends in.
@@ -471,6 +493,17 @@ pub fn clean_error(raw: &str, scratch: &Path) -> (String, Option<PathBuf>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn missing_inputs_are_told_from_other_failures() {
+        assert!(lacks_input(
+            "Error: loading KV pairs: env source files: [params.env]: evalsymlink failure on 'a/params.env' : lstat a/params.env: no such file or directory"
+        ));
+        assert!(lacks_input("Error: kustomization.yaml is empty"));
+        assert!(!lacks_input(
+            "Error: accumulating resources from '../x.yaml': security; file 'x.yaml' is not in or below 'a'"
+        ));
+    }
 
     #[test]
     fn origins_are_read_and_removed() {

@@ -96,11 +96,23 @@ impl Sources {
                     .map(|r| r.span)
                     .or_else(|| at.file.problems.first().map(|p| p.span))
                     .unwrap_or_else(|| first_key(&at.file));
+                // Only a missing input, and nothing in view deploys it: likely generated.
+                let kind = match kind {
+                    crate::yaml::ProblemKind::Build if f.missing_input => {
+                        crate::yaml::ProblemKind::MissingInput
+                    }
+                    k => k,
+                };
+                let reported = if kind == crate::yaml::ProblemKind::MissingInput {
+                    "a file it reads is missing, usually one a build step generates: reported as source-build-failed only where something deploys it"
+                } else {
+                    "reported as source-build-failed"
+                };
                 self.lines.push(Line {
                     what: "failed",
                     path: k.file.path.clone(),
                     detail: format!(
-                        "`{}` in {dir}{for_app}: {} (reported as source-build-failed)",
+                        "`{}` in {dir}{for_app}: {} ({reported})",
                         f.command, f.message
                     ),
                 });

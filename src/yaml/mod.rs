@@ -211,6 +211,9 @@ pub enum ProblemKind {
     Content,
     /// A kustomization or chart that does not build (`source-build-failed`).
     Build,
+    /// A kustomization that does not build only because a file it reads is missing (or it is an
+    /// empty placeholder): usually an input a build step generates.
+    MissingInput,
     /// A source an Argo CD Application syncs that cannot be synced: Argo CD certainly tries.
     Sync,
 }
