@@ -6,8 +6,12 @@ impl Sources {
     /// `--explain-sources`: what was read raw, built (with what command), skipped, and why.
     pub fn explain(&self) -> String {
         let count = |w: &str| self.lines.iter().filter(|l| l.what == w).count();
+        let terraform = match count("terraform") {
+            0 => String::new(),
+            n => format!(", {n} Terraform"),
+        };
         let mut out = format!(
-            "sources: {} read raw, {} built, {} failed, {} skipped\n",
+            "sources: {} read raw{terraform}, {} built, {} failed, {} skipped\n",
             count("raw"),
             count("build"),
             count("failed"),
@@ -18,9 +22,20 @@ impl Sources {
             out.push('\n');
         }
         let width = self.lines.iter().map(|l| l.what.len()).max().unwrap_or(0);
-        const ORDER: [&str; 12] = [
-            "off", "raw", "values", "build", "through", "unused", "failed", "skipped", "unknown",
-            "appset", "app", "unlinted",
+        const ORDER: [&str; 13] = [
+            "off",
+            "raw",
+            "terraform",
+            "values",
+            "build",
+            "through",
+            "unused",
+            "failed",
+            "skipped",
+            "unknown",
+            "appset",
+            "app",
+            "unlinted",
         ];
         let mut lines: Vec<&Line> = self.lines.iter().collect();
         lines.sort_by_key(|l| ORDER.iter().position(|o| *o == l.what));

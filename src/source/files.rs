@@ -297,7 +297,9 @@ impl Discovery<'_> {
                     match entry {
                         Ok(e) => {
                             let is_file = e.file_type().is_some_and(|t| t.is_file());
-                            let wanted = is_yaml(e.path()) || e.file_name() == "Kustomization";
+                            let wanted = is_yaml(e.path())
+                                || e.file_name() == "Kustomization"
+                                || super::terraform::is_terraform(e.path());
                             if is_file && wanted && !self.excluded(e.path()) {
                                 keep = Some(e.into_path());
                             }
@@ -345,20 +347,21 @@ impl Discovery<'_> {
 /// Reads and parses files in parallel. Unreadable content (binary, not UTF-8, too large) becomes a
 /// located problem of the file; an I/O failure is returned separately.
 pub fn load(paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<IoProblem>) {
-    let results: Vec<Result<SourceFile, IoProblem>> =
+    let results: Vec<Result<Option<SourceFile>, IoProblem>> =
         paths.par_iter().map(|p| load_one(p)).collect();
     let mut files = Vec::with_capacity(results.len());
     let mut problems = Vec::new();
     for r in results {
         match r {
-            Ok(f) => files.push(f),
+            Ok(f) => files.extend(f),
             Err(p) => problems.push(p),
         }
     }
     (files, problems)
 }
 
-fn load_one(p: &Path) -> Result<SourceFile, IoProblem> {
+/// `None`: a file of another language that holds no manifest.
+fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
     let path = display_path(p);
     let io = |e: std::io::Error| IoProblem {
         path: path.clone(),
@@ -367,16 +370,22 @@ fn load_one(p: &Path) -> Result<SourceFile, IoProblem> {
     let file = std::fs::File::open(p).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     if len > MAX_FILE_BYTES {
-        return Ok(SourceFile::unreadable(
+        return Ok(Some(SourceFile::unreadable(
             path.clone(),
             format!("file is {len} bytes, over the {MAX_FILE_BYTES}-byte limit; not linted"),
-        ));
+        )));
     }
     let mut bytes = Vec::with_capacity(len as usize);
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(io)?;
-    Ok(from_bytes(path, bytes))
+    if super::terraform::is_terraform(p) {
+        // Binary or not UTF-8: not Terraform that applies anything.
+        return Ok(String::from_utf8(bytes)
+            .ok()
+            .and_then(|text| super::terraform::read(path, text)));
+    }
+    Ok(Some(from_bytes(path, bytes)))
 }
 
 /// Turns raw bytes into a parsed file; binary or non-UTF-8 content is a located problem.

@@ -21,6 +21,7 @@ pub mod files;
 pub mod helm;
 pub mod kustomize;
 pub mod remap;
+pub mod terraform;
 pub mod tree;
 
 mod build;

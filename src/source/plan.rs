@@ -105,7 +105,8 @@ impl Sources {
             if claimed.contains(&id) {
                 continue;
             }
-            if id.parent().is_some_and(|d| dirs.contains(d)) {
+            if id.parent().is_some_and(|d| dirs.contains(d)) && !super::terraform::is_terraform(&f)
+            {
                 if is_yaml_name(&f) {
                     s.lines.push(Line {
                         what: "unused",
@@ -155,10 +156,15 @@ impl Sources {
 
     fn log_raw(&mut self) {
         for f in &self.raw {
+            let terraform = super::terraform::is_terraform(f);
             self.lines.push(Line {
-                what: "raw",
+                what: if terraform { "terraform" } else { "raw" },
                 path: display_path(f),
-                detail: String::new(),
+                detail: if terraform {
+                    "the YAML heredocs of its kubectl_manifest, kubernetes_manifest and yamldecode(…), if any, are read where they stand; nothing is evaluated".into()
+                } else {
+                    String::new()
+                },
             });
         }
     }

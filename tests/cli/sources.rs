@@ -1509,3 +1509,44 @@ fn overlays_of_one_base_that_collide_are_each_linted() {
         .count();
     assert_eq!(through, 3, "{out}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Terraform
+
+#[test]
+fn terraform_heredocs_are_manifests_located_in_the_tf_file() {
+    let Run { code, out, err } =
+        run(gpuops_in(fixture("terraform")).args(["lint", "--format", "json"]));
+    assert_eq!(code, 1, "{out}{err}");
+    let v = json(&out);
+    // The pool in Terraform judges the Job in YAML; its taint is pointed at in the `.tf` file.
+    assert_eq!(
+        findings(&v),
+        vec![f("gpu-toleration-missing", "workloads/train.yaml", 21, 15)]
+    );
+    let related = &v["diagnostics"][0]["related"][0];
+    assert_eq!(related["path"], "cluster/karpenter.tf", "{out}");
+    assert_eq!(related["line"], 47, "{out}");
+    // The node class Terraform applies is the one the pool names: no nodeclass-not-found; the
+    // templated queue heredoc is not read (no unresolved clusterQueue `gpu`).
+    let Run { err, .. } = run(gpuops_in(fixture("terraform")).args(["lint", "--explain-sources"]));
+    insta::assert_snapshot!("terraform_explain", err);
+}
+
+#[test]
+fn terraform_that_applies_nothing_or_is_not_hcl_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "main.tf",
+        "module \"eks\" {\n  source = \"x\"\n}\n",
+    );
+    write(
+        dir.path(),
+        "broken.tf",
+        "resource \"kubectl_manifest\" \"x\" {\n  yaml_body = <<-YAML\n    kind: [\n",
+    );
+    let Run { code, out, err } = run(gpuops_in(dir.path()).arg("lint"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("no findings in 0 files"), "{out}");
+}
