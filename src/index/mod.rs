@@ -447,7 +447,10 @@ impl<'a> Index<'a> {
     /// The validators of the CRDs among the objects (built once, on first use).
     pub fn user_crds(&self) -> &crate::schema::crd::UserCrds {
         self.user_crds.get_or_init(|| {
-            crate::schema::crd::UserCrds::from_objects(self.of_kind("CustomResourceDefinition"))
+            crate::schema::crd::UserCrds::from_objects(
+                self.of_kind("CustomResourceDefinition"),
+                self.files,
+            )
         })
     }
 

@@ -18,6 +18,38 @@ struct Entry {
     written: Value,
     /// Compiled once per CRD version; `None` when it declares no CEL rule.
     rules: Option<Rules>,
+    /// How surely the cluster serves this copy (see [`rank`]).
+    rank: Rank,
+}
+
+/// How surely the cluster serves a copy of a CRD, from where the copy is: only the copies of
+/// the highest rank in view judge objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    /// In a test or fixture directory (`test/`, `testdata/`, `e2e/`, …): data for a test.
+    Fixture,
+    /// A file of the repository that nothing shows is deployed.
+    Kept,
+    /// Deployed: the output of a kustomization or chart, or synced by an Argo CD Application.
+    Deployed,
+    /// Given as what the cluster has (`--crd`, `crds:`, `context:`).
+    Given,
+}
+
+fn rank(f: &crate::source::SourceFile) -> Rank {
+    if f.is_context() {
+        return Rank::Given;
+    }
+    if f.synced_to().is_some() || crate::source::is_build_output(&f.path) {
+        return Rank::Deployed;
+    }
+    let fixture = f.path.split(['/', '\\']).any(|c| {
+        matches!(
+            c,
+            "test" | "tests" | "testdata" | "test-data" | "e2e" | "fixtures" | "__tests__"
+        )
+    });
+    if fixture { Rank::Fixture } else { Rank::Kept }
 }
 
 /// The validators of every served version of the CRDs found among the objects.
@@ -29,7 +61,10 @@ pub struct UserCrds {
 }
 
 impl UserCrds {
-    pub fn from_objects<'s, 'a: 's>(objects: impl Iterator<Item = &'s Object<'a>>) -> Self {
+    pub fn from_objects<'s, 'a: 's>(
+        objects: impl Iterator<Item = &'s Object<'a>>,
+        files: &[crate::source::SourceFile],
+    ) -> Self {
         let mut entries = Vec::new();
         let skips = Skips::default();
         for o in objects {
@@ -37,6 +72,7 @@ impl UserCrds {
                 continue;
             }
             let Some(spec) = o.spec() else { continue };
+            let rank = files.get(o.file).map_or(Rank::Kept, rank);
             let group = spec.get("group").and_then(Node::as_str).unwrap_or("");
             let kind = spec
                 .at(&["names", "kind"])
@@ -57,9 +93,10 @@ impl UserCrds {
                 let written = to_json(schema);
                 // Copies of one CRD version (release bundles, a chart's copy, test data) are kept
                 // apart when their schemas differ: the cluster serves one of them.
-                if entries.iter().any(|e: &Entry| {
+                if let Some(same) = entries.iter_mut().find(|e: &&mut Entry| {
                     e.group == group && e.kind == kind && e.version == name && e.written == written
                 }) {
+                    same.rank = same.rank.max(rank);
                     continue;
                 }
                 let rules = Rules::compile(schema, kind, name, &skips);
@@ -79,6 +116,7 @@ impl UserCrds {
                         validator,
                         written,
                         rules,
+                        rank,
                     });
                 }
             }
@@ -105,11 +143,13 @@ impl UserCrds {
         version: &str,
         kind: &str,
     ) -> impl Iterator<Item = &'s Entry> {
-        self.entries
+        let all: Vec<&Entry> = self
+            .entries
             .iter()
             .filter(move |e| e.group == group && e.kind == kind && e.version == version)
-            .collect::<Vec<_>>()
-            .into_iter()
+            .collect();
+        let top = all.iter().map(|e| e.rank).max();
+        all.into_iter().filter(move |e| Some(e.rank) == top)
     }
 
     /// Whether a user CRD covers this kind and version (it then replaces the built-in schema).
@@ -118,8 +158,10 @@ impl UserCrds {
     }
 
     /// Violations of the object against its CRD, each at the node its instance path names. With
-    /// several copies of the CRD in view (an old release bundle beside the current one, a
-    /// chart's copy, test data) gpuops cannot tell which the cluster serves: the object is judged
+    /// several copies of the CRD in view, the copies the cluster most surely serves judge (one
+    /// given as context over one a kustomization, chart or Application deploys, over a file
+    /// nothing deploys, over test data); when several of those disagree (an old release bundle
+    /// beside the current one) gpuops cannot tell which the cluster serves: the object is judged
     /// by the copy that rejects the least of it.
     pub fn validate<'a>(&self, obj: &Object<'a>, out: &mut Vec<Violation<'a>>) {
         let mut best: Option<Vec<Violation<'a>>> = None;

@@ -388,6 +388,12 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
     Ok(Some(from_bytes(path, bytes)))
 }
 
+/// Whether a file is the output of a kustomization build or a chart render (named
+/// `<source> (kustomize build…)` or `<source> (helm template…)` where the builds are added).
+pub fn is_build_output(path: &str) -> bool {
+    path.ends_with(')') && (path.contains(" (kustomize build") || path.contains(" (helm template"))
+}
+
 /// Turns raw bytes into a parsed file; binary or non-UTF-8 content is a located problem.
 pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
     if bytes.contains(&0) {

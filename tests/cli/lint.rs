@@ -1936,6 +1936,36 @@ fn objects_of_a_user_crd_are_validated_with_crd() {
     assert_eq!(found, vec![(5, 9), (6, 9)]);
 }
 
+#[test]
+fn a_crd_copy_in_test_data_does_not_outvote_the_repository_copy() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "crds/gpuquota.yaml", GPU_QUOTA_CRD);
+    // An older, looser copy kept for a test: `gpus` is any string there.
+    write(
+        d.path(),
+        "test/fixtures/gpuquota.yaml",
+        &GPU_QUOTA_CRD.replace("gpus: {type: integer, minimum: 0}", "gpus: {type: string}"),
+    );
+    write(
+        d.path(),
+        "apps/quota.yaml",
+        "apiVersion: platform.example.com/v1\nkind: GpuQuota\nmetadata: {name: ml, namespace: ml}\nspec:\n  gpus: eight\n",
+    );
+    let Run { code, out, err } =
+        run(gpuops_in(d.path()).args(["lint", "--rule", "schema-violation"]));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("quota.yaml:5:9"), "{out}");
+    // Two copies nothing tells apart: the one that rejects the least judges.
+    fs::rename(
+        d.path().join("test/fixtures/gpuquota.yaml"),
+        d.path().join("crds/old.yaml"),
+    )
+    .unwrap();
+    let Run { code, out, err } =
+        run(gpuops_in(d.path()).args(["lint", "--rule", "schema-violation"]));
+    assert_eq!(code, 0, "{out}{err}");
+}
+
 const GPU_QUOTA_CEL_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
