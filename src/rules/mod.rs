@@ -256,6 +256,7 @@ mod nodeclass_not_found;
 mod nodepool_cost_exceeds_budget;
 mod nodepool_requirements_unsatisfiable;
 mod nodeselector_matches_no_nodepool;
+mod object_defined_twice;
 mod priorityclass_not_found;
 mod queue_name_as_annotation;
 mod queue_quota_exceeds_pool_limit;
@@ -304,6 +305,7 @@ static ALL: &[&Rule] = &[
     &workload_exceeds_queue_quota::RULE,
     &queue_resource_unknown::RULE,
     &flavor_toleration_mismatch::RULE,
+    &object_defined_twice::RULE,
     &ami_alias_unpinned::RULE,
     &ebs_unencrypted::RULE,
     &imds_tokens_optional::RULE,
