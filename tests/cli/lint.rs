@@ -2299,3 +2299,24 @@ fn upstream_crds_find_as_much_as_the_builtin_checks_per_kind() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(!err.contains("CEL"), "{err}");
 }
+
+#[test]
+fn an_object_defined_twice_in_two_files_is_reported_only_for_a_complete_cluster() {
+    let d = tempfile::tempdir().unwrap();
+    let flavor = |family: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: gpu\nspec:\n  nodeLabels:\n    karpenter.k8s.aws/instance-family: {family}\n"
+        )
+    };
+    write(d.path(), "platform/flavor.yaml", &flavor("p5"));
+    write(d.path(), "teams/ml/flavor.yaml", &flavor("p4d"));
+    let lint = || run(gpuops_in(d.path()).args(["lint", "--rule", "object-defined-twice"]));
+    // Two files may go to two clusters: nothing is certain.
+    let Run { code, out, err } = lint();
+    assert_eq!(code, 0, "{out}{err}");
+    write(d.path(), ".gpuops.yaml", "cluster: {complete: true}\n");
+    let Run { code, out, err } = lint();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("teams/ml/flavor.yaml:4:9"), "{out}");
+    assert!(out.contains("platform/flavor.yaml:4:9"), "{out}");
+}
