@@ -183,6 +183,9 @@ impl UserCrds {
         let mut instance = to_json(obj.root);
         super::admit::admit(&mut instance, &e.written);
         super::admit::webhook_defaults(obj.group, obj.kind, &mut instance);
+        // Required properties missing from one mapping are one mistake (a flat spec where the
+        // CRD nests it): one finding that names them all.
+        let mut required: Vec<(Node<'a>, String, Vec<String>)> = Vec::new();
         for err in e.validator.iter_errors(&instance) {
             let segs: Vec<String> = err.instance_path().iter().map(|s| s.to_string()).collect();
             let mut node = obj.root;
@@ -232,6 +235,19 @@ impl UserCrds {
                         ),
                     )
                 }
+                jsonschema::error::ValidationErrorKind::Required { property } => {
+                    let name = property
+                        .as_str()
+                        .map_or_else(|| property.to_string(), str::to_string);
+                    match required
+                        .iter_mut()
+                        .find(|(n, _, _)| n.span() == node.span())
+                    {
+                        Some((_, _, names)) => names.push(name),
+                        None => required.push((node, shown, vec![name])),
+                    }
+                    continue;
+                }
                 _ => (
                     node,
                     format!(
@@ -243,6 +259,21 @@ impl UserCrds {
             out.push(Violation {
                 node: at,
                 message,
+                help: None,
+            });
+        }
+        for (node, shown, names) in required {
+            let one = names.len() == 1;
+            out.push(Violation {
+                node,
+                message: format!(
+                    "{shown}: {} {} required (the {} {} CRD schema): the API server rejects the {}",
+                    crate::diag::backticked(&names, ", "),
+                    if one { "is" } else { "are" },
+                    e.kind,
+                    e.version,
+                    e.kind
+                ),
                 help: None,
             });
         }

@@ -2125,7 +2125,7 @@ fn nodepool_crd_cel_rules_find_what_the_builtin_checks_find() {
         ),
         (
             "`spec.disruption.consolidateAfter` is required",
-            "\"consolidateAfter\" is a required property",
+            "`spec.disruption`: `consolidateAfter` is required",
         ),
         (
             "`spec.disruption.consolidationPolicy` is `WhenIdle`",
