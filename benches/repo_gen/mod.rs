@@ -971,7 +971,10 @@ spec:
         let no_limit = d % OTHER_PERIOD == 6;
         let fraction = d % OTHER_PERIOD == 11;
         let spot_only = d % OTHER_PERIOD == 8;
+        // Tensor parallel over half of the GPUs (d % 5 == 3: two of them).
+        let idle_gpus = d % OTHER_PERIOD == 3;
         self.expect_if(spot_only, "inference-spot-only", 1);
+        self.expect_if(idle_gpus, "gpu-count-mismatch-parallelism", 1);
         self.expect_if(node_role, "nodeselector-matches-no-nodepool", 1);
         self.expect_if(no_limit, "gpu-limit-missing", 1);
         self.expect_if(fraction, "gpu-quantity-invalid", 1);
@@ -1011,7 +1014,7 @@ spec:
                     "--model".to_string(),
                     format!("/models/{team}/model-{}", d % 7),
                     "--tensor-parallel-size".to_string(),
-                    gpus.to_string(),
+                    if idle_gpus { gpus / 2 } else { gpus }.to_string(),
                 ],
                 env: Vec::new(),
                 cpu: 8 * gpus,

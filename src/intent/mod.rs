@@ -597,7 +597,7 @@ fn ends_ci(s: &str, suffix: &str) -> bool {
         && s.as_bytes()[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
 }
 
-enum Tok<'a> {
+pub(crate) enum Tok<'a> {
     Word(&'a str),
     /// `;`, `&&`, `||`, `|`, `&`, a newline: the next word starts a new command.
     Sep,
@@ -605,12 +605,12 @@ enum Tok<'a> {
 
 /// Shell-ish words: quotes keep spaces, separators split commands, `#` starts a comment.
 /// Words come back without their surrounding quotes, parentheses or braces.
-struct Lexer<'a> {
+pub(crate) struct Lexer<'a> {
     s: &'a str,
     i: usize,
 }
 
-fn lex(s: &str) -> Lexer<'_> {
+pub(crate) fn lex(s: &str) -> Lexer<'_> {
     Lexer { s, i: 0 }
 }
 
@@ -677,7 +677,7 @@ impl<'a> Iterator for Lexer<'a> {
 }
 
 /// An image reference without its tag or digest (`ghcr.io/x/trainer:1.2` → `ghcr.io/x/trainer`).
-fn image_repository(img: &str) -> &str {
+pub(crate) fn image_repository(img: &str) -> &str {
     let img = img.split_once('@').map_or(img, |(r, _)| r);
     match img.rfind(':') {
         // A colon after the last slash is a tag; before it, a registry port.

@@ -241,6 +241,7 @@ mod expire_after_shorter_than_job;
 mod flavor_matches_no_nodepool;
 mod flavor_toleration_mismatch;
 mod gpu_count_exceeds_instance;
+mod gpu_count_mismatch_parallelism;
 mod gpu_count_mismatch_processes;
 mod gpu_inference_pdb_missing;
 mod gpu_limit_missing;
@@ -294,6 +295,7 @@ static ALL: &[&Rule] = &[
     &expire_after_shorter_than_job::RULE,
     &efa_not_requested::RULE,
     &gpu_count_mismatch_processes::RULE,
+    &gpu_count_mismatch_parallelism::RULE,
     &nodeclass_not_found::RULE,
     &clusterqueue_not_found::RULE,
     &localqueue_not_found::RULE,

@@ -474,6 +474,16 @@ pub fn parse(text: &str, budget: Budget) -> Parsed {
 
 /// [`parse`] of a text the documents then share (their scalars point into it).
 pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
+    parse_with_values(shared, budget, &[])
+}
+
+/// [`parse_shared`], with the quoted scalars that start at the given offsets (sorted) read as the
+/// given values: the go-yaml reading of scalars [`compat`] had to rewrite.
+pub(crate) fn parse_with_values(
+    shared: &Arc<str>,
+    budget: Budget,
+    values: &[(usize, String)],
+) -> Parsed {
     let text: &str = shared;
     let offsets = Offsets::new(text);
     let mut out = Parsed::default();
@@ -519,11 +529,18 @@ pub fn parse_shared(shared: &Arc<str>, budget: Budget) -> Parsed {
                     ScalarStyle::Literal => Style::Literal,
                     ScalarStyle::Folded => Style::Folded,
                 };
-                let span = match style {
-                    Style::SingleQuoted | Style::DoubleQuoted => clip_quoted(text, span, style),
-                    _ => span,
+                let (span, value) = match style {
+                    Style::SingleQuoted | Style::DoubleQuoted => {
+                        let span = clip_quoted(text, span, style);
+                        let given = values
+                            .binary_search_by_key(&span.start(), |(at, _)| *at)
+                            .ok()
+                            .map(|k| values[k].1.as_str());
+                        (span, given.unwrap_or(&value))
+                    }
+                    _ => (span, &*value),
                 };
-                Some((b.scalar(span, &value, style), anchor))
+                Some((b.scalar(span, value, style), anchor))
             }
             Event::Alias(id) => match anchors.get(&id) {
                 Some(&target) => {

@@ -3,14 +3,20 @@
 //! kubectl, ArgoCD and sigs.k8s.io/yaml read YAML with go-yaml, which is laxer than
 //! saphyr-parser in a few places that real repositories rely on. A file that fails to parse is
 //! rewritten in place and parsed again; the rewrite keeps the length of the text and every byte of
-//! content at its offset, line and column, so the spans of the result point into the original
-//! text. What it changes:
+//! content at its offset, so the spans of the result point into the original text. What it
+//! changes:
 //!
 //! - a flow collection closed at or left of the column of its key (`key: [` … `]` under `key`):
 //!   the run of closing brackets (and commas) moves up to the end of the last content line, into
 //!   the whitespace and comments between them;
 //! - tabs indenting a line inside a flow collection become spaces;
-//! - a tab right after a `:` value indicator becomes a space.
+//! - a tab right after a `:` value indicator becomes a space;
+//! - a quoted scalar in block context whose continuation lines stand at or left of the column of
+//!   its key (or `-`), which go-yaml reads (it checks no indentation inside quotes) and saphyr
+//!   rejects: its line breaks become spaces, so it stays where it is on one line, and it is
+//!   given the value go-yaml reads from the original (see [`go_quoted_value`]);
+//! - a comment right after a closing quote (`key: "value"# note`), which go-yaml reads as a
+//!   comment and saphyr rejects for the missing space: the comment is blanked.
 //!
 //! Everything else is left to saphyr: what neither parser reads stays a located syntax error.
 
@@ -42,10 +48,10 @@ pub fn parse_shared(shared: &std::sync::Arc<str>, budget: Budget) -> Parsed {
     let Some(failed_at) = syntax_error(&first) else {
         return first;
     };
-    let Some(fixed) = rewrite(text) else {
+    let Some(fixed) = rewritten(text) else {
         return first;
     };
-    let second = yaml::parse(&fixed, budget);
+    let second = yaml::parse_with_values(&std::sync::Arc::from(fixed.text), budget, &fixed.values);
     match syntax_error(&second) {
         // The rewrite did not get past the error: report the original one.
         Some(at) if at.start() <= failed_at.start() => first,
@@ -54,8 +60,20 @@ pub fn parse_shared(shared: &std::sync::Arc<str>, budget: Budget) -> Parsed {
 }
 
 /// The text with what saphyr cannot read but go-yaml can rewritten, or `None` if nothing
-/// needed it. Same length, content bytes at the same offsets, line breaks before content kept.
+/// needed it. Same length, content bytes at the same offsets, line breaks before content kept
+/// (but those inside a quoted scalar put on one line).
 pub fn rewrite(text: &str) -> Option<String> {
+    rewritten(text).map(|r| r.text)
+}
+
+/// A rewritten text, and the values of the quoted scalars it put on one line, by start offset
+/// (in order).
+struct Rewritten {
+    text: String,
+    values: Vec<(usize, String)>,
+}
+
+fn rewritten(text: &str) -> Option<Rewritten> {
     let mut r = Rewriter {
         src: text.as_bytes(),
         out: text.as_bytes().to_vec(),
@@ -65,6 +83,8 @@ pub fn rewrite(text: &str) -> Option<String> {
         block_scalar: None,
         limit: -1,
         last_content: 0,
+        open_quote: None,
+        values: Vec::new(),
     };
     let mut start = 0;
     loop {
@@ -86,7 +106,10 @@ pub fn rewrite(text: &str) -> Option<String> {
     if !r.changed {
         return None;
     }
-    String::from_utf8(r.out).ok()
+    Some(Rewritten {
+        text: String::from_utf8(r.out).ok()?,
+        values: r.values,
+    })
 }
 
 /// A scanner that knows just enough YAML lexing (quotes, comments, flow brackets, block scalars)
@@ -106,6 +129,20 @@ struct Rewriter<'a> {
     limit: isize,
     /// Offset just past the last byte of content seen (not whitespace, not comment).
     last_content: usize,
+    /// The quoted scalar opened in block context that is being read.
+    open_quote: Option<OpenQuote>,
+    /// Values of the quoted scalars put on one line, by start offset.
+    values: Vec<(usize, String)>,
+}
+
+/// A quoted scalar opened in block context.
+struct OpenQuote {
+    /// Offset of its opening quote.
+    start: usize,
+    /// Column of the key or `-` that owns it: saphyr wants continuation lines right of it.
+    owner: isize,
+    /// Whether a continuation line with content stands at or left of `owner`.
+    under: bool,
 }
 
 fn is_blank(b: u8) -> bool {
@@ -125,6 +162,12 @@ impl Rewriter<'_> {
     fn line(&mut self, start: usize, stop: usize) {
         let line = &self.src[start..stop];
         if self.quote.is_some() {
+            if let Some(open) = &mut self.open_quote {
+                let indent = line.iter().take_while(|&&b| b == b' ').count() as isize;
+                if indent <= open.owner && !line.iter().all(|&b| is_blank(b)) {
+                    open.under = true;
+                }
+            }
             return self.scan(start, stop, 0, -1, false, false);
         }
         if self.depth > 0 {
@@ -206,6 +249,20 @@ impl Rewriter<'_> {
                     }
                     self.quote = None;
                     at_token = false;
+                    self.content(p);
+                    if let Some(open) = self.open_quote.take()
+                        && open.under
+                    {
+                        self.one_line(open.start, p + 1, &line[j + 1..]);
+                    }
+                    if line.get(j + 1) == Some(&b'#') {
+                        // go-yaml reads a comment wherever a token may end: right after a quote.
+                        self.out[p + 1..stop].fill(b' ');
+                        self.changed = true;
+                        return;
+                    }
+                    j += 1;
+                    continue;
                 }
                 if !is_blank(c) {
                     self.content(p);
@@ -277,6 +334,11 @@ impl Rewriter<'_> {
                         node_col = j as isize;
                     }
                     self.quote = Some(c);
+                    self.open_quote = Some(OpenQuote {
+                        start: p,
+                        owner: node_col,
+                        under: false,
+                    });
                     at_token = false;
                 }
                 b'[' | b'{' => {
@@ -299,6 +361,26 @@ impl Rewriter<'_> {
             self.content(p);
             j += 1;
         }
+    }
+
+    /// Puts the quoted scalar `start..end` on one line (its line breaks become spaces) and keeps
+    /// the value go-yaml reads from it, when what follows it on its line is nothing or a comment
+    /// (a multi-line key is an error in go-yaml too) and go-yaml reads it at all.
+    fn one_line(&mut self, start: usize, end: usize, rest: &[u8]) {
+        let after = rest.iter().find(|&&b| !is_blank(b));
+        if after.is_some_and(|&b| b != b'#') {
+            return;
+        }
+        let Some(value) = go_quoted_value(&self.src[start..end]) else {
+            return;
+        };
+        for b in &mut self.out[start..end] {
+            if matches!(*b, b'\n' | b'\r') {
+                *b = b' ';
+            }
+        }
+        self.values.push((start, value));
+        self.changed = true;
     }
 
     /// Moves the run of closing brackets and commas that opens the line at `first` up to just
@@ -381,6 +463,139 @@ impl Rewriter<'_> {
         self.depth = depth;
         end
     }
+}
+
+/// The value go-yaml reads from the quoted scalar `s` (both quotes included), or `None` where
+/// go-yaml stops with an error (an unknown escape, a document marker opening a line) or `s` holds
+/// a line break other than CR and LF (which go-yaml folds and saphyr does not). Follows go-yaml's
+/// `yaml_parser_scan_flow_scalar`: a line break between words folds to a space, `n` more make `n`
+/// newlines, blanks around line breaks are dropped, `\` before a line break joins the lines.
+fn go_quoted_value(s: &[u8]) -> Option<String> {
+    let quote = *s.first()?;
+    let single = quote == b'\'';
+    let text = std::str::from_utf8(s).ok()?;
+    if text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        return None;
+    }
+    let is_break = |b: u8| b == b'\n' || b == b'\r';
+    let break_len = |i: usize| {
+        if s[i] == b'\r' && s.get(i + 1) == Some(&b'\n') {
+            2
+        } else {
+            1
+        }
+    };
+    let mut out: Vec<u8> = Vec::with_capacity(s.len());
+    let mut whitespaces: Vec<u8> = Vec::new();
+    let mut leading_break = false;
+    let mut trailing_breaks = 0;
+    let mut i = 1;
+    loop {
+        let line_start = i > 0 && is_break(s[i - 1]);
+        if line_start
+            && (s[i..].starts_with(b"---") || s[i..].starts_with(b"..."))
+            && s.get(i + 3).is_none_or(|&b| is_blank(b) || is_break(b))
+        {
+            return None;
+        }
+        if i >= s.len() {
+            return None;
+        }
+        let mut leading_blanks = false;
+        while let Some(&c) = s.get(i)
+            && !is_blank(c)
+            && !is_break(c)
+        {
+            if single && c == b'\'' && s.get(i + 1) == Some(&b'\'') {
+                out.push(b'\'');
+                i += 2;
+            } else if c == quote {
+                break;
+            } else if !single && c == b'\\' && s.get(i + 1).is_some_and(|&b| is_break(b)) {
+                i += 1 + break_len(i + 1);
+                leading_blanks = true;
+                break;
+            } else if !single && c == b'\\' {
+                let e = *s.get(i + 1)?;
+                let hex = match e {
+                    b'x' => 2,
+                    b'u' => 4,
+                    b'U' => 8,
+                    _ => 0,
+                };
+                let ch = if hex > 0 {
+                    let digits = std::str::from_utf8(s.get(i + 2..i + 2 + hex)?).ok()?;
+                    if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+                        return None;
+                    }
+                    char::from_u32(u32::from_str_radix(digits, 16).ok()?)?
+                } else {
+                    match e {
+                        b'0' => '\0',
+                        b'a' => '\u{7}',
+                        b'b' => '\u{8}',
+                        b't' | b'\t' => '\t',
+                        b'n' => '\n',
+                        b'v' => '\u{b}',
+                        b'f' => '\u{c}',
+                        b'r' => '\r',
+                        b'e' => '\u{1b}',
+                        b' ' => ' ',
+                        b'"' => '"',
+                        b'\'' => '\'',
+                        b'\\' => '\\',
+                        b'N' => '\u{85}',
+                        b'_' => '\u{a0}',
+                        b'L' => '\u{2028}',
+                        b'P' => '\u{2029}',
+                        _ => return None,
+                    }
+                };
+                out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
+                i += 2 + hex;
+            } else {
+                out.push(c);
+                i += 1;
+            }
+        }
+        if s.get(i) == Some(&quote) {
+            break;
+        }
+        while let Some(&c) = s.get(i)
+            && (is_blank(c) || is_break(c))
+        {
+            if is_blank(c) {
+                if !leading_blanks {
+                    whitespaces.push(c);
+                }
+                i += 1;
+            } else {
+                if !leading_blanks {
+                    whitespaces.clear();
+                    leading_break = true;
+                    leading_blanks = true;
+                } else {
+                    trailing_breaks += 1;
+                }
+                i += break_len(i);
+            }
+        }
+        if leading_blanks {
+            if leading_break && trailing_breaks == 0 {
+                out.push(b' ');
+            } else {
+                out.extend(std::iter::repeat_n(b'\n', trailing_breaks));
+            }
+            leading_break = false;
+            trailing_breaks = 0;
+        } else {
+            out.append(&mut whitespaces);
+        }
+    }
+    if i + 1 != s.len() {
+        return None;
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Why a file that failed to parse is taken for a template, and where.

@@ -422,6 +422,111 @@ fn flow_closer_followed_by_content_at_key_indent() {
     quirk("spec:\n  v: [[\n    \"a\"\n  ], [\n    \"b\"\n  ]]\n");
 }
 
+#[test]
+fn double_quoted_continued_at_key_indent() {
+    let src = "metadata:\n  annotations:\n    description: \"a long text\n    continued here\"\n  name: x\n";
+    let p = quirk(src);
+    let md = p.docs[0].root().get("metadata").unwrap();
+    let d = md.at(&["annotations", "description"]).unwrap();
+    assert_eq!(d.as_str(), Some("a long text continued here"));
+    assert_eq!(at(src, d), (3, 18, "\"a long text\n    continued here\""));
+    assert_eq!(at(src, md.get("name").unwrap()), (5, 9, "x"));
+}
+
+#[test]
+fn quoted_continued_left_of_key_and_at_column_zero() {
+    let src = "a:\n  b: \"one\n two\n\tthree\"\n  c: 'it''s\nnot\n    bad'\nd: 1\n";
+    let p = quirk(src);
+    let r = p.docs[0].root();
+    assert_eq!(r.at(&["a", "b"]).unwrap().as_str(), Some("one two three"));
+    let c = r.at(&["a", "c"]).unwrap();
+    assert_eq!(c.as_str(), Some("it's not bad"));
+    assert_eq!(at(src, c), (5, 6, "'it''s\nnot\n    bad'"));
+    assert_eq!(at(src, r.get("d").unwrap()), (8, 4, "1"));
+}
+
+#[test]
+fn quoted_continued_at_dash_indent() {
+    // saphyr reads a continuation at the column of `-`, not left of it.
+    let src = "args:\n  - \"--a\n b\"\n  - \"--c\"\n";
+    let p = quirk(src);
+    let args = p.docs[0].root().get("args").unwrap();
+    assert_eq!(strs(args), ["--a b", "--c"]);
+    assert_eq!(at(src, args.items().nth(1).unwrap()), (4, 5, "\"--c\""));
+}
+
+#[test]
+fn quoted_continuation_folds_like_go_yaml() {
+    // Blank lines are newlines, blanks around a line break go, `\` joins lines, escapes read.
+    let src = "a:\n  b: \"x  \n\n  \n  y \\\n  z\\t\\u00e9\\\"\n  w\"\n";
+    let p = quirk(src);
+    assert_eq!(
+        p.docs[0].root().at(&["a", "b"]).unwrap().as_str(),
+        Some("x\n\ny z\té\" w")
+    );
+    let src = "a:\r\n  b: \"x\r\n  y\"\r\n  c: 1\r\n";
+    let p = quirk(src);
+    let a = p.docs[0].root().get("a").unwrap();
+    assert_eq!(a.get("b").unwrap().as_str(), Some("x y"));
+    assert_eq!(at(src, a.get("c").unwrap()), (4, 6, "1"));
+}
+
+#[test]
+fn quoted_continuation_go_yaml_rejects_stays_an_error() {
+    // A document marker opening a line, an escape go-yaml does not know, a key over two lines.
+    for src in [
+        "a:\n  b: \"x\n---\n  y\"\n",
+        "a:\n  b: \"x\\/\n  y\"\n",
+        "a:\n  \"b\n  c\": 1\n",
+    ] {
+        error(src);
+    }
+}
+
+#[test]
+fn quoted_continuation_right_of_key_is_left_alone() {
+    let src = "a:\n  b: \"x\n   y\"\n";
+    let p = ok(src);
+    assert_eq!(rewrite(src), None);
+    assert_eq!(
+        p.docs[0].root().at(&["a", "b"]).unwrap().as_str(),
+        Some("x y")
+    );
+}
+
+#[test]
+fn comment_right_after_a_closing_quote() {
+    let src = "a: \"b\"# note\nc: 'd'#\ne: \"f\\\"#g\"# h\n";
+    let p = quirk(src);
+    let r = p.docs[0].root();
+    assert_eq!(at(src, r.get("a").unwrap()), (1, 4, "\"b\""));
+    assert_eq!(r.get("c").unwrap().as_str(), Some("d"));
+    assert_eq!(r.get("e").unwrap().as_str(), Some("f\"#g"));
+    assert_eq!(at(src, r.get("e").unwrap()), (3, 4, "\"f\\\"#g\""));
+    assert_eq!(
+        rewrite("a: \"b\"# note\nc: 1\n").as_deref(),
+        Some("a: \"b\"      \nc: 1\n")
+    );
+}
+
+#[test]
+fn comment_right_after_a_closing_quote_in_flow_and_after_continuation() {
+    let src = "a: [\"b\"# one\n  , \"c\"]\nd:\n  e: \"f\n  g\"#two\n";
+    let p = quirk(src);
+    let r = p.docs[0].root();
+    assert_eq!(strs(r.get("a").unwrap()), ["b", "c"]);
+    assert_eq!(r.at(&["d", "e"]).unwrap().as_str(), Some("f g"));
+}
+
+#[test]
+fn hash_inside_plain_scalars_is_text() {
+    // A plain scalar reads `#` without a blank before it as text, in go-yaml too.
+    let src = "a: b#c\nd: \"e\"#f\n";
+    let p = quirk(src);
+    assert_eq!(p.docs[0].root().get("a").unwrap().as_str(), Some("b#c"));
+    assert_eq!(p.docs[0].root().get("d").unwrap().as_str(), Some("e"));
+}
+
 /// Flow collections written many ways (nesting, quotes, comments, blank lines, CRLF), closed
 /// at or left of the key: each reads like the same text with the closers indented past the
 /// key, and every scalar's span starts where it stands in the original text.

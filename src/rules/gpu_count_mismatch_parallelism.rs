@@ -1,0 +1,766 @@
+use super::Ctx;
+use crate::diag::{Diagnostic, Loc, Severity};
+use crate::intent::{Tok, image_repository, lex};
+use crate::model::kinds::{Family, family};
+use crate::model::{Container, Object, PodTemplate, is_gpu_resource};
+use crate::yaml::Node;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a vLLM or SGLang model server whose parallel sizes ask for a different number of
+    /// GPUs than its container has. Read from the container's command and arguments (`sh -c`
+    /// scripts included): `vllm serve`, `python -m vllm.entrypoints.openai.api_server` (and the
+    /// `vllm/vllm-openai` image, whose entrypoint is the server), `python -m sglang.launch_server`
+    /// and `sglang serve`, with `--tensor-parallel-size`/`-tp`, `--pipeline-parallel-size`/`-pp`
+    /// and `--data-parallel-size`/`-dp` (SGLang also `--tp-size`/`--tp`, `--pp-size`,
+    /// `--dp-size`/`--dp`; with `--enable-dp-attention` its data-parallel ranks share the
+    /// tensor-parallel GPUs). The server needs tensor × pipeline × data parallel GPUs; the
+    /// container has its `nvidia.com/gpu` limit.
+    ///
+    /// Only what is certain is judged: nothing when a size is a variable, a placeholder or a
+    /// template, when arguments may come from a variable (`$EXTRA_ARGS`, `"$@"`) or a
+    /// `--config` file, when a flag is one the rule does not know the effect of (context or
+    /// expert parallel sizes, abbreviations), when the script runs more than one server or
+    /// anything in the background, or when it picks GPUs itself (`CUDA_VISIBLE_DEVICES`,
+    /// `--base-gpu-id`). Multi-node servers legitimately span more GPUs than one pod has and are
+    /// left alone: LeaderWorkerSet and Ray workloads, anything mentioning Ray
+    /// (`--distributed-executor-backend ray`, `ray start`, `RAY_ADDRESS`), `--nnodes` other than
+    /// 1, `--node-rank` other than 0, `--headless`, `--dist-init-addr` and vLLM's multi-node
+    /// data-parallel flags.
+    ///
+    /// ## Why is this bad?
+    /// Each rank drives one GPU. A server with more ranks than GPUs cannot place them and fails
+    /// at start (an error, unless the container may see more GPUs than its limit: `envFrom`, a
+    /// privileged container); with fewer ranks than GPUs the rest sit idle and are paid for as
+    /// long as it runs: `--tensor-parallel-size 4` on 8 GPUs of a p5.48xlarge wastes half of it.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// containers:
+    ///   - name: vllm
+    ///     image: vllm/vllm-openai:v0.9.0
+    ///     args: [--model, meta-llama/Llama-3.1-70B-Instruct, --tensor-parallel-size, "4"]
+    ///     resources:
+    ///       limits: {nvidia.com/gpu: 8}
+    /// ```
+    ///
+    /// ## Fix
+    /// Make them agree: set the GPU limit to tensor × pipeline × data parallel sizes, or the
+    /// sizes to the GPUs (`--data-parallel-size 2` runs a second copy of the model on the idle
+    /// half). A model too large for one node's GPUs needs a multi-node server (LeaderWorkerSet,
+    /// Ray).
+    name: "gpu-count-mismatch-parallelism",
+    category: "resources",
+    kinds: &["pod templates"],
+    severity: Warning,
+    summary: "a vLLM or SGLang server's parallel sizes differ from the GPUs its container has",
+    check: check,
+    chunked: true,
+}
+
+/// The GPU resource the sizes are compared with.
+const GPU: &str = "nvidia.com/gpu";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Engine {
+    Vllm,
+    Sglang,
+}
+
+impl Engine {
+    fn name(self) -> &'static str {
+        match self {
+            Engine::Vllm => "vLLM",
+            Engine::Sglang => "SGLang",
+        }
+    }
+    /// The flags that set the tensor and data parallel sizes, for advice.
+    fn flags(self) -> (&'static str, &'static str) {
+        match self {
+            Engine::Vllm => ("--tensor-parallel-size", "--data-parallel-size"),
+            Engine::Sglang => ("--tp-size", "--dp-size"),
+        }
+    }
+}
+
+/// A word of a container's command line and the scalar it is written in.
+#[derive(Clone, Copy)]
+struct Word<'a> {
+    text: &'a str,
+    node: Node<'a>,
+    /// Read from a `sh -c` script, not an exec-form item.
+    script: bool,
+}
+
+/// Nested `sh -c` levels worth reading.
+const MAX_DEPTH: u8 = 3;
+
+/// The commands a container runs: its exec form (command, then args) as one, and each command
+/// of a `sh -c` script in it as one more; and that script.
+fn commands<'a>(c: &Container<'a>) -> (Vec<Vec<Word<'a>>>, Option<&'a str>) {
+    let mut out = vec![Vec::new()];
+    let mut script_next = false;
+    for key in ["command", "args"] {
+        for item in c.get(key).into_iter().flat_map(Node::items) {
+            let Some(text) = item.as_str() else { continue };
+            if script_next {
+                script(text, item, 1, &mut out);
+                // What follows the script is its `$0`, `$1`…, not a command.
+                return (out, Some(text));
+            }
+            out[0].push(Word {
+                text,
+                node: item,
+                script: false,
+            });
+            script_next = runs_script(&out[0]);
+        }
+    }
+    (out, None)
+}
+
+/// Splits a shell script into its commands (into `out`), reading `sh -c` scripts within.
+fn script<'a>(text: &'a str, node: Node<'a>, depth: u8, out: &mut Vec<Vec<Word<'a>>>) {
+    let mut cur: Vec<Word<'a>> = Vec::new();
+    let mut script_next = false;
+    for tok in lex(text) {
+        match tok {
+            Tok::Sep => {
+                out.push(std::mem::take(&mut cur));
+                script_next = false;
+            }
+            Tok::Word("") => {}
+            Tok::Word(w) => {
+                if std::mem::take(&mut script_next) && depth < MAX_DEPTH {
+                    script(w, node, depth + 1, out);
+                    continue;
+                }
+                cur.push(Word {
+                    text: w,
+                    node,
+                    script: true,
+                });
+                script_next = runs_script(&cur);
+            }
+        }
+    }
+    out.push(cur);
+}
+
+fn basename(w: &str) -> &str {
+    w.rsplit('/').next().unwrap_or(w)
+}
+
+fn is_env_assignment(w: &str) -> bool {
+    w.split_once('=').is_some_and(|(k, _)| {
+        !k.is_empty()
+            && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !k.starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+/// Programs that run the words after them (and their own options) as the command.
+const WRAPPERS: &[&str] = &[
+    "exec", "env", "nohup", "time", "timeout", "stdbuf", "numactl", "taskset",
+];
+
+/// Where the program of a command stands: past environment assignments and wrappers with
+/// their options.
+fn program_at(cmd: &[Word<'_>]) -> usize {
+    let mut i = 0;
+    let mut wrapped = false;
+    while let Some(w) = cmd.get(i) {
+        let t = w.text;
+        let wrapper_option = wrapped
+            && (t.starts_with('-')
+                || t.bytes()
+                    .all(|b| b.is_ascii_digit() || b".,-smh".contains(&b)));
+        if WRAPPERS.contains(&basename(t)) {
+            wrapped = true;
+        } else if !is_env_assignment(t) && !wrapper_option {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Whether a command so far is a shell told to run its next word as a script (`sh -c`,
+/// `bash -lc`).
+fn runs_script(cmd: &[Word<'_>]) -> bool {
+    let p = program_at(cmd);
+    let Some(program) = cmd.get(p) else {
+        return false;
+    };
+    let shell = ["sh", "bash", "zsh", "dash", "ash"].contains(&basename(program.text));
+    let opts = &cmd[p + 1..];
+    shell
+        && opts.iter().all(|w| w.text.starts_with('-'))
+        && opts.last().is_some_and(|w| {
+            !w.text.starts_with("--") && w.text.len() > 1 && w.text[1..].contains('c')
+        })
+}
+
+/// A model server invocation: its engine, where it is named, and its arguments.
+struct Server<'a> {
+    engine: Engine,
+    /// The word that names it (`serve`, the module), or the image for an entrypoint.
+    named: Node<'a>,
+    /// What to point at in `named`, and what stands before it there.
+    shown: &'a str,
+    after: Option<&'a str>,
+    args: Vec<Word<'a>>,
+}
+
+/// The server a command runs, if it runs one.
+fn server_in<'a>(cmd: &[Word<'a>]) -> Option<Server<'a>> {
+    let p = program_at(cmd);
+    let program = cmd.get(p)?;
+    let base = basename(program.text);
+    let next = cmd.get(p + 1);
+    let found = |engine, named: &Word<'a>, after: Option<&'a str>, from: usize| Server {
+        engine,
+        named: named.node,
+        shown: named.text,
+        after,
+        args: cmd.get(from..).unwrap_or_default().to_vec(),
+    };
+    if let Some(n) = next.filter(|n| n.text == "serve") {
+        return match base {
+            "vllm" => Some(found(Engine::Vllm, n, Some(program.text), p + 2)),
+            "sglang" => Some(found(Engine::Sglang, n, Some(program.text), p + 2)),
+            _ => None,
+        };
+    }
+    if !base.starts_with("python") {
+        return None;
+    }
+    // Interpreter options, then `-m module`.
+    let mut i = p + 1;
+    while let Some(w) = cmd.get(i) {
+        match w.text {
+            "-m" => break,
+            "-W" | "-X" => i += 2,
+            t if t.starts_with('-') && t.len() > 1 && !t.starts_with("--") => i += 1,
+            _ => return None,
+        }
+    }
+    let module = cmd.get(i + 1)?;
+    let engine = match module.text {
+        "vllm.entrypoints.openai.api_server" | "vllm.entrypoints.api_server" => Engine::Vllm,
+        "sglang.launch_server" => Engine::Sglang,
+        _ => return None,
+    };
+    Some(found(engine, module, None, i + 2))
+}
+
+/// The `vllm/vllm-openai` image runs the vLLM server as its entrypoint: a container of it with
+/// no command of its own serves with its arguments.
+fn entrypoint_server<'a>(c: &Container<'a>, exec: &[Word<'a>]) -> Option<Server<'a>> {
+    if c.get("command").is_some() {
+        return None;
+    }
+    let image = c.get("image")?;
+    let repo = image_repository(image.as_str()?.trim());
+    if repo != "vllm/vllm-openai" && !repo.ends_with("/vllm/vllm-openai") {
+        return None;
+    }
+    Some(Server {
+        engine: Engine::Vllm,
+        named: image,
+        shown: image.as_str()?,
+        after: None,
+        args: exec.to_vec(),
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Size {
+    Tensor,
+    Pipeline,
+    Data,
+}
+
+/// What a server flag does to the GPU count.
+enum Class {
+    Size(Size),
+    /// SGLang `--enable-dp-attention`: data-parallel ranks run within the tensor-parallel ones.
+    DpAttention,
+    /// vLLM `--distributed-executor-backend`: one process per rank on this node (`mp`, `uni`) or
+    /// Ray, which may place ranks on other nodes.
+    Backend,
+    /// `--nnodes`: 1 is one node, more span nodes.
+    Nodes,
+    /// `--node-rank`: 0 alone is one node.
+    NodeRank,
+    /// Changes the count in ways not judged here, spans nodes, or may be an abbreviation.
+    Unknown,
+    /// Nothing to do with the count.
+    Other,
+}
+
+/// Long flags whose abbreviations argparse accepts: a word that is a strict prefix of one is
+/// read as it.
+const ABBREVIATED: &[&str] = &[
+    "--tensor-parallel-size",
+    "--pipeline-parallel-size",
+    "--data-parallel-size",
+    "--decode-context-parallel-size",
+    "--prefill-context-parallel-size",
+    "--distributed-executor-backend",
+    "--tp-size",
+    "--pp-size",
+    "--dp-size",
+    "--nnodes",
+    "--node-rank",
+    "--config",
+];
+
+/// Whether a flag name (dashes alike) speaks of parallelism or placement: parallel sizes and
+/// groups not judged here, Ray.
+fn speaks_of_parallelism(name: &str) -> bool {
+    name.contains("parallel")
+        || name.trim_start_matches('-').split(['-', '_']).any(|t| {
+            matches!(
+                t,
+                "tp" | "pp" | "dp" | "cp" | "dcp" | "pcp" | "ep" | "sp" | "ray" | "nnodes"
+            )
+        })
+}
+
+fn classify(engine: Engine, name: &str) -> Class {
+    if name.contains(['$', '{', '`']) {
+        return Class::Unknown;
+    }
+    if !name.starts_with("--") {
+        let short = &name[1..];
+        return match (engine, short) {
+            (Engine::Vllm, "tp") => Class::Size(Size::Tensor),
+            (Engine::Vllm, "pp") => Class::Size(Size::Pipeline),
+            (Engine::Vllm, "dp") => Class::Size(Size::Data),
+            (Engine::Vllm, "n") => Class::Nodes,
+            (Engine::Vllm, "r") => Class::NodeRank,
+            (Engine::Vllm, "ep") => Class::Other,
+            // `-dpl`, `-pcp`, `-t` (an abbreviation of `-tp`), …
+            _ if short.starts_with(['t', 'p', 'd', 'c', 'n', 'r']) => Class::Unknown,
+            _ => Class::Other,
+        };
+    }
+    // vLLM reads `--tensor_parallel_size` as `--tensor-parallel-size`; argparse in SGLang does
+    // not, and stops.
+    let normal = name.replace('_', "-");
+    let name = match engine {
+        Engine::Vllm => normal.as_str(),
+        Engine::Sglang if normal != name && speaks_of_parallelism(&normal) => {
+            return Class::Unknown;
+        }
+        Engine::Sglang => name,
+    };
+    let known = match (engine, name) {
+        (_, "--tensor-parallel-size") => Some(Class::Size(Size::Tensor)),
+        (_, "--pipeline-parallel-size") => Some(Class::Size(Size::Pipeline)),
+        (_, "--data-parallel-size") => Some(Class::Size(Size::Data)),
+        (_, "--nnodes") => Some(Class::Nodes),
+        (_, "--node-rank") => Some(Class::NodeRank),
+        (_, "--config" | "--headless" | "--master-addr" | "--master-port") => Some(Class::Unknown),
+        (Engine::Vllm, "--distributed-executor-backend") => Some(Class::Backend),
+        (Engine::Vllm, "--enable-expert-parallel" | "--max-parallel-loading-workers") => {
+            Some(Class::Other)
+        }
+        (Engine::Vllm, n) if n.starts_with("--data-parallel-") => Some(Class::Unknown),
+        (Engine::Sglang, "--tp-size" | "--tp") => Some(Class::Size(Size::Tensor)),
+        (Engine::Sglang, "--pp-size") => Some(Class::Size(Size::Pipeline)),
+        (Engine::Sglang, "--dp-size" | "--dp") => Some(Class::Size(Size::Data)),
+        (Engine::Sglang, "--enable-dp-attention") => Some(Class::DpAttention),
+        (
+            Engine::Sglang,
+            "--dist-init-addr" | "--nccl-init-addr" | "--base-gpu-id" | "--gpu-id-step",
+        ) => Some(Class::Unknown),
+        _ => None,
+    };
+    if let Some(k) = known {
+        return k;
+    }
+    if speaks_of_parallelism(name)
+        || ABBREVIATED
+            .iter()
+            .any(|full| full.len() > name.len() && full.starts_with(name))
+    {
+        return Class::Unknown;
+    }
+    Class::Other
+}
+
+/// A parallel size and where it is written.
+struct Claim<'a> {
+    size: Size,
+    n: u64,
+    /// The flag as written.
+    flag: &'a str,
+    loc: Loc,
+}
+
+/// What a server's arguments say, when everything that bears on its GPU count is certain.
+struct Sizes<'a> {
+    claims: Vec<Claim<'a>>,
+    dp_attention: bool,
+}
+
+impl Sizes<'_> {
+    fn claim(&self, size: Size) -> Option<&Claim<'_>> {
+        // argparse keeps the last value given.
+        self.claims.iter().rev().find(|c| c.size == size)
+    }
+    fn of(&self, size: Size) -> u64 {
+        self.claim(size).map_or(1, |c| c.n)
+    }
+    /// Whether a size multiplies the GPUs.
+    fn counts(&self, engine: Engine, size: Size) -> bool {
+        !(engine == Engine::Sglang && size == Size::Data && self.dp_attention)
+    }
+    fn ranks(&self, engine: Engine) -> u64 {
+        [Size::Tensor, Size::Pipeline, Size::Data]
+            .into_iter()
+            .filter(|&s| self.counts(engine, s))
+            .map(|s| self.of(s))
+            .fold(1, u64::saturating_mul)
+    }
+}
+
+/// A value that is not literal: a variable, a command substitution, a template.
+fn is_dynamic(w: &str) -> bool {
+    w.contains(['$', '`']) || w.contains("{{")
+}
+
+/// A variable that likely holds several arguments (`$EXTRA_ARGS`, `"$@"`).
+fn holds_arguments(w: &str) -> bool {
+    let upper = w.to_ascii_uppercase();
+    w.contains("$@")
+        || w.contains("$*")
+        || ["ARGS", "OPTS", "OPTIONS", "FLAGS", "PARAMS", "EXTRA"]
+            .iter()
+            .any(|n| upper.contains(n))
+}
+
+fn unquote(v: &str) -> &str {
+    v.trim_matches(|c| c == '"' || c == '\'')
+}
+
+fn read_sizes<'a>(cx: &Ctx, t: &PodTemplate, server: &Server<'a>) -> Option<Sizes<'a>> {
+    let args = &server.args;
+    let mut sizes = Sizes {
+        claims: Vec::new(),
+        dp_attention: false,
+    };
+    let mut i = 0;
+    // Whether the previous word was a flag that may take the next word as its value.
+    let mut open_flag = false;
+    while let Some(&w) = args.get(i) {
+        i += 1;
+        let text = w.text;
+        if text.contains("{{") {
+            return None;
+        }
+        let is_flag = text.len() > 1
+            && text.starts_with('-')
+            && !text[1..].starts_with(|c: char| c.is_ascii_digit());
+        if !is_flag {
+            // A variable is a flag's value or the model right after `serve`; anywhere else it
+            // may hold flags.
+            if is_dynamic(text) && (holds_arguments(text) || !(open_flag || i == 1)) {
+                return None;
+            }
+            open_flag = false;
+            continue;
+        }
+        // An exec-form item is one argument: a flag with a space in it is no flag argparse
+        // knows, and the server stops on it.
+        if !w.script && text.contains(char::is_whitespace) {
+            return None;
+        }
+        let (name, inline) = match text.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (text, None),
+        };
+        let class = classify(server.engine, name);
+        if matches!(class, Class::Other) {
+            open_flag = inline.is_none();
+            continue;
+        }
+        open_flag = false;
+        if matches!(class, Class::Unknown) {
+            return None;
+        }
+        if matches!(class, Class::DpAttention) {
+            sizes.dp_attention = true;
+            continue;
+        }
+        // The value: after `=`, else the next word.
+        let (value, vword) = match inline {
+            Some(v) => (v, w),
+            None => {
+                let next = *args.get(i)?;
+                i += 1;
+                (next.text, next)
+            }
+        };
+        // Look for the value after its flag when both are in one scalar.
+        let after = (inline.is_some() || w.script).then_some(name);
+        let v = unquote(value);
+        match class {
+            Class::Backend if matches!(v, "mp" | "uni") => {}
+            Class::Nodes if v == "1" => {}
+            Class::NodeRank if v == "0" => {}
+            Class::Size(size) => {
+                let n = v.parse::<u64>().ok().filter(|&n| n > 0)?;
+                sizes.claims.push(Claim {
+                    size,
+                    n,
+                    flag: name,
+                    loc: cx.within(t.file, vword.node, v, after),
+                });
+            }
+            _ => return None,
+        }
+    }
+    Some(sizes)
+}
+
+/// Whether a script runs something in the background (`cmd &`), which may use GPUs too.
+fn backgrounds(script: &str) -> bool {
+    let b = script.as_bytes();
+    (0..b.len()).any(|i| {
+        b[i] == b'&'
+            && !(i > 0 && matches!(b[i - 1], b'&' | b'>' | b'<'))
+            && !matches!(b.get(i + 1), Some(b'&' | b'>'))
+    })
+}
+
+/// Signs that ranks may run elsewhere or on other GPUs than the container's own: Ray, a
+/// multi-node script, LeaderWorkerSet variables, GPUs picked by hand.
+fn placed_elsewhere(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|t| t == "ray")
+        || [
+            "multi-node",
+            "multinode",
+            "multi_node",
+            "lws_",
+            "visible_devices",
+        ]
+        .iter()
+        .any(|s| lower.contains(s))
+}
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let ix = cx.ix;
+    for (_, t) in cx.templates() {
+        if !t.requests_gpu() {
+            continue;
+        }
+        let owner = ix.owner(t);
+        // Multi-node servers: one pod holds part of the ranks.
+        if matches!(family(owner), Some(Family::LeaderWorkerSet | Family::Ray)) {
+            continue;
+        }
+        for c in t.containers.iter().filter(|c| !c.init && c.requests_gpu()) {
+            if let Some(d) = judge(cx, owner, t, c) {
+                out.push(d);
+            }
+        }
+    }
+}
+
+fn judge(cx: &Ctx, owner: &Object, t: &PodTemplate, c: &Container) -> Option<Diagnostic> {
+    let limits = c.limits?;
+    let limit = limits.get(GPU)?;
+    let gpus = limit
+        .as_str()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| n > 0)?;
+    if c.accelerators()
+        .iter()
+        .any(|(name, _)| is_gpu_resource(name) && *name != GPU)
+    {
+        return None;
+    }
+    let env_names: Vec<&str> = c
+        .get("env")
+        .into_iter()
+        .flat_map(Node::items)
+        .filter_map(|e| e.get("name").and_then(Node::as_str))
+        .collect();
+    if env_names.iter().any(|n| placed_elsewhere(n)) {
+        return None;
+    }
+    let (cmds, script) = commands(c);
+    if cmds.iter().flatten().any(|w| placed_elsewhere(w.text)) || script.is_some_and(backgrounds) {
+        return None;
+    }
+    let mut servers = cmds.iter().filter_map(|cmd| server_in(cmd));
+    let server = match (servers.next(), servers.next()) {
+        (Some(s), None) => s,
+        (None, _) => entrypoint_server(c, &cmds[0])?,
+        (Some(_), Some(_)) => return None,
+    };
+    let sizes = read_sizes(cx, t, &server)?;
+    let engine = server.engine;
+    let ranks = sizes.ranks(engine);
+    if ranks == gpus {
+        return None;
+    }
+    let counted: Vec<&Claim> = [Size::Tensor, Size::Pipeline, Size::Data]
+        .into_iter()
+        .filter(|&s| sizes.counts(engine, s))
+        .filter_map(|s| sizes.claim(s))
+        .collect();
+    let mut formula = if counted.is_empty() {
+        "no parallel size is set".to_string()
+    } else {
+        counted
+            .iter()
+            .map(|c| format!("`{} {}`", c.flag, c.n))
+            .collect::<Vec<_>>()
+            .join(" × ")
+    };
+    if !sizes.counts(engine, Size::Data)
+        && let Some(dp) = sizes.claim(Size::Data)
+    {
+        formula.push_str(&format!(
+            "; with `--enable-dp-attention` its `{} {}` ranks share them",
+            dp.flag, dp.n
+        ));
+    }
+    let name = c.name.unwrap_or("<unnamed>");
+    let of = describe(owner, t);
+    let limit_loc = t.loc(limit);
+    let s = |n: u64| if n == 1 { "" } else { "s" };
+    let (tp_flag, dp_flag) = engine.flags();
+    let (message, help, severity) = if ranks < gpus {
+        let idle = gpus - ranks;
+        (
+            format!(
+                "{} runs on {ranks} GPU{} ({formula}) but container `{name}` of {of} has {gpus} `{GPU}`: {idle} {} idle, paid for as long as it runs",
+                engine.name(),
+                s(ranks),
+                if idle == 1 { "GPU sits" } else { "GPUs sit" },
+            ),
+            format!(
+                "set the `{GPU}` limit to {ranks}, or make the parallel sizes come to {gpus} (`{tp_flag}`{})",
+                if sizes.counts(engine, Size::Data) {
+                    format!(", or `{dp_flag}` for more copies of the model")
+                } else {
+                    String::new()
+                }
+            ),
+            Severity::Warning,
+        )
+    } else {
+        // The container may see more GPUs than its limit: through variables `envFrom` may set
+        // (`NVIDIA_VISIBLE_DEVICES`), or as a privileged container.
+        let privileged = c
+            .get("securityContext")
+            .and_then(|s| s.get("privileged"))
+            .and_then(Node::as_str)
+            == Some("true");
+        let unless = if privileged {
+            ", unless it sees the node's GPUs as a privileged container"
+        } else if c.get("envFrom").is_some() {
+            ", unless its `envFrom` makes more GPUs visible to it"
+        } else {
+            ""
+        };
+        (
+            format!(
+                "{} runs {ranks} ranks of one GPU each ({formula}) but container `{name}` of {of} has {gpus} `{GPU}`: it cannot place them on the GPU{} it sees and fails at start{unless}",
+                engine.name(),
+                s(gpus),
+            ),
+            format!(
+                "set the `{GPU}` limit to {ranks} (on an instance type with that many GPUs), or make the parallel sizes come to {gpus}; a model too large for one node's GPUs needs a multi-node server (LeaderWorkerSet, Ray)"
+            ),
+            if unless.is_empty() {
+                Severity::Error
+            } else {
+                Severity::Warning
+            },
+        )
+    };
+    let at = match counted.first() {
+        Some(first) => first.loc,
+        None => cx.within(t.file, server.named, server.shown, server.after),
+    };
+    let mut d = cx
+        .at(at, message)
+        .with_severity(severity)
+        .object(Some(owner.obj_ref()))
+        .help(help);
+    for other in counted.iter().skip(1) {
+        d = d.related(other.loc, format!("`{}` {}", other.flag, other.n));
+    }
+    Some(d.related(limit_loc, format!("its `{GPU}` limit: {gpus}")))
+}
+
+/// `Deployment serving/chat` for a kind with one pod template, else with the template's path.
+fn describe(owner: &Object, t: &PodTemplate) -> String {
+    match owner.kind {
+        "Pod" | "Job" | "Deployment" | "StatefulSet" | "ReplicaSet" | "CronJob" | "DaemonSet" => {
+            owner.describe()
+        }
+        _ => format!("{} (`{}`)", owner.describe(), t.path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn background_jobs_are_told_from_and_lists_and_redirections() {
+        assert!(backgrounds("python3 embedder.py & vllm serve m"));
+        assert!(backgrounds("vllm serve m &\nwait"));
+        for s in ["a && b", "a 2>&1 | tee log", "a &> log", "a >& log"] {
+            assert!(!backgrounds(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn flags_whose_effect_is_not_judged() {
+        use Engine::{Sglang, Vllm};
+        for (engine, flag) in [
+            (Vllm, "--tensor-parallel"),
+            (Vllm, "--tp"),
+            (Vllm, "-t"),
+            (Vllm, "-dpl"),
+            (Vllm, "--data-parallel-size-local"),
+            (Vllm, "--decode-context-parallel-size"),
+            (Vllm, "--$(FLAG)"),
+            (Sglang, "--pp"),
+            (Sglang, "--tp_size"),
+            (Sglang, "--ep-size"),
+            (Sglang, "--dist-init-addr"),
+        ] {
+            assert!(matches!(classify(engine, flag), Class::Unknown), "{flag}");
+        }
+        assert!(matches!(
+            classify(Vllm, "--tensor_parallel_size"),
+            Class::Size(Size::Tensor)
+        ));
+        assert!(matches!(
+            classify(Sglang, "--tp"),
+            Class::Size(Size::Tensor)
+        ));
+        for flag in [
+            "--max-model-len",
+            "--enable-expert-parallel",
+            "-q",
+            "--gpu-memory-utilization",
+        ] {
+            assert!(matches!(classify(Vllm, flag), Class::Other), "{flag}");
+        }
+    }
+}
