@@ -183,6 +183,13 @@ pub struct Discovery<'a> {
     pub exclude_root: Option<&'a Path>,
 }
 
+/// Whether discovery lints a file of this name: YAML, `Kustomization`, Terraform.
+fn wanted(p: &Path) -> bool {
+    is_yaml(p)
+        || p.file_name().is_some_and(|n| n == "Kustomization")
+        || super::terraform::is_terraform(p)
+}
+
 fn is_yaml(p: &Path) -> bool {
     matches!(
         p.extension().and_then(|e| e.to_str()),
@@ -208,6 +215,34 @@ pub fn display_path(p: &Path) -> String {
 }
 
 impl Discovery<'_> {
+    /// Files under `root` that git tracks but the walk skipped because `.gitignore` lists them
+    /// (git and Argo CD use them all the same), but for those in chart directories.
+    fn tracked_but_ignored(
+        &self,
+        root: &Path,
+        walked: &[PathBuf],
+        charts: &[PathBuf],
+    ) -> Vec<PathBuf> {
+        let tracked = super::git::tracked_under(root);
+        if tracked.is_empty() {
+            return tracked;
+        }
+        let walked: std::collections::HashSet<&PathBuf> = walked.iter().collect();
+        let in_chart = |p: &Path| {
+            charts.iter().any(|c| p.starts_with(c))
+                || p.ancestors()
+                    .skip(1)
+                    .take_while(|d| d.starts_with(root) && *d != root)
+                    .any(|d| d.join("Chart.yaml").is_file())
+        };
+        tracked
+            .into_iter()
+            .filter(|p| {
+                !walked.contains(p) && wanted(p) && !self.excluded(p) && p.is_file() && !in_chart(p)
+            })
+            .collect()
+    }
+
     fn excluded(&self, path: &Path) -> bool {
         let Some(set) = self.exclude else {
             return false;
@@ -297,10 +332,7 @@ impl Discovery<'_> {
                     match entry {
                         Ok(e) => {
                             let is_file = e.file_type().is_some_and(|t| t.is_file());
-                            let wanted = is_yaml(e.path())
-                                || e.file_name() == "Kustomization"
-                                || super::terraform::is_terraform(e.path());
-                            if is_file && wanted && !self.excluded(e.path()) {
+                            if is_file && wanted(e.path()) && !self.excluded(e.path()) {
                                 keep = Some(e.into_path());
                             }
                         }
@@ -326,6 +358,8 @@ impl Discovery<'_> {
                 })
             });
             let (mut these, mut troubles) = found.into_inner().unwrap_or_default();
+            let charts_now = charts.lock().map(|c| c.clone()).unwrap_or_default();
+            these.extend(self.tracked_but_ignored(root, &these, &charts_now));
             files.append(&mut these);
             troubles.sort_by(|a, b| a.message.cmp(&b.message));
             problems.append(&mut troubles);

@@ -18,6 +18,7 @@
 pub mod argo;
 pub mod exec;
 pub mod files;
+pub mod git;
 pub mod helm;
 pub mod kustomize;
 pub mod remap;

@@ -2320,3 +2320,43 @@ fn an_object_defined_twice_in_two_files_is_reported_only_for_a_complete_cluster(
     assert!(out.contains("teams/ml/flavor.yaml:4:9"), "{out}");
     assert!(out.contains("platform/flavor.yaml:4:9"), "{out}");
 }
+
+#[test]
+fn tracked_files_are_linted_even_when_gitignore_lists_them() {
+    let d = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "core.hooksPath=/dev/null"])
+            .args(args)
+            .current_dir(d.path())
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !git(&["init", "-q"]) {
+        return; // no git on this machine
+    }
+    write(d.path(), ".gitignore", "generated/\nscratch/\n");
+    write(d.path(), "generated/bad.yaml", BAD_JOB);
+    write(d.path(), "scratch/bad.yaml", BAD_JOB);
+    // Committed although ignored (`git add -f`): git and Argo CD use it; the scratch file is not
+    // tracked and stays out.
+    assert!(git(&["add", "-f", "generated/bad.yaml"]));
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(code, 1, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let paths: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["generated/bad.yaml"], "{out}");
+    // The same from an index written in version 4 (prefix-compressed paths).
+    assert!(git(&["update-index", "--index-version", "4"]));
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert!(
+        out.contains("generated/bad.yaml") && !out.contains("scratch/"),
+        "{out}"
+    );
+}
