@@ -90,7 +90,16 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         } else {
             format!("{}.spec", t.path)
         };
-        check::walk(
+        // A bare Pod with no containers is never applied as it is: it is a pod template file
+        // (Spark's `podTemplateFile`, Flink's) that the program adds its containers to.
+        let fragment =
+            obj.group.is_empty() && obj.kind == "Pod" && t.spec.get("containers").is_none();
+        let walk = if fragment {
+            check::walk_fragment
+        } else {
+            check::walk
+        };
+        walk(
             t.spec,
             &builtin::POD_SPEC,
             &base,

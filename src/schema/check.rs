@@ -31,6 +31,9 @@ struct Walker<'a, 'o> {
     kind: &'o str,
     path: Vec<Seg<'a>>,
     out: &'o mut Vec<Violation<'a>>,
+    /// The walked node is a fragment merged into a whole later: its own required fields may be
+    /// missing (nested ones may not).
+    partial: bool,
 }
 
 /// Checks `node` (at `base` in an object of `kind`) against `schema`.
@@ -48,6 +51,28 @@ pub fn walk<'a>(
         kind,
         path: Vec::with_capacity(16),
         out,
+        partial: false,
+    };
+    w.value(node, None, &Ty::Obj(schema));
+}
+
+/// Like [`walk`], for a fragment that a program merges into a whole before anything applies it
+/// (a Spark or Flink pod template file): the fields it must have at its top are not required.
+pub fn walk_fragment<'a>(
+    node: Node<'a>,
+    schema: &'static Obj,
+    base: &str,
+    what: &str,
+    kind: &str,
+    out: &mut Vec<Violation<'a>>,
+) {
+    let mut w = Walker {
+        base,
+        what,
+        kind,
+        path: Vec::with_capacity(16),
+        out,
+        partial: true,
     };
     w.value(node, None, &Ty::Obj(schema));
 }
@@ -273,7 +298,8 @@ impl<'a> Walker<'a, '_> {
             }
             self.unknown(kn, k, obj);
         }
-        for field in obj.fields.iter().filter(|f| f.required) {
+        let top = self.partial && self.path.is_empty();
+        for field in obj.fields.iter().filter(|f| f.required && !top) {
             if n.get(field.name).is_none() {
                 self.missing(n, key, field);
             }
