@@ -216,7 +216,12 @@ impl<'a> Index<'a> {
             local_queue_any.entry(q.name).or_insert(i);
         }
         let mut pools_by_class: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (i, p) in nodepools.iter().enumerate() {
+        // Auto Mode pools name an EKS NodeClass, not an EC2NodeClass of the same name.
+        for (i, p) in nodepools
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.is_auto_mode())
+        {
             if let Some(n) = p
                 .node_class_ref
                 .and_then(|r| r.get("name"))
@@ -413,7 +418,7 @@ impl<'a> Index<'a> {
         self.pool_names.get(name).copied()
     }
 
-    /// The NodePools whose `nodeClassRef` names this class.
+    /// The NodePools whose `nodeClassRef` names this EC2NodeClass.
     pub fn pools_using_class(&self, name: &str) -> &[usize] {
         self.pools_by_class.get(name).map_or(&[], Vec::as_slice)
     }

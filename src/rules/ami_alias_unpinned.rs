@@ -7,10 +7,12 @@ declare_rule! {
     /// ## What it does
     /// Flags an EC2NodeClass `spec.amiSelectorTerms[].alias` that ends in `@latest`
     /// (`al2023@latest`, `bottlerocket@latest`, `al2@latest`). Windows families are exempt: their
-    /// aliases accept only `@latest`. Only classes a NodePool able to launch GPU or Neuron
-    /// instances uses are judged: not one only CPU pools (Spark, system pools) use, nor one no
-    /// pool in view uses. Where several classes share a name (examples side by side), a pool uses
-    /// the one nearest to it in the tree.
+    /// aliases accept only `@latest`. Only classes a GPU or Neuron NodePool uses (one whose
+    /// requirements select accelerator instances) are judged: not one only CPU or general pools
+    /// use, nor one no pool in view uses. Where several classes share a name (examples side by
+    /// side), a pool uses the one in its own file, else the one nearest to it in the tree, and
+    /// none when several are equally near. Auto Mode pools name an EKS NodeClass, not an
+    /// EC2NodeClass.
     ///
     /// ## Why is this bad?
     /// An `@latest` alias resolves to a new AMI every time AWS publishes one. Each release drifts
@@ -86,10 +88,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 })
                 .collect();
             // Only GPU (or Neuron) capacity is this linter's to judge: a class no pool in view
-            // uses, or only CPU pools (Spark, Flink, system pools), is left alone.
+            // uses, or only pools that do not set out to launch accelerators (CPU pools for
+            // Spark, Flink or system pods; general pools that could, but only by chance), is
+            // left alone.
             if users
                 .iter()
-                .all(|&p| gpu_capability(&cx.ix.nodepools[p]) == GpuCapability::None)
+                .all(|&p| gpu_capability(&cx.ix.nodepools[p]) != GpuCapability::Explicit)
             {
                 continue;
             }
@@ -126,8 +130,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Of objects that share a name, the one whose file shares the longest directory prefix with
-/// `from` (the first on a tie).
+/// Of objects that share a name, the one in `from` itself, else the one whose file shares the
+/// longest directory prefix with `from`; `None` when several are equally near (side-by-side
+/// examples that each define it: which one a pool uses cannot be told).
 fn nearest<'o, 'a>(cx: &Ctx, from: FileId, objects: &[&'o Object<'a>]) -> Option<&'o Object<'a>> {
     let dir = |f: FileId| {
         cx.ix
@@ -136,9 +141,13 @@ fn nearest<'o, 'a>(cx: &Ctx, from: FileId, objects: &[&'o Object<'a>]) -> Option
             .map_or("", |f| f.path.rsplit_once('/').map_or("", |(d, _)| d))
     };
     let here: Vec<&str> = dir(from).split('/').collect();
-    objects.iter().copied().max_by_key(|o| {
+    let nearness = |o: &Object| {
         let there = dir(o.file).split('/');
         let shared = here.iter().zip(there).take_while(|(a, b)| *a == b).count();
-        (shared, std::cmp::Reverse(o.file))
-    })
+        (o.file == from, shared)
+    };
+    let best = objects.iter().map(|o| nearness(o)).max()?;
+    let mut nearest = objects.iter().copied().filter(|o| nearness(o) == best);
+    let one = nearest.next()?;
+    nearest.next().is_none().then_some(one)
 }
