@@ -29,6 +29,9 @@ pub(super) struct Scan<'a> {
     pub(super) idle: Option<Cue<'a>>,
     /// A program or script nothing is known about: real work of unknown purpose.
     pub(super) unknown: Option<Cue<'a>>,
+    /// Scripts the commands write inline (here-documents): base name, and whether the body
+    /// trains.
+    pub(super) inline: Vec<(&'a str, bool)>,
 }
 
 #[derive(Clone, Copy)]
@@ -219,12 +222,91 @@ pub(super) fn feed_str<'a>(
     seg: &mut Seg<'a>,
     depth: u8,
 ) {
+    // A script written inline (`cat <<'EOF' > train.py … EOF`) is data, not commands: its body
+    // is not read word by word, and what it does is judged by its body, not its name.
+    let docs = heredocs(text);
+    let mut from = 0;
+    for (body, target) in docs {
+        if let Some(name) = target {
+            scan.inline
+                .push((basename(name), trains(&text[body.clone()])));
+        }
+        feed_part(scan, &text[from..body.start], node, seg, depth);
+        *seg = Seg::new();
+        from = body.end;
+    }
+    feed_part(scan, &text[from..], node, seg, depth);
+}
+
+fn feed_part<'a>(scan: &mut Scan<'a>, text: &'a str, node: Node<'a>, seg: &mut Seg<'a>, depth: u8) {
     for tok in lex(text) {
         match tok {
             Tok::Sep => *seg = Seg::new(),
             Tok::Word(w) => word(scan, w, node, seg, depth),
         }
     }
+}
+
+/// The here-documents of a shell script: each body's byte range (from the line after `<<WORD`
+/// to its closing line, inclusive) and the file it is redirected to (`> train.py`), if any.
+fn heredocs(text: &str) -> Vec<(std::ops::Range<usize>, Option<&str>)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = text[at..].find("<<") {
+        let open = at + i;
+        let line_end = text[open..].find('\n').map_or(text.len(), |k| open + k);
+        let head = &text[open + 2..line_end];
+        let head = head.strip_prefix('-').unwrap_or(head).trim_start();
+        let delim: String = head
+            .trim_start_matches(['\'', '"'])
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if delim.is_empty() || line_end >= text.len() {
+            at = open + 2;
+            continue;
+        }
+        let target = head
+            .split_once('>')
+            .and_then(|(_, t)| t.split_whitespace().next())
+            .map(|t| t.trim_matches(['\'', '"']));
+        let body_start = line_end + 1;
+        let mut pos = body_start;
+        let mut end = text.len();
+        while pos < text.len() {
+            let next = text[pos..].find('\n').map_or(text.len(), |k| pos + k);
+            if text[pos..next].trim() == delim {
+                end = next;
+                break;
+            }
+            pos = next + 1;
+        }
+        out.push((body_start..end, target));
+        at = end;
+    }
+    out
+}
+
+/// Whether the source of a script shows it trains: an optimizer, a loss, gradients, epochs,
+/// a trainer or checkpoints (not the word "training" in a comment, nor its file name).
+fn trains(source: &str) -> bool {
+    [
+        "optimizer",
+        "optim.",
+        "optax",
+        "backward(",
+        "value_and_grad",
+        "jax.grad",
+        "loss",
+        "epoch",
+        "train_step",
+        "trainer",
+        "learning_rate",
+        "checkpoint",
+        ".fit(",
+    ]
+    .iter()
+    .any(|m| contains_ci(source, m))
 }
 
 fn word<'a>(scan: &mut Scan<'a>, w: &'a str, node: Node<'a>, seg: &mut Seg<'a>, depth: u8) {
@@ -299,7 +381,17 @@ fn word<'a>(scan: &mut Scan<'a>, w: &'a str, node: Node<'a>, seg: &mut Seg<'a>, 
         return;
     }
     if is_script(base) {
-        let sort = script_signal(base).unwrap_or(Sort::Unknown);
+        let inline = scan
+            .inline
+            .iter()
+            .find(|(n, _)| *n == base)
+            .map(|(_, t)| *t);
+        let sort = match inline {
+            // Written above in the same script: its body says whether it trains.
+            Some(true) => Sort::Launcher,
+            Some(false) => Sort::Unknown,
+            None => script_signal(base).unwrap_or(Sort::Unknown),
+        };
         scan.note(sort, base, node);
         if seg.at_program {
             seg.program = Some(base);

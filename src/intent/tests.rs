@@ -65,6 +65,30 @@ fn torchrun_with_epochs_is_training() {
 }
 
 #[test]
+fn a_script_written_inline_is_judged_by_its_body_not_its_name() {
+    let script = |body: &str| {
+        let body: String = body.lines().map(|l| format!("    {l}\n")).collect();
+        format!(
+            "image: ghcr.io/x/jax:1\ncommand:\n  - bash\n  - -c\n  - |\n    cat <<'EOF' > distributed_train.py\n{body}    EOF\n    python3 distributed_train.py\n"
+        )
+    };
+    // A matrix product named `…train.py`: GPU work, not training.
+    let (k, ev, _) = of(&job(
+        "hello",
+        &script(
+            "import jax\ny = jax.jit(lambda a: a @ a)(x)\nprint(y.sum())  # training simulation",
+        ),
+    ));
+    assert_ne!(k, IntentKind::Training, "{ev}");
+    // The same name with an optimizer and a loss: training.
+    let (k, ev, _) = of(&job(
+        "fit",
+        &script("import optax\nopt = optax.adam(1e-3)\nloss = step(params)"),
+    ));
+    assert_eq!(k, IntentKind::Training, "{ev}");
+}
+
+#[test]
 fn launchers_inside_sh_c_scripts() {
     for cmd in [
         "command: [sh, -c]\nargs: ['pip install -r r.txt && accelerate launch run.py --x 1']",
