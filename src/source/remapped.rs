@@ -1,6 +1,6 @@
 //! Moving findings on rendered output back to the files that produced them.
 
-use super::{Build, Kind, Sources, first_key, remap, tree};
+use super::{Build, Kind, Sources, first_key, helm, kustomize, remap, tree};
 use crate::diag::{Diagnostic, FileId, Loc, Related};
 use crate::source::SourceFile;
 use crate::yaml::Span;
@@ -18,10 +18,12 @@ impl Sources {
             cache: &self.cache,
         };
         let r = match &b.kind {
-            Kind::Kustomize { top, origins } => remap::kustomize(&cx, top, origins, f, loc.span),
+            Kind::Kustomize { top, origins } => {
+                kustomize::remap::resolve(&cx, top, origins, f, loc.span)
+            }
             Kind::Helm {
                 sources, values, ..
-            } => remap::helm(&cx, sources, values, f, loc.span),
+            } => helm::remap::resolve(&cx, sources, values, f, loc.span),
         }?;
         Some((r, b))
     }

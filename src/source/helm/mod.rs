@@ -10,6 +10,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub mod remap;
+
 /// A chart directory and its parsed `Chart.yaml`.
 #[derive(Debug)]
 pub struct Chart {

@@ -17,6 +17,8 @@ use crate::yaml::{self, Budget, Node};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub mod remap;
+
 /// The annotation `buildMetadata: [originAnnotations]` adds.
 pub const ORIGIN_KEY: &str = "config.kubernetes.io/origin";
 
