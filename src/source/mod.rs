@@ -16,6 +16,7 @@
 //! syncs and to which cluster (see [`argo`]).
 
 pub mod argo;
+mod builder;
 pub mod exec;
 pub mod files;
 pub mod helm;
@@ -74,27 +75,16 @@ pub fn display_canonical(p: &Path) -> String {
     display_path(p)
 }
 
-/// What became of one build, for the rendered file list.
-#[derive(Debug)]
-enum Kind {
-    Kustomize {
-        /// Identity of the kustomization file.
-        top: PathBuf,
-        origins: Vec<Origin>,
-    },
-    Helm {
-        /// Identity of the chart directory.
-        chart: PathBuf,
-        sources: Vec<(usize, Option<PathBuf>)>,
-        values: Vec<PathBuf>,
-    },
-}
-
+/// A build's output in the run's files.
 #[derive(Debug)]
 struct Build {
     /// The rendered file in the run's file list.
     fid: FileId,
-    kind: Kind,
+    /// What was built (identity): a kustomization file, a chart directory.
+    source: PathBuf,
+    /// `source` as `--explain-sources` names it.
+    shown: String,
+    map: Box<dyn builder::Mapping>,
 }
 
 /// A line of `--explain-sources`.

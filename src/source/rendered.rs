@@ -1,8 +1,8 @@
 //! Adding each build's outcome to the run's files: its output, a located failure, or a skip.
 
 use super::{
-    Build, HELM_FAILED, HelmResult, KUSTOMIZE_FAILED, Kind, KustomizeResult, Line, Origin, Sources,
-    display_canonical, first_key, helm, parsed_file, remap, tree,
+    Build, HELM_FAILED, HelmResult, KUSTOMIZE_FAILED, KustomizeResult, Line, Origin, Sources,
+    display_canonical, first_key, helm, kustomize, parsed_file, remap, tree,
 };
 use crate::source::SourceFile;
 use crate::yaml::{Problem, Span};
@@ -72,10 +72,12 @@ impl Sources {
                 }
                 self.builds.push(Build {
                     fid: files.len(),
-                    kind: Kind::Kustomize {
+                    source: top.to_path_buf(),
+                    shown: k.file.path.clone(),
+                    map: Box::new(kustomize::remap::Map {
                         top: top.to_path_buf(),
                         origins,
-                    },
+                    }),
                 });
                 files.push(file);
             }
@@ -203,11 +205,9 @@ impl Sources {
                 }
                 self.builds.push(Build {
                     fid: files.len(),
-                    kind: Kind::Helm {
-                        chart: chart.dir.clone(),
-                        sources,
-                        values,
-                    },
+                    source: chart.dir.clone(),
+                    shown: display_canonical(&chart.dir),
+                    map: Box::new(helm::remap::Map { sources, values }),
                 });
                 files.push(file);
             }

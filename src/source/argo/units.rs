@@ -6,8 +6,8 @@ use super::sync::{Run, plural};
 use crate::diag::FileId;
 use crate::source::SourceFile;
 use crate::source::{
-    HelmResult, Kind, KustomizeResult, Sources, display_canonical, exec, helm, is_yaml_name,
-    kustomize, parsed_file,
+    HelmResult, KustomizeResult, Sources, display_canonical, exec, helm, is_yaml_name, kustomize,
+    parsed_file,
     tree::{self, identity, normalize},
 };
 use rayon::prelude::*;
@@ -20,6 +20,18 @@ pub(super) enum Unit {
     Directory { dir: PathBuf, opts: DirOpts },
     Kustomize { top: PathBuf, opts: KustomizeOpts },
     Helm { chart: PathBuf, render: HelmKey },
+}
+
+impl Unit {
+    /// What a build of the unit is of (a kustomization file, a chart directory: never one for
+    /// the other), as the run's builds record it.
+    pub(super) fn source(&self) -> Option<&PathBuf> {
+        match self {
+            Unit::Directory { .. } => None,
+            Unit::Kustomize { top, .. } => Some(top),
+            Unit::Helm { chart, .. } => Some(chart),
+        }
+    }
 }
 
 /// A chart render as an Application asks for it.
@@ -99,10 +111,8 @@ impl Sources {
                     let dir_shown = display_canonical(top.parent().unwrap_or(top));
                     let standard = self.builds[..run.standard]
                         .iter()
-                        .find_map(|b| match &b.kind {
-                            Kind::Kustomize { top: t, .. } if t == top => Some(b.fid),
-                            _ => None,
-                        });
+                        .find(|b| b.source == *top)
+                        .map(|b| b.fid);
                     if self.tool.is_none() {
                         // Read one by one, as the run reads kustomizations without kustomize:
                         // the resources they list are the manifests.

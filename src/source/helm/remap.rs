@@ -4,11 +4,34 @@
 //! files points at that line, the template line as a note.
 
 use crate::source::SourceFile;
+use crate::source::builder::Mapping;
 use crate::source::remap::{
     Ctx, NodePath, Place, Resolved, Seg, contains, doc_at, follow, line_starts, path_to, span_at,
 };
 use crate::yaml::{Node, Span};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// What a `helm template` output keeps for remapping: the template each `# Source:` comment
+/// names (by byte offset), and the values files the render read.
+#[derive(Debug)]
+pub(in crate::source) struct Map {
+    pub sources: Vec<(usize, Option<PathBuf>)>,
+    pub values: Vec<PathBuf>,
+}
+
+impl Mapping for Map {
+    fn resolve(&self, cx: &Ctx, output: &SourceFile, span: Span) -> Option<Resolved> {
+        resolve(cx, &self.sources, &self.values, output, span)
+    }
+
+    fn made_from(&self, output: &SourceFile, doc: usize) -> Option<&Path> {
+        let start = output.docs.get(doc)?.root().span().start();
+        self.sources
+            .iter()
+            .rfind(|(offset, _)| *offset <= start)
+            .and_then(|(_, p)| p.as_deref())
+    }
+}
 
 /// The line of `text` where `keys` appear in order, each searched after the previous one
 /// (keys not found are skipped): byte offset and length of the last key found, and whether it

@@ -8,13 +8,61 @@
 //! object; the last resort is the deepest node of the path the origin has.
 
 use super::Origin;
-use crate::source::SourceFile;
+use crate::source::builder::Mapping;
 use crate::source::remap::{
     Ctx, NodePath, Place, Resolved, Seg, doc_at, follow, line_starts, path_to,
 };
-use crate::source::tree::{Kustomization, Target};
+use crate::source::tree::{Forest, Kustomization, Target};
+use crate::source::{SourceFile, first_key};
 use crate::yaml::{self, Budget, Node, Pos, Span, Style};
 use std::path::{Path, PathBuf};
+
+/// What a kustomize build keeps for remapping: the kustomization built (identity) and where each
+/// document of its output came from.
+#[derive(Debug)]
+pub(in crate::source) struct Map {
+    pub top: PathBuf,
+    pub origins: Vec<Origin>,
+}
+
+impl Mapping for Map {
+    fn resolve(&self, cx: &Ctx, output: &SourceFile, span: Span) -> Option<Resolved> {
+        resolve(cx, &self.top, &self.origins, output, span)
+    }
+
+    fn through(&self, cx: &Ctx, file: &Path) -> Option<(Place, String)> {
+        let k = cx.forest.get(&self.top)?;
+        (!file.starts_with(&k.dir)).then(|| {
+            let place = Place {
+                file: k.path.clone(),
+                span: entry_towards(cx.forest, k, file),
+            };
+            (place, "reached through this kustomization".into())
+        })
+    }
+
+    fn made_from(&self, _output: &SourceFile, doc: usize) -> Option<&Path> {
+        match self.origins.get(doc) {
+            Some(Origin::File(p)) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+/// The entry of an overlay that leads to `file` (a resource, or a base that reads it), else
+/// its `resources:` key: where "reached through this kustomization" points.
+fn entry_towards(forest: &Forest, k: &Kustomization, file: &Path) -> Span {
+    k.refs
+        .iter()
+        .find(|r| match &r.target {
+            Target::File(f) => f == file,
+            Target::Kustomization(c) => forest.files_read(c).contains(file),
+            _ => false,
+        })
+        .map(|r| r.span)
+        .or_else(|| k.root()?.entry("resources").map(|(kn, _)| kn.span()))
+        .unwrap_or_else(|| first_key(&k.file))
+}
 
 /// The rendered object a finding is in.
 struct Obj<'a> {
