@@ -24,41 +24,20 @@ pub mod kustomize;
 pub mod remap;
 pub mod tree;
 
-mod build;
 mod explain;
 mod plan;
 mod remapped;
-mod rendered;
 
 pub use crate::config::sources::{ChartConfig, SourcesConfig, parse_key as parse_config_key};
-pub use build::Builds;
 pub use files::*;
+pub use kustomize::{Builds, Origin};
 
-use crate::config::Settings;
 use crate::diag::FileId;
 use crate::yaml::Span;
-use build::{HelmResult, KustomizeResult};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tree::{Forest, identity};
 
-/// Where a document of a kustomize build came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Origin {
-    /// Read from this file (identity).
-    File(PathBuf),
-    /// Made by a generator configured in this kustomization file (identity).
-    Generated {
-        kustomization: PathBuf,
-    },
-    /// From a remote base.
-    Remote,
-    Unknown,
-}
-
-/// How build failures start their message; the `source-build-failed` rule owns such problems.
-pub const KUSTOMIZE_FAILED: &str = "`kustomize build` failed: ";
-pub const HELM_FAILED: &str = "`helm template` failed: ";
 /// An Argo CD Application whose source in this repository cannot be synced.
 pub const ARGO_FAILED: &str = "Argo CD cannot sync ";
 
@@ -107,7 +86,6 @@ pub struct Sources {
     tops: Vec<PathBuf>,
     charts: Vec<PathBuf>,
     tool: Option<kustomize::Tool>,
-    helm: Option<PathBuf>,
     builds: Vec<Build>,
     /// Files the builds read (origins, patches, templates, values), parsed, by identity.
     cache: BTreeMap<PathBuf, SourceFile>,
@@ -142,30 +120,15 @@ fn first_key(f: &SourceFile) -> Span {
         .unwrap_or_default()
 }
 
-/// How to lint by hand what was skipped: for a chart, the `helm template` command with its
-/// configured values; for a kustomization, `kustomize build`.
-pub fn skip_hint(f: &SourceFile, settings: &Settings) -> Option<String> {
-    let s = f.skipped.as_ref()?;
-    let path = Path::new(&f.path);
-    let dir = path
-        .parent()
-        .map(display_canonical)
-        .unwrap_or_else(|| ".".into());
-    if s.reason.starts_with("Helm chart") {
-        let chart = helm::Chart::load(path.parent()?)?;
-        let root = settings
-            .root
-            .clone()
-            .or_else(|| std::env::current_dir().ok())?;
-        let rel = tree::relative(&identity(&root), &chart.dir);
-        let cfg = settings.sources.chart(&rel.to_string_lossy());
-        let render = helm::settings_for(&chart, cfg, &root).ok()?;
-        return Some(format!("lint it with `{}`", helm::hint(&dir, &render)));
+impl Sources {
+    /// Adds the run's own builds to `files`, kind by kind (`builds`: the kustomizations built
+    /// ahead, see [`Sources::build_tops`]), then what Argo CD Applications sync.
+    pub fn render(&mut self, files: &mut Vec<SourceFile>, builds: Builds) {
+        // The kinds of built source, in the order their files join the run's.
+        self.render_kind(&kustomize::Kustomize, files, builds.0);
+        self.render_kind(&helm::Helm::default(), files, Vec::new());
+        if self.config.argo.enabled {
+            self.sync_applications(files);
+        }
     }
-    if s.reason.starts_with("Kustomization") {
-        return Some(format!(
-            "lint it with `kustomize build {dir} | gpuops lint -`"
-        ));
-    }
-    None
 }

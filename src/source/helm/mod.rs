@@ -10,7 +10,13 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod builder;
 pub mod remap;
+
+pub(super) use builder::{Helm, Unit};
+
+/// How a render failure starts its message; the `source-build-failed` rule owns such problems.
+pub const FAILED: &str = "`helm template` failed: ";
 
 /// A chart directory and its parsed `Chart.yaml`.
 #[derive(Debug)]
