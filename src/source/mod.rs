@@ -7,13 +7,38 @@
 //!
 //! [`Sources::plan`] decides, from what discovery found, which files are read raw, which
 //! kustomizations are built (overlays; bases only through them unless `lint-bases`) and which
-//! charts are rendered. [`Sources::render`] runs the tools and adds one rendered file per build
-//! (or one located failure, or one skipped entry) to the run's files. After linting,
-//! [`Sources::remap`] moves every finding on rendered output to its source (see [`remap`]),
-//! collapses identical findings that several overlays share, and adds the files the builds read.
+//! charts are rendered. [`Sources::render`] runs each kind's builder over its units and adds one
+//! file per build (its output, a located failure, or the source marked skipped) to the run's
+//! files. After linting, [`Sources::remap`] moves every finding on rendered output to its source
+//! through the mapping its build kept (see [`remap`] for what the kinds share), collapses
+//! identical findings that several overlays share, and adds the files the builds read.
 //!
 //! With Argo CD Applications in the repository, [`Sources::render`] also works out what each one
 //! syncs and to which cluster (see [`argo`]).
+//!
+//! # Kinds of built source
+//!
+//! A kind is an implementation of `builder::Builder`: what one build is of (its unit), the run's
+//! own units, running the tool, what each outcome (built, failed, skipped: one type for every
+//! kind) becomes in the run's files and in `--explain-sources`, and, for its output, a
+//! `builder::Mapping` that points a location back at the files it was made from. [`kustomize`]
+//! and [`helm`] are the two, each with its builder in `builder.rs` and its mapping in `remap`.
+//! A new kind touches:
+//!
+//! - one new file implementing `Builder` and `Mapping` (e.g. `source/jsonnet.rs`);
+//! - one registration in this file: its `mod` line and its line in [`Sources::render`].
+//!
+//! Nothing else tells the kinds apart: adding outcomes to the files, remapping, the notes on
+//! skipped files and what Argo CD explanations say of a build go through the trait. What a new
+//! kind still needs beyond that, as the code stands:
+//!
+//! - Finding its units. `Builder::planned` reads what [`Sources::plan`] kept: the top
+//!   kustomizations and the chart directories discovery did not enter. Sources of another shape
+//!   need discovery ([`files`], which walks YAML files and stops at `Chart.yaml`) and `plan.rs`
+//!   (which keeps them out of the files read raw) to hand them over.
+//! - Argo CD. Applications sync directories, kustomizations and charts: syncing a new kind needs
+//!   a `Unit` variant and its step in `argo/units.rs`, and its branch where `argo/sync.rs`
+//!   decides what a source path is.
 
 pub mod argo;
 mod builder;

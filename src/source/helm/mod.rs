@@ -1,5 +1,8 @@
 //! Rendering a chart with `helm template` (Helm 3 output: documents preceded by
 //! `# Source: <chart>/templates/<file>` comments), and where each document came from.
+//!
+//! `builder` makes helm a kind of built source (its units and the file each outcome becomes);
+//! [`remap`] points findings on a render back at its templates and values.
 
 use super::exec::{self, Invocation};
 use super::tree::{identity, normalize};

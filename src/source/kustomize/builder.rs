@@ -296,8 +296,8 @@ impl Builder for Kustomize {
 }
 
 impl Sources {
-    /// Builds the top kustomizations, while the caller reads and parses the raw files (see
-    /// [`Kustomize::build_all`]).
+    /// Builds the top kustomizations, many to a process, on threads of their own: the caller
+    /// reads and parses the raw files meanwhile.
     pub fn build_tops(&self) -> Builds {
         Builds(Kustomize.build_all(self, &Kustomize::tops(self)))
     }

@@ -9,6 +9,9 @@
 //!
 //! Several overlays may share one wrapper and one process ([`build_many`]); the output is then
 //! split back into each overlay's own build by the directories its documents' origins name.
+//!
+//! `builder` makes kustomize a kind of built source (its units, batches, and the file each
+//! outcome becomes); [`remap`] points findings on a build back at its sources.
 
 use super::exec::{self, Invocation};
 use super::tree::{identity, normalize, relative};
