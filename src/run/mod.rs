@@ -80,7 +80,7 @@ pub fn lint_repo(repo: Repo, settings: &Settings, policies: Option<&Policies>) -
     let mut outcome = check(&files, settings, policies);
     let (files, source_notes) = sources.remap(&mut outcome.diagnostics, files);
     finish(&files, settings, policies, &mut outcome);
-    let mut notes = skipped_notes(&files, settings);
+    let mut notes = skipped_notes(&files);
     notes.extend(source_notes);
     notes.append(&mut outcome.notes);
     outcome.notes = notes;
@@ -88,12 +88,11 @@ pub fn lint_repo(repo: Repo, settings: &Settings, policies: Option<&Policies>) -
 }
 
 /// One line per template that was not linted, with how to lint it.
-fn skipped_notes(files: &[SourceFile], settings: &Settings) -> Vec<String> {
+fn skipped_notes(files: &[SourceFile]) -> Vec<String> {
     let mut out = Vec::new();
     for f in files {
         let Some(s) = &f.skipped else { continue };
-        let hint = crate::source::skip_hint(f, settings);
-        let how = if let Some(h) = &hint {
+        let how = if let Some(h) = &s.hint {
             h.as_str()
         } else if s.reason.starts_with("Jinja") {
             "render it and lint the output via stdin"

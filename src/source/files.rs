@@ -103,6 +103,8 @@ pub struct Skipped {
     /// The first template marker as written, e.g. `{{- if .Values.gpu }}`.
     pub marker: String,
     pub span: Span,
+    /// How to lint it by hand, when the builder that skipped it knows.
+    pub hint: Option<String>,
 }
 
 impl SourceFile {
@@ -126,6 +128,7 @@ impl SourceFile {
                     reason: t.kind.to_string(),
                     marker: t.marker,
                     span: t.span,
+                    hint: None,
                 }),
                 role: Role::Linted,
                 lines: LineTable::default(),

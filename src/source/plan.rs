@@ -25,7 +25,6 @@ impl Sources {
             tops: Vec::new(),
             charts,
             tool: None,
-            helm: None,
             builds: Vec::new(),
             cache: BTreeMap::new(),
             lines: Vec::new(),

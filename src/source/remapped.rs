@@ -1,44 +1,26 @@
 //! Moving findings on rendered output back to the files that produced them.
 
-use super::{Build, Kind, Sources, first_key, remap, tree};
+use super::{Build, Sources, remap, tree};
 use crate::diag::{Diagnostic, FileId, Loc, Related};
 use crate::source::SourceFile;
 use crate::yaml::Span;
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
-use tree::Target;
+use std::path::PathBuf;
 
 impl Sources {
+    /// What remapping reads besides the run's files.
+    fn cx(&self) -> remap::Ctx<'_> {
+        remap::Ctx {
+            forest: &self.forest,
+            cache: &self.cache,
+        }
+    }
+
     /// Where a location of a finding goes.
     fn resolve(&self, files: &[SourceFile], loc: Loc) -> Option<(remap::Resolved, &Build)> {
         let b = self.builds.iter().find(|b| b.fid == loc.file)?;
         let f = files.get(loc.file)?;
-        let cx = remap::Ctx {
-            forest: &self.forest,
-            cache: &self.cache,
-        };
-        let r = match &b.kind {
-            Kind::Kustomize { top, origins } => remap::kustomize(&cx, top, origins, f, loc.span),
-            Kind::Helm {
-                sources, values, ..
-            } => remap::helm(&cx, sources, values, f, loc.span),
-        }?;
-        Some((r, b))
-    }
-
-    /// The entry of an overlay that leads to `file` (a resource, or a base that reads it), else
-    /// its `resources:` key: where "reached through this kustomization" points.
-    fn entry_towards(&self, k: &tree::Kustomization, file: &Path) -> Span {
-        k.refs
-            .iter()
-            .find(|r| match &r.target {
-                Target::File(f) => f == file,
-                Target::Kustomization(c) => self.forest.files_read(c).contains(file),
-                _ => false,
-            })
-            .map(|r| r.span)
-            .or_else(|| k.root()?.entry("resources").map(|(kn, _)| kn.span()))
-            .unwrap_or_else(|| first_key(&k.file))
+        Some((b.map.resolve(&self.cx(), f, loc.span)?, b))
     }
 
     /// Every location of a finding, moved: the finding's own, then its related places, then
@@ -50,15 +32,8 @@ impl Sources {
                 for (p, m) in r.notes {
                     notes.push(Note::at(Dest::Path(p.file), p.span, m));
                 }
-                if let Kind::Kustomize { top, .. } = &b.kind
-                    && let Some(k) = self.forest.get(top)
-                    && !r.place.file.starts_with(&k.dir)
-                {
-                    notes.push(Note::at(
-                        Dest::Path(k.path.clone()),
-                        self.entry_towards(k, &r.place.file),
-                        "reached through this kustomization".into(),
-                    ));
+                if let Some((p, m)) = b.map.through(&self.cx(), &r.place.file) {
+                    notes.push(Note::at(Dest::Path(p.file), p.span, m));
                 }
                 Note::at(Dest::Path(r.place.file), r.place.span, String::new())
             }

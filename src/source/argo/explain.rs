@@ -4,7 +4,7 @@
 use super::sync::{Defined, Outcome, Run, plural};
 use super::units::{Made, Unit};
 use crate::diag::FileId;
-use crate::source::{Build, Kind, Line, Sources, display_canonical};
+use crate::source::{Line, Sources, display_canonical};
 use crate::source::{Role, SourceFile};
 use crate::yaml::Span;
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,20 +24,10 @@ impl Sources {
         };
         let doc = f.docs.get(at.doc);
         if let Some(b) = self.builds.iter().find(|b| b.fid == at.fid) {
-            let from = match &b.kind {
-                Kind::Kustomize { origins, .. } => match origins.get(at.doc) {
-                    Some(crate::source::Origin::File(p)) => Some(display_canonical(p)),
-                    _ => None,
-                },
-                Kind::Helm { sources, .. } => doc.and_then(|d| {
-                    let start = d.root().span().start();
-                    sources
-                        .iter()
-                        .rfind(|(offset, _)| *offset <= start)
-                        .and_then(|(_, p)| p.as_deref().map(display_canonical))
-                }),
-            };
-            let from = from.unwrap_or_else(|| f.path.clone());
+            let from = b
+                .map
+                .made_from(f, at.doc)
+                .map_or_else(|| f.path.clone(), display_canonical);
             return (from.clone(), from);
         }
         let span = span.or_else(|| {
@@ -66,35 +56,11 @@ impl Sources {
         membership: &BTreeMap<FileId, BTreeSet<String>>,
         standard: usize,
     ) -> Vec<(FileId, String)> {
-        let tops: BTreeSet<&PathBuf> = units
-            .keys()
-            .filter_map(|u| match u {
-                Unit::Kustomize { top, .. } => Some(top),
-                _ => None,
-            })
-            .collect();
-        let charts: BTreeSet<&PathBuf> = units
-            .keys()
-            .filter_map(|u| match u {
-                Unit::Helm { chart, .. } => Some(chart),
-                _ => None,
-            })
-            .collect();
+        let built: BTreeSet<&PathBuf> = units.keys().filter_map(Unit::source).collect();
         self.builds[..standard]
             .iter()
-            .filter(|b| !membership.contains_key(&b.fid))
-            .filter_map(|b: &Build| match &b.kind {
-                Kind::Kustomize { top, .. } if tops.contains(top) => Some((
-                    b.fid,
-                    self.forest
-                        .get(top)
-                        .map_or_else(|| display_canonical(top), |k| k.file.path.clone()),
-                )),
-                Kind::Helm { chart, .. } if charts.contains(chart) => {
-                    Some((b.fid, display_canonical(chart)))
-                }
-                _ => None,
-            })
+            .filter(|b| !membership.contains_key(&b.fid) && built.contains(&b.source))
+            .map(|b| (b.fid, b.shown.clone()))
             .collect()
     }
 

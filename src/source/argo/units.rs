@@ -5,12 +5,11 @@ use super::app::{DirOpts, KustomizeOpts};
 use super::sync::{Run, plural};
 use crate::diag::FileId;
 use crate::source::SourceFile;
+use crate::source::builder::Outcome;
 use crate::source::{
-    HelmResult, Kind, KustomizeResult, Sources, display_canonical, exec, helm, is_yaml_name,
-    kustomize, parsed_file,
+    Sources, display_canonical, helm, is_yaml_name, kustomize, parsed_file,
     tree::{self, identity, normalize},
 };
-use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -20,6 +19,18 @@ pub(super) enum Unit {
     Directory { dir: PathBuf, opts: DirOpts },
     Kustomize { top: PathBuf, opts: KustomizeOpts },
     Helm { chart: PathBuf, render: HelmKey },
+}
+
+impl Unit {
+    /// What a build of the unit is of (a kustomization file, a chart directory: never one for
+    /// the other), as the run's builds record it.
+    pub(super) fn source(&self) -> Option<&PathBuf> {
+        match self {
+            Unit::Directory { .. } => None,
+            Unit::Kustomize { top, .. } => Some(top),
+            Unit::Helm { chart, .. } => Some(chart),
+        }
+    }
 }
 
 /// A chart render as an Application asks for it.
@@ -87,8 +98,8 @@ impl Sources {
                 quoted.join(", ")
             )
         };
-        let mut builds: Vec<(Unit, PathBuf, kustomize::Wrap)> = Vec::new();
-        let mut renders: Vec<(Unit, helm::Chart, helm::Render)> = Vec::new();
+        let mut builds: Vec<(Unit, kustomize::Unit)> = Vec::new();
+        let mut renders: Vec<(Unit, helm::Unit)> = Vec::new();
         for u in new {
             match &u {
                 Unit::Directory { dir, opts } => {
@@ -99,10 +110,8 @@ impl Sources {
                     let dir_shown = display_canonical(top.parent().unwrap_or(top));
                     let standard = self.builds[..run.standard]
                         .iter()
-                        .find_map(|b| match &b.kind {
-                            Kind::Kustomize { top: t, .. } if t == top => Some(b.fid),
-                            _ => None,
-                        });
+                        .find(|b| b.source == *top)
+                        .map(|b| b.fid);
                     if self.tool.is_none() {
                         // Read one by one, as the run reads kustomizations without kustomize:
                         // the resources they list are the manifests.
@@ -147,7 +156,11 @@ impl Sources {
                             fields: opts.wrapper_fields(),
                             components,
                         };
-                        builds.push((u.clone(), top.clone(), wrap));
+                        let unit = kustomize::Unit {
+                            top: top.clone(),
+                            wrap,
+                        };
+                        builds.push((u.clone(), unit));
                     }
                 }
                 Unit::Helm { chart, render } => match helm::Chart::load(chart) {
@@ -164,7 +177,12 @@ impl Sources {
                             set_string: render.set_string.clone(),
                             skip_crds: render.skip_crds,
                         };
-                        renders.push((u.clone(), c, r));
+                        let unit = helm::Unit {
+                            chart: c,
+                            render: Ok(r),
+                            extra_values: render.manifest.iter().cloned().collect(),
+                        };
+                        renders.push((u.clone(), unit));
                     }
                     None => {
                         let what = format!(
@@ -177,15 +195,15 @@ impl Sources {
             }
         }
 
-        let results: Vec<KustomizeResult> = builds
-            .par_iter()
-            .map(|(_, top, wrap)| self.build(top, wrap))
-            .collect();
-        for ((u, top, _), r) in builds.into_iter().zip(results) {
+        let kustomize = kustomize::Kustomize;
+        let (keys, units): (Vec<Unit>, Vec<kustomize::Unit>) = builds.into_iter().unzip();
+        let results = self.build_each(&kustomize, &units);
+        for ((u, unit), r) in keys.into_iter().zip(&units).zip(results) {
             let Unit::Kustomize { opts, .. } = &u else {
                 continue;
             };
-            let dir_shown = display_canonical(top.parent().unwrap_or(&top));
+            let top = &unit.top;
+            let dir_shown = display_canonical(top.parent().unwrap_or(top));
             let options = opts.describe();
             let app = if options.is_empty() {
                 label(run, &u)
@@ -193,8 +211,8 @@ impl Sources {
                 format!("{} ({options})", label(run, &u))
             };
             let fid = files.len();
-            let built = matches!(r, KustomizeResult::Built(_));
-            self.add_kustomize(&top, r, files, Some(&app));
+            let built = r.is_built();
+            self.add(&kustomize, unit, r, files, Some(&app));
             let what = if options.is_empty() {
                 format!("kustomization {dir_shown}, built")
             } else {
@@ -212,18 +230,15 @@ impl Sources {
             );
         }
 
-        if !renders.is_empty() && self.config.helm && self.helm.is_none() {
-            self.helm = exec::which("helm");
-        }
+        let helm = helm::Helm::default();
         let standard_charts: BTreeSet<PathBuf> = self.charts.iter().map(|c| identity(c)).collect();
-        let results: Vec<HelmResult> = renders
-            .par_iter()
-            .map(|(_, c, r)| self.render_chart_with(c, r.clone()))
-            .collect();
-        for ((u, chart, r), result) in renders.into_iter().zip(results) {
-            let Unit::Helm { render, .. } = &u else {
+        let (keys, units): (Vec<Unit>, Vec<helm::Unit>) = renders.into_iter().unzip();
+        let results = self.build_each(&helm, &units);
+        for ((u, unit), result) in keys.into_iter().zip(&units).zip(results) {
+            let (Unit::Helm { render, .. }, Ok(r)) = (&u, &unit.render) else {
                 continue;
             };
+            let chart = &unit.chart;
             let mut how = vec![format!("release {}", r.release)];
             if let Some(ns) = &r.namespace {
                 how.push(format!("namespace {ns}"));
@@ -244,23 +259,22 @@ impl Sources {
             let how = how.join(", ");
             let fid = files.len();
             let made = match &result {
-                HelmResult::Built { .. } => Made::linted(
+                Outcome::Built(_) => Made::linted(
                     vec![fid],
                     format!("chart {}, rendered with {how}", chart.shown),
                 ),
-                HelmResult::Failed { .. } => Made::not(format!(
+                Outcome::Failed(_) => Made::not(format!(
                     "chart {}: does not render (reported as source-build-failed)",
                     chart.shown
                 )),
-                HelmResult::Skipped { reason, .. } => {
-                    Made::not(format!("chart {}: {reason}", chart.shown))
+                Outcome::Skipped(skip) => {
+                    Made::not(format!("chart {}: {}", chart.shown, skip.reason))
                 }
             };
             // A chart the run lists as skipped already is not listed twice.
-            let listed = matches!(result, HelmResult::Skipped { .. })
-                && standard_charts.contains(&chart.dir);
+            let listed =
+                matches!(result, Outcome::Skipped(_)) && standard_charts.contains(&chart.dir);
             if !listed {
-                let extra: Vec<PathBuf> = render.manifest.iter().cloned().collect();
                 if let Some(m) = &render.manifest
                     && !self.cache.contains_key(m)
                     && let Some(f) = parsed_file(m)
@@ -268,7 +282,7 @@ impl Sources {
                     self.cache.insert(m.clone(), f);
                 }
                 let app = format!("{} ({how})", label(run, &u));
-                self.add_chart(&chart, result, files, Some((&app, extra)));
+                self.add(&helm, unit, result, files, Some(&app));
             }
             run.units.insert(u, made);
         }

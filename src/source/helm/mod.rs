@@ -1,5 +1,8 @@
 //! Rendering a chart with `helm template` (Helm 3 output: documents preceded by
 //! `# Source: <chart>/templates/<file>` comments), and where each document came from.
+//!
+//! `builder` makes helm a kind of built source (its units and the file each outcome becomes);
+//! [`remap`] points findings on a render back at its templates and values.
 
 use super::exec::{self, Invocation};
 use super::tree::{identity, normalize};
@@ -9,6 +12,14 @@ use crate::yaml::Span;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+mod builder;
+pub mod remap;
+
+pub(super) use builder::{Helm, Unit};
+
+/// How a render failure starts its message; the `source-build-failed` rule owns such problems.
+pub const FAILED: &str = "`helm template` failed: ";
 
 /// A chart directory and its parsed `Chart.yaml`.
 #[derive(Debug)]

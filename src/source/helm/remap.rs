@@ -1,17 +1,42 @@
-//! Helm: a finding in `helm template` output pointed at its template line, or at the values
-//! line that set the value (see the parent module).
+//! Pointing a finding in `helm template` output back at its source: the `# Source:` comment
+//! before the document names the template; the keys of the path are searched in it in order. A
+//! scalar rendered by a templated line that appears exactly once as `key: value` in the values
+//! files points at that line, the template line as a note.
 
-use super::{
+use crate::source::SourceFile;
+use crate::source::builder::Mapping;
+use crate::source::remap::{
     Ctx, NodePath, Place, Resolved, Seg, contains, doc_at, follow, line_starts, path_to, span_at,
 };
-use crate::source::SourceFile;
 use crate::yaml::{Node, Span};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// What a `helm template` output keeps for remapping: the template each `# Source:` comment
+/// names (by byte offset), and the values files the render read.
+#[derive(Debug)]
+pub(in crate::source) struct Map {
+    pub sources: Vec<(usize, Option<PathBuf>)>,
+    pub values: Vec<PathBuf>,
+}
+
+impl Mapping for Map {
+    fn resolve(&self, cx: &Ctx, output: &SourceFile, span: Span) -> Option<Resolved> {
+        resolve(cx, &self.sources, &self.values, output, span)
+    }
+
+    fn made_from(&self, output: &SourceFile, doc: usize) -> Option<&Path> {
+        let start = output.docs.get(doc)?.root().span().start();
+        self.sources
+            .iter()
+            .rfind(|(offset, _)| *offset <= start)
+            .and_then(|(_, p)| p.as_deref())
+    }
+}
 
 /// The line of `text` where `keys` appear in order, each searched after the previous one
 /// (keys not found are skipped): byte offset and length of the last key found, and whether it
 /// is the last of `keys`.
-pub(super) fn find_keys(text: &str, keys: &[&str]) -> Option<(usize, usize, bool)> {
+fn find_keys(text: &str, keys: &[&str]) -> Option<(usize, usize, bool)> {
     let lines: Vec<(usize, &str)> = line_starts(text)
         .into_iter()
         .map(|s| {
@@ -44,7 +69,7 @@ pub(super) fn find_keys(text: &str, keys: &[&str]) -> Option<(usize, usize, bool
 
 /// `key: value` lines of a values file (quotes on either side allowed, a trailing comment
 /// ignored): byte offset and length of each value.
-pub(super) fn values_lines(text: &str, key: &str, value: &str) -> Vec<(usize, usize)> {
+fn values_lines(text: &str, key: &str, value: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for s in line_starts(text) {
         let e = text[s..].find('\n').map_or(text.len(), |i| s + i);
@@ -70,7 +95,7 @@ pub(super) fn values_lines(text: &str, key: &str, value: &str) -> Vec<(usize, us
 }
 
 /// A finding in `helm template` output: see the module documentation.
-pub fn helm(
+pub fn resolve(
     cx: &Ctx,
     sources: &[(usize, Option<PathBuf>)],
     values: &[PathBuf],
@@ -150,4 +175,41 @@ pub fn helm(
         place: template_place,
         notes: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::Pos;
+
+    #[test]
+    fn keys_are_found_in_order_in_templates() {
+        let t = "metadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          resources:\n            {{- toYaml .Values.resources | nindent 12 }}\n";
+        let (at, len, last) = find_keys(
+            t,
+            &[
+                "spec",
+                "template",
+                "spec",
+                "containers",
+                "name",
+                "resources",
+                "limits",
+            ],
+        )
+        .unwrap();
+        assert_eq!(&t[at..at + len], "resources");
+        assert_eq!(Pos::of(t, at).line, 8);
+        assert!(!last);
+    }
+
+    #[test]
+    fn values_lines_match_key_and_value() {
+        let v = "gpu:\n  count: 2 # per pod\n  other: 2\n  \"nvidia.com/gpu\": \"2\"\n";
+        let hits = values_lines(v, "count", "2");
+        assert_eq!(hits.len(), 1);
+        assert_eq!(&v[hits[0].0..hits[0].0 + hits[0].1], "2");
+        assert_eq!(Pos::of(v, hits[0].0).line, 2);
+        assert_eq!(values_lines(v, "nvidia.com/gpu", "2").len(), 1);
+    }
 }

@@ -1,80 +1,8 @@
-use super::helm::{find_keys, values_lines};
 use super::*;
+use crate::source::remap::Seg;
+use std::collections::BTreeMap;
 
 use crate::yaml::test_root as root;
-
-#[test]
-fn paths_follow_list_items_by_identity() {
-    let rendered =
-        root("spec:\n  containers:\n  - name: b\n    image: y\n  - name: a\n    image: x\n");
-    let n = rendered
-        .at(&["spec", "containers"])
-        .unwrap()
-        .as_seq()
-        .unwrap()
-        .get(1)
-        .unwrap()
-        .get("image")
-        .unwrap();
-    let p = path_to(rendered, n.span());
-    assert_eq!(
-        p.segs,
-        vec![
-            Seg::Key("spec".into()),
-            Seg::Key("containers".into()),
-            Seg::Item {
-                index: 1,
-                id: Some(("name", "a".into()))
-            },
-            Seg::Key("image".into()),
-        ]
-    );
-    let text = "spec:\n  containers:\n    - name: a\n      image: x\n";
-    let origin = root(text);
-    let f = follow(origin, &p.segs);
-    assert_eq!(f.depth, 4);
-    assert_eq!(f.node.span().start_pos(text).line, 4);
-}
-
-#[test]
-fn key_findings_stay_on_keys() {
-    let r = root("a:\n  b: 1\n");
-    let (k, _) = r.get("a").unwrap().entry("b").unwrap();
-    let p = path_to(r, k.span());
-    assert!(p.on_key);
-    assert_eq!(p.segs.len(), 2);
-}
-
-#[test]
-fn keys_are_found_in_order_in_templates() {
-    let t = "metadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          resources:\n            {{- toYaml .Values.resources | nindent 12 }}\n";
-    let (at, len, last) = find_keys(
-        t,
-        &[
-            "spec",
-            "template",
-            "spec",
-            "containers",
-            "name",
-            "resources",
-            "limits",
-        ],
-    )
-    .unwrap();
-    assert_eq!(&t[at..at + len], "resources");
-    assert_eq!(Pos::of(t, at).line, 8);
-    assert!(!last);
-}
-
-#[test]
-fn values_lines_match_key_and_value() {
-    let v = "gpu:\n  count: 2 # per pod\n  other: 2\n  \"nvidia.com/gpu\": \"2\"\n";
-    let hits = values_lines(v, "count", "2");
-    assert_eq!(hits.len(), 1);
-    assert_eq!(&v[hits[0].0..hits[0].0 + hits[0].1], "2");
-    assert_eq!(Pos::of(v, hits[0].0).line, 2);
-    assert_eq!(values_lines(v, "nvidia.com/gpu", "2").len(), 1);
-}
 
 #[test]
 fn json_pointer_prefixes() {
@@ -145,7 +73,7 @@ fn transformers_and_generators_point_at_the_kustomization() {
     ];
     let job_root = &rendered.docs[0].root();
     let at = |n: Node<'_>| {
-        let r = kustomize(&cx, &kpath, &origins, &rendered, n.span()).unwrap();
+        let r = resolve(&cx, &kpath, &origins, &rendered, n.span()).unwrap();
         let text = if r.place.file == kpath { kust } else { job };
         (r.place.file == kpath, r.place.span.start_pos(text).line)
     };

@@ -9,13 +9,24 @@
 //!
 //! Several overlays may share one wrapper and one process ([`build_many`]); the output is then
 //! split back into each overlay's own build by the directories its documents' origins name.
+//!
+//! `builder` makes kustomize a kind of built source (its units, batches, and the file each
+//! outcome becomes); [`remap`] points findings on a build back at its sources.
 
-use super::Origin;
 use super::exec::{self, Invocation};
 use super::tree::{identity, normalize, relative};
 use crate::yaml::{self, Budget, Node};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+mod builder;
+pub mod remap;
+
+pub use builder::Builds;
+pub(super) use builder::{Kustomize, Unit};
+
+/// How a build failure starts its message; the `source-build-failed` rule owns such problems.
+pub const FAILED: &str = "`kustomize build` failed: ";
 
 /// The annotation `buildMetadata: [originAnnotations]` adds.
 pub const ORIGIN_KEY: &str = "config.kubernetes.io/origin";
@@ -41,6 +52,20 @@ impl Tool {
             subcommand: "kustomize",
         })
     }
+}
+
+/// Where a document of a kustomize build came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Read from this file (identity).
+    File(PathBuf),
+    /// Made by a generator configured in this kustomization file (identity).
+    Generated {
+        kustomization: PathBuf,
+    },
+    /// From a remote base.
+    Remote,
+    Unknown,
 }
 
 /// A successful build.
@@ -73,6 +98,13 @@ pub struct Wrap {
     pub fields: String,
     /// Component directories (identities).
     pub components: Vec<PathBuf>,
+}
+
+impl Wrap {
+    /// Nothing is added: the build is the kustomization's own.
+    pub fn is_plain(&self) -> bool {
+        self.fields.is_empty() && self.components.is_empty()
+    }
 }
 
 /// Builds the kustomization in `dir` (an identity), through a wrapper with `wrap` added.

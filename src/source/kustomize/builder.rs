@@ -1,0 +1,430 @@
+//! Kustomize as a [`Builder`]: a unit is a kustomization file with what an Argo CD Application
+//! wraps around it. The run's own overlays are built many to a process ([`Sources::build_tops`]).
+
+use super::{FAILED, Origin, Tool, Wrap, remap};
+use crate::source::builder::{Added, Builder, Failed, For, Outcome, Output, Skip, documents};
+use crate::source::tree::{Target, identity};
+use crate::source::{SourceFile, Sources, display_canonical, first_key, parsed_file};
+use crate::yaml::{ProblemKind, Span};
+use std::path::{Path, PathBuf};
+
+/// Builds kustomizations with the tool [`Sources::plan`] found.
+pub(in crate::source) struct Kustomize;
+
+/// One kustomization to build.
+pub(in crate::source) struct Unit {
+    /// Identity of the kustomization file.
+    pub top: PathBuf,
+    pub wrap: Wrap,
+}
+
+/// Where kustomize's message places a failure.
+pub(in crate::source) struct Fault {
+    /// The kustomization directory it names as the one at fault (when it is not the one built).
+    dir: Option<PathBuf>,
+    /// It failed only because a file it reads is missing (or the kustomization is an empty
+    /// placeholder).
+    missing_input: bool,
+}
+
+/// The builds of the top kustomizations, in `tops` order, made while the raw files are read.
+#[derive(Default)]
+pub struct Builds(pub(in crate::source) Vec<Outcome<Kustomize>>);
+
+/// How overlays may share a build process (see [`Sources::batches`]).
+#[derive(Clone, Copy)]
+enum Packing {
+    /// Overlays of one base together, when their own kustomizations tell their objects apart.
+    Loose,
+    /// No kustomization in common.
+    Strict,
+}
+
+impl Kustomize {
+    /// The run's own: the top kustomizations as they are.
+    fn tops(s: &Sources) -> Vec<Unit> {
+        s.tops
+            .iter()
+            .map(|t| Unit {
+                top: t.clone(),
+                wrap: Wrap::default(),
+            })
+            .collect()
+    }
+}
+
+/// The one file an outcome for a kustomization that cannot be read comes to: a failure on
+/// `top` itself.
+fn unreadable(top: &Path, app: For) -> Added {
+    Added::failure(
+        display_canonical(top),
+        String::new(),
+        Span::default(),
+        format!("{FAILED}cannot read the kustomization"),
+        app.failure_kind(),
+        None,
+    )
+}
+
+impl Builder for Kustomize {
+    type Unit = Unit;
+    type Built = super::Built;
+    type Fault = Fault;
+
+    fn planned(&self, s: &mut Sources) -> Vec<Unit> {
+        Kustomize::tops(s)
+    }
+
+    fn build(&self, s: &Sources, unit: &Unit) -> Outcome<Kustomize> {
+        let failed = |message: &str| {
+            Outcome::Failed(Failed {
+                message: message.into(),
+                command: String::new(),
+                at: Fault {
+                    dir: None,
+                    missing_input: false,
+                },
+            })
+        };
+        let Some(k) = s.forest.get(&unit.top) else {
+            return failed("cannot read the kustomization");
+        };
+        let by_hand = format!(
+            "kustomize build {} | gpuops lint -",
+            display_canonical(&k.dir)
+        );
+        let chain = s.forest.chain(&unit.top);
+        for c in &chain {
+            let in_top = c.path == k.path;
+            if let Some(r) = c.refs.iter().find(|r| r.target == Target::Remote) {
+                return Outcome::Skipped(Skip {
+                    reason: "Kustomization with a remote resource (not fetched)".into(),
+                    marker: r.raw.clone(),
+                    span: if in_top { r.span } else { first_key(&k.file) },
+                    by_hand,
+                });
+            }
+            if let Some(span) = c.helm_charts {
+                return Outcome::Skipped(Skip {
+                    reason:
+                        "Kustomization with helmCharts (needs --enable-helm, which fetches charts)"
+                            .into(),
+                    marker: "helmCharts".into(),
+                    span: if in_top { span } else { first_key(&k.file) },
+                    by_hand,
+                });
+            }
+        }
+        let Some(tool) = &s.tool else {
+            return failed("no kustomize");
+        };
+        match super::build(tool, &k.dir, &unit.wrap, s.config.timeout) {
+            Ok(b) => Outcome::Built(b),
+            Err(f) => Outcome::Failed(Failed {
+                message: f.message,
+                command: f.command,
+                at: Fault {
+                    dir: f.at,
+                    missing_input: f.missing_input,
+                },
+            }),
+        }
+    }
+
+    /// Each overlay's build waits on a `kustomize` process, so they run on threads of their own
+    /// (as many at once as there are cores), many overlays to a process (see
+    /// [`super::build_many`] and [`Sources::batches`]).
+    fn build_all(&self, s: &Sources, units: &[Unit]) -> Vec<Outcome<Kustomize>> {
+        if units.is_empty() {
+            return Vec::new();
+        }
+        // A wrap is an Application's: such builds are not shared.
+        if units.iter().any(|u| !u.wrap.is_plain()) {
+            return s.build_each(self, units);
+        }
+        let workers = rayon::current_num_threads().max(1);
+        let all: Vec<usize> = (0..units.len()).collect();
+        // A worker's share, so every core has a process; at most 64, so that a batch that fails
+        // (and is built again apart) or runs into the output limit costs little.
+        let cap = units.len().div_ceil(workers).clamp(1, 64);
+        let batches = s.batches(units, &all, Packing::Loose, cap);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let mut done: Vec<(usize, Outcome<Kustomize>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers.min(batches.len()))
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let b = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(batch) = batches.get(b) else { break };
+                            mine.extend(s.build_batch(units, batch));
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        done.sort_by_key(|(i, _)| *i);
+        done.into_iter().map(|(_, r)| r).collect()
+    }
+
+    fn output(&self, s: &Sources, unit: &Unit, b: super::Built, app: For) -> Added {
+        let top = &unit.top;
+        let Some(k) = s.forest.get(top) else {
+            return unreadable(top, app);
+        };
+        let dir = display_canonical(&k.dir);
+        let for_app = app.suffix();
+        let file = SourceFile::from_text(
+            format!("{} (kustomize build{for_app})", k.file.path),
+            b.text,
+        );
+        let mut origins = b.origins;
+        if origins.len() != file.docs.len() {
+            origins = vec![Origin::Unknown; file.docs.len()];
+        }
+        let read = s.forest.files_read(top);
+        let mut shown_read: Vec<String> = read
+            .iter()
+            .map(|p| {
+                s.forest
+                    .get(p)
+                    .map_or_else(|| display_canonical(p), |k| k.file.path.clone())
+            })
+            .collect();
+        shown_read.sort();
+        let detail = format!(
+            "`{}` in {dir}{for_app} (through a temporary wrapper kustomization: `resources: [<relative path to {dir}>]`, `buildMetadata: [originAnnotations]`): {} from {}",
+            b.command,
+            documents(file.docs.len()),
+            shown_read.join(", ")
+        );
+        let read = read
+            .into_iter()
+            .filter(|p| s.forest.get(p).is_none() && !s.cache.contains_key(p))
+            .filter_map(|p| Some((p.clone(), parsed_file(&p)?)))
+            .collect();
+        let output = Output {
+            source: top.clone(),
+            shown: k.file.path.clone(),
+            map: Box::new(remap::Map {
+                top: top.clone(),
+                origins,
+            }),
+            read,
+        };
+        Added::output(file, (k.file.path.clone(), detail), output)
+    }
+
+    fn failure(&self, s: &Sources, unit: &Unit, f: Failed<Fault>, app: For) -> Added {
+        let Some(k) = s.forest.get(&unit.top) else {
+            return unreadable(&unit.top, app);
+        };
+        // The kustomization the error chain ends in, else the one built.
+        let at =
+            f.at.dir
+                .as_deref()
+                .map(identity)
+                .and_then(|d| s.forest.by_path.values().find(|k| k.dir == d))
+                .unwrap_or(k);
+        let span = at
+            .refs
+            .iter()
+            .find(|r| {
+                f.message.contains(&format!("'{}'", r.raw))
+                    || f.message.contains(&format!("({})", r.raw))
+            })
+            .map(|r| r.span)
+            .or_else(|| at.file.problems.first().map(|p| p.span))
+            .unwrap_or_else(|| first_key(&at.file));
+        // Only a missing input, and nothing in view deploys it: likely generated.
+        let kind = match app.failure_kind() {
+            ProblemKind::Build if f.at.missing_input => ProblemKind::MissingInput,
+            k => k,
+        };
+        let reported = if kind == ProblemKind::MissingInput {
+            "a file it reads is missing, usually one a build step generates: reported as source-build-failed only where something deploys it"
+        } else {
+            "reported as source-build-failed"
+        };
+        let detail = format!(
+            "`{}` in {}{}: {} ({reported})",
+            f.command,
+            display_canonical(&k.dir),
+            app.suffix(),
+            f.message
+        );
+        Added::failure(
+            at.file.path.clone(),
+            at.file.text.to_string(),
+            span,
+            format!("{FAILED}{}", f.message),
+            kind,
+            Some((k.file.path.clone(), detail)),
+        )
+    }
+
+    fn skip(&self, s: &Sources, unit: &Unit, skip: Skip, app: For) -> Added {
+        let Some(k) = s.forest.get(&unit.top) else {
+            return unreadable(&unit.top, app);
+        };
+        let detail = format!(
+            "{}{}: {}; build it yourself and lint the output with `{}`",
+            skip.reason,
+            app.suffix(),
+            skip.marker,
+            skip.by_hand
+        );
+        // The notes name the directory as the file's path has it.
+        let dir = Path::new(&k.file.path)
+            .parent()
+            .map(display_canonical)
+            .unwrap_or_else(|| ".".into());
+        let hint = format!("lint it with `kustomize build {dir} | gpuops lint -`");
+        Added::skip(
+            k.file.path.clone(),
+            k.file.text.to_string(),
+            skip,
+            Some(hint),
+            (k.file.path.clone(), detail),
+        )
+    }
+}
+
+impl Sources {
+    /// Builds the top kustomizations, many to a process, on threads of their own: the caller
+    /// reads and parses the raw files meanwhile.
+    pub fn build_tops(&self) -> Builds {
+        Builds(Kustomize.build_all(self, &Kustomize::tops(self)))
+    }
+
+    /// Builds one batch of [`Sources::batches`]: in one process, else (a collision, a failure)
+    /// in batches that share no kustomization, else each on its own.
+    fn build_batch(&self, units: &[Unit], batch: &[usize]) -> Vec<(usize, Outcome<Kustomize>)> {
+        let alone = |i: usize| (i, Kustomize.build(self, &units[i]));
+        if batch.len() < 2 {
+            return batch.iter().map(|&i| alone(i)).collect();
+        }
+        if let Some(built) = self.build_together(units, batch) {
+            return batch.iter().copied().zip(built).collect();
+        }
+        let strict = self.batches(units, batch, Packing::Strict, batch.len());
+        if strict.len() == 1 {
+            return batch.iter().map(|&i| alone(i)).collect();
+        }
+        let mut out = Vec::with_capacity(batch.len());
+        for sub in strict {
+            match (sub.len() > 1)
+                .then(|| self.build_together(units, &sub))
+                .flatten()
+            {
+                Some(built) => out.extend(sub.iter().copied().zip(built)),
+                None => out.extend(sub.iter().map(|&i| alone(i))),
+            }
+        }
+        out
+    }
+
+    /// `members` (indices into `units`) cut into batches of at most `cap`, each built in one
+    /// process. Kustomization directories of tops in one batch are never one inside another
+    /// (each document then has one directory its origin stands in), and with
+    /// [`Packing::Strict`] never shared; with [`Packing::Loose`], overlays of one base share a
+    /// batch when each sets its own `namespace:`, `namePrefix:` or `nameSuffix:` (which tells
+    /// their objects apart, and names the overlay that transformed each). A top that is skipped
+    /// or fails before any build goes alone.
+    fn batches(
+        &self,
+        units: &[Unit],
+        members: &[usize],
+        packing: Packing,
+        cap: usize,
+    ) -> Vec<Vec<usize>> {
+        let mut batches: Vec<Vec<(usize, Vec<&Path>)>> = Vec::new();
+        let mut alone: Vec<Vec<usize>> = Vec::new();
+        for &i in members {
+            let top = &units[i].top;
+            let Some(mine) = self.batch_dirs(top) else {
+                alone.push(vec![i]);
+                continue;
+            };
+            let renamed = self.renaming(top);
+            let fits = |other: &(usize, Vec<&Path>)| {
+                let (j, theirs) = other;
+                let shared = mine.iter().any(|d| theirs.contains(d));
+                let nested = mine.iter().any(|d| {
+                    theirs
+                        .iter()
+                        .any(|t| t != d && (d.starts_with(t) || t.starts_with(d)))
+                });
+                let told_apart = || {
+                    let theirs = self.renaming(&units[*j].top);
+                    renamed.is_some() && theirs.is_some() && renamed != theirs
+                };
+                !nested && (!shared || (matches!(packing, Packing::Loose) && told_apart()))
+            };
+            match batches
+                .iter_mut()
+                .find(|b| b.len() < cap && b.iter().all(fits))
+            {
+                Some(b) => b.push((i, mine)),
+                None => batches.push(vec![(i, mine)]),
+            }
+        }
+        batches
+            .into_iter()
+            .map(|b| b.into_iter().map(|(i, _)| i).collect())
+            .chain(alone)
+            .collect()
+    }
+
+    /// The top's own `namespace:`, `namePrefix:` and `nameSuffix:`, when it sets any.
+    fn renaming(&self, top: &Path) -> Option<[Option<&str>; 3]> {
+        let root = self.forest.get(top)?.root()?;
+        let field = |k: &str| root.get(k).and_then(|n| n.as_str());
+        let set = [field("namespace"), field("namePrefix"), field("nameSuffix")];
+        set.iter().any(Option::is_some).then_some(set)
+    }
+
+    /// The kustomization directories a build of `top` reads, its own first; `None` when it is
+    /// not built with others (a remote base or `helmCharts` skip it, no tool fails it, a
+    /// `buildMetadata` of its own would be taken off with the batch's).
+    fn batch_dirs(&self, top: &Path) -> Option<Vec<&Path>> {
+        self.tool.as_ref()?;
+        // The chain starts with the top's own kustomization; empty when it cannot be read. Every
+        // kustomization it builds through must be known, or a document from an unknown one
+        // could be taken for another overlay's.
+        let chain = self.forest.chain(top);
+        let plain = !chain.is_empty()
+            && chain.iter().all(|c| {
+                c.helm_charts.is_none()
+                    && c.root().is_some_and(|r| r.get("buildMetadata").is_none())
+                    && c.refs.iter().all(|r| {
+                        // What kustomize will refuse fails the build: it fails alone.
+                        !matches!(
+                            r.target,
+                            Target::Remote | Target::Missing(_) | Target::Dir(_)
+                        )
+                    })
+                    && c.children().all(|k| self.forest.get(k).is_some())
+            });
+        plain.then(|| chain.iter().map(|c| c.dir.as_path()).collect())
+    }
+
+    /// Builds `batch` in one process; `None` when it cannot be built together.
+    fn build_together(&self, units: &[Unit], batch: &[usize]) -> Option<Vec<Outcome<Kustomize>>> {
+        let tool: &Tool = self.tool.as_ref()?;
+        let tops: Option<Vec<(&Path, Vec<&Path>)>> = batch
+            .iter()
+            .map(|&i| {
+                let top = &units[i].top;
+                Some((self.forest.get(top)?.dir.as_path(), self.batch_dirs(top)?))
+            })
+            .collect();
+        let built = super::build_many(tool, &tops?, self.config.timeout)?;
+        Some(built.into_iter().map(Outcome::Built).collect())
+    }
+}
