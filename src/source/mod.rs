@@ -16,6 +16,13 @@
 //! With Argo CD Applications in the repository, [`Sources::render`] also works out what each one
 //! syncs and to which cluster (see [`argo`]).
 //!
+//! Manifests embedded in files of another language are read where they stand, with no tool and
+//! no mapping back: [`terraform`] (YAML heredocs of `.tf` files). A new language of that kind is
+//! one file (its reader) plus its lines in [`files`] (the names discovery wants, the reader `load`
+//! calls) and in `plan.rs` (read even in a kustomization's directory, and its `--explain-sources`
+//! line). [`git`] lists the files a checkout tracks, which discovery takes even when
+//! `.gitignore` lists them.
+//!
 //! # Kinds of built source
 //!
 //! A kind is an implementation of `builder::Builder`: what one build is of (its unit), the run's

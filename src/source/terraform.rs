@@ -67,6 +67,7 @@ pub fn read(path: String, text: String) -> Option<SourceFile> {
             reason: t.kind.to_string(),
             marker: t.marker,
             span: t.span,
+            hint: None,
         });
     if docs.is_empty() && problems.is_empty() && skipped.is_none() {
         return None;
