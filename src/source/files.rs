@@ -190,7 +190,8 @@ fn is_yaml(p: &Path) -> bool {
     )
 }
 
-/// Path shown in reports: relative to the working directory when under it, without `./`.
+/// Path shown in reports: relative to the working directory when under it, without `./`; the
+/// working directory itself is `.` (an empty label read as a missing path).
 pub fn display_path(p: &Path) -> String {
     // Read once: the process never changes directory, and this runs for every file.
     static CWD: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
@@ -203,6 +204,9 @@ pub fn display_path(p: &Path) -> String {
     let mut s = s.as_str();
     while let Some(rest) = s.strip_prefix("./") {
         s = rest;
+    }
+    if s.is_empty() {
+        return ".".into();
     }
     s.to_string()
 }

@@ -2320,3 +2320,26 @@ fn an_object_defined_twice_in_two_files_is_reported_only_for_a_complete_cluster(
     assert!(out.contains("teams/ml/flavor.yaml:4:9"), "{out}");
     assert!(out.contains("platform/flavor.yaml:4:9"), "{out}");
 }
+
+/// `gpuops lint /abs/dir` run from inside that directory labelled walk problems with an empty
+/// path (`error: : skipped: …`) and exited 2, where `gpuops lint .` warned and went on.
+#[cfg(unix)]
+#[test]
+fn absolute_cwd_walk_problems_are_labelled_like_dot() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    write(
+        &root,
+        "a/ok.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    );
+    std::os::unix::fs::symlink(root.join("a"), root.join("a/loop")).unwrap();
+    std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling.yaml")).unwrap();
+    let dot = run(gpuops_in(&root).args(["lint", "."]));
+    let abs = run(gpuops_in(&root).args(["lint", root.to_str().unwrap()]));
+    assert_eq!(dot.code, 0, "{}", dot.err);
+    assert_eq!(abs.code, dot.code, "{}", abs.err);
+    assert!(!abs.err.contains(": : "), "{}", abs.err);
+    assert!(!abs.err.contains("error:"), "{}", abs.err);
+    assert!(abs.err.contains("skipped"), "{}", abs.err);
+}
