@@ -314,7 +314,7 @@ fn main() -> ExitCode {
                     policies
                         .policies
                         .iter()
-                        .map(|p| shown(&p.name).chars().count()),
+                        .map(|p| shown(p.name).chars().count()),
                 )
                 .max()
                 .unwrap_or(0);
@@ -335,7 +335,7 @@ fn main() -> ExitCode {
                 };
                 out.push_str(&format!(
                     "{:w$}  {:11}  {:7}  {}{opt_in}\n",
-                    shown(&p.name),
+                    shown(p.name),
                     "policy",
                     p.severity.as_str(),
                     p.summary
