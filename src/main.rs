@@ -305,10 +305,17 @@ fn main() -> ExitCode {
                 Err(code) => return code,
             };
             let mut out = String::new();
+            // Policy ids come from the user's files: cut long ones so the padding stays sane.
+            let shown = |n: &str| gpuops::text::shorten(n, gpuops::text::MAX_SHOWN).into_owned();
             let w = gpuops::rules::all()
                 .iter()
-                .map(|r| r.name.len())
-                .chain(policies.policies.iter().map(|p| p.name.len()))
+                .map(|r| r.name.chars().count())
+                .chain(
+                    policies
+                        .policies
+                        .iter()
+                        .map(|p| shown(p.name).chars().count()),
+                )
                 .max()
                 .unwrap_or(0);
             for r in gpuops::rules::all() {
@@ -328,7 +335,7 @@ fn main() -> ExitCode {
                 };
                 out.push_str(&format!(
                     "{:w$}  {:11}  {:7}  {}{opt_in}\n",
-                    p.name,
+                    shown(p.name),
                     "policy",
                     p.severity.as_str(),
                     p.summary

@@ -1,4 +1,24 @@
-//! Text helpers every layer may use: edit distances for "did you mean" hints.
+//! Text helpers every layer may use: edit distances for "did you mean" hints, and shortening
+//! names from the input for tables and messages.
+
+use std::borrow::Cow;
+
+/// Characters of a name or value shown in a table column or a message; longer ones are cut with
+/// an ellipsis. Names come from the input and may be any length, and `{:width$}` panics past
+/// 65,535.
+pub const MAX_SHOWN: usize = 100;
+
+/// `s` cut to `max` characters, the last one `…`, when it is longer.
+pub fn shorten(s: &str, max: usize) -> Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => Cow::Borrowed(s),
+        Some(_) => {
+            let keep = max.saturating_sub(1);
+            let end = s.char_indices().nth(keep).map_or(s.len(), |(i, _)| i);
+            Cow::Owned(format!("{}…", &s[..end]))
+        }
+    }
+}
 
 /// Whether an edit distance makes a likely typo of `name`.
 pub fn close_enough(name: &str, dist: usize) -> bool {
@@ -120,5 +140,18 @@ mod tests {
         assert_eq!(edit_distance_within("trainig", "training", 3), Some(1));
         assert_eq!(edit_distance_within("team-0001", "team-0234", 2), None);
         assert_eq!(edit_distance_within("a", "abcdef", 3), None);
+    }
+}
+
+#[cfg(test)]
+mod shorten_tests {
+    use super::shorten;
+
+    #[test]
+    fn long_names_end_in_an_ellipsis() {
+        assert_eq!(shorten("abc", 3), "abc");
+        assert_eq!(shorten("abcd", 3), "ab…");
+        assert_eq!(shorten("ééééé", 4), "ééé…");
+        assert_eq!(shorten(&"x".repeat(100_000), 10).chars().count(), 10);
     }
 }

@@ -349,10 +349,19 @@ fn opt_usd(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), usd)
 }
 
-/// Left-aligned columns two spaces apart.
+/// Left-aligned columns two spaces apart; cells past [`crate::text::MAX_SHOWN`] characters are
+/// cut (names come from the input, and padding to a huge width panics).
 fn table(rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<std::borrow::Cow<str>>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| crate::text::shorten(c, crate::text::MAX_SHOWN))
+                .collect()
+        })
+        .collect();
     let mut widths: Vec<usize> = Vec::new();
-    for r in rows {
+    for r in &rows {
         for (i, c) in r.iter().enumerate() {
             if widths.len() <= i {
                 widths.push(0);
@@ -361,7 +370,7 @@ fn table(rows: &[Vec<String>]) -> String {
         }
     }
     let mut out = String::new();
-    for r in rows {
+    for r in &rows {
         let line: Vec<String> = r
             .iter()
             .enumerate()

@@ -314,7 +314,8 @@ fn read_metadata(
     };
     if !valid_id(&id) {
         return Err(bad(format!(
-            "`metadata.id` `{id}` is not kebab-case (lowercase words joined by `-`)"
+            "`metadata.id` `{}` is not kebab-case (lowercase words joined by `-`)",
+            crate::text::shorten(&id, crate::text::MAX_SHOWN)
         )));
     }
     let severity = match text("severity").as_deref() {

@@ -280,11 +280,40 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
 
 /// Reads and validates a profile file; `shown` is the path as the user should see it.
 pub fn load_profile(file: &std::path::Path, shown: &str) -> Result<Platform, RenderError> {
-    let text = std::fs::read_to_string(file).map_err(|source| RenderError::ReadProfile {
+    let bytes = std::fs::read(file).map_err(|source| RenderError::ReadProfile {
         path: shown.to_string(),
         source,
     })?;
+    let text = profile_text(shown, bytes)?;
     Ok(parse_profile(shown, &text)?)
+}
+
+/// A profile's bytes as text; content that is not UTF-8 is a problem located at its first bad
+/// byte (an I/O error would name no line).
+pub fn profile_text(shown: &str, bytes: Vec<u8>) -> Result<String, ProfileError> {
+    let e = match String::from_utf8(bytes) {
+        Ok(text) => return Ok(text),
+        Err(e) => e,
+    };
+    let at = e.utf8_error().valid_up_to();
+    // The valid prefix is the same bytes in the lossy text, so the offset stands.
+    let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+    let pos = Pos::of(&text, at);
+    Err(ProfileError {
+        path: shown.to_string(),
+        problems: vec![ProfileProblem {
+            span: first_line(&text, Span::new(at, at + 1)),
+            message: format!(
+                "not UTF-8 text: invalid byte 0x{:02x} at line {}, column {}",
+                e.as_bytes().get(at).copied().unwrap_or(0),
+                pos.line,
+                pos.col
+            ),
+            help: Some("save the profile as UTF-8".into()),
+            related: Vec::new(),
+        }],
+        text,
+    })
 }
 
 /// Lints rendered files in memory with every rule and default settings. Any finding is a bug in

@@ -116,21 +116,98 @@ fn location(files: &[SourceFile], loc: Loc) -> String {
     format!("{}:{}:{}", f.path, p.line, p.col)
 }
 
+/// Bytes in a line past which it is not handed to miette: it pads to a label's column with
+/// `{:width$}`, which panics past 65,535 (a minified one-line file), and a line that long says
+/// nothing shown whole. A place on or next to such a line is shown as a window of its line.
+const MAX_LINE: usize = 1000;
+
+/// Characters of the line shown before and after the start of a place shown as a window.
+const WINDOW_BEFORE: usize = 30;
+const WINDOW_AFTER: usize = 50;
+
+/// Whether a place is on, or next to (miette shows a line of context), a line too long for
+/// miette.
+fn far_right(f: &SourceFile, loc: Loc) -> bool {
+    let long = |b: usize| f.longest_line_near(b, 1) > MAX_LINE;
+    long(loc.span.start()) || long(loc.span.end())
+}
+
+/// The part of the line around the start of `loc`, and carets under the place, each line
+/// indented by two spaces. Work is bounded by the window, not by the line.
+fn window(f: &SourceFile, loc: Loc) -> String {
+    let text: &str = &f.text;
+    let floor = |mut b: usize| {
+        b = b.min(text.len());
+        while !text.is_char_boundary(b) {
+            b -= 1;
+        }
+        b
+    };
+    let at = floor(loc.span.start());
+    let line_start = f.line_start(at);
+    let from = floor(at.saturating_sub(4 * WINDOW_BEFORE).max(line_start));
+    let before: Vec<char> = text[from..at].chars().collect();
+    let cut_before = before.len() > WINDOW_BEFORE || from > line_start;
+    let before = &before[before.len().saturating_sub(WINDOW_BEFORE)..];
+    let tail = &text[at..floor(at + 4 * WINDOW_AFTER)];
+    let tail = &tail[..tail.find(['\n', '\r']).unwrap_or(tail.len())];
+    let after: Vec<char> = tail.chars().take(WINDOW_AFTER + 1).collect();
+    let cut_after = after.len() > WINDOW_AFTER || tail.len() == 4 * WINDOW_AFTER;
+    let after = &after[..after.len().min(WINDOW_AFTER)];
+    // Control characters (tabs) would move the carets.
+    let clean = |c: &char| if c.is_control() { ' ' } else { *c };
+    let mut line = String::from("  ");
+    if cut_before {
+        line.push('…');
+    }
+    line.extend(before.iter().map(clean));
+    line.extend(after.iter().map(clean));
+    if cut_after {
+        line.push('…');
+    }
+    let pad = before.len() + usize::from(cut_before);
+    let marked = text
+        .get(at..floor(loc.span.end()))
+        .map_or(0, |s| s.chars().take(after.len()).count())
+        .max(1);
+    format!("{line}\n  {}{}", " ".repeat(pad), "^".repeat(marked))
+}
+
+/// A place in a line too long for miette: located in its message, shown as a window of the line.
+fn windowed<'a>(files: &'a [SourceFile], loc: Loc, message: &str) -> Report<'a> {
+    let f = &files[loc.file];
+    Report {
+        code: None,
+        severity: miette::Severity::Advice,
+        message: format!("{message} ({})\n{}", location(files, loc), window(f, loc)),
+        help: None,
+        src: Src {
+            name: &f.path,
+            text: "",
+        },
+        labels: Vec::new(),
+        related: Vec::new(),
+    }
+}
+
 fn build<'a>(d: &'a Diagnostic, files: &'a [SourceFile]) -> Report<'a> {
     let f = &files[d.loc.file];
+    let far = !f.text.is_empty() && far_right(f, d.loc);
     let mut labels = vec![LabeledSpan::new_primary_with_span(
         Some(d.rule.to_string()),
         source_span(d.loc),
     )];
     let mut related = Vec::new();
     for r in &d.related {
-        if r.loc.file == d.loc.file {
+        let rf = &files[r.loc.file];
+        if !rf.text.is_empty() && far_right(rf, r.loc) {
+            related.push(windowed(files, r.loc, &r.message));
+        } else if r.loc.file == d.loc.file && !far {
             labels.push(LabeledSpan::new_with_span(
                 Some(r.message.clone()),
                 source_span(r.loc),
             ));
         } else {
-            let rf = &files[r.loc.file];
             related.push(Report {
                 code: None,
                 severity: miette::Severity::Advice,
@@ -149,8 +226,16 @@ fn build<'a>(d: &'a Diagnostic, files: &'a [SourceFile]) -> Report<'a> {
         }
     }
     let mut message = d.message.clone();
+    let mut text: &str = &f.text;
     if f.text.is_empty() {
         message = format!("{message} ({})", location(files, d.loc));
+    } else if far {
+        message = format!(
+            "{message} ({})\n{}",
+            location(files, d.loc),
+            window(f, d.loc)
+        );
+        text = "";
     }
     Report {
         code: Some(d.rule),
@@ -162,7 +247,7 @@ fn build<'a>(d: &'a Diagnostic, files: &'a [SourceFile]) -> Report<'a> {
         help: d.help.as_deref(),
         src: Src {
             name: &f.path,
-            text: &f.text,
+            text,
         },
         labels,
         related,

@@ -119,3 +119,6 @@ pub fn counts(diags: &[Diagnostic]) -> (usize, usize) {
 pub fn suppressed(diags: &[Diagnostic]) -> usize {
     diags.iter().filter(|d| d.suppressed.is_some()).count()
 }
+
+#[cfg(test)]
+mod tests;

@@ -51,9 +51,31 @@ pub enum Role {
 }
 
 impl SourceFile {
-    /// Line and column of a byte offset (the line table is built once per file).
-    pub fn pos(&self, byte: usize) -> Pos {
-        let starts = self.lines.0.get_or_init(|| {
+    /// Byte offset of the start of the line `byte` is on (the line table is built once per
+    /// file), without counting the characters before it on the line.
+    pub fn line_start(&self, byte: usize) -> usize {
+        let starts = self.line_starts();
+        let line = starts.partition_point(|&s| s as usize <= byte).max(1);
+        starts[line - 1] as usize
+    }
+
+    /// Bytes in the longest of the lines within `context` lines of the one `byte` is on.
+    pub fn longest_line_near(&self, byte: usize, context: usize) -> usize {
+        let starts = self.line_starts();
+        let line = starts.partition_point(|&s| s as usize <= byte).max(1) - 1;
+        let end_of = |l: usize| {
+            starts
+                .get(l + 1)
+                .map_or(self.text.len(), |&s| (s as usize).saturating_sub(1))
+        };
+        (line.saturating_sub(context)..=(line + context).min(starts.len() - 1))
+            .map(|l| end_of(l).saturating_sub(starts[l] as usize))
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn line_starts(&self) -> &[u32] {
+        self.lines.0.get_or_init(|| {
             std::iter::once(0)
                 .chain(
                     self.text
@@ -63,7 +85,12 @@ impl SourceFile {
                         .map(|(i, _)| i as u32 + 1),
                 )
                 .collect()
-        });
+        })
+    }
+
+    /// Line and column of a byte offset (the line table is built once per file).
+    pub fn pos(&self, byte: usize) -> Pos {
+        let starts = self.line_starts();
         let mut byte = byte.min(self.text.len());
         while !self.text.is_char_boundary(byte) {
             byte -= 1;
@@ -200,7 +227,8 @@ fn is_yaml(p: &Path) -> bool {
     )
 }
 
-/// Path shown in reports: relative to the working directory when under it, without `./`.
+/// Path shown in reports: relative to the working directory when under it, without `./`; the
+/// working directory itself is `.` (an empty label read as a missing path).
 pub fn display_path(p: &Path) -> String {
     // Read once: the process never changes directory, and this runs for every file.
     static CWD: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
@@ -213,6 +241,9 @@ pub fn display_path(p: &Path) -> String {
     let mut s = s.as_str();
     while let Some(rest) = s.strip_prefix("./") {
         s = rest;
+    }
+    if s.is_empty() {
+        return ".".into();
     }
     s.to_string()
 }

@@ -2360,3 +2360,64 @@ fn tracked_files_are_linted_even_when_gitignore_lists_them() {
         "{out}"
     );
 }
+
+/// `gpuops lint /abs/dir` run from inside that directory labelled walk problems with an empty
+/// path (`error: : skipped: …`) and exited 2, where `gpuops lint .` warned and went on.
+#[cfg(unix)]
+#[test]
+fn absolute_cwd_walk_problems_are_labelled_like_dot() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    write(
+        &root,
+        "a/ok.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    );
+    std::os::unix::fs::symlink(root.join("a"), root.join("a/loop")).unwrap();
+    std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling.yaml")).unwrap();
+    let dot = run(gpuops_in(&root).args(["lint", "."]));
+    let abs = run(gpuops_in(&root).args(["lint", root.to_str().unwrap()]));
+    assert_eq!(dot.code, 0, "{}", dot.err);
+    assert_eq!(abs.code, dot.code, "{}", abs.err);
+    assert!(!abs.err.contains(": : "), "{}", abs.err);
+    assert!(!abs.err.contains("error:"), "{}", abs.err);
+    assert!(abs.err.contains("skipped"), "{}", abs.err);
+}
+
+/// A ResourceFlavor (and a NodePool) named with 65,536 characters panicked `gpuops cost` in its
+/// table ("Formatting argument out of range").
+#[test]
+fn cost_table_with_huge_names_does_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "f".repeat(65_536);
+    write(
+        dir.path(),
+        "pool.yaml",
+        &format!(
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: {name}}}\nspec:\n  template:\n    spec:\n      requirements:\n        - {{key: node.kubernetes.io/instance-type, operator: In, values: [p4d.24xlarge]}}\n  limits:\n    nvidia.com/gpu: 16\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {{name: {name}}}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n  resourceGroups:\n    - coveredResources: [nvidia.com/gpu]\n      flavors:\n        - name: {name}\n          resources:\n            - {{name: nvidia.com/gpu, nominalQuota: 8}}\n"
+        ),
+    );
+    let Run { code, out, err } = run(gpuops().arg("cost").arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("fff…"), "{out}");
+    assert!(out.lines().all(|l| l.chars().count() < 1000), "{out}");
+}
+
+/// A policy id of 70,000 characters panicked `gpuops rules --policy DIR`.
+#[test]
+fn rules_listing_with_a_huge_policy_id_does_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    // 70,000 characters, built: regorus refuses source lines over 1,024 columns.
+    write(
+        dir.path(),
+        "p/long.rego",
+        "package org.long\nimport rego.v1\nmetadata := {\"id\": concat(\"\", [x | some i in numbers.range(1, 7000); x := \"pppppppppp\"]), \"summary\": \"s\"}\ndeny contains {\"msg\": \"m\", \"object\": o} if {\n\tsome o in input.objects\n\tfalse\n}\n",
+    );
+    let Run { code, out, err } = run(gpuops()
+        .arg("rules")
+        .arg("--policy")
+        .arg(dir.path().join("p")));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("policy/pppp"), "{out}");
+    assert!(out.lines().all(|l| l.chars().count() < 1000), "{out}");
+}

@@ -1716,3 +1716,45 @@ fn rendered_objects_pass_the_upstream_crds_given_as_crd_paths() {
         "{messages:#?}"
     );
 }
+
+/// A profile that is not UTF-8 made `gpuops render` exit 2 with an error naming no place; every
+/// mutated profile is reported at a line and column, and nothing is written.
+#[test]
+fn mutated_profiles_are_located_errors() {
+    let example = example_text();
+    let line_of = |needle: &str| example[..example.find(needle).unwrap()].lines().count() + 1;
+    let mut bad_byte = example.clone().into_bytes();
+    let at = example.find("teams:").expect("teams");
+    bad_byte[at + 2] = 0xff;
+    let cases: Vec<(Vec<u8>, String)> = vec![
+        (bad_byte, format!("platform.yaml:{}:3", line_of("teams:"))),
+        (
+            example.replacen("teams:", "teams: [", 1).into_bytes(),
+            "platform.yaml:".to_string(),
+        ),
+        (
+            example.replacen("teams:", "teams: 7\nx:", 1).into_bytes(),
+            "platform.yaml:".to_string(),
+        ),
+    ];
+    for (bytes, place) in cases {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        std::fs::write(tmp.path().join("platform.yaml"), &bytes).unwrap();
+        let r = run(gpuops_in(tmp.path()).args(["render", "platform.yaml", "-o", "deploy"]));
+        assert_eq!(r.code, 2, "{}", r.err);
+        assert!(!tmp.path().join("deploy").exists(), "nothing is written");
+        assert!(r.err.contains(&place), "{place}: {}", r.err);
+        assert!(
+            r.err.lines().any(|l| {
+                l.contains("platform.yaml:")
+                    && l.split("platform.yaml:").nth(1).is_some_and(|rest| {
+                        rest.split(':')
+                            .next()
+                            .is_some_and(|n| n.parse::<u32>().is_ok())
+                    })
+            }),
+            "no line in: {}",
+            r.err
+        );
+    }
+}

@@ -20,6 +20,11 @@
 //!
 //! Everything else is left to saphyr: what neither parser reads stays a located syntax error.
 //! Telling a template (not YAML until rendered) from broken YAML is [`templates`]'s.
+//!
+//! Both the rewrite and template detection are linear in the text: the rewrite reads each line
+//! once (moving closers has a budget of bytes it may re-read, past which the text is left as it
+//! is), and template detection searches for each closer and word once per line, not once per
+//! `{`. `yaml::scaling_tests` guards this.
 
 use crate::yaml::{self, Budget, Parsed, Problem, Span};
 
@@ -86,6 +91,7 @@ fn rewritten(text: &str) -> Option<Rewritten> {
         last_content: 0,
         open_quote: None,
         values: Vec::new(),
+        moved: 0,
     };
     let mut start = 0;
     loop {
@@ -104,7 +110,7 @@ fn rewritten(text: &str) -> Option<Rewritten> {
         }
         start = end + 1;
     }
-    if !r.changed {
+    if !r.changed || r.moved > move_budget(text.len()) {
         return None;
     }
     Some(Rewritten {
@@ -134,6 +140,15 @@ struct Rewriter<'a> {
     open_quote: Option<OpenQuote>,
     /// Values of the quoted scalars put on one line, by start offset.
     values: Vec<(usize, String)>,
+    /// Bytes moving closers has read (see [`move_budget`]).
+    moved: usize,
+}
+
+/// Bytes that moving closers may read in a text of `len` bytes. Each move reads from the last
+/// content to the closer, so thousands of closer lines under one item would read the lines
+/// between again and again; past this the text is not rewritten and saphyr's error stands.
+fn move_budget(len: usize) -> usize {
+    4 * len + 4096
 }
 
 /// A quoted scalar opened in block context.
@@ -421,6 +436,10 @@ impl Rewriter<'_> {
         };
         let a = self.last_content;
         let w_end = start + first;
+        self.moved += w_end.saturating_sub(a);
+        if self.moved > move_budget(self.src.len()) {
+            return first;
+        }
         let Some(nl) = self
             .out
             .get(a..w_end)

@@ -99,9 +99,90 @@ fn markers(text: &str, quoted: bool) -> Option<TemplateHint> {
     None
 }
 
-/// The first template marker of a line: (start, end, kind), byte offsets in the line.
+/// The next occurrence of a needle at or after a position that grows along a line, searched for
+/// once per occurrence: searching afresh from every `{` made a line of them quadratic.
+struct Next {
+    needle: &'static str,
+    /// The last search: where it started and what it found.
+    last: Option<(usize, Option<usize>)>,
+}
+
+impl Next {
+    fn new(needle: &'static str) -> Self {
+        Next { needle, last: None }
+    }
+
+    /// The offset of the first occurrence at or after `pos`.
+    fn from(&mut self, line: &str, pos: usize) -> Option<usize> {
+        if let Some((from, found)) = self.last
+            && from <= pos
+            && found.is_none_or(|k| k >= pos)
+        {
+            return found;
+        }
+        let found = line
+            .get(pos..)
+            .and_then(|r| r.find(self.needle))
+            .map(|k| pos + k);
+        self.last = Some((pos, found));
+        found
+    }
+}
+
+/// What [`line_marker`] looks for along one line, each found once (see [`Next`]).
+struct Finders {
+    close_go: Next,
+    close_jinja: Next,
+    close_comment: Next,
+    close_brace: Next,
+    helm: Vec<Next>,
+    /// The last run of `{` met: its start and end, and where the action body after it starts.
+    run: Option<(usize, usize, usize)>,
+}
+
+impl Finders {
+    fn new() -> Self {
+        Finders {
+            close_go: Next::new("}}"),
+            close_jinja: Next::new("%}"),
+            close_comment: Next::new("#}"),
+            close_brace: Next::new("}"),
+            helm: HELM_WORDS.iter().map(|w| Next::new(w)).collect(),
+            run: None,
+        }
+    }
+
+    /// Whether a Helm word stands in `line[from..end]`.
+    fn helm_word(&mut self, line: &str, from: usize, end: usize) -> bool {
+        self.helm.iter_mut().any(|n| {
+            n.from(line, from)
+                .is_some_and(|k| k + n.needle.len() <= end)
+        })
+    }
+
+    /// Where the body of the `{{` action at `at` starts (after its braces, `-` and blanks); the
+    /// same for every `{` of one run, so a run is read once.
+    fn body_start(&mut self, line: &str, at: usize) -> usize {
+        if let Some((start, end, body)) = self.run
+            && start <= at
+            && at < end
+        {
+            return body;
+        }
+        let b = line.as_bytes();
+        let end = at + b[at..].iter().take_while(|&&c| c == b'{').count();
+        let rest = &line[end..];
+        let body = end + (rest.len() - rest.trim_start_matches('-').trim_start().len());
+        self.run = Some((at, end, body));
+        body
+    }
+}
+
+/// The first template marker of a line: (start, end, kind), byte offsets in the line. Linear in
+/// the line: every search for a closer or a word is done once per occurrence ([`Finders`]).
 fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)> {
     let b = line.as_bytes();
+    let mut find = Finders::new();
     let whole_line = line.trim_start().starts_with("{{") || line.trim_start().starts_with("{%");
     let mut quote: Option<u8> = None;
     let mut i = 0;
@@ -117,8 +198,8 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
                 quote = None;
             } else if quoted
                 && b[i..].starts_with(b"{{")
-                && let Some(end) = close_of(line, i, "}}")
-                && HELM_WORDS.iter().any(|w| line[i..end].contains(w))
+                && let Some(end) = find.close_go.from(line, i + 2).map(|k| k + 2)
+                && find.helm_word(line, i, end)
             {
                 return Some((i, end, "Go template"));
             }
@@ -132,17 +213,22 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
             quote = Some(c);
         } else if b[i..].starts_with(b"{%") || b[i..].starts_with(b"{#") {
             let close = if c == b'{' && b.get(i + 1) == Some(&b'%') {
-                "%}"
+                &mut find.close_jinja
             } else {
-                "#}"
+                &mut find.close_comment
             };
-            if let Some(end) = close_of(line, i, close) {
+            if let Some(end) = close.from(line, i + 2).map(|k| k + 2) {
                 return Some((i, end, "Jinja template"));
             }
         } else if b[i..].starts_with(b"{{") {
-            let end = close_of(line, i, "}}");
-            let action = &line[i..end.unwrap_or(line.len())];
-            if whole_line || (end.is_some() && looks_like_go_template(action)) {
+            let end = find.close_go.from(line, i + 2).map(|k| k + 2);
+            let go = |find: &mut Finders, end: usize| {
+                let body = find.body_start(line, i);
+                looks_like_go_template(&line[body.min(end)..end], || {
+                    find.helm_word(line, body, end)
+                })
+            };
+            if whole_line || end.is_some_and(|end| go(&mut find, end)) {
                 return Some((i, end.unwrap_or(line.len()), "Go template"));
             }
             // Any other closed `{{ name }}` starting a value outside quotes: a Jinja or
@@ -156,7 +242,7 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
         } else if b[i..].starts_with(b"%{") {
             // Terraform template directives: `%{ if enable_ipv6 ~}`, `%{ endfor }` (not curl's
             // `-w %{http_code}`).
-            if let Some(end) = line[i + 2..].find('}').map(|k| i + 3 + k) {
+            if let Some(end) = find.close_brace.from(line, i + 2).map(|k| k + 1) {
                 let word = line[i + 2..end - 1]
                     .trim_start_matches(['~', ' '])
                     .split(|c: char| !c.is_ascii_alphabetic())
@@ -167,7 +253,7 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
                 }
             }
         } else if b[i..].starts_with(b"${")
-            && let Some(end) = line[i + 2..].find('}').map(|k| i + 3 + k)
+            && let Some(end) = find.close_brace.from(line, i + 2).map(|k| k + 1)
             && is_terraform_expression(&line[i + 2..end - 1])
         {
             return Some((i, end, "Terraform template"));
@@ -176,7 +262,7 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
         } else if quoted
             && c == b'{'
             && matches!(prev, b' ' | b'\t')
-            && let Some(end) = format_field(line, i)
+            && let Some(end) = format_field(line, i, find.close_brace.from(line, i + 1))
         {
             return Some((i, end, "format template"));
         }
@@ -188,9 +274,9 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
 /// The end of a Python/shell format field standing in a value (`image: {username}/serve:1`):
 /// `{name}` glued to more text, which no YAML flow mapping is. Only for a file that fails to
 /// parse.
-fn format_field(line: &str, at: usize) -> Option<usize> {
+fn format_field(line: &str, at: usize, close: Option<usize>) -> Option<usize> {
     let rest = &line[at + 1..];
-    let close = rest.find('}')?;
+    let close = close?.checked_sub(at + 1)?;
     let name = &rest[..close];
     let after = rest[close + 1..].chars().next()?;
     let is_name = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
@@ -223,31 +309,35 @@ fn is_printf_value(line: &str, at: usize) -> bool {
     if !(before.ends_with(':') || before.ends_with('-')) {
         return false;
     }
-    let value = line[at..].split(" #").next().unwrap_or("").trim_end();
-    let verb = value.strip_prefix('%').unwrap_or("");
-    matches!(verb, "s" | "d" | "v" | "q" | "f" | "t" | "x" | "+v" | "#v")
+    // The verb, then nothing but blanks or a comment: read up to the verb's end and the blanks
+    // after it, never the rest of the line (which made a line of `- %` quadratic).
+    let value = &line[at + 1..];
+    ["s", "d", "v", "q", "f", "t", "x", "+v", "#v"]
+        .iter()
+        .any(|verb| match value.strip_prefix(verb) {
+            None => false,
+            Some(rest) => {
+                let tail = rest.trim_start();
+                tail.is_empty()
+                    || (tail.starts_with('#') && rest[..rest.len() - tail.len()].ends_with(' '))
+            }
+        })
 }
 
-/// The end (exclusive) of `close` after the opener at `at`.
-fn close_of(line: &str, at: usize, close: &str) -> Option<usize> {
-    line[at + 2..].find(close).map(|k| at + 2 + k + close.len())
-}
-
-/// Whether `{{ … }}` reads as a Go template action: a field or variable (`.x`, `$x`), a
-/// comment, or a keyword or function Helm templates use.
-fn looks_like_go_template(action: &str) -> bool {
-    let body = action
-        .trim_start_matches('{')
-        .trim_start_matches('-')
-        .trim_start();
+/// Whether the body of a `{{ … }}` action (after its braces and `-`) reads as a Go template
+/// action: a field or variable (`.x`, `$x`), a comment, or a keyword or function Helm templates
+/// use; `helm_word` says whether a Helm word stands in the body.
+fn looks_like_go_template(body: &str, helm_word: impl FnOnce() -> bool) -> bool {
     if body.starts_with('.') || body.starts_with('$') || body.starts_with("/*") {
         return true;
     }
+    // No keyword is longer than this: a long word is not read to its end.
     let word: String = body
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric())
+        .take(16)
         .collect();
-    GO_TEMPLATE_WORDS.contains(&word.as_str()) || HELM_WORDS.iter().any(|w| body.contains(w))
+    GO_TEMPLATE_WORDS.contains(&word.as_str()) || helm_word()
 }
 
 /// Whether a line (without its indentation) ends with a block scalar header (`key: |`, `- >-`).
