@@ -113,6 +113,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if let Some(aff) = t.spec.at(&["affinity", "nodeAffinity"]) {
             cel::node_affinity(aff, &base, obj.kind, &mut found);
         }
+        cel::pod_names(t.spec, &base, obj.kind, &mut found);
         report(cx, obj, &mut found, out);
     }
 }
@@ -122,11 +123,15 @@ fn object<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
         return;
     };
     check::walk(obj.root, schema, "", what, obj.kind, found);
+    cel::object_name(obj.root, obj.kind, found);
     let Some(spec) = obj.spec().filter(|s| s.as_map().is_some()) else {
         return;
     };
     match obj.kind {
-        "NodePool" => cel::nodepool(spec, found),
+        "NodePool" => {
+            cel::nodepool(spec, found);
+            cel::nodepool_names(spec, found);
+        }
         "EC2NodeClass" => cel::ec2nodeclass(spec, found),
         "ClusterQueue" => {
             let cohort = if obj.version == "v1beta1" {
@@ -135,11 +140,18 @@ fn object<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
                 "cohortName"
             };
             cel::cluster_queue(spec, cohort, false, found);
+            cel::resource_groups(spec, obj.kind, cohort, found);
+            cel::preemption(spec, found);
+            if let Some(sel) = spec.get("namespaceSelector") {
+                cel::namespace_selector(sel, found);
+            }
         }
+        "Cohort" => cel::resource_groups(spec, obj.kind, "parentName", found),
         "ResourceFlavor" => {
             if let Some(t) = spec.get("tolerations") {
                 cel::tolerations(t, "spec.tolerations", obj.kind, found);
             }
+            cel::resource_flavor(spec, found);
         }
         _ => {}
     }
