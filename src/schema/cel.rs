@@ -519,7 +519,14 @@ pub fn nodepool_names<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
             continue;
         }
         if let Some(why) = names::qualified_name(key) {
-            name_finding(out, kn, "template label key", key, &why, KARPENTER_RUNTIME);
+            name_finding(
+                out,
+                kn,
+                "`spec.template.metadata.labels` key",
+                key,
+                &why,
+                KARPENTER_RUNTIME,
+            );
         }
     }
     let mut seen: Vec<(&str, &str)> = Vec::new();
@@ -627,7 +634,7 @@ pub fn pod_names<'a>(spec: Node<'a>, base: &str, kind: &str, out: &mut Vec<Viola
                 name_finding(
                     out,
                     kn,
-                    &format!("node affinity key in `{base}`"),
+                    &format!("`{base}.affinity.nodeAffinity` key"),
                     key,
                     &why,
                     &layer,

@@ -292,7 +292,8 @@ impl<'a> Walker<'a, '_> {
                         self.path(),
                         self.kind
                     );
-                    self.push(n, msg, None);
+                    // The key names the list better than its (possibly long) body.
+                    self.push(key.unwrap_or(n), msg, None);
                 }
                 self.value(n, key, inner);
             }
