@@ -7,16 +7,24 @@ declare_rule! {
     /// ## What it does
     /// Checks the objects gpuops models against what the API server and the Karpenter and Kueue
     /// admission checks accept: NodePool and EC2NodeClass (`v1`), ResourceFlavor, ClusterQueue,
-    /// LocalQueue and WorkloadPriorityClass (`v1beta1`, `v1beta2`), PriorityClass, and the pod-spec
-    /// parts of every workload (tolerations, nodeSelector, node affinity, containers and their
-    /// resources and env, volumes). It reports wrong types, missing required fields, values
-    /// outside an enum, range or format, unknown fields (with the likely intended name, and the
-    /// new place of fields that moved between API versions), and the cross-field rules the CRDs
-    /// enforce with CEL: requirement operators and value counts, `minValues`, reserved label
-    /// domains (`karpenter.sh/*`, `karpenter.k8s.aws/*`, `kubernetes.io/hostname`) in
-    /// requirements and template labels, budget `schedule`/`duration` pairs, `role` xor
-    /// `instanceProfile`, alias terms, a ClusterQueue's flavor resources in `coveredResources`
-    /// order, `borrowingLimit` without a cohort, and toleration operator/value/effect rules.
+    /// LocalQueue, Cohort, WorkloadPriorityClass and AdmissionCheck (`v1beta1`, `v1beta2`),
+    /// Topology, PriorityClass, and the pod-spec parts of every workload (tolerations,
+    /// nodeSelector, node affinity, containers and their resources and env, volumes). It reports
+    /// wrong types, missing required fields, values outside an enum, range, pattern or list
+    /// length, names that are not DNS subdomains, label and taint keys that are not qualified
+    /// names and values that are not label values, quantities that do not parse, unknown fields
+    /// (with the likely intended name, and the new place of fields that moved between API
+    /// versions), and the cross-field rules the CRDs enforce with CEL: requirement operators and
+    /// value counts, `minValues`, reserved label domains (`karpenter.sh/*`, `karpenter.k8s.aws/*`,
+    /// `kubernetes.io/hostname`) in requirements and template labels, budget `schedule`/`duration`
+    /// pairs, `role` xor `instanceProfile`, alias terms, `borrowingLimit` without a cohort,
+    /// `borrowWithinCohort` with `reclaimWithinCohort: Never`, and toleration
+    /// operator/value/effect rules. Kueue's webhook rules too: a ClusterQueue's flavor resources
+    /// in `coveredResources` order, a flavor or resource in two resource groups, negative quotas,
+    /// `lendingLimit` without a cohort or above `nominalQuota`, `namespaceSelector` operators,
+    /// ResourceFlavor node labels and taints. Karpenter's own validation after apply (a NodePool
+    /// it fails launches no nodes) adds the length limits of label and taint keys, template label
+    /// keys, and taints repeated by key and effect. Each message says which of these rejects it.
     /// Unknown fields of core kinds are reported only when they are near-misses of known ones.
     /// Objects whose CRD is given with `--crd` or `crds:` (or found among the linted files) are
     /// validated against that CRD instead: its schema and its `x-kubernetes-validations` CEL
@@ -113,6 +121,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if let Some(aff) = t.spec.at(&["affinity", "nodeAffinity"]) {
             cel::node_affinity(aff, &base, obj.kind, &mut found);
         }
+        cel::pod_names(t.spec, &base, obj.kind, &mut found);
         report(cx, obj, &mut found, out);
     }
 }
@@ -122,11 +131,15 @@ fn object<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
         return;
     };
     check::walk(obj.root, schema, "", what, obj.kind, found);
+    cel::object_name(obj.root, obj.kind, found);
     let Some(spec) = obj.spec().filter(|s| s.as_map().is_some()) else {
         return;
     };
     match obj.kind {
-        "NodePool" => cel::nodepool(spec, found),
+        "NodePool" => {
+            cel::nodepool(spec, found);
+            cel::nodepool_names(spec, found);
+        }
         "EC2NodeClass" => cel::ec2nodeclass(spec, found),
         "ClusterQueue" => {
             let cohort = if obj.version == "v1beta1" {
@@ -135,11 +148,18 @@ fn object<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
                 "cohortName"
             };
             cel::cluster_queue(spec, cohort, false, found);
+            cel::resource_groups(spec, obj.kind, cohort, found);
+            cel::preemption(spec, found);
+            if let Some(sel) = spec.get("namespaceSelector") {
+                cel::namespace_selector(sel, found);
+            }
         }
+        "Cohort" => cel::resource_groups(spec, obj.kind, "parentName", found),
         "ResourceFlavor" => {
             if let Some(t) = spec.get("tolerations") {
                 cel::tolerations(t, "spec.tolerations", obj.kind, found);
             }
+            cel::resource_flavor(spec, found);
         }
         _ => {}
     }

@@ -15,6 +15,11 @@ pub enum Ty {
     Bool,
     /// A resource quantity: an integer or a string.
     Quantity,
+    /// A resource quantity under a CRD's quantity pattern: a string that does not parse as one
+    /// (`256GB`) is rejected.
+    QuantityPattern,
+    /// A list or map (`maxItems`, `maxProperties`) with at least `.0` and at most `.1` entries.
+    Count(usize, usize, &'static Ty),
     /// One of the values; the second list holds removed values another rule reports
     /// (`deprecated-api`).
     Enum(&'static [&'static str], &'static [&'static str]),
@@ -186,6 +191,68 @@ fn volume_size(s: &str) -> bool {
         && matches!(unit, "Gi" | "G" | "Ti" | "T")
 }
 
+/// A lower-case DNS-1123 subdomain of at most 253 characters: Kueue's object references.
+fn dns_subdomain(s: &str) -> bool {
+    super::names::dns_subdomain(s).is_none()
+}
+/// A DNS-1123 label of at most 63 characters.
+fn dns_label(s: &str) -> bool {
+    super::names::dns_label(s).is_none()
+}
+/// `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$` with `maxLength: 63`.
+fn label_value(s: &str) -> bool {
+    super::names::label_value(s).is_none()
+}
+/// Karpenter's requirement key pattern with `maxLength: 316`.
+fn requirement_key(s: &str) -> bool {
+    s.len() <= 316 && super::names::qualified_name_shape(s)
+}
+/// Karpenter's taint key and value pattern. An empty value stands for no value.
+fn taint_value(s: &str) -> bool {
+    s.is_empty() || super::names::qualified_name_shape(s)
+}
+/// Kueue's topology level label: the qualified-name pattern with `maxLength: 316`.
+fn node_label_key(s: &str) -> bool {
+    requirement_key(s)
+}
+/// `^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$` with `maxLength: 63`.
+fn kind_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    s.len() <= 63
+        && b.first().is_some_and(u8::is_ascii_alphabetic)
+        && b.last().is_some_and(u8::is_ascii_alphanumeric)
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+}
+
+static DNS_SUBDOMAIN: Format = Format {
+    what: "a DNS subdomain (at most 253 lower-case letters, digits, `-` and `.`, starting and ending with a letter or digit)",
+    ok: dns_subdomain,
+};
+static DNS_LABEL: Format = Format {
+    what: "a DNS label (at most 63 lower-case letters, digits and `-`, starting and ending with a letter or digit)",
+    ok: dns_label,
+};
+static LABEL_VALUE: Format = Format {
+    what: "a label value (at most 63 letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit)",
+    ok: label_value,
+};
+static REQUIREMENT_KEY: Format = Format {
+    what: "a label key (`name` or `prefix/name`: a lower-case DNS prefix, a name of letters, digits, `-`, `_` and `.` starting and ending with a letter or digit)",
+    ok: requirement_key,
+};
+static TAINT_PART: Format = Format {
+    what: "a qualified name (`name` or `prefix/name`: a lower-case DNS prefix, a name of letters, digits, `-`, `_` and `.` starting and ending with a letter or digit)",
+    ok: taint_value,
+};
+static NODE_LABEL_KEY: Format = Format {
+    what: "a label key (`name` or `prefix/name`: a lower-case DNS prefix, a name of letters, digits, `-`, `_` and `.` starting and ending with a letter or digit)",
+    ok: node_label_key,
+};
+static KIND_NAME: Format = Format {
+    what: "a kind name (at most 63 letters, digits and `-`, starting with a letter)",
+    ok: kind_name,
+};
+
 static DURATION: Format = Format {
     what: "a duration in s, m and h such as `30m` or `1h30m`",
     ok: duration,
@@ -215,13 +282,13 @@ static VOLUME_SIZE: Format = Format {
 // Karpenter NodePool karpenter.sh/v1
 
 static TAINT: Obj = crd(&[
-    req("key", Ty::Str),
-    f("value", Ty::Text),
+    req("key", Ty::Format(&TAINT_PART)),
+    f("value", Ty::Format(&TAINT_PART)),
     req("effect", Ty::Enum(EFFECTS, &[])),
     f("timeAdded", Ty::Str),
 ]);
 static NP_REQUIREMENT: Obj = crd(&[
-    req("key", Ty::Str),
+    req("key", Ty::Format(&REQUIREMENT_KEY)),
     req(
         "operator",
         Ty::Enum(
@@ -263,14 +330,23 @@ static NP_TEMPLATE_SPEC: Obj = Obj {
     ignored: &["kubelet"],
     ..crd(&[
         req("nodeClassRef", Ty::Obj(&NODE_CLASS_REF)),
-        req("requirements", Ty::List(&Ty::Obj(&NP_REQUIREMENT))),
+        req(
+            "requirements",
+            Ty::Count(0, 100, &Ty::List(&Ty::Obj(&NP_REQUIREMENT))),
+        ),
         f("taints", Ty::List(&Ty::Obj(&TAINT))),
         f("startupTaints", Ty::List(&Ty::Obj(&TAINT))),
         f("expireAfter", Ty::Format(&DURATION_OR_NEVER)),
         f("terminationGracePeriod", Ty::Format(&DURATION)),
     ])
 };
-static NP_TEMPLATE_META: Obj = crd(&[f("labels", TEXT_MAP), f("annotations", TEXT_MAP)]);
+static NP_TEMPLATE_META: Obj = crd(&[
+    f(
+        "labels",
+        Ty::Count(0, 100, &Ty::Map(&Ty::Format(&LABEL_VALUE))),
+    ),
+    f("annotations", TEXT_MAP),
+]);
 static NP_TEMPLATE: Obj = crd(&[
     f("metadata", Ty::Obj(&NP_TEMPLATE_META)),
     req("spec", Ty::Obj(&NP_TEMPLATE_SPEC)),
@@ -295,7 +371,7 @@ static NP_DISRUPTION: Obj = Obj {
             ),
         ),
         req("consolidateAfter", Ty::Format(&DURATION_OR_NEVER)),
-        f("budgets", Ty::List(&Ty::Obj(&BUDGET))),
+        f("budgets", Ty::Count(0, 50, &Ty::List(&Ty::Obj(&BUDGET)))),
     ])
 };
 static NP_SPEC: Obj = Obj {
@@ -364,7 +440,7 @@ static NP_SPEC: Obj = Obj {
     ..crd(&[
         req("template", Ty::Obj(&NP_TEMPLATE)),
         f("disruption", Ty::Obj(&NP_DISRUPTION)),
-        f("limits", Ty::Map(&Ty::Quantity)),
+        f("limits", Ty::Map(&Ty::QuantityPattern)),
         f("weight", Ty::Int(1, 100)),
         f("replicas", NON_NEG),
     ])
@@ -524,10 +600,12 @@ pub static EC2NODECLASS_V1: Obj = crd(&[
 ]);
 
 // ---------------------------------------------------------------------------------------------
-// Kueue kueue.x-k8s.io/v1beta1 and v1beta2
+// Kueue kueue.x-k8s.io/v1beta1 and v1beta2 (list bounds are the CRDs' `maxItems`, `minItems`
+// and `maxProperties`; names and references their DNS-subdomain pattern)
 
 const STOP_POLICY: Ty = Ty::Enum(&["None", "Hold", "HoldAndDrain"], &[]);
-static FAIR_SHARING: Obj = crd(&[f("weight", Ty::Quantity)]);
+const KUEUE_NAME: Ty = Ty::Format(&DNS_SUBDOMAIN);
+static FAIR_SHARING: Obj = crd(&[f("weight", Ty::QuantityPattern)]);
 static KUEUE_TAINT: Obj = crd(&[
     req("key", Ty::Str),
     f("value", Ty::Text),
@@ -547,10 +625,16 @@ const TOLERATION_FIELDS: &[Field] = &[
 static TOLERATION: Obj = core(TOLERATION_FIELDS);
 static KUEUE_TOLERATION: Obj = crd(TOLERATION_FIELDS);
 static RF_SPEC: Obj = crd(&[
-    f("nodeLabels", TEXT_MAP),
-    f("nodeTaints", Ty::List(&Ty::Obj(&KUEUE_TAINT))),
-    f("tolerations", Ty::List(&Ty::Obj(&KUEUE_TOLERATION))),
-    f("topologyName", Ty::Str),
+    f("nodeLabels", Ty::Count(0, 8, &TEXT_MAP)),
+    f(
+        "nodeTaints",
+        Ty::Count(0, 8, &Ty::List(&Ty::Obj(&KUEUE_TAINT))),
+    ),
+    f(
+        "tolerations",
+        Ty::Count(0, 8, &Ty::List(&Ty::Obj(&KUEUE_TOLERATION))),
+    ),
+    f("topologyName", KUEUE_NAME),
 ]);
 pub static RESOURCE_FLAVOR: Obj = crd(&[
     CRD_ROOT_FIELDS[0],
@@ -561,21 +645,39 @@ pub static RESOURCE_FLAVOR: Obj = crd(&[
 ]);
 static RESOURCE_QUOTA: Obj = crd(&[
     req("name", Ty::Str),
-    req("nominalQuota", Ty::Quantity),
-    f("borrowingLimit", Ty::Quantity),
-    f("lendingLimit", Ty::Quantity),
+    req("nominalQuota", Ty::QuantityPattern),
+    f("borrowingLimit", Ty::QuantityPattern),
+    f("lendingLimit", Ty::QuantityPattern),
 ]);
 static FLAVOR_QUOTAS: Obj = crd(&[
-    req("name", Ty::Str),
-    req("resources", Ty::List(&Ty::Obj(&RESOURCE_QUOTA))),
+    req("name", KUEUE_NAME),
+    req(
+        "resources",
+        Ty::Count(1, 64, &Ty::List(&Ty::Obj(&RESOURCE_QUOTA))),
+    ),
 ]);
 static RESOURCE_GROUP: Obj = crd(&[
-    req("coveredResources", STRINGS),
-    req("flavors", Ty::List(&Ty::Obj(&FLAVOR_QUOTAS))),
+    req("coveredResources", Ty::Count(1, 64, &STRINGS)),
+    req(
+        "flavors",
+        Ty::Count(1, 64, &Ty::List(&Ty::Obj(&FLAVOR_QUOTAS))),
+    ),
 ]);
-static ADMISSION_CHECK: Obj = crd(&[req("name", Ty::Str), f("onFlavors", STRINGS)]);
-static ADMISSION_CHECKS_STRATEGY: Obj =
-    crd(&[req("admissionChecks", Ty::List(&Ty::Obj(&ADMISSION_CHECK)))]);
+const RESOURCE_GROUPS: Ty = Ty::Count(0, 16, &Ty::List(&Ty::Obj(&RESOURCE_GROUP)));
+static ADMISSION_CHECK_V1B2: Obj = crd(&[
+    req("name", Ty::Str),
+    f("onFlavors", Ty::Count(0, 64, &Ty::List(&KUEUE_NAME))),
+]);
+static ADMISSION_CHECK_V1B1: Obj =
+    crd(&[req("name", Ty::Str), f("onFlavors", Ty::List(&KUEUE_NAME))]);
+static ADMISSION_CHECKS_STRATEGY_V1B2: Obj = crd(&[req(
+    "admissionChecks",
+    Ty::Count(1, 64, &Ty::List(&Ty::Obj(&ADMISSION_CHECK_V1B2))),
+)]);
+static ADMISSION_CHECKS_STRATEGY_V1B1: Obj = crd(&[req(
+    "admissionChecks",
+    Ty::List(&Ty::Obj(&ADMISSION_CHECK_V1B1)),
+)]);
 static BORROW_WITHIN_COHORT: Obj = crd(&[
     f("maxPriorityThreshold", INT32),
     f("policy", Ty::Enum(&["Never", "LowerPriority"], &[])),
@@ -594,11 +696,14 @@ static PREEMPTION: Obj = crd(&[
         ),
     ),
 ]);
-static FUNGIBILITY: Obj = crd(&[
-    f(
-        "preference",
-        Ty::Enum(&["BorrowingOverPreemption", "PreemptionOverBorrowing"], &[]),
-    ),
+const PREFERENCE: Field = f(
+    "preference",
+    Ty::Enum(&["BorrowingOverPreemption", "PreemptionOverBorrowing"], &[]),
+);
+// v1beta1 still serves `Borrow` and `Preempt` (`deprecated-api` reports them); v1beta2 dropped
+// them from its enums.
+static FUNGIBILITY_V1B1: Obj = crd(&[
+    PREFERENCE,
     f(
         "whenCanBorrow",
         Ty::Enum(&["MayStopSearch", "TryNextFlavor"], &["Borrow"]),
@@ -606,6 +711,17 @@ static FUNGIBILITY: Obj = crd(&[
     f(
         "whenCanPreempt",
         Ty::Enum(&["MayStopSearch", "TryNextFlavor"], &["Preempt"]),
+    ),
+]);
+static FUNGIBILITY_V1B2: Obj = crd(&[
+    PREFERENCE,
+    f(
+        "whenCanBorrow",
+        Ty::Enum(&["MayStopSearch", "TryNextFlavor"], &[]),
+    ),
+    f(
+        "whenCanPreempt",
+        Ty::Enum(&["MayStopSearch", "TryNextFlavor"], &[]),
     ),
 ]);
 static ADMISSION_SCOPE_V1B2: Obj = crd(&[req(
@@ -616,20 +732,17 @@ static ADMISSION_SCOPE_V1B2: Obj = crd(&[req(
     ),
 )]);
 static ADMISSION_SCOPE_V1B1: Obj = crd(&[req("admissionMode", Ty::Str)]);
-const CQ_COMMON: [Field; 7] = [
+const CQ_COMMON: [Field; 5] = [
     f("fairSharing", Ty::Obj(&FAIR_SHARING)),
-    f("flavorFungibility", Ty::Obj(&FUNGIBILITY)),
-    // A LabelSelector: its own shape, not GPU-specific.
+    // A LabelSelector: its own shape; Kueue's webhook checks its operators (`cel`).
     any("namespaceSelector"),
     f("preemption", Ty::Obj(&PREEMPTION)),
     f(
         "queueingStrategy",
         Ty::Enum(&["StrictFIFO", "BestEffortFIFO"], &[]),
     ),
-    f("resourceGroups", Ty::List(&RESOURCE_GROUP_TY)),
     f("stopPolicy", STOP_POLICY),
 ];
-static RESOURCE_GROUP_TY: Ty = Ty::Obj(&RESOURCE_GROUP);
 static CQ_SPEC_V1B2: Obj = Obj {
     moved: &[
         Moved {
@@ -647,12 +760,12 @@ static CQ_SPEC_V1B2: Obj = Obj {
         CQ_COMMON[2],
         CQ_COMMON[3],
         CQ_COMMON[4],
-        CQ_COMMON[5],
-        CQ_COMMON[6],
-        f("cohortName", Ty::Str),
+        f("resourceGroups", RESOURCE_GROUPS),
+        f("flavorFungibility", Ty::Obj(&FUNGIBILITY_V1B2)),
+        f("cohortName", KUEUE_NAME),
         f(
             "admissionChecksStrategy",
-            Ty::Obj(&ADMISSION_CHECKS_STRATEGY),
+            Ty::Obj(&ADMISSION_CHECKS_STRATEGY_V1B2),
         ),
         f("admissionScope", Ty::Obj(&ADMISSION_SCOPE_V1B2)),
         any("concurrentAdmissionPolicy"),
@@ -669,13 +782,13 @@ static CQ_SPEC_V1B1: Obj = Obj {
         CQ_COMMON[2],
         CQ_COMMON[3],
         CQ_COMMON[4],
-        CQ_COMMON[5],
-        CQ_COMMON[6],
-        f("cohort", Ty::Str),
+        f("resourceGroups", RESOURCE_GROUPS),
+        f("flavorFungibility", Ty::Obj(&FUNGIBILITY_V1B1)),
+        f("cohort", KUEUE_NAME),
         f("admissionChecks", STRINGS),
         f(
             "admissionChecksStrategy",
-            Ty::Obj(&ADMISSION_CHECKS_STRATEGY),
+            Ty::Obj(&ADMISSION_CHECKS_STRATEGY_V1B1),
         ),
         f("admissionScope", Ty::Obj(&ADMISSION_SCOPE_V1B1)),
     ])
@@ -694,8 +807,24 @@ pub static CLUSTER_QUEUE_V1B1: Obj = crd(&[
     CRD_ROOT_FIELDS[3],
     f("spec", Ty::Obj(&CQ_SPEC_V1B1)),
 ]);
+static COHORT_SPEC: Obj = Obj {
+    // `deprecated-api` reports v1alpha1's `parent`.
+    ignored: &["parent"],
+    ..crd(&[
+        f("parentName", KUEUE_NAME),
+        f("resourceGroups", RESOURCE_GROUPS),
+        f("fairSharing", Ty::Obj(&FAIR_SHARING)),
+    ])
+};
+pub static COHORT: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    CRD_ROOT_FIELDS[3],
+    f("spec", Ty::Obj(&COHORT_SPEC)),
+]);
 static LQ_SPEC: Obj = crd(&[
-    f("clusterQueue", Ty::Str),
+    f("clusterQueue", KUEUE_NAME),
     f("fairSharing", Ty::Obj(&FAIR_SHARING)),
     f("stopPolicy", STOP_POLICY),
 ]);
@@ -712,6 +841,37 @@ pub static WORKLOAD_PRIORITY_CLASS: Obj = crd(&[
     CRD_ROOT_FIELDS[2],
     req("value", INT32),
     f("description", Ty::Str),
+]);
+// Topology and AdmissionCheck gained fields across releases: only near-misses of the known
+// names are reported, never a field a newer CRD may hold.
+static TOPOLOGY_LEVEL: Obj = typos(&[req("nodeLabel", Ty::Format(&NODE_LABEL_KEY))]);
+static TOPOLOGY_SPEC: Obj = typos(&[req(
+    "levels",
+    Ty::Count(1, 8, &Ty::List(&Ty::Obj(&TOPOLOGY_LEVEL))),
+)]);
+pub static TOPOLOGY: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    CRD_ROOT_FIELDS[3],
+    req("spec", Ty::Obj(&TOPOLOGY_SPEC)),
+]);
+static AC_PARAMETERS: Obj = typos(&[
+    req("apiGroup", KUEUE_NAME),
+    req("kind", Ty::Format(&KIND_NAME)),
+    req("name", Ty::Format(&DNS_LABEL)),
+]);
+static AC_SPEC: Obj = typos(&[
+    req("controllerName", Ty::Str),
+    f("parameters", Ty::Obj(&AC_PARAMETERS)),
+    f("retryDelayMinutes", ANY_INT),
+]);
+pub static ADMISSION_CHECK: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    CRD_ROOT_FIELDS[3],
+    req("spec", Ty::Obj(&AC_SPEC)),
 ]);
 
 // ---------------------------------------------------------------------------------------------
@@ -902,6 +1062,13 @@ pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<(&'static Obj,
         ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "LocalQueue") => (&LOCAL_QUEUE, "LocalQueue"),
         ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "WorkloadPriorityClass") => {
             (&WORKLOAD_PRIORITY_CLASS, "WorkloadPriorityClass")
+        }
+        ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "Cohort") => (&COHORT, "Cohort"),
+        ("kueue.x-k8s.io", "v1alpha1" | "v1beta1" | "v1beta2", "Topology") => {
+            (&TOPOLOGY, "Topology")
+        }
+        ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "AdmissionCheck") => {
+            (&ADMISSION_CHECK, "AdmissionCheck")
         }
         ("scheduling.k8s.io", "v1", "PriorityClass") => (&PRIORITY_CLASS, "PriorityClass"),
         _ => return None,

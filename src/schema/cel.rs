@@ -2,6 +2,7 @@
 //! Kueue's webhook and core validation, written out for the rules that matter in practice.
 
 use super::check::Violation;
+use super::names;
 use crate::quantity::is_placeholder;
 use crate::yaml::Node;
 
@@ -453,5 +454,543 @@ pub fn node_affinity<'a>(affinity: Node<'a>, base: &str, kind: &str, out: &mut V
                 );
             }
         }
+    }
+}
+
+/// A label key, label value or name that fails one of [`names`]'s rules: `what` names it
+/// (`requirement key`), `layer` says who rejects it.
+fn name_finding<'a>(
+    out: &mut Vec<Violation<'a>>,
+    node: Node<'a>,
+    what: &str,
+    value: &str,
+    reason: &str,
+    layer: &str,
+) {
+    push(
+        out,
+        node,
+        format!("{what} `{value}` is invalid: {reason}; {layer}"),
+        None,
+    );
+}
+
+/// The text of a scalar a rule can judge: not a placeholder, not a collection.
+fn judged(n: Node<'_>) -> Option<&str> {
+    n.as_str().filter(|s| !is_placeholder(s))
+}
+
+const KARPENTER_RUNTIME: &str = "Karpenter's validation rejects the NodePool after apply (condition `ValidationSucceeded=False`): it launches no nodes";
+
+/// NodePool v1: what Karpenter's own validation adds to the CRD's patterns on label and taint
+/// keys and values: the length limits of qualified names, label keys (the CRD has no pattern for
+/// them), and taints unique by key and effect.
+pub fn nodepool_names<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
+    let tspec = spec.at(&["template", "spec"]);
+    for (i, r) in tspec
+        .and_then(|s| s.get("requirements"))
+        .into_iter()
+        .flat_map(Node::items)
+        .enumerate()
+    {
+        // A key the CRD pattern (or its `maxLength`) rejects is the schema's finding.
+        if let Some(kn) = r.get("key")
+            && let Some(key) = judged(kn)
+            && key.len() <= 316
+            && names::qualified_name_shape(key)
+            && let Some(why) = names::qualified_name(key)
+        {
+            name_finding(
+                out,
+                kn,
+                &format!("`spec.template.spec.requirements[{i}].key`"),
+                key,
+                &why,
+                KARPENTER_RUNTIME,
+            );
+        }
+    }
+    for (key, kn, _) in spec
+        .at(&["template", "metadata", "labels"])
+        .into_iter()
+        .flat_map(Node::entries)
+    {
+        if is_placeholder(key) {
+            continue;
+        }
+        if let Some(why) = names::qualified_name(key) {
+            name_finding(
+                out,
+                kn,
+                "`spec.template.metadata.labels` key",
+                key,
+                &why,
+                KARPENTER_RUNTIME,
+            );
+        }
+    }
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for list in ["taints", "startupTaints"] {
+        for (i, t) in tspec
+            .and_then(|s| s.get(list))
+            .into_iter()
+            .flat_map(Node::items)
+            .enumerate()
+        {
+            for part in ["key", "value"] {
+                if let Some(n) = t.get(part)
+                    && let Some(v) = judged(n)
+                    && !v.is_empty()
+                    && names::qualified_name_shape(v)
+                    && let Some(why) = names::qualified_name(v)
+                {
+                    name_finding(
+                        out,
+                        n,
+                        &format!("`spec.template.spec.{list}[{i}].{part}`"),
+                        v,
+                        &why,
+                        KARPENTER_RUNTIME,
+                    );
+                }
+            }
+            let (Some(key), Some(effect)) = (text(t.get("key")), text(t.get("effect"))) else {
+                continue;
+            };
+            if seen.contains(&(key, effect)) {
+                push(
+                    out,
+                    t.get("effect").unwrap_or(t),
+                    format!(
+                        "`spec.template.spec.{list}[{i}]` repeats taint `{key}:{effect}` (taints and startup taints must be unique by key and effect): {KARPENTER_RUNTIME}"
+                    ),
+                    Some("keep one taint per key and effect"),
+                );
+            } else {
+                seen.push((key, effect));
+            }
+        }
+    }
+}
+
+/// A pod spec's label keys and values as core validation checks them: `nodeSelector` keys and
+/// values, toleration keys (and values with `Equal`), node-affinity expression keys.
+pub fn pod_names<'a>(spec: Node<'a>, base: &str, kind: &str, out: &mut Vec<Violation<'a>>) {
+    let layer = format!("the API server rejects the {kind}");
+    for (key, kn, v) in spec.get("nodeSelector").into_iter().flat_map(Node::entries) {
+        if !is_placeholder(key)
+            && let Some(why) = names::qualified_name(key)
+        {
+            name_finding(
+                out,
+                kn,
+                &format!("`{base}.nodeSelector` key"),
+                key,
+                &why,
+                &layer,
+            );
+        }
+        if let Some(val) = judged(v)
+            && let Some(why) = names::label_value(val)
+        {
+            name_finding(
+                out,
+                v,
+                &format!("`{base}.nodeSelector.{key}` value"),
+                val,
+                &why,
+                &layer,
+            );
+        }
+    }
+    if let Some(t) = spec.get("tolerations") {
+        toleration_names(t, &format!("{base}.tolerations"), &layer, out);
+    }
+    let Some(aff) = spec.at(&["affinity", "nodeAffinity"]) else {
+        return;
+    };
+    let required = aff
+        .at(&[
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+        ])
+        .into_iter()
+        .flat_map(Node::items);
+    let preferred = aff
+        .get("preferredDuringSchedulingIgnoredDuringExecution")
+        .into_iter()
+        .flat_map(Node::items)
+        .filter_map(|p| p.get("preference"));
+    for term in required.chain(preferred) {
+        for e in term
+            .get("matchExpressions")
+            .into_iter()
+            .flat_map(Node::items)
+        {
+            if let Some(kn) = e.get("key")
+                && let Some(key) = judged(kn)
+                && let Some(why) = names::qualified_name(key)
+            {
+                name_finding(
+                    out,
+                    kn,
+                    &format!("`{base}.affinity.nodeAffinity` key"),
+                    key,
+                    &why,
+                    &layer,
+                );
+            }
+        }
+    }
+}
+
+/// Toleration keys are qualified names (an empty key is the wildcard) and, with `Equal`, values
+/// are label values (core `ValidateTolerations`, which Kueue's webhook reuses for flavors).
+fn toleration_names<'a>(list: Node<'a>, base: &str, layer: &str, out: &mut Vec<Violation<'a>>) {
+    for (i, t) in list.items().enumerate() {
+        if let Some(kn) = t.get("key")
+            && let Some(key) = judged(kn)
+            && !key.is_empty()
+            && let Some(why) = names::qualified_name(key)
+        {
+            name_finding(out, kn, &format!("`{base}[{i}].key`"), key, &why, layer);
+        }
+        let op = t.get("operator").and_then(Node::as_str).unwrap_or("");
+        if matches!(op, "" | "Equal")
+            && let Some(vn) = t.get("value")
+            && let Some(v) = judged(vn)
+            && let Some(why) = names::label_value(v)
+        {
+            name_finding(out, vn, &format!("`{base}[{i}].value`"), v, &why, layer);
+        }
+    }
+}
+
+/// ResourceFlavor: Kueue's webhook checks `nodeLabels` as labels, `nodeTaints` as node taints
+/// (qualified-name keys, label-value values, unique by key and effect) and `tolerations` as a
+/// pod's.
+pub fn resource_flavor<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
+    const LAYER: &str = "Kueue's webhook rejects the ResourceFlavor";
+    for (key, kn, v) in spec.get("nodeLabels").into_iter().flat_map(Node::entries) {
+        if !is_placeholder(key)
+            && let Some(why) = names::qualified_name(key)
+        {
+            name_finding(out, kn, "`spec.nodeLabels` key", key, &why, LAYER);
+        }
+        if let Some(val) = judged(v)
+            && let Some(why) = names::label_value(val)
+        {
+            name_finding(
+                out,
+                v,
+                &format!("`spec.nodeLabels.{key}` value"),
+                val,
+                &why,
+                LAYER,
+            );
+        }
+    }
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for (i, t) in spec
+        .get("nodeTaints")
+        .into_iter()
+        .flat_map(Node::items)
+        .enumerate()
+    {
+        if let Some(kn) = t.get("key")
+            && let Some(key) = judged(kn)
+            && let Some(why) = names::qualified_name(key)
+        {
+            name_finding(
+                out,
+                kn,
+                &format!("`spec.nodeTaints[{i}].key`"),
+                key,
+                &why,
+                LAYER,
+            );
+        }
+        if let Some(vn) = t.get("value")
+            && let Some(v) = judged(vn)
+            && let Some(why) = names::label_value(v)
+        {
+            name_finding(
+                out,
+                vn,
+                &format!("`spec.nodeTaints[{i}].value`"),
+                v,
+                &why,
+                LAYER,
+            );
+        }
+        if let (Some(key), Some(effect)) = (text(t.get("key")), text(t.get("effect"))) {
+            if seen.contains(&(key, effect)) {
+                push(
+                    out,
+                    t.get("effect").unwrap_or(t),
+                    format!(
+                        "`spec.nodeTaints[{i}]` repeats taint `{key}:{effect}` (taints must be unique by key and effect): {LAYER}"
+                    ),
+                    Some("keep one taint per key and effect"),
+                );
+            } else {
+                seen.push((key, effect));
+            }
+        }
+    }
+    if let Some(t) = spec.get("tolerations") {
+        toleration_names(t, "spec.tolerations", LAYER, out);
+    }
+}
+
+/// Kueue's webhook on the resource groups of a ClusterQueue or Cohort: covered resources are
+/// qualified names, each resource and each flavor in one group only, no negative quotas,
+/// `borrowingLimit` and `lendingLimit` only with a parent (`parent`: the field naming it, when
+/// set), and for a ClusterQueue `lendingLimit` at most `nominalQuota`.
+pub fn resource_groups<'a>(
+    spec: Node<'a>,
+    kind: &str,
+    parent_field: &str,
+    out: &mut Vec<Violation<'a>>,
+) {
+    let layer = format!("Kueue's webhook rejects the {kind}");
+    let has_parent = spec
+        .get(parent_field)
+        .and_then(Node::as_str)
+        .is_some_and(|s| !s.is_empty());
+    let mut resources: Vec<&str> = Vec::new();
+    let mut flavors: Vec<&str> = Vec::new();
+    for (g, rg) in spec
+        .get("resourceGroups")
+        .into_iter()
+        .flat_map(Node::items)
+        .enumerate()
+    {
+        for (j, rn) in rg
+            .get("coveredResources")
+            .into_iter()
+            .flat_map(Node::items)
+            .enumerate()
+        {
+            let Some(name) = text(Some(rn)) else {
+                continue;
+            };
+            let at = format!("`spec.resourceGroups[{g}].coveredResources[{j}]`");
+            if let Some(why) = names::qualified_name(name) {
+                name_finding(out, rn, &at, name, &why, &layer);
+            }
+            if resources.contains(&name) {
+                push(
+                    out,
+                    rn,
+                    format!(
+                        "{at} repeats resource `{name}` (a resource may be covered by one resource group only): {layer}"
+                    ),
+                    Some("list each resource once, in one resource group"),
+                );
+            } else {
+                resources.push(name);
+            }
+        }
+        for (fi, fl) in rg
+            .get("flavors")
+            .into_iter()
+            .flat_map(Node::items)
+            .enumerate()
+        {
+            let fat = format!("spec.resourceGroups[{g}].flavors[{fi}]");
+            if let Some(nn) = fl.get("name")
+                && let Some(name) = text(Some(nn))
+            {
+                if flavors.contains(&name) {
+                    push(
+                        out,
+                        nn,
+                        format!(
+                            "`{fat}.name` repeats flavor `{name}` (a flavor may appear once per {kind}, in one resource group): {layer}"
+                        ),
+                        Some("list each flavor once"),
+                    );
+                } else {
+                    flavors.push(name);
+                }
+            }
+            for (ri, r) in fl
+                .get("resources")
+                .into_iter()
+                .flat_map(Node::items)
+                .enumerate()
+            {
+                let rat = format!("{fat}.resources[{ri}]");
+                let amount = |field: &str| {
+                    r.get(field)
+                        .and_then(|n| judged(n).and_then(crate::quantity::parse).map(|q| (n, q)))
+                };
+                for field in ["nominalQuota", "borrowingLimit", "lendingLimit"] {
+                    if let Some((n, q)) = amount(field)
+                        && q.0 < 0
+                    {
+                        push(
+                            out,
+                            n,
+                            format!("`{rat}.{field}` is negative: {layer}"),
+                            None,
+                        );
+                    }
+                }
+                if !has_parent && let Some((lk, _)) = r.entry("lendingLimit") {
+                    push(
+                        out,
+                        lk,
+                        format!(
+                            "`{rat}.lendingLimit` is set but the {kind} has no `{parent_field}`: {layer} (nothing to lend to)"
+                        ),
+                        Some("drop `lendingLimit`, or give the queue a cohort"),
+                    );
+                }
+                // The CRD's CEL rule covers `borrowingLimit` for a ClusterQueue; a Cohort has
+                // only the webhook.
+                if !has_parent
+                    && kind == "Cohort"
+                    && let Some((bk, _)) = r.entry("borrowingLimit")
+                {
+                    push(
+                        out,
+                        bk,
+                        format!(
+                            "`{rat}.borrowingLimit` is set but the Cohort has no `parentName`: {layer} (nothing to borrow from)"
+                        ),
+                        Some("drop `borrowingLimit`, or give the cohort a parent"),
+                    );
+                }
+                if kind == "ClusterQueue"
+                    && let (Some((ln, lend)), Some((_, nominal))) =
+                        (amount("lendingLimit"), amount("nominalQuota"))
+                    && lend.0 > nominal.0
+                {
+                    push(
+                        out,
+                        ln,
+                        format!(
+                            "`{rat}.lendingLimit` is more than its `nominalQuota`: {layer} (a queue lends at most its own quota)"
+                        ),
+                        Some("lower `lendingLimit` to at most `nominalQuota`"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A ClusterQueue's `namespaceSelector`, as Kueue's webhook checks label selectors: operators
+/// and their values, keys and `matchLabels`.
+pub fn namespace_selector<'a>(sel: Node<'a>, out: &mut Vec<Violation<'a>>) {
+    const LAYER: &str = "Kueue's webhook rejects the ClusterQueue";
+    for (key, kn, v) in sel.get("matchLabels").into_iter().flat_map(Node::entries) {
+        if !is_placeholder(key)
+            && let Some(why) = names::qualified_name(key)
+        {
+            name_finding(
+                out,
+                kn,
+                "`spec.namespaceSelector.matchLabels` key",
+                key,
+                &why,
+                LAYER,
+            );
+        }
+        if let Some(val) = judged(v)
+            && let Some(why) = names::label_value(val)
+        {
+            name_finding(
+                out,
+                v,
+                &format!("`spec.namespaceSelector.matchLabels.{key}` value"),
+                val,
+                &why,
+                LAYER,
+            );
+        }
+    }
+    for (i, e) in sel
+        .get("matchExpressions")
+        .into_iter()
+        .flat_map(Node::items)
+        .enumerate()
+    {
+        let at = format!("spec.namespaceSelector.matchExpressions[{i}]");
+        if let Some(kn) = e.get("key")
+            && let Some(key) = judged(kn)
+            && let Some(why) = names::qualified_name(key)
+        {
+            name_finding(out, kn, &format!("`{at}.key`"), key, &why, LAYER);
+        }
+        let Some(op_node) = e.get("operator") else {
+            continue;
+        };
+        let Some(op) = text(Some(op_node)) else {
+            continue;
+        };
+        let values = e.get("values").map_or(0, |v| v.items().count());
+        let problem = match op {
+            "In" | "NotIn" if values == 0 => Some(format!("`{op}` needs at least one value")),
+            "Exists" | "DoesNotExist" if values > 0 => Some(format!("`{op}` takes no values")),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => None,
+            _ => Some(format!(
+                "`{op}` is not one of `In`, `NotIn`, `Exists`, `DoesNotExist`"
+            )),
+        };
+        if let Some(p) = problem {
+            push(out, op_node, format!("`{at}`: {p}; {LAYER}"), None);
+        }
+    }
+}
+
+/// ClusterQueue preemption (CEL): `borrowWithinCohort` needs `reclaimWithinCohort` other than
+/// `Never` (its default).
+pub fn preemption<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
+    let Some(p) = spec.get("preemption") else {
+        return;
+    };
+    let reclaim = p.get("reclaimWithinCohort").and_then(Node::as_str);
+    let Some(policy) = p.at(&["borrowWithinCohort", "policy"]) else {
+        return;
+    };
+    if let Some(pol) = text(Some(policy))
+        && pol != "Never"
+        && reclaim.is_none_or(|r| r == "Never")
+        && !reclaim.is_some_and(is_placeholder)
+    {
+        push(
+            out,
+            policy,
+            format!(
+                "`spec.preemption.borrowWithinCohort.policy` is `{pol}` while `reclaimWithinCohort` is `Never`{}: the API server rejects the ClusterQueue (CEL: borrowing within the cohort needs reclaiming within it)",
+                if reclaim.is_none() {
+                    " (its default)"
+                } else {
+                    ""
+                }
+            ),
+            Some("set `reclaimWithinCohort` to `LowerPriority` or `Any`"),
+        );
+    }
+}
+
+/// `metadata.name` of a kind whose names the API server checks as DNS subdomains (every custom
+/// resource, and PriorityClass).
+pub fn object_name<'a>(root: Node<'a>, kind: &str, out: &mut Vec<Violation<'a>>) {
+    if let Some(n) = root.at(&["metadata", "name"])
+        && let Some(name) = judged(n).filter(|s| !s.is_empty())
+        && let Some(why) = names::dns_subdomain(name)
+    {
+        name_finding(
+            out,
+            n,
+            "`metadata.name`",
+            name,
+            &format!("{why} (a DNS subdomain)"),
+            &format!("the API server rejects the {kind}"),
+        );
     }
 }

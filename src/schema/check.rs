@@ -119,6 +119,34 @@ fn template_slot(n: Node<'_>) -> bool {
         .is_some_and(|m| m.iter().any(|(k, _)| k.as_map().is_some()))
 }
 
+/// The CRDs' quantity pattern, `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`.
+fn quantity_pattern(s: &str) -> bool {
+    fn number(s: &str) -> Option<&str> {
+        let int = s.bytes().take_while(u8::is_ascii_digit).count();
+        let rest = &s[int..];
+        match rest.strip_prefix('.') {
+            Some(r) => {
+                let frac = r.bytes().take_while(u8::is_ascii_digit).count();
+                (int + frac > 0).then(|| &r[frac..])
+            }
+            None => (int > 0).then_some(rest),
+        }
+    }
+    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let Some(suffix) = number(unsigned) else {
+        return false;
+    };
+    match suffix {
+        "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" => true,
+        "n" | "u" | "m" | "k" | "M" | "G" | "T" | "P" | "E" => true,
+        _ => suffix
+            .strip_prefix(['e', 'E'])
+            .map(|e| e.strip_prefix(['+', '-']).unwrap_or(e))
+            .and_then(number)
+            .is_some_and(str::is_empty),
+    }
+}
+
 fn describe(n: Node<'_>) -> String {
     match n.value() {
         Value::Map(_) => "a map".into(),
@@ -134,7 +162,8 @@ fn expected(ty: &Ty) -> &'static str {
         Ty::Str | Ty::Text | Ty::Enum(..) | Ty::Format(_) => "a string",
         Ty::Int(..) => "an integer",
         Ty::Bool => "a boolean",
-        Ty::Quantity => "a quantity (a number or a string)",
+        Ty::Quantity | Ty::QuantityPattern => "a quantity (a number or a string)",
+        Ty::Count(_, _, inner) => expected(inner),
         Ty::Map(_) | Ty::Obj(_) => "a map",
         Ty::List(_) => "a list",
         Ty::Any => "anything",
@@ -218,6 +247,55 @@ impl<'a> Walker<'a, '_> {
                 if !matches!(n.yaml11(), Some(Yaml11::Int | Yaml11::Float | Yaml11::Str)) {
                     self.type_error(n, ty);
                 }
+            }
+            Ty::QuantityPattern => match n.yaml11() {
+                Some(Yaml11::Int | Yaml11::Float) => {}
+                Some(Yaml11::Str) => {
+                    if let Some(s) = scalar
+                        && !is_placeholder(s)
+                        && !quantity_pattern(s)
+                    {
+                        let msg = format!(
+                            "`{}` is `{s}`, not a quantity such as `8`, `500m`, `64Gi` or `1.5T`: the API server rejects the {}",
+                            self.path(),
+                            self.kind
+                        );
+                        self.push(n, msg, None);
+                    }
+                }
+                _ => self.type_error(n, ty),
+            },
+            Ty::Count(min, max, inner) => {
+                let count = match n.value() {
+                    Value::Seq(_) => n.items().count(),
+                    Value::Map(_) => n.entries().count(),
+                    Value::Scalar { .. } => {
+                        self.value(n, key, inner);
+                        return;
+                    }
+                };
+                let what = if n.as_seq().is_some() {
+                    "items"
+                } else {
+                    "entries"
+                };
+                let problem = if count < *min {
+                    Some(format!("needs at least {min}"))
+                } else if count > *max {
+                    Some(format!("allows at most {max}"))
+                } else {
+                    None
+                };
+                if let Some(p) = problem {
+                    let msg = format!(
+                        "`{}` has {count} {what}, but the schema {p}: the API server rejects the {}",
+                        self.path(),
+                        self.kind
+                    );
+                    // The key names the list better than its (possibly long) body.
+                    self.push(key.unwrap_or(n), msg, None);
+                }
+                self.value(n, key, inner);
             }
             Ty::Enum(values, legacy) => {
                 let Some(s) = scalar.filter(|_| n.yaml11() == Some(Yaml11::Str)) else {
@@ -364,6 +442,20 @@ impl<'a> Walker<'a, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quantity_pattern_is_the_crds() {
+        for ok in [
+            "8", "-1", "+2", "500m", "64Gi", "1.5T", ".5", "5.", "1e3", "1E-3", "2.5e+2",
+        ] {
+            assert!(quantity_pattern(ok), "{ok}");
+        }
+        for bad in [
+            "256GB", "", "1 Gi", "Gi", "1.2.3", "1e", "e3", "--1", "1ki", ".",
+        ] {
+            assert!(!quantity_pattern(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn did_you_mean_finds_typos_and_case() {

@@ -6,6 +6,7 @@ pub mod builtin;
 pub mod cel;
 pub mod check;
 pub mod crd;
+pub mod names;
 pub mod validations;
 
 use crate::yaml::{Node, Yaml11};
