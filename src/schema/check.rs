@@ -322,8 +322,13 @@ impl<'a> Walker<'a, '_> {
                     return;
                 };
                 if !(fmt.ok)(s) && !is_placeholder(s) {
+                    let is = if s.is_empty() {
+                        "is empty".to_string()
+                    } else {
+                        format!("is `{s}`")
+                    };
                     let msg = format!(
-                        "`{}` is `{s}`, not {}: the API server rejects the {}",
+                        "`{}` {is}, not {}: the API server rejects the {}",
                         self.path(),
                         fmt.what,
                         self.kind
