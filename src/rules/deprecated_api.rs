@@ -11,9 +11,10 @@ declare_rule! {
     ///   `karpenter.k8s.aws/v1alpha1` (AWSNodeTemplate) and `karpenter.k8s.aws/v1beta1`: Karpenter
     ///   v1.1 and later serve only `v1`.
     /// - `apiVersion: kueue.x-k8s.io/v1alpha1` and `v1beta1`: deprecated; `v1beta2` is the storage
-    ///   version since Kueue v0.16. Not `v1beta1` where the repository installs a Kueue older than
-    ///   v0.15 (a release manifest URL or controller image of that version, and none newer): there
-    ///   v1beta1 is the only version served, and v1beta2 would be rejected.
+    ///   version since Kueue v0.16. Not `v1beta1` where the files beside it install a Kueue older
+    ///   than v0.15 (a release manifest URL or controller image of that version, and none newer,
+    ///   in a file whose parent directory's parent holds the object): there v1beta1 is the only
+    ///   version served, and v1beta2 would be rejected.
     /// - On a NodePool: `consolidationPolicy: WhenUnderutilized`, `spec.disruption.expireAfter`,
     ///   `spec.template.spec.kubelet` and `nodeClassRef.apiVersion`, all removed in `karpenter.sh/v1`.
     /// - The annotations `karpenter.sh/do-not-evict` and `karpenter.sh/do-not-consolidate`, on any
@@ -150,7 +151,7 @@ fn api_version(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
             if kind == "Cohort" && spec.and_then(|s| s.get("parent")).is_some() {
                 notes.push("rename `spec.parent` to `spec.parentName`");
             }
-            if obj.version == "v1beta1" && installs_kueue_before_v1beta2(cx) {
+            if obj.version == "v1beta1" && installs_kueue_before_v1beta2(cx, obj) {
                 return;
             }
             let message = match (obj.version, kind) {
@@ -317,31 +318,43 @@ fn old_annotations(cx: &Ctx, oi: usize, obj: &Object, out: &mut Vec<Diagnostic>)
     }
 }
 
-/// Whether the cluster's files install Kueue, and only releases older than v0.15, the first to
+/// Whether the files near `obj` install Kueue, and only releases older than v0.15, the first to
 /// serve `v1beta2`: a release manifest (`kubernetes-sigs/kueue/releases/download/v0.12.3/…`) or
-/// the controller image (`registry.k8s.io/kueue/kueue:v0.12.3`).
-fn installs_kueue_before_v1beta2(cx: &Ctx) -> bool {
-    let mut versions = cx
-        .ix
-        .file_ids
-        .iter()
-        .filter_map(|&f| cx.ix.files.get(f))
-        .flat_map(|f| {
-            let text: &str = &f.text;
-            ["kueue/releases/download/v", "kueue/kueue:v"]
-                .into_iter()
-                .flat_map(move |marker| {
-                    text.match_indices(marker)
-                        .map(move |(i, m)| &text[i + m.len()..])
-                })
-                .filter_map(minor_version)
-        });
-    let Some(first) = versions.next() else {
+/// the controller image (`registry.k8s.io/kueue/kueue:v0.12.3`). An install speaks for the
+/// objects under the directory above its own (`sample/kueue/kustomization.yaml` for
+/// `sample/workloads/…`): side-by-side samples in one repository install different releases.
+fn installs_kueue_before_v1beta2(cx: &Ctx, obj: &Object) -> bool {
+    let Some(path) = cx.ix.files.get(obj.file).map(|f| f.path.as_str()) else {
         return false;
     };
-    std::iter::once(first)
-        .chain(versions)
-        .all(|(major, minor)| (major, minor) < (0, 15))
+    let mut found = false;
+    for f in cx.ix.file_ids.iter().filter_map(|&f| cx.ix.files.get(f)) {
+        let text: &str = &f.text;
+        if !text.contains("kueue") {
+            continue;
+        }
+        // Two directories up from the installing file: what it installs Kueue for.
+        let scope = f.path.rsplitn(3, '/').nth(2).unwrap_or("");
+        let covers = scope.is_empty()
+            || path
+                .strip_prefix(scope)
+                .is_some_and(|rest| rest.starts_with('/'));
+        if !covers {
+            continue;
+        }
+        for marker in ["kueue/releases/download/v", "kueue/kueue:v"] {
+            for (i, m) in text.match_indices(marker) {
+                let Some(version) = minor_version(&text[i + m.len()..]) else {
+                    continue;
+                };
+                if version >= (0, 15) {
+                    return false;
+                }
+                found = true;
+            }
+        }
+    }
+    found
 }
 
 /// `0.12` of `0.12.3/manifests.yaml`.

@@ -6,8 +6,8 @@
 //!
 //! Anchors are recorded and an alias shares its anchor's nodes, under a budget on the nodes a
 //! full expansion would have (alias bombs stop with a located error); nesting depth is bounded,
-//! duplicate keys are kept as problems (first value wins), and merge keys (`<<`) are applied the
-//! way go-yaml does.
+//! duplicate keys with different values are kept as problems (first value wins; the same key
+//! and value twice is not), and merge keys (`<<`) are applied the way go-yaml does.
 //!
 //! Reading a file is linear in its size: each event is handled in constant time (amortized),
 //! duplicate keys of a large map are found through a hash of the key text and merge keys through
@@ -658,9 +658,10 @@ pub(crate) fn parse_with_values(
                     } else if earlier.len() / 2 < HASHED_KEYS {
                         earlier
                             .iter()
+                            .enumerate()
                             .step_by(2)
-                            .find(|ek| same(ek))
-                            .map(|ek| ek.span())
+                            .find(|(_, ek)| same(ek))
+                            .map(|(i, _)| f.base + i)
                     } else {
                         let keys = f.keys.get_or_insert_with(|| {
                             let mut m = HashMap::with_capacity(earlier.len());
@@ -673,20 +674,32 @@ pub(crate) fn parse_with_values(
                         });
                         let h = text_hash(b.text_of(&key).unwrap_or_default());
                         match keys.get(&h) {
-                            Some(&i) if same(&children[i]) => Some(children[i].span()),
+                            Some(&i) if same(&children[i]) => Some(i),
                             // Two texts with one hash: rare enough to compare one by one.
                             Some(_) => earlier
                                 .iter()
+                                .enumerate()
                                 .step_by(2)
-                                .find(|ek| same(ek))
-                                .map(|ek| ek.span()),
+                                .find(|(_, ek)| same(ek))
+                                .map(|(i, _)| f.base + i),
                             None => {
                                 keys.insert(h, key_at);
                                 None
                             }
                         }
                     };
-                    match dup {
+                    // The same key with the same value written twice reads the same whatever
+                    // keeps which: kubectl and Argo CD apply it as meant (only kustomize refuses
+                    // it, and a failed build is reported as such).
+                    let identical = dup.is_some_and(|i| {
+                        let first = children[i + 1].span().range();
+                        let again = node.span().range();
+                        b.text.get(first) == b.text.get(again)
+                    });
+                    match dup.map(|i| children[i].span()) {
+                        Some(_) if identical => {
+                            children.pop();
+                        }
                         Some(first) => {
                             out.problems.push(Problem {
                                 span: key.span(),

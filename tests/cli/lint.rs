@@ -133,7 +133,13 @@ fn malformed_file_is_a_finding_and_the_rest_is_linted() {
     write(
         d.path(),
         "d-dupes.yml",
-        "apiVersion: v1\nkind: ConfigMap\ndata: {}\ndata: {}\n",
+        "apiVersion: v1\nkind: ConfigMap\ndata: {a: '1'}\ndata: {a: '2'}\n",
+    );
+    // The same key with the same value twice reads the same whichever is kept.
+    write(
+        d.path(),
+        "f-same-twice.yml",
+        "apiVersion: v1\napiVersion: v1\nkind: ConfigMap\ndata: {}\n",
     );
     // YAML that names no object (a values file) is another tool's to judge.
     write(d.path(), "e-values.yml", "a: 1\na: 2\n");
