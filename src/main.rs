@@ -220,6 +220,9 @@ struct LintArgs {
     /// was skipped and why.
     #[arg(long)]
     explain_sources: bool,
+    /// Print (stderr) the clusters the files are linted as, which files each holds, and why.
+    #[arg(long)]
+    explain_clusters: bool,
 }
 
 /// The clap command, with a version line that says how many rules this build carries.

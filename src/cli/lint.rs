@@ -122,7 +122,7 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
         fs_paths = vec![root.clone()];
     }
     // Stdin typed at a terminal and --explain-sources' listing share the terminal with it.
-    let progress = if stdin || args.explain_sources {
+    let progress = if stdin || args.explain_sources || args.explain_clusters {
         Progress::disabled()
     } else {
         Progress::stderr()
@@ -165,6 +165,9 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
         repo.files.push(source::from_bytes("<stdin>".into(), buf));
     }
 
+    if args.explain_clusters {
+        eprint!("{}", gpuops::run::explain_clusters(&repo.files, &settings));
+    }
     progress.linting(
         repo.files.iter().filter(|f| !f.is_context()).count(),
         repo.files.iter().map(|f| f.docs.len()).sum(),

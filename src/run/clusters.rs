@@ -125,6 +125,72 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
     out
 }
 
+/// `--explain-clusters`: which clusters the run lints, which files each holds and why, and what
+/// each is declared to be.
+pub fn explain(files: &[SourceFile], settings: &Settings) -> String {
+    let scopes = clusters(files, settings);
+    let mut out = String::new();
+    if settings.clusters.is_empty() && files.iter().all(|f| f.synced_to().is_none()) {
+        out.push_str(
+            "clusters: one, the whole repository (no `clusters:` in the config, no Argo CD Application): every object is judged with every other; `clusters:` splits it\n",
+        );
+    } else {
+        out.push_str(&format!(
+            "clusters: {} (from {})\n",
+            scopes.len(),
+            match (
+                settings.clusters.is_empty(),
+                files.iter().any(|f| f.synced_to().is_some())
+            ) {
+                (false, true) => "`clusters:` in the config and Argo CD destinations",
+                (false, false) => "`clusters:` in the config",
+                _ => "Argo CD destinations",
+            }
+        ));
+    }
+    for scope in &scopes {
+        let (context, linted): (Vec<usize>, Vec<usize>) =
+            scope.files.iter().partition(|&&i| files[i].is_context());
+        let synced = linted
+            .iter()
+            .filter(|&&i| files[i].synced_to().is_some())
+            .count();
+        let name = match &scope.name {
+            Some(n) => format!("`{n}`"),
+            None if scopes.len() == 1 => "the repository".to_string(),
+            None => "(files no cluster claims)".to_string(),
+        };
+        let mut facts = Vec::new();
+        if synced > 0 {
+            facts.push(format!("{synced} synced by Argo CD"));
+        }
+        if !context.is_empty() {
+            facts.push(format!(
+                "and {} context file{} describing it",
+                context.len(),
+                if context.len() == 1 { "" } else { "s" }
+            ));
+        }
+        if scope.settings.complete {
+            facts.push("declared complete: a reference to what it lacks is an error".into());
+        }
+        if scope.settings.karpenter {
+            facts.push("runs Karpenter".into());
+        }
+        let facts = if facts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", facts.join("; "))
+        };
+        out.push_str(&format!(
+            "  {name}: {} linted file{}{facts}\n",
+            linted.len(),
+            if linted.len() == 1 { "" } else { "s" }
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ pub mod clusters;
 mod read;
 
 pub use check::{check, finish, lint, lint_with};
-pub use clusters::{ClusterScope, clusters};
+pub use clusters::{ClusterScope, clusters, explain as explain_clusters};
 pub use read::{Repo, read_repo};
 
 use crate::config::{self, ConfigError, Settings};

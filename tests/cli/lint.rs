@@ -2427,3 +2427,20 @@ fn rules_listing_with_a_huge_policy_id_does_not_panic() {
     assert!(out.contains("policy/pppp"), "{out}");
     assert!(out.lines().all(|l| l.chars().count() < 1000), "{out}");
 }
+
+#[test]
+fn explain_clusters_says_which_files_each_cluster_holds() {
+    let dir = root().join("examples/multi-cluster");
+    let Run { err, .. } = run(gpuops_in(&dir).args(["lint", "--explain-clusters"]));
+    let listing: String = err
+        .lines()
+        .filter(|l| !l.starts_with("note:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    insta::assert_snapshot!("explain_clusters_multi_cluster", listing);
+    // Without `clusters:` or Applications the repository is one cluster, and it says so.
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "jobs/ok.yaml", GOOD_JOB);
+    let Run { err, .. } = run(gpuops_in(d.path()).args(["lint", "--explain-clusters"]));
+    assert!(err.contains("clusters: one, the whole repository"), "{err}");
+}
