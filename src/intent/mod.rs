@@ -142,6 +142,9 @@ fn from_command<'a>(basis: Basis, (kind, reason, cue): Decision<'a>) -> Intent<'
     }
 }
 
+/// The pod label the Nsight Operator's sidecar injector acts on.
+const NSIGHT_INJECTOR: &str = "nvidia-devtools-sidecar-injector";
+
 /// Decides what the pods of `t` (a template of `obj`) are for.
 pub fn classify<'a>(obj: &Object<'a>, t: &PodTemplate<'a>, settings: &Settings) -> Intent<'a> {
     if !t.requests_gpu() {
@@ -166,6 +169,22 @@ pub fn classify<'a>(obj: &Object<'a>, t: &PodTemplate<'a>, settings: &Settings) 
         }
     }
     let mut found = from_evidence(obj, t);
+    // Pods the Nsight Operator injects its profiler into are a profiling run: short, measured,
+    // not a run to keep alive or checkpoint.
+    if found.is_training()
+        && let Some((_, n)) = t
+            .label(NSIGHT_INJECTOR)
+            .filter(|(_, v)| v.as_str() == Some("enabled"))
+    {
+        found = intent(
+            IntentKind::Benchmark,
+            Basis::Name,
+            Some(n),
+            &format!(
+                "its label `{NSIGHT_INJECTOR}: enabled` has Nsight profile it (a profiling run)"
+            ),
+        );
+    }
     // A DaemonSet (one pod per node: an agent or a burn-in) is never training.
     if found.is_training() && crate::model::kinds::family(obj) == Some(Family::DaemonSet) {
         found = intent(

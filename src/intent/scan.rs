@@ -510,6 +510,9 @@ fn program_signal(base: &str) -> Option<Sort> {
             "hpl.sh",
             "p2pbandwidthlatencytest",
             "bandwidthtest",
+            // Nsight Systems and Nsight Compute profile what they run: a measured, short run.
+            "nsys",
+            "ncu",
         ])
         || contains_ci(base, "loadgen")
     {

@@ -89,6 +89,28 @@ fn a_script_written_inline_is_judged_by_its_body_not_its_name() {
 }
 
 #[test]
+fn profiling_runs_are_not_training() {
+    // Under Nsight Systems or Compute.
+    let (k, ev, _) = of(&job(
+        "prof",
+        "image: ghcr.io/x/app:1\ncommand: [nsys, profile, torchrun, --nproc_per_node, '8', train.py]",
+    ));
+    assert_eq!(k, IntentKind::Benchmark, "{ev}");
+    // With the Nsight Operator's injector label on the pods.
+    let yaml = job(
+        "fsdp",
+        "image: ghcr.io/x/app:1\ncommand: [torchrun, --nproc_per_node, '8', train.py, --num_epochs, '1']",
+    )
+    .replace(
+        "  template:\n    spec:\n",
+        "  template:\n    metadata:\n      labels:\n        nvidia-devtools-sidecar-injector: enabled\n    spec:\n",
+    );
+    let (k, ev, _) = of(&yaml);
+    assert_eq!(k, IntentKind::Benchmark, "{ev}");
+    assert!(ev.contains("profiling run"), "{ev}");
+}
+
+#[test]
 fn launchers_inside_sh_c_scripts() {
     for cmd in [
         "command: [sh, -c]\nargs: ['pip install -r r.txt && accelerate launch run.py --x 1']",
