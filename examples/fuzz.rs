@@ -119,9 +119,11 @@ fn main() -> ExitCode {
                 failures += 1;
                 // One minimized copy per distinct failure; repeats are only counted.
                 if seen.insert(f.signature.clone()) {
-                    let min = fuzz::minimize(&case, 3_000, |c| {
-                        matches!(run(&h, c), Outcome::Failed(g) if g.signature == f.signature)
-                    });
+                    let min = fuzz::minimize(
+                        &case,
+                        3_000,
+                        |c| matches!(run(&h, c), Outcome::Failed(g) if g.signature == f.signature),
+                    );
                     save(&a.out, seen.len(), &case, Some(&min), &f.detail);
                     eprintln!(
                         "FAIL #{} ({} -> {} bytes): {}",
@@ -137,7 +139,11 @@ fn main() -> ExitCode {
                 hangs += 1;
                 seen.insert(format!("hang {runs}"));
                 save(&a.out, seen.len(), &case, None, "ran over 5 s");
-                eprintln!("FAIL #{}: ran over {LIMIT:?} ({} bytes)", seen.len(), case.text.len());
+                eprintln!(
+                    "FAIL #{}: ran over {LIMIT:?} ({} bytes)",
+                    seen.len(),
+                    case.text.len()
+                );
                 // Each hang leaves a thread spinning on one of the cores.
                 if hangs >= 3 {
                     eprintln!("stopping: three inputs ran over the limit");
@@ -151,7 +157,10 @@ fn main() -> ExitCode {
                 "{runs} inputs, {failures} failures ({} distinct), slowest {:.2}s, {:.0} min left",
                 seen.len(),
                 slowest.as_secs_f64(),
-                deadline.saturating_duration_since(Instant::now()).as_secs_f64() / 60.0
+                deadline
+                    .saturating_duration_since(Instant::now())
+                    .as_secs_f64()
+                    / 60.0
             );
         }
     }

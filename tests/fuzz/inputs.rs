@@ -19,7 +19,11 @@ impl Rng {
 
     /// A number in `0..n` (0 when `n` is 0).
     pub fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
     }
 
     /// True `num` times in `den`.
@@ -43,33 +47,178 @@ impl Rng {
 }
 
 const INDICATORS: &[&str] = &[
-    "-", ":", "?", "|", ">", "&", "*", "!", "%", "@", "`", "{", "}", "[", "]", "#", ",", "'", "\"",
-    "- ", ": ", "? ", "|-\n", ">+\n", "&a ", "*a", "!!str ", "!!binary ", "!local ", "%YAML 1.2\n",
-    "%TAG ! tag:x,2000:\n", "<<: *a\n", "{a: [b, {c: d}]}", "[[[", "}}}", "\"\\u00", "'",
-    "---\n", "...\n", "--- |\n", "#", " #", "\\", "\\\n",
+    "-",
+    ":",
+    "?",
+    "|",
+    ">",
+    "&",
+    "*",
+    "!",
+    "%",
+    "@",
+    "`",
+    "{",
+    "}",
+    "[",
+    "]",
+    "#",
+    ",",
+    "'",
+    "\"",
+    "- ",
+    ": ",
+    "? ",
+    "|-\n",
+    ">+\n",
+    "&a ",
+    "*a",
+    "!!str ",
+    "!!binary ",
+    "!local ",
+    "%YAML 1.2\n",
+    "%TAG ! tag:x,2000:\n",
+    "<<: *a\n",
+    "{a: [b, {c: d}]}",
+    "[[[",
+    "}}}",
+    "\"\\u00",
+    "'",
+    "---\n",
+    "...\n",
+    "--- |\n",
+    "#",
+    " #",
+    "\\",
+    "\\\n",
 ];
 
 const UNICODE: &[&str] = &[
-    "\u{feff}", "\u{200b}", "\u{2028}", "\u{2029}", "\u{85}", "\u{a0}", "\u{fffd}", "é", "e\u{301}",
-    "𝔘𝔫𝔦", "😀", "\u{202e}", "\u{0}", "\u{7}", "\u{7f}", "\u{1b}[31m", "\u{3000}", "ｎｖｉｄｉａ",
-    "\u{10ffff}", "ǅ", "İ", "ß",
+    "\u{feff}",
+    "\u{200b}",
+    "\u{2028}",
+    "\u{2029}",
+    "\u{85}",
+    "\u{a0}",
+    "\u{fffd}",
+    "é",
+    "e\u{301}",
+    "𝔘𝔫𝔦",
+    "😀",
+    "\u{202e}",
+    "\u{0}",
+    "\u{7}",
+    "\u{7f}",
+    "\u{1b}[31m",
+    "\u{3000}",
+    "ｎｖｉｄｉａ",
+    "\u{10ffff}",
+    "ǅ",
+    "İ",
+    "ß",
 ];
 
 /// Scalars that have tripped parsers of quantities, integers and booleans elsewhere.
 pub const ODD_SCALARS: &[&str] = &[
-    "-1", "0", "-0", "1.5", "0.5", "1e3", "1E3", "1e-3", "1e308", "1e309", "-1e309", ".inf",
-    "-.inf", ".nan", "NaN", "99999999999999999999999", "9223372036854775807",
-    "9223372036854775808", "18446744073709551616", "-9223372036854775809", "4294967296",
-    "0x10", "0o17", "017", "1_000", "1Ei", "8Ei", "9Ei", "1000000Ei", "1m", "1k", "1Ki", "1.5Gi",
-    "0.000000001", "1n", "1u", "+1", "+.5", ".5", "5.", "1e", "e3", "--1", "1-", "", "''", "\"\"",
-    "~", "null", "Null", "yes", "no", "on", "off", "y", "n", "true", "True", "[]", "{}", "[1]",
-    "\"8\"", "'8'", "*a", "&a 8", "!!int 8", "!!float 8", "!!str 8", "1:00", "190:20:30", "1h",
-    "-1h", "0s", "720h", "999999999999h", "1.5h", "Never", "never", "1d", "P1D", "1h30m10s",
+    "-1",
+    "0",
+    "-0",
+    "1.5",
+    "0.5",
+    "1e3",
+    "1E3",
+    "1e-3",
+    "1e308",
+    "1e309",
+    "-1e309",
+    ".inf",
+    "-.inf",
+    ".nan",
+    "NaN",
+    "99999999999999999999999",
+    "9223372036854775807",
+    "9223372036854775808",
+    "18446744073709551616",
+    "-9223372036854775809",
+    "4294967296",
+    "0x10",
+    "0o17",
+    "017",
+    "1_000",
+    "1Ei",
+    "8Ei",
+    "9Ei",
+    "1000000Ei",
+    "1m",
+    "1k",
+    "1Ki",
+    "1.5Gi",
+    "0.000000001",
+    "1n",
+    "1u",
+    "+1",
+    "+.5",
+    ".5",
+    "5.",
+    "1e",
+    "e3",
+    "--1",
+    "1-",
+    "",
+    "''",
+    "\"\"",
+    "~",
+    "null",
+    "Null",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "y",
+    "n",
+    "true",
+    "True",
+    "[]",
+    "{}",
+    "[1]",
+    "\"8\"",
+    "'8'",
+    "*a",
+    "&a 8",
+    "!!int 8",
+    "!!float 8",
+    "!!str 8",
+    "1:00",
+    "190:20:30",
+    "1h",
+    "-1h",
+    "0s",
+    "720h",
+    "999999999999h",
+    "1.5h",
+    "Never",
+    "never",
+    "1d",
+    "P1D",
+    "1h30m10s",
 ];
 
 const NAMES: &[&str] = &[
-    "a", "gpu", "training", "default", "x", "research", "team-a", "", "GPU", "a.b", "a/b",
-    "spot", "kube-system", "ÿ", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "a",
+    "gpu",
+    "training",
+    "default",
+    "x",
+    "research",
+    "team-a",
+    "",
+    "GPU",
+    "a.b",
+    "a/b",
+    "spot",
+    "kube-system",
+    "ÿ",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 ];
 
 const GPU_RESOURCES: &[&str] = &[
@@ -296,7 +445,11 @@ pub fn mutate_once(rng: &mut Rng, text: &str, seeds: &[String], max: usize) -> S
         }
         14 => {
             let i = rng.below(n + 1);
-            lines.insert(i, rng.pick(&["---", "...", "--- !!map", "--- >", "---\t#"]).to_string());
+            lines.insert(
+                i,
+                rng.pick(&["---", "...", "--- !!map", "--- >", "---\t#"])
+                    .to_string(),
+            );
             lines.join("\n")
         }
         _ => {
@@ -305,7 +458,11 @@ pub fn mutate_once(rng: &mut Rng, text: &str, seeds: &[String], max: usize) -> S
             let gl: Vec<&str> = doc.lines().collect();
             let take = gl[rng.below(gl.len())..].iter().take(1 + rng.below(6));
             let i = rng.below(n + 1);
-            let ind = if i < n { indent_of(&lines[i]) } else { String::new() };
+            let ind = if i < n {
+                indent_of(&lines[i])
+            } else {
+                String::new()
+            };
             let chunk: Vec<String> = take.map(|l| format!("{ind}{l}")).collect();
             lines.splice(i..i, chunk);
             lines.join("\n")
@@ -351,7 +508,11 @@ fn resources(rng: &mut Rng) -> String {
             ));
         }
     }
-    if s.is_empty() { String::new() } else { format!("        resources:\n{s}") }
+    if s.is_empty() {
+        String::new()
+    } else {
+        format!("        resources:\n{s}")
+    }
 }
 
 fn tolerations(rng: &mut Rng, ind: &str) -> String {
@@ -359,7 +520,13 @@ fn tolerations(rng: &mut Rng, ind: &str) -> String {
     for _ in 0..rng.below(4) {
         s.push_str(&format!(
             "{ind}  - key: {}\n{ind}    operator: {}\n",
-            rng.pick(&["nvidia.com/gpu", "", "*", "karpenter.sh/capacity-type", "gpu"]),
+            rng.pick(&[
+                "nvidia.com/gpu",
+                "",
+                "*",
+                "karpenter.sh/capacity-type",
+                "gpu"
+            ]),
             rng.pick(&["Exists", "Equal", "exists", "In", ""]),
         ));
         if rng.chance(1, 2) {
@@ -368,7 +535,13 @@ fn tolerations(rng: &mut Rng, ind: &str) -> String {
         if rng.chance(2, 3) {
             s.push_str(&format!(
                 "{ind}    effect: {}\n",
-                rng.pick(&["NoSchedule", "NoExecute", "PreferNoSchedule", "", "noschedule"])
+                rng.pick(&[
+                    "NoSchedule",
+                    "NoExecute",
+                    "PreferNoSchedule",
+                    "",
+                    "noschedule"
+                ])
             ));
         }
         if rng.chance(1, 4) {
@@ -392,15 +565,38 @@ fn requirements(rng: &mut Rng, ind: &str) -> String {
         "x",
     ];
     let vals = [
-        "a100", "h100", "g5", "p4d.24xlarge", "spot", "on-demand", "1", "8", "-1", "0", "1e3",
-        "99999999999999999999", "", "amd64", "us-east-1a",
+        "a100",
+        "h100",
+        "g5",
+        "p4d.24xlarge",
+        "spot",
+        "on-demand",
+        "1",
+        "8",
+        "-1",
+        "0",
+        "1e3",
+        "99999999999999999999",
+        "",
+        "amd64",
+        "us-east-1a",
     ];
     let mut s = String::new();
     for _ in 0..rng.below(5) {
         s.push_str(&format!(
             "{ind}- key: {}\n{ind}  operator: {}\n",
             rng.pick(&keys),
-            rng.pick(&["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "in", ""])
+            rng.pick(&[
+                "In",
+                "NotIn",
+                "Exists",
+                "DoesNotExist",
+                "Gt",
+                "Lt",
+                "Gte",
+                "in",
+                ""
+            ])
         ));
         if rng.chance(3, 4) {
             let k = rng.below(4);
@@ -461,7 +657,11 @@ fn pod_template(rng: &mut Rng) -> String {
     if rng.chance(1, 2) {
         spec.push_str(&format!(
             "  nodeSelector:\n    {}: {}\n",
-            rng.pick(&["karpenter.sh/nodepool", "karpenter.k8s.aws/instance-gpu-name", "x"]),
+            rng.pick(&[
+                "karpenter.sh/nodepool",
+                "karpenter.k8s.aws/instance-gpu-name",
+                "x"
+            ]),
             name(rng)
         ));
     }
@@ -470,7 +670,10 @@ fn pod_template(rng: &mut Rng) -> String {
         spec.push_str(&requirements(rng, "              "));
     }
     if rng.chance(1, 3) {
-        spec.push_str(&format!("  terminationGracePeriodSeconds: {}\n", scalar(rng)));
+        spec.push_str(&format!(
+            "  terminationGracePeriodSeconds: {}\n",
+            scalar(rng)
+        ));
     }
     spec.push_str(&tolerations(rng, "  "));
     spec.push_str("  containers:\n");
@@ -481,10 +684,15 @@ fn pod_template(rng: &mut Rng) -> String {
             scalar(rng)
         ));
         let r = resources(rng);
-        spec.push_str(&r.replace("\n        ", "\n      ").replacen("        ", "      ", 1));
+        spec.push_str(
+            &r.replace("\n        ", "\n      ")
+                .replacen("        ", "      ", 1),
+        );
     }
     if rng.chance(1, 3) {
-        spec.push_str("  volumes:\n    - name: ckpt\n      persistentVolumeClaim:\n        claimName: x\n");
+        spec.push_str(
+            "  volumes:\n    - name: ckpt\n      persistentVolumeClaim:\n        claimName: x\n",
+        );
     }
     let body: String = spec
         .lines()
@@ -495,7 +703,10 @@ fn pod_template(rng: &mut Rng) -> String {
         meta.push_str(&format!("  namespace: {}\n", name(rng)));
     }
     if rng.chance(1, 3) {
-        meta.push_str(&format!("  labels:\n    kueue.x-k8s.io/queue-name: {}\n", name(rng)));
+        meta.push_str(&format!(
+            "  labels:\n    kueue.x-k8s.io/queue-name: {}\n",
+            name(rng)
+        ));
     }
     if kind == "Pod" {
         return format!("apiVersion: {api}\nkind: {kind}\n{meta}{body}");
@@ -506,13 +717,21 @@ fn pod_template(rng: &mut Rng) -> String {
 fn nodepool(rng: &mut Rng) -> String {
     let mut s = format!(
         "apiVersion: {}\nkind: NodePool\nmetadata:\n  name: {}\nspec:\n",
-        rng.pick(&["karpenter.sh/v1", "karpenter.sh/v1beta1", "karpenter.sh/v1alpha5"]),
+        rng.pick(&[
+            "karpenter.sh/v1",
+            "karpenter.sh/v1beta1",
+            "karpenter.sh/v1alpha5"
+        ]),
         name(rng)
     );
     if rng.chance(3, 4) {
         s.push_str("  limits:\n");
         for _ in 0..rng.below(3) {
-            s.push_str(&format!("    {}: {}\n", rng.pick(GPU_RESOURCES), scalar(rng)));
+            s.push_str(&format!(
+                "    {}: {}\n",
+                rng.pick(GPU_RESOURCES),
+                scalar(rng)
+            ));
         }
     }
     if rng.chance(2, 3) {
@@ -555,7 +774,14 @@ fn nodeclass(rng: &mut Rng) -> String {
     format!(
         "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: {}\nspec:\n  amiSelectorTerms:\n    - alias: {}\n  metadataOptions:\n    httpTokens: {}\n  blockDeviceMappings:\n    - deviceName: /dev/xvda\n      ebs:\n        volumeSize: {}\n        encrypted: {}\n",
         name(rng),
-        rng.pick(&["al2023@latest", "al2023@v20250715", "bottlerocket@", "@", "", "x@y@z"]),
+        rng.pick(&[
+            "al2023@latest",
+            "al2023@v20250715",
+            "bottlerocket@",
+            "@",
+            "",
+            "x@y@z"
+        ]),
         rng.pick(&["required", "optional", "", "Required"]),
         scalar(rng),
         scalar(rng),
@@ -685,7 +911,13 @@ pub fn profile(rng: &mut Rng) -> String {
         rng.pick(&["us-west-2", "eu-west-1", "", "mars-1"]),
         rng.pick(&["us-west-2a", "", "us-west-2a, us-west-2a", "eu-west-1a"]),
         name(rng),
-        rng.pick(&["al2023@v20250715", "bottlerocket@v1.42.0", "al2023@latest", "x", ""]),
+        rng.pick(&[
+            "al2023@v20250715",
+            "bottlerocket@v1.42.0",
+            "al2023@latest",
+            "x",
+            ""
+        ]),
     );
     if rng.chance(1, 2) {
         s.push_str(&format!(
@@ -699,7 +931,17 @@ pub fn profile(rng: &mut Rng) -> String {
             "  - name: {}\n    type: {}\n    gpus: [{}]\n    capacity: {}\n    maxGpus: {}\n",
             rng.pick(&classes),
             rng.pick(&["training", "inference", "development", "batch", "x"]),
-            rng.pick(&["a100", "h100, a100", "l40s", "g6e.xlarge", "g5", "x", "", "trn1", "inf2"]),
+            rng.pick(&[
+                "a100",
+                "h100, a100",
+                "l40s",
+                "g6e.xlarge",
+                "g5",
+                "x",
+                "",
+                "trn1",
+                "inf2"
+            ]),
             rng.pick(&["spot", "on-demand", "spot-first", "x"]),
             scalar(rng),
         ));

@@ -8,11 +8,11 @@
 
 pub mod inputs;
 
-use inputs::Rng;
 use gpuops::config::{Level, Settings};
 use gpuops::policy::{Policies, bundled};
 use gpuops::report::{self, Format};
 use gpuops::source::SourceFile;
+use inputs::Rng;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -88,10 +88,7 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     for p in entries {
         if p.is_dir() {
             collect(&p, out);
-        } else if p
-            .extension()
-            .is_some_and(|x| x == "yaml" || x == "yml")
-        {
+        } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
             out.push(p);
         }
     }
@@ -191,7 +188,9 @@ impl Harness {
     pub fn new() -> Harness {
         let mut every_policy = Settings::default();
         for b in bundled::PACK {
-            every_policy.rules.insert(b.name.to_string(), Level::Warning);
+            every_policy
+                .rules
+                .insert(b.name.to_string(), Level::Warning);
         }
         // The data the bundled pack's policies read (their fixtures' `policy-data`).
         let data = serde_json::json!({
