@@ -154,7 +154,9 @@ fn main() -> ExitCode {
         if last_report.elapsed() >= Duration::from_secs(30) {
             last_report = Instant::now();
             eprintln!(
-                "{runs} inputs, {failures} failures ({} distinct), slowest {:.2}s, {:.0} min left",
+                "{runs} inputs ({} profiles rendered, {} findings), {failures} failures ({} distinct), slowest {:.2}s, {:.0} min left",
+                h.rendered.load(std::sync::atomic::Ordering::Relaxed),
+                h.findings.load(std::sync::atomic::Ordering::Relaxed),
                 seen.len(),
                 slowest.as_secs_f64(),
                 deadline

@@ -799,7 +799,7 @@ fn kueue(rng: &mut Rng) -> String {
                 rng.pick(&["karpenter.sh/nodepool", "karpenter.k8s.aws/instance-gpu-name", "x"]),
                 name(rng)
             ));
-            s.push_str(&tolerations(rng, "  ").replace("tolerations", "tolerations"));
+            s.push_str(&tolerations(rng, "  "));
         }
         1 => {
             s.push_str(&format!(

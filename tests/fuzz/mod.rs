@@ -154,7 +154,7 @@ impl Seeds {
                 let i = rng.below(lines.len());
                 if let Some(c) = lines[i].find(": ") {
                     lines[i].truncate(c + 2);
-                    let v: &str = *rng.pick(inputs::ODD_SCALARS);
+                    let v = rng.pick::<&str>(inputs::ODD_SCALARS);
                     lines[i].push_str(v);
                 }
                 (Target::Profile, lines.join("\n") + "\n")
@@ -182,6 +182,10 @@ pub struct Harness {
     /// Run the every-policy lint on one input in this many (policies are the slow part).
     pub policy_every: usize,
     count: AtomicUsize,
+    /// Profiles that validated and rendered (the rest stopped at a located problem).
+    pub rendered: AtomicUsize,
+    /// Findings of the default-settings lint, over all repository inputs.
+    pub findings: AtomicUsize,
 }
 
 impl Harness {
@@ -207,6 +211,8 @@ impl Harness {
             renderer: gpuops::render::Renderer::new(None).expect("bundled templates load"),
             policy_every: 1,
             count: AtomicUsize::new(0),
+            rendered: AtomicUsize::new(0),
+            findings: AtomicUsize::new(0),
         }
     }
 
@@ -251,11 +257,15 @@ impl Harness {
         let files = vec![SourceFile::from_text(case.path.clone(), case.text.clone())];
         let n = self.count.fetch_add(1, Ordering::Relaxed);
         let mut runs = vec![(&self.defaults, None)];
-        if n % self.policy_every.max(1) == 0 {
+        if n.is_multiple_of(self.policy_every.max(1)) {
             runs.push((&self.every_policy, Some(&self.policies)));
         }
         for (settings, policies) in runs {
             let out = gpuops::lint_with(&files, settings, policies);
+            if policies.is_none() {
+                self.findings
+                    .fetch_add(out.diagnostics.len(), Ordering::Relaxed);
+            }
             let errors: Vec<String> = out.policy_errors.iter().map(|e| e.to_string()).collect();
             let run = report::Run {
                 diagnostics: &out.diagnostics,
@@ -266,7 +276,7 @@ impl Harness {
                 errors: &errors,
             };
             for f in Format::ALL {
-                let _ = report::emit(*f, &run, n % 2 == 0);
+                let _ = report::emit(*f, &run, n.is_multiple_of(2));
             }
             let _ = report::fingerprint::fingerprints(&out.diagnostics, &files);
         }
@@ -302,6 +312,7 @@ impl Harness {
             }
         };
         let files = self.renderer.render(&platform, &case.path).ok()?;
+        self.rendered.fetch_add(1, Ordering::Relaxed);
         let _ = gpuops::render::stream(&files);
         let (sources, findings) = gpuops::render::self_check(&files, "");
         let _ = gpuops::render::ceiling::line(&gpuops::render::ceiling::total(&sources));
