@@ -4,8 +4,10 @@
 use crate::yaml::{Node, Style};
 use std::time::Duration;
 
-/// How long an external tool may run before it is killed.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long an external tool may run before it is killed. Real overlays and charts build in a
+/// few seconds; a build that runs longer is stuck on something (a huge input) more often than
+/// slow, and a CI job should not wait a minute per overlay to learn it.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 /// A longer limit is a typo more often than a real need.
 const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 

@@ -1550,3 +1550,37 @@ fn terraform_that_applies_nothing_or_is_not_hcl_is_not_read() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("no findings in 0 files"), "{out}");
 }
+
+#[test]
+fn kustomizations_naming_a_file_over_the_size_limit_are_skipped_not_built() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "base/kustomization.yaml",
+        "resources:\n  - job.yaml\n  - generated.yaml\n",
+    );
+    write(
+        d.path(),
+        "base/job.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    );
+    write(
+        d.path(),
+        "overlay/kustomization.yaml",
+        "namespace: ml\nresources:\n  - ../base\n",
+    );
+    // Sparse: one byte over the limit without writing 32 MiB.
+    fs::File::create(d.path().join("base/generated.yaml"))
+        .unwrap()
+        .set_len(gpuops::source::MAX_FILE_BYTES + 1)
+        .unwrap();
+    let started = std::time::Instant::now();
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--explain-sources"]));
+    assert!(started.elapsed().as_secs() < 10, "{err}");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("note: skipped Kustomization naming a file over the 32 MiB size limit (not built) overlay/kustomization.yaml:1:1 (generated.yaml)"),
+        "{err}"
+    );
+}

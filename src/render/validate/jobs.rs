@@ -211,6 +211,9 @@ pub(super) fn jobs(
                 ok = false;
             }
         }
+        if gpus > 0 {
+            ok &= processes_match_gpus(v, j, gpus);
+        }
         ok &= job_checkpoint(v, j);
         let uses_spot = class.is_some_and(|c| c.capacity.uses_spot());
         let grace = j
@@ -293,4 +296,65 @@ pub(super) fn jobs(
         }
     }
     out
+}
+
+/// Flags whose value is the number of processes a launcher starts per node, as
+/// `gpu-count-mismatch-processes` reads them: a job whose count differs from its GPUs would
+/// render manifests that fail that rule.
+const PROCESS_FLAGS: [&str; 5] = [
+    "--nproc_per_node",
+    "--nproc-per-node",
+    "--num_gpus",
+    "--gpus",
+    "trainer.devices",
+];
+
+/// Each process count in the job's command, arguments and `NPROC_PER_NODE` environment agrees
+/// with `gpusPerWorker`; false (and a problem at the count) when one does not.
+fn processes_match_gpus(v: &mut V, j: &crate::render::profile::Job, gpus: u32) -> bool {
+    let words: Vec<(&serde_saphyr::Spanned<String>, &str)> = j
+        .command
+        .iter()
+        .chain(&j.args)
+        .flat_map(|s| s.value.split_whitespace().map(move |w| (s, w)))
+        .collect();
+    let mut claims: Vec<(&serde_saphyr::Spanned<String>, String, u64)> = Vec::new();
+    for (i, &(node, w)) in words.iter().enumerate() {
+        for flag in PROCESS_FLAGS {
+            let value = match w.strip_prefix(flag) {
+                Some(rest) if rest.starts_with('=') => Some((node, &rest[1..])),
+                Some("") if !flag.starts_with("trainer") => words.get(i + 1).copied(),
+                _ => None,
+            };
+            if let Some((at, value)) = value
+                && let Ok(n) = value.trim_matches(['"', '\'']).parse::<u64>()
+            {
+                claims.push((at, format!("`{flag}`"), n));
+            }
+        }
+    }
+    for (k, val) in &j.env.0 {
+        if matches!(k.value.as_str(), "NPROC_PER_NODE" | "PET_NPROC_PER_NODE")
+            && let Ok(n) = val.value.trim().parse::<u64>()
+        {
+            claims.push((val, format!("`{}`", k.value), n));
+        }
+    }
+    let mut ok = true;
+    for (at, what, n) in claims {
+        if n != u64::from(gpus) {
+            v.err(
+                at,
+                format!(
+                    "job `{}` starts {n} processes per node ({what}) but each worker gets {gpus} GPUs: they would not find one GPU each",
+                    j.name.value
+                ),
+            )
+            .help(format!(
+                "make them agree ({gpus}), or let torchrun count with `--nproc_per_node=gpu`"
+            ));
+            ok = false;
+        }
+    }
+    ok
 }

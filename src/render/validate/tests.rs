@@ -115,3 +115,30 @@ fn a_job_larger_than_its_cohort_is_never_admitted() {
         );
     }
 }
+
+#[test]
+fn a_launcher_starting_more_processes_than_gpus_is_reported_at_its_count() {
+    let job = |args: &str| {
+        BASE.to_string()
+            + &format!(
+                "teams:\n  - name: a\n    gpuQuota: {{t: 8}}\njobs:\n  - name: j\n    team: a\n    class: t\n    image: x\n    args: [{args}, --checkpoint-dir=/c]\n    gpusPerWorker: 6\n    checkpoint: {{claim: c, path: /c}}\n"
+            )
+    };
+    let text = job("--nproc-per-node=8");
+    let e = crate::render::parse_profile("p.yaml", &text).unwrap_err();
+    let p = e
+        .problems
+        .iter()
+        .find(|p| p.message.contains("starts 8 processes per node"))
+        .unwrap_or_else(|| panic!("{:#?}", e.problems));
+    assert_eq!(&text[p.span.range()], "--nproc-per-node=8");
+    for agreeing in ["--nproc-per-node=6", "--nproc_per_node=gpu", "--nnodes=2"] {
+        if let Err(e) = crate::render::parse_profile("p.yaml", &job(agreeing)) {
+            assert!(
+                !e.problems.iter().any(|p| p.message.contains("processes")),
+                "{agreeing}: {:#?}",
+                e.problems
+            );
+        }
+    }
+}

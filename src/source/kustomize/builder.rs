@@ -3,8 +3,10 @@
 
 use super::{FAILED, Origin, Tool, Wrap, remap};
 use crate::source::builder::{Added, Builder, Failed, For, Outcome, Output, Skip, documents};
-use crate::source::tree::{Target, identity};
-use crate::source::{SourceFile, Sources, display_canonical, first_key, parsed_file};
+use crate::source::tree::{Kustomization, Ref, Target, identity};
+use crate::source::{
+    MAX_FILE_BYTES, SourceFile, Sources, display_canonical, first_key, parsed_file,
+};
 use crate::yaml::{ProblemKind, Span};
 use std::path::{Path, PathBuf};
 
@@ -51,6 +53,15 @@ impl Kustomize {
             })
             .collect()
     }
+}
+
+/// An entry of `k` naming a file over the size raw reading keeps to: kustomize would read all
+/// of it and, at tens of megabytes, run into the build time limit instead of failing.
+fn oversized(k: &Kustomization) -> Option<&Ref> {
+    k.refs.iter().find(|r| match &r.target {
+        Target::File(f) => std::fs::metadata(f).is_ok_and(|m| m.len() > MAX_FILE_BYTES),
+        _ => false,
+    })
 }
 
 /// The one file an outcome for a kustomization that cannot be read comes to: a failure on
@@ -111,6 +122,17 @@ impl Builder for Kustomize {
                             .into(),
                     marker: "helmCharts".into(),
                     span: if in_top { span } else { first_key(&k.file) },
+                    by_hand,
+                });
+            }
+            if let Some(r) = oversized(c) {
+                return Outcome::Skipped(Skip {
+                    reason: format!(
+                        "Kustomization naming a file over the {} MiB size limit (not built)",
+                        MAX_FILE_BYTES >> 20
+                    ),
+                    marker: r.raw.clone(),
+                    span: if in_top { r.span } else { first_key(&k.file) },
                     by_hand,
                 });
             }
@@ -401,6 +423,7 @@ impl Sources {
         let plain = !chain.is_empty()
             && chain.iter().all(|c| {
                 c.helm_charts.is_none()
+                    && oversized(c).is_none()
                     && c.root().is_some_and(|r| r.get("buildMetadata").is_none())
                     && c.refs.iter().all(|r| {
                         // What kustomize will refuse fails the build: it fails alone.
