@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use std::collections::hash_map::Entry;
 
 mod capacity;
+mod installs;
 mod kueue;
 mod quota;
 
@@ -104,6 +105,7 @@ pub struct Index<'a> {
     /// Built on first use by the rules that need them, shared by their chunks.
     user_crds: std::sync::OnceLock<crate::schema::crd::UserCrds>,
     quotas: std::sync::OnceLock<QuotaIndex<'a>>,
+    kueue_installs: std::sync::OnceLock<Vec<installs::KueueInstall<'a>>>,
     /// The files that could not be read whole (see [`Index::unread_file_names`]).
     unread: Vec<FileId>,
 }
@@ -275,6 +277,7 @@ impl<'a> Index<'a> {
             documents,
             user_crds: Default::default(),
             quotas: Default::default(),
+            kueue_installs: Default::default(),
             unread,
         };
         ix.classes = ix.templates.par_iter().map(|t| ix.classify(t)).collect();
@@ -466,6 +469,11 @@ impl<'a> Index<'a> {
             .get()
             .map(|u| u.take_skips())
             .unwrap_or_default()
+    }
+
+    /// The Kueue releases the files install, and for which objects (built once, on first use).
+    pub fn kueue_installs(&self) -> &[installs::KueueInstall<'a>] {
+        self.kueue_installs.get_or_init(|| installs::kueue(self))
     }
 
     /// What each Kueue cohort may lend (built once, on first use).

@@ -318,53 +318,17 @@ fn old_annotations(cx: &Ctx, oi: usize, obj: &Object, out: &mut Vec<Diagnostic>)
     }
 }
 
-/// Whether the files near `obj` install Kueue, and only releases older than v0.15, the first to
-/// serve `v1beta2`: a release manifest (`kubernetes-sigs/kueue/releases/download/v0.12.3/…`) or
-/// the controller image (`registry.k8s.io/kueue/kueue:v0.12.3`). An install speaks for the
-/// objects under the directory above its own (`sample/kueue/kustomization.yaml` for
-/// `sample/workloads/…`): side-by-side samples in one repository install different releases.
+/// Whether the Kueue installs that speak for `obj` (see [`crate::index::Index::kueue_installs`])
+/// are all releases older than v0.15, the first to serve `v1beta2` (and there is one).
 fn installs_kueue_before_v1beta2(cx: &Ctx, obj: &Object) -> bool {
     let Some(path) = cx.ix.files.get(obj.file).map(|f| f.path.as_str()) else {
         return false;
     };
-    let mut found = false;
-    for f in cx.ix.file_ids.iter().filter_map(|&f| cx.ix.files.get(f)) {
-        let text: &str = &f.text;
-        if !text.contains("kueue") {
-            continue;
-        }
-        // Two directories up from the installing file: what it installs Kueue for.
-        let scope = f.path.rsplitn(3, '/').nth(2).unwrap_or("");
-        let covers = scope.is_empty()
-            || path
-                .strip_prefix(scope)
-                .is_some_and(|rest| rest.starts_with('/'));
-        if !covers {
-            continue;
-        }
-        for marker in ["kueue/releases/download/v", "kueue/kueue:v"] {
-            for (i, m) in text.match_indices(marker) {
-                let Some(version) = minor_version(&text[i + m.len()..]) else {
-                    continue;
-                };
-                if version >= (0, 15) {
-                    return false;
-                }
-                found = true;
-            }
-        }
-    }
-    found
-}
-
-/// `0.12` of `0.12.3/manifests.yaml`.
-fn minor_version(s: &str) -> Option<(u32, u32)> {
-    let mut parts = s.splitn(3, '.');
-    let major = parts.next()?.parse().ok()?;
-    let minor: String = parts
-        .next()?
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    Some((major, minor.parse().ok()?))
+    let mut near = cx.ix.kueue_installs().iter().filter(|i| i.covers(path));
+    let Some(first) = near.next() else {
+        return false;
+    };
+    std::iter::once(first)
+        .chain(near)
+        .all(|i| i.version < (0, 15))
 }
