@@ -20,6 +20,9 @@ declare_rule! {
     /// - The annotations `karpenter.sh/do-not-evict` and `karpenter.sh/do-not-consolidate`, on any
     ///   object, pod template or NodePool node template: removed in Karpenter v1.
     ///
+    /// On an object of a Karpenter version no longer served, the fields v1 changed are the steps of
+    /// one migration: they are marked on the apiVersion's finding, not reported one by one.
+    ///
     /// ## Why is this bad?
     /// An API version the cluster no longer serves is rejected at apply time, so the NodePool or
     /// EC2NodeClass never exists and GPU pods stay Pending; a GitOps sync fails on it. Removed
@@ -69,23 +72,36 @@ const OLD_ANNOTATIONS: [&str; 2] = [
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for (oi, obj) in cx.objects() {
-        api_version(cx, obj, out);
+        let mut fields = Vec::new();
         if obj.group == "karpenter.sh" && obj.kind == "NodePool" {
-            nodepool_fields(cx, obj, out);
+            nodepool_fields(cx, obj, &mut fields);
         }
         if obj.group == "karpenter.sh"
             && obj.kind == "NodeClaim"
             && let Some(spec) = obj.spec()
         {
-            node_class_ref(cx, obj, spec.get("nodeClassRef"), "spec.nodeClassRef", out);
+            node_class_ref(
+                cx,
+                obj,
+                spec.get("nodeClassRef"),
+                "spec.nodeClassRef",
+                &mut fields,
+            );
+        }
+        // On an object of a version Karpenter no longer serves, the fields v1 changed are the
+        // steps of one migration: the apiVersion's finding points at each, not a finding each.
+        if !api_version(cx, obj, &fields, out) {
+            out.append(&mut fields);
         }
         old_annotations(cx, oi, obj, out);
     }
 }
 
-fn api_version(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
+/// Reports a removed or deprecated API version; whether it reported a removed Karpenter one (with
+/// the changed `fields` as the steps of its migration).
+fn api_version(cx: &Ctx, obj: &Object, fields: &[Diagnostic], out: &mut Vec<Diagnostic>) -> bool {
     let Some(node) = obj.root.get("apiVersion") else {
-        return;
+        return false;
     };
     let av = obj.api_version;
     let kind = obj.kind;
@@ -114,18 +130,29 @@ fn api_version(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
             } else {
                 String::new()
             };
-            out.push(
-                cx.on(
+            let mut d = cx
+                .on(
                     obj,
                     node,
                     format!(
                         "`{av}` {since}: the API server rejects the {kind} and it never exists in the cluster"
                     ),
                 )
-                .help(format!(
-                    "use `apiVersion: {new_group}/v1`{rename} (follow the Karpenter v1 migration guide for the changed fields)"
-                )),
-            );
+                .help(if fields.is_empty() {
+                    format!(
+                        "use `apiVersion: {new_group}/v1`{rename} (follow the Karpenter v1 migration guide for the changed fields)"
+                    )
+                } else {
+                    format!(
+                        "use `apiVersion: {new_group}/v1`{rename}, with the changes marked (follow the Karpenter v1 migration guide for the changed fields)"
+                    )
+                });
+            for f in fields {
+                let step = f.help.as_deref().unwrap_or(&f.message);
+                d = d.related(f.loc, format!("for v1: {step}"));
+            }
+            out.push(d);
+            true
         }
         ("kueue.x-k8s.io", "v1alpha1" | "v1beta1") => {
             let mut notes = Vec::new();
@@ -152,7 +179,7 @@ fn api_version(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
                 notes.push("rename `spec.parent` to `spec.parentName`");
             }
             if obj.version == "v1beta1" && installs_kueue_before_v1beta2(cx, obj) {
-                return;
+                return false;
             }
             let message = match (obj.version, kind) {
                 ("v1alpha1", "Cohort") => format!(
@@ -174,8 +201,9 @@ fn api_version(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
                 cx.on(obj, node, message)
                     .help(format!("use `apiVersion: kueue.x-k8s.io/v1beta2`{extra}")),
             );
+            false
         }
-        _ => {}
+        _ => false,
     }
 }
 
