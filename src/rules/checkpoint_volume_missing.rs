@@ -132,6 +132,9 @@ struct Risk {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    // A workload whose templates all lack a durable volume is one finding: the first template's,
+    // with the other containers marked on it (`owner`, index in `out`).
+    let mut generic: Option<(usize, usize)> = None;
     for (ti, t) in cx.templates() {
         let Some(intent) = cx.ix.classes.get(ti).filter(|i| i.is_training()) else {
             continue;
@@ -207,8 +210,26 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             if durable_mount {
                 continue;
             }
-            let r = risk.get_or_insert_with(|| risk_of(cx, ti, preempting));
             let at = c.get("name").unwrap_or(c.node);
+            let r = risk.get_or_insert_with(|| risk_of(cx, ti, preempting));
+            // Merged only when the risk is alike: a spot worker beside an on-demand launcher is
+            // a finding of its own.
+            let severity = if r.reasons.is_empty() {
+                Severity::Warning
+            } else {
+                cx.rule.severity
+            };
+            if let Some((owner_at, i)) = generic
+                && owner_at == t.owner
+                && let Some(first) = out.get_mut(i)
+                && first.severity == severity
+            {
+                first.related.push(crate::diag::Related {
+                    loc: t.loc(at),
+                    message: format!("container `{cname}` in `{}` has none either", t.path),
+                });
+                continue;
+            }
             let d = cx
                 .on(
                     owner,
@@ -221,6 +242,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     ),
                 )
                 .help("mount a PersistentVolumeClaim (EBS, EFS or FSx through their CSI drivers) and write checkpoints under its mountPath, or checkpoint to object storage such as `s3://…`");
+            generic = Some((t.owner, out.len()));
             out.push(with_evidence(cx, with_risk(d, r), t, intent));
         }
     }
