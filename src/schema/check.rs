@@ -45,15 +45,7 @@ pub fn walk<'a>(
     kind: &str,
     out: &mut Vec<Violation<'a>>,
 ) {
-    let mut w = Walker {
-        base,
-        what,
-        kind,
-        path: Vec::with_capacity(16),
-        out,
-        partial: false,
-    };
-    w.value(node, None, &Ty::Obj(schema));
+    walk_with(node, schema, base, what, kind, out, false);
 }
 
 /// Like [`walk`], for a fragment that a program merges into a whole before anything applies it
@@ -66,13 +58,25 @@ pub fn walk_fragment<'a>(
     kind: &str,
     out: &mut Vec<Violation<'a>>,
 ) {
+    walk_with(node, schema, base, what, kind, out, true);
+}
+
+fn walk_with<'a>(
+    node: Node<'a>,
+    schema: &'static Obj,
+    base: &str,
+    what: &str,
+    kind: &str,
+    out: &mut Vec<Violation<'a>>,
+    partial: bool,
+) {
     let mut w = Walker {
         base,
         what,
         kind,
         path: Vec::with_capacity(16),
         out,
-        partial: true,
+        partial,
     };
     w.value(node, None, &Ty::Obj(schema));
 }

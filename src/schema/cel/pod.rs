@@ -1,0 +1,207 @@
+//! Core validation of pod templates beyond types: tolerations, node affinity, label keys and
+//! values in selectors.
+
+use super::*;
+
+/// Tolerations (pods and ResourceFlavors): an empty key needs `Exists`, `Exists` takes no value,
+/// `tolerationSeconds` only with `NoExecute`.
+pub fn tolerations<'a>(list: Node<'a>, base: &str, kind: &str, out: &mut Vec<Violation<'a>>) {
+    for (i, t) in list.items().enumerate() {
+        let key = t.get("key").and_then(Node::as_str).unwrap_or("");
+        let op_node = t.get("operator");
+        let op = op_node.and_then(Node::as_str).unwrap_or("");
+        let effect = t.get("effect").and_then(Node::as_str).unwrap_or("");
+        let at = || format!("{base}[{i}]");
+        if key.is_empty() && op != "Exists" && t.as_map().is_some() {
+            push(
+                out,
+                op_node.unwrap_or(t),
+                format!(
+                    "`{}` has no key but operator `{}`: the API server rejects the {kind} (an empty key needs `Exists`)",
+                    at(),
+                    if op.is_empty() { "Equal" } else { op }
+                ),
+                Some("set `key`, or `operator: Exists` to tolerate every taint"),
+            );
+        }
+        if op == "Exists"
+            && let Some(v) = t.get("value")
+            && v.as_str().is_some_and(|s| !s.is_empty())
+        {
+            push(
+                out,
+                v,
+                format!(
+                    "`{}` sets a value with `operator: Exists`: the API server rejects the {kind}",
+                    at()
+                ),
+                Some("drop `value`, or use `operator: Equal`"),
+            );
+        }
+        if let Some((sk, _)) = t.entry("tolerationSeconds")
+            && effect != "NoExecute"
+        {
+            push(
+                out,
+                sk,
+                format!(
+                    "`{}` sets `tolerationSeconds` without `effect: NoExecute`: the API server rejects the {kind}",
+                    at()
+                ),
+                None,
+            );
+        }
+    }
+}
+
+/// Node affinity expressions: values by operator, as core validation checks them.
+pub fn node_affinity<'a>(affinity: Node<'a>, base: &str, kind: &str, out: &mut Vec<Violation<'a>>) {
+    let required = affinity
+        .at(&[
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+        ])
+        .into_iter()
+        .flat_map(Node::items);
+    let preferred = affinity
+        .get("preferredDuringSchedulingIgnoredDuringExecution")
+        .into_iter()
+        .flat_map(Node::items)
+        .filter_map(|p| p.get("preference"));
+    for term in required.chain(preferred) {
+        for e in term
+            .get("matchExpressions")
+            .into_iter()
+            .flat_map(Node::items)
+        {
+            let Some(op_node) = e.get("operator") else {
+                continue;
+            };
+            let op = op_node.as_str().unwrap_or("");
+            let values: Vec<Node<'_>> = e.get("values").into_iter().flat_map(Node::items).collect();
+            let key = e.get("key").and_then(Node::as_str).unwrap_or("?");
+            let problem = match op {
+                "In" | "NotIn" if values.is_empty() => {
+                    Some(format!("`{op}` needs at least one value"))
+                }
+                "Exists" | "DoesNotExist" if !values.is_empty() => {
+                    Some(format!("`{op}` takes no values"))
+                }
+                "Gt" | "Lt" if values.len() != 1 => Some(format!("`{op}` takes exactly one value")),
+                "Gt" | "Lt" => values[0]
+                    .as_str()
+                    .filter(|v| !is_placeholder(v) && v.parse::<i64>().is_err())
+                    .map(|v| format!("`{op}` needs an integer, not `{v}`")),
+                _ => None,
+            };
+            if let Some(p) = problem {
+                push(
+                    out,
+                    op_node,
+                    format!(
+                        "node affinity on `{key}` in `{base}`: {p}; the API server rejects the {kind}"
+                    ),
+                    None,
+                );
+            }
+        }
+    }
+}
+
+/// A pod spec's label keys and values as core validation checks them: `nodeSelector` keys and
+/// values, toleration keys (and values with `Equal`), node-affinity expression keys.
+pub fn pod_names<'a>(spec: Node<'a>, base: &str, kind: &str, out: &mut Vec<Violation<'a>>) {
+    let layer = format!("the API server rejects the {kind}");
+    for (key, kn, v) in spec.get("nodeSelector").into_iter().flat_map(Node::entries) {
+        if !is_placeholder(key)
+            && let Some(why) = names::qualified_name(key)
+        {
+            name_finding(
+                out,
+                kn,
+                &format!("`{base}.nodeSelector` key"),
+                key,
+                &why,
+                &layer,
+            );
+        }
+        if let Some(val) = judged(v)
+            && let Some(why) = names::label_value(val)
+        {
+            name_finding(
+                out,
+                v,
+                &format!("`{base}.nodeSelector.{key}` value"),
+                val,
+                &why,
+                &layer,
+            );
+        }
+    }
+    if let Some(t) = spec.get("tolerations") {
+        toleration_names(t, &format!("{base}.tolerations"), &layer, out);
+    }
+    let Some(aff) = spec.at(&["affinity", "nodeAffinity"]) else {
+        return;
+    };
+    let required = aff
+        .at(&[
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+        ])
+        .into_iter()
+        .flat_map(Node::items);
+    let preferred = aff
+        .get("preferredDuringSchedulingIgnoredDuringExecution")
+        .into_iter()
+        .flat_map(Node::items)
+        .filter_map(|p| p.get("preference"));
+    for term in required.chain(preferred) {
+        for e in term
+            .get("matchExpressions")
+            .into_iter()
+            .flat_map(Node::items)
+        {
+            if let Some(kn) = e.get("key")
+                && let Some(key) = judged(kn)
+                && let Some(why) = names::qualified_name(key)
+            {
+                name_finding(
+                    out,
+                    kn,
+                    &format!("`{base}.affinity.nodeAffinity` key"),
+                    key,
+                    &why,
+                    &layer,
+                );
+            }
+        }
+    }
+}
+
+/// Toleration keys are qualified names (an empty key is the wildcard) and, with `Equal`, values
+/// are label values (core `ValidateTolerations`, which Kueue's webhook reuses for flavors).
+pub(super) fn toleration_names<'a>(
+    list: Node<'a>,
+    base: &str,
+    layer: &str,
+    out: &mut Vec<Violation<'a>>,
+) {
+    for (i, t) in list.items().enumerate() {
+        if let Some(kn) = t.get("key")
+            && let Some(key) = judged(kn)
+            && !key.is_empty()
+            && let Some(why) = names::qualified_name(key)
+        {
+            name_finding(out, kn, &format!("`{base}[{i}].key`"), key, &why, layer);
+        }
+        let op = t.get("operator").and_then(Node::as_str).unwrap_or("");
+        if matches!(op, "" | "Equal")
+            && let Some(vn) = t.get("value")
+            && let Some(v) = judged(vn)
+            && let Some(why) = names::label_value(v)
+        {
+            name_finding(out, vn, &format!("`{base}[{i}].value`"), v, &why, layer);
+        }
+    }
+}
