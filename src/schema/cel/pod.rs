@@ -56,54 +56,34 @@ pub fn tolerations<'a>(list: Node<'a>, base: &str, kind: &str, out: &mut Vec<Vio
 
 /// Node affinity expressions: values by operator, as core validation checks them.
 pub fn node_affinity<'a>(affinity: Node<'a>, base: &str, kind: &str, out: &mut Vec<Violation<'a>>) {
-    let required = affinity
-        .at(&[
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-        ])
-        .into_iter()
-        .flat_map(Node::items);
-    let preferred = affinity
-        .get("preferredDuringSchedulingIgnoredDuringExecution")
-        .into_iter()
-        .flat_map(Node::items)
-        .filter_map(|p| p.get("preference"));
-    for term in required.chain(preferred) {
-        for e in term
-            .get("matchExpressions")
-            .into_iter()
-            .flat_map(Node::items)
-        {
-            let Some(op_node) = e.get("operator") else {
-                continue;
-            };
-            let op = op_node.as_str().unwrap_or("");
-            let values: Vec<Node<'_>> = e.get("values").into_iter().flat_map(Node::items).collect();
-            let key = e.get("key").and_then(Node::as_str).unwrap_or("?");
-            let problem = match op {
-                "In" | "NotIn" if values.is_empty() => {
-                    Some(format!("`{op}` needs at least one value"))
-                }
-                "Exists" | "DoesNotExist" if !values.is_empty() => {
-                    Some(format!("`{op}` takes no values"))
-                }
-                "Gt" | "Lt" if values.len() != 1 => Some(format!("`{op}` takes exactly one value")),
-                "Gt" | "Lt" => values[0]
-                    .as_str()
-                    .filter(|v| !is_placeholder(v) && v.parse::<i64>().is_err())
-                    .map(|v| format!("`{op}` needs an integer, not `{v}`")),
-                _ => None,
-            };
-            if let Some(p) = problem {
-                push(
-                    out,
-                    op_node,
-                    format!(
-                        "node affinity on `{key}` in `{base}`: {p}; the API server rejects the {kind}"
-                    ),
-                    None,
-                );
+    for e in affinity_expressions(affinity) {
+        let Some(op_node) = e.get("operator") else {
+            continue;
+        };
+        let op = op_node.as_str().unwrap_or("");
+        let values: Vec<Node<'_>> = e.get("values").into_iter().flat_map(Node::items).collect();
+        let key = e.get("key").and_then(Node::as_str).unwrap_or("?");
+        let problem = match op {
+            "In" | "NotIn" if values.is_empty() => Some(format!("`{op}` needs at least one value")),
+            "Exists" | "DoesNotExist" if !values.is_empty() => {
+                Some(format!("`{op}` takes no values"))
             }
+            "Gt" | "Lt" if values.len() != 1 => Some(format!("`{op}` takes exactly one value")),
+            "Gt" | "Lt" => values[0]
+                .as_str()
+                .filter(|v| !is_placeholder(v) && v.parse::<i64>().is_err())
+                .map(|v| format!("`{op}` needs an integer, not `{v}`")),
+            _ => None,
+        };
+        if let Some(p) = problem {
+            push(
+                out,
+                op_node,
+                format!(
+                    "node affinity on `{key}` in `{base}`: {p}; the API server rejects the {kind}"
+                ),
+                None,
+            );
         }
     }
 }
@@ -144,37 +124,19 @@ pub fn pod_names<'a>(spec: Node<'a>, base: &str, kind: &str, out: &mut Vec<Viola
     let Some(aff) = spec.at(&["affinity", "nodeAffinity"]) else {
         return;
     };
-    let required = aff
-        .at(&[
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-        ])
-        .into_iter()
-        .flat_map(Node::items);
-    let preferred = aff
-        .get("preferredDuringSchedulingIgnoredDuringExecution")
-        .into_iter()
-        .flat_map(Node::items)
-        .filter_map(|p| p.get("preference"));
-    for term in required.chain(preferred) {
-        for e in term
-            .get("matchExpressions")
-            .into_iter()
-            .flat_map(Node::items)
+    for e in affinity_expressions(aff) {
+        if let Some(kn) = e.get("key")
+            && let Some(key) = judged(kn)
+            && let Some(why) = names::qualified_name(key)
         {
-            if let Some(kn) = e.get("key")
-                && let Some(key) = judged(kn)
-                && let Some(why) = names::qualified_name(key)
-            {
-                name_finding(
-                    out,
-                    kn,
-                    &format!("`{base}.affinity.nodeAffinity` key"),
-                    key,
-                    &why,
-                    &layer,
-                );
-            }
+            name_finding(
+                out,
+                kn,
+                &format!("`{base}.affinity.nodeAffinity` key"),
+                key,
+                &why,
+                &layer,
+            );
         }
     }
 }
@@ -204,4 +166,25 @@ pub(super) fn toleration_names<'a>(
             name_finding(out, vn, &format!("`{base}[{i}].value`"), v, &why, layer);
         }
     }
+}
+
+/// The `matchExpressions` of a node affinity's required terms and preferred preferences.
+fn affinity_expressions<'a>(affinity: Node<'a>) -> impl Iterator<Item = Node<'a>> {
+    let required = affinity
+        .at(&[
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+        ])
+        .into_iter()
+        .flat_map(Node::items);
+    let preferred = affinity
+        .get("preferredDuringSchedulingIgnoredDuringExecution")
+        .into_iter()
+        .flat_map(Node::items)
+        .filter_map(|p| p.get("preference"));
+    required.chain(preferred).flat_map(|term| {
+        term.get("matchExpressions")
+            .into_iter()
+            .flat_map(Node::items)
+    })
 }
