@@ -523,6 +523,18 @@ impl<'a> Index<'a> {
             || self.unread_file_names(&[kind, name])
     }
 
+    /// Whether the pool was made from something other than a NodePool (a Terraform node group, a
+    /// chart's values). Such pools are a lower bound of the cluster's: Terraform modules are
+    /// parametrised and often only some of their pools are readable, so they confirm that a pod
+    /// fits but never alone show that nothing does.
+    pub fn pool_is_derived(&self, p: usize) -> bool {
+        self.nodepools.get(p).is_some_and(|pool| {
+            self.files
+                .get(pool.file)
+                .is_some_and(|f| f.role == crate::source::Role::Derived)
+        })
+    }
+
     /// Whether a file of this index that could not be read whole (a YAML syntax error, content
     /// that is not text, a template skipped until rendered) names every one of `words`, each as
     /// a whole word. What such a file defines is unknown: a rule that would report one of these
@@ -552,7 +564,8 @@ impl<'a> Index<'a> {
 
     /// Whether the cluster runs Karpenter (pools in the files, or the config says so).
     pub fn uses_karpenter(&self) -> bool {
-        !self.nodepools.is_empty() || self.settings.karpenter
+        // An EKS managed node group read from Terraform is capacity without Karpenter.
+        self.nodepools.iter().any(|p| !p.eks_node_group) || self.settings.karpenter
     }
 
     /// What a template is for, from the evidence in its workload (see `intent`).

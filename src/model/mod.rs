@@ -8,7 +8,7 @@ pub mod constraints;
 pub mod kinds;
 mod kueue;
 mod nodeclass;
-mod nodepool;
+pub mod nodepool;
 mod pod;
 pub mod requirements;
 pub use kueue::*;

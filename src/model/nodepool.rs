@@ -25,10 +25,18 @@ pub struct NodePool<'a> {
     pub limits: Option<Node<'a>>,
     pub node_class_ref: Option<Node<'a>>,
     pub legacy_provisioner: bool,
+    /// An EKS managed node group read from Terraform (see [`DEFINED_BY`]): its nodes are on EKS
+    /// for certain, where ExtendedResourceToleration tolerates the taints of requested resources.
+    pub eks_node_group: bool,
     /// The scheduling model's view of the pool, computed once on first use.
     pub(crate) sched: std::sync::OnceLock<super::requirements::PoolReqs<'a>>,
     pub(crate) bounded: std::sync::OnceLock<Option<Vec<&'static crate::catalog::Instance>>>,
 }
+
+/// The annotation on NodePools made from something other than a NodePool (a Terraform node
+/// group, a chart's values), saying what; [`EKS_NODE_GROUP`] for an EKS managed node group.
+pub const DEFINED_BY: &str = "gpuops.dev/defined-by";
+pub const EKS_NODE_GROUP: &str = "EKS managed node group";
 
 /// The API group of EKS Auto Mode's node classes.
 pub const AUTO_MODE_GROUP: &str = "eks.amazonaws.com";
@@ -75,6 +83,9 @@ impl<'a> NodePool<'a> {
                     limits: spec.get("limits"),
                     node_class_ref: tspec.and_then(|s| s.get("nodeClassRef")),
                     legacy_provisioner: false,
+                    eks_node_group: obj
+                        .annotation(DEFINED_BY)
+                        .is_some_and(|(_, v)| v.as_str() == Some(EKS_NODE_GROUP)),
                     sched: Default::default(),
                     bounded: Default::default(),
                 })
@@ -98,6 +109,7 @@ impl<'a> NodePool<'a> {
                 limits: spec.at(&["limits", "resources"]),
                 node_class_ref: spec.get("providerRef"),
                 legacy_provisioner: true,
+                eks_node_group: false,
                 sched: Default::default(),
                 bounded: Default::default(),
             }),

@@ -101,7 +101,15 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     )
                 })
                 .collect();
+            // A pod pinned to no pool, whose only candidates are pools derived from Terraform or
+            // chart values: the cluster may have others it tolerates.
+            let unpinned = v.constraints.base.is_empty() && v.constraints.terms.is_empty();
+            let only_derived = placement
+                .gpu_classes
+                .iter()
+                .all(|c| c.pools.iter().all(|&p| ix.pool_is_derived(p as usize)));
             if verdicts.is_empty()
+                || (unpinned && only_derived)
                 || verdicts
                     .iter()
                     .any(|(_, vd)| vd.untolerated.is_empty() && vd.eks_only.is_empty())
@@ -179,6 +187,18 @@ fn finding(cx: &Ctx, t: &PodTemplate, m: &Miss) -> Diagnostic {
             flavors[0]
         )
     };
+    // A managed node group's nodes exist already: the scheduler, not Karpenter, turns it away.
+    let (noun, consequence) = if pool.eks_node_group {
+        (
+            "EKS managed node group",
+            "the scheduler places none of its pods on those nodes and they stay Pending",
+        )
+    } else {
+        (
+            "NodePool",
+            "Karpenter will not launch a node for it and its pods stay Pending",
+        )
+    };
     let which = if m.candidates == 1 {
         "the only GPU NodePool its selectors fit".to_string()
     } else {
@@ -200,14 +220,14 @@ fn finding(cx: &Ctx, t: &PodTemplate, m: &Miss) -> Diagnostic {
         cx.at(
             t.loc(node),
             format!(
-                "{what}{via} does not tolerate taint `{taint}` of NodePool `{}`, {which}: Karpenter will not launch a node for it and its pods stay Pending",
+                "{what}{via} does not tolerate taint `{taint}` of {noun} `{}`, {which}: {consequence}",
                 pool.name
             ),
         )
     };
     let d = d.object(Some(owner.obj_ref())).related(
         pool.loc(m.taint.node),
-        format!("NodePool `{}` taint `{taint}`", pool.name),
+        format!("{noun} `{}` taint `{taint}`", pool.name),
     );
     // A toleration written for this taint under a misspelt key tolerates nothing.
     let near = t

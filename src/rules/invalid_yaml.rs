@@ -55,7 +55,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         };
         let manifest = is_manifest(&f.path, &f.text);
         for p in f.problems.iter().filter(|p| match p.kind {
-            ProblemKind::Build | ProblemKind::MissingInput | ProblemKind::Sync => false,
+            ProblemKind::Build
+            | ProblemKind::MissingInput
+            | ProblemKind::Sync
+            | ProblemKind::Hcl => false,
             // Syntax and duplicate keys matter where the file is applied; the rest (binary
             // content, alias bombs, nesting) is worth a word wherever it stands.
             ProblemKind::Syntax => manifest,

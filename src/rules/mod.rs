@@ -251,6 +251,7 @@ mod gpu_quantity_invalid;
 mod gpu_toleration_missing;
 mod imds_tokens_optional;
 mod inference_spot_only;
+mod invalid_hcl;
 mod invalid_yaml;
 mod localqueue_not_found;
 mod nodeclass_not_found;
@@ -275,6 +276,7 @@ mod yaml_type_trap;
 
 static ALL: &[&Rule] = &[
     &invalid_yaml::RULE,
+    &invalid_hcl::RULE,
     &source_build_failed::RULE,
     &gpu_limit_missing::RULE,
     &gpu_quantity_invalid::RULE,

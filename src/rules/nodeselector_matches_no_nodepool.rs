@@ -58,11 +58,13 @@ declare_rule! {
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
+    // Pools derived from Terraform or chart values alone may be only some of the cluster's.
     if !ix
         .pools
         .capability
         .iter()
-        .any(|c| *c != GpuCapability::None)
+        .enumerate()
+        .any(|(p, c)| *c != GpuCapability::None && !ix.pool_is_derived(p))
     {
         return;
     }

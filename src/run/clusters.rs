@@ -32,7 +32,9 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
             })
             .collect()
     };
-    let linted = || (0..files.len()).filter(|&i| !files[i].is_context());
+    // Derived objects go where the file that defines them goes.
+    let linted =
+        || (0..files.len()).filter(|&i| !matches!(files[i].role, source::Role::Context { .. }));
     let synced: std::collections::BTreeSet<&str> = files
         .iter()
         .filter_map(|f| f.synced_to())

@@ -62,11 +62,18 @@ pub fn fit<'a>(pod: &PodConstraints<'_>, pool: &NodePool<'a>, eks: bool) -> Verd
 /// Taint side of the fit (the verdict's `labels` stay empty).
 pub fn taints<'a>(pod: &PodConstraints<'_>, pool: &NodePool<'a>, eks: bool) -> Verdict<'a> {
     let mut v = Verdict::default();
+    // An EKS managed node group is on EKS whatever the config says, and its nodes exist
+    // nowhere else: a taint the admission plugin tolerates there is tolerated.
+    let certain_eks = pool.eks_node_group;
     for taint in pool.taints.iter().filter(|t| t.is_hard()) {
         if pod.tolerations.iter().any(|t| t.tolerates(taint)) {
             continue;
         }
-        if eks && taint.effect == "NoSchedule" && pod.extended.contains(&taint.key) {
+        let extended = taint.effect == "NoSchedule" && pod.extended.contains(&taint.key);
+        if extended && certain_eks {
+            continue;
+        }
+        if eks && extended {
             v.eks_only.push(*taint);
         } else {
             v.untolerated.push(*taint);

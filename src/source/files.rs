@@ -48,6 +48,10 @@ pub enum Role {
     /// Linted, and deployed by Argo CD Applications to these clusters (sorted, unique): it is
     /// linted in each of them and in no other.
     Synced { clusters: Vec<String> },
+    /// Objects a linted file defines in another form (the NodePools of an EKS managed node group
+    /// in Terraform, the objects of a chart's values): in the clusters its file is in, like a
+    /// linted file, and indexed like context, never reported on.
+    Derived,
 }
 
 impl SourceFile {
@@ -109,8 +113,9 @@ impl SourceFile {
         (self.pos(span.start()), self.pos(span.end()))
     }
 
+    /// Indexed but never reported on: context, or objects derived from a linted file.
     pub fn is_context(&self) -> bool {
-        matches!(self.role, Role::Context { .. })
+        matches!(self.role, Role::Context { .. } | Role::Derived)
     }
 
     /// The clusters Argo CD Applications deploy this file to, when any does.
@@ -413,13 +418,41 @@ impl Discovery<'_> {
 }
 
 /// Reads and parses files in parallel. Unreadable content (binary, not UTF-8, too large) becomes a
-/// located problem of the file; an I/O failure is returned separately.
+/// located problem of the file; an I/O failure is returned separately. The `.tf` files of a
+/// directory are read together (a Terraform module's files share its locals and variables).
 pub fn load(paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<IoProblem>) {
-    let results: Vec<Result<Option<SourceFile>, IoProblem>> =
-        paths.par_iter().map(|p| load_one(p)).collect();
+    let mut modules: std::collections::BTreeMap<&Path, Vec<usize>> = Default::default();
+    let mut jobs: Vec<Vec<usize>> = Vec::new();
+    for (i, p) in paths.iter().enumerate() {
+        if super::terraform::is_terraform(p) {
+            modules
+                .entry(p.parent().unwrap_or(Path::new("")))
+                .or_default()
+                .push(i);
+        } else {
+            jobs.push(vec![i]);
+        }
+    }
+    jobs.extend(modules.into_values());
+    let mut results: Vec<(usize, Result<Vec<SourceFile>, IoProblem>)> = jobs
+        .par_iter()
+        .flat_map_iter(|job| -> Vec<(usize, Result<Vec<SourceFile>, IoProblem>)> {
+            if job.len() == 1 && !super::terraform::is_terraform(&paths[job[0]]) {
+                let i = job[0];
+                return vec![(i, load_one(&paths[i]).map(|f| f.into_iter().collect()))];
+            }
+            let module: Vec<PathBuf> = job.iter().map(|&i| paths[i].clone()).collect();
+            job.iter()
+                .copied()
+                .zip(super::terraform::read_module(&module))
+                .collect()
+        })
+        .collect();
+    // In the order of the paths, as one file per path would be.
+    results.sort_by_key(|(i, _)| *i);
     let mut files = Vec::with_capacity(results.len());
     let mut problems = Vec::new();
-    for r in results {
+    for (_, r) in results {
         match r {
             Ok(f) => files.extend(f),
             Err(p) => problems.push(p),
@@ -447,12 +480,6 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(io)?;
-    if super::terraform::is_terraform(p) {
-        // Binary or not UTF-8: not Terraform that applies anything.
-        return Ok(String::from_utf8(bytes)
-            .ok()
-            .and_then(|text| super::terraform::read(path, text)));
-    }
     Ok(Some(from_bytes(path, bytes)))
 }
 

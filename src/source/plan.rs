@@ -160,7 +160,7 @@ impl Sources {
                 what: if terraform { "terraform" } else { "raw" },
                 path: display_path(f),
                 detail: if terraform {
-                    "the YAML heredocs of its kubectl_manifest, kubernetes_manifest and yamldecode(…), if any, are read where they stand; nothing is evaluated".into()
+                    "its manifests (YAML heredocs, HCL maps, yamlencode(…)), EKS managed node groups and karpenter-resources values, if any; locals, variable defaults and .tfvars are evaluated, what only Terraform knows is a placeholder".into()
                 } else {
                     String::new()
                 },

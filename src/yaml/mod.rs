@@ -189,9 +189,11 @@ pub enum Style {
 }
 
 pub mod compat;
+mod construct;
 mod json;
 mod node;
 
+pub use construct::{Shape, construct};
 pub use json::to_json;
 pub use node::{Document, Entries, Items, Map, Node, Seq, Value, Yaml11};
 use node::{MAP, POOLED, Raw, SEQ, Tree, pair, prefix};
@@ -221,6 +223,8 @@ pub enum ProblemKind {
     MissingInput,
     /// A source an Argo CD Application syncs that cannot be synced: Argo CD certainly tries.
     Sync,
+    /// A `.tf` file that is not valid HCL (`invalid-hcl`).
+    Hcl,
 }
 
 /// Limits that keep hostile input from costing unbounded time or memory.

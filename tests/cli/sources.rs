@@ -1534,21 +1534,64 @@ fn terraform_heredocs_are_manifests_located_in_the_tf_file() {
 }
 
 #[test]
-fn terraform_that_applies_nothing_or_is_not_hcl_is_not_read() {
+fn terraform_hcl_manifests_node_groups_and_chart_values_are_read_with_their_variables() {
+    let dir = fixture("terraform-hcl");
+    let Run { code, out, err } = run(gpuops_in(&dir).args(["lint", "--format", "json"]));
+    assert_eq!(code, 1, "{out}{err}");
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![
+            // The ClusterQueue written as an HCL map: located at the attribute.
+            f("resourceflavor-not-found", "cluster/kueue.tf", 24, 23),
+            // Pinned to the managed node group (instance types from terraform.tfvars), whose
+            // taint it does not tolerate.
+            f("gpu-toleration-missing", "workloads/serve.yaml", 24, 15),
+            // team-a's LocalQueue comes from for_each over the variable's default; team-c has none.
+            f("localqueue-not-found", "workloads/train.yaml", 45, 32),
+        ]
+    );
+    let taint = &v["diagnostics"][1]["related"][0];
+    assert_eq!(taint["path"], "cluster/eks.tf", "{out}");
+    assert_eq!(taint["line"], 18, "{out}");
+    // The Job on the chart's g6 pool tolerates its taint: no finding for `finetune`.
+    assert!(!out.contains("finetune"), "{out}");
+    // The node group and chart files define only context: they are not counted as linted.
+    assert_eq!(v["summary"]["files"], 3, "{out}");
+}
+
+#[test]
+fn terraform_that_applies_nothing_is_not_read_invalid_hcl_is_one_located_finding() {
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
         "main.tf",
         "module \"eks\" {\n  source = \"x\"\n}\n",
     );
+    let Run { code, out, err } = run(gpuops_in(dir.path()).arg("lint"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("no findings in 0 files"), "{out}");
     write(
         dir.path(),
         "broken.tf",
         "resource \"kubectl_manifest\" \"x\" {\n  yaml_body = <<-YAML\n    kind: [\n",
     );
-    let Run { code, out, err } = run(gpuops_in(dir.path()).arg("lint"));
+    let Run { code, out, err } = run(gpuops_in(dir.path()).args(["lint", "--format", "json"]));
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(
+        findings(&json(&out)),
+        vec![f("invalid-hcl", "broken.tf", 3, 5)]
+    );
+}
+
+#[test]
+fn invalid_hcl_fixtures() {
+    let Run { code, out, err } =
+        run(gpuops_in(fixture("invalid-hcl/fail")).args(["lint", "--rule", "invalid-hcl"]));
+    assert_eq!(code, 1, "{out}{err}");
+    insta::assert_snapshot!("invalid_hcl", out);
+    let Run { code, out, err } = run(gpuops_in(fixture("invalid-hcl/pass")).arg("lint"));
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("no findings in 0 files"), "{out}");
 }
 
 #[test]

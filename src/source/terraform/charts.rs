@@ -1,0 +1,263 @@
+//! Helm values of the charts whose objects the linter knows how to derive. Today one: the
+//! `karpenter-resources` chart of the EKS data add-ons (`karpenter_resources_helm_config` of the
+//! add-ons modules, or a `helm_release` of that chart), which makes one NodePool and one
+//! EC2NodeClass per release from `name`, `nodePool` (labels, taints, requirements, limits,
+//! disruption, weight) and `ec2NodeClass`. Its pools are where the platform's GPU pods land, so
+//! they are read as context; the values stay where they are written (the heredoc in the `.tf`).
+
+use super::heredoc;
+use super::manifest::attr;
+use crate::yaml::compat;
+use crate::yaml::{Budget, Document, Node, Shape, Span, construct};
+use hcl_edit::Span as _;
+use hcl_edit::expr::Expression;
+use hcl_edit::structure::{Block, Body, Structure};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// The objects the known charts' values in `body` make.
+pub fn read(body: &Body, text: &Arc<str>) -> Vec<Document> {
+    let mut heredocs = Vec::new();
+    for b in body.iter().filter_map(Structure::as_block) {
+        releases(b, &mut heredocs);
+    }
+    let mut out = Vec::new();
+    for range in heredocs
+        .into_iter()
+        .filter_map(|s| heredoc::heredoc_body(text, s))
+    {
+        let blanked: Arc<str> = Arc::from(heredoc::blank_outside(text, range));
+        if compat::structural_template_markers(&heredoc::mask_values(&blanked)).is_some() {
+            continue;
+        }
+        let parsed = compat::parse_shared(&blanked, Budget::default());
+        for d in &parsed.docs {
+            out.extend(karpenter_resources(d.root(), text));
+        }
+    }
+    out
+}
+
+/// The values heredocs of `karpenter-resources` releases in a block.
+fn releases(b: &Block, out: &mut Vec<Range<usize>>) {
+    let chart = attr(b, "chart").and_then(|c| match c {
+        Expression::String(s) => Some(s.value().as_str()),
+        _ => None,
+    });
+    if b.ident.as_str() == "resource"
+        && b.labels.first().map(|l| l.as_str()) == Some("helm_release")
+        && chart == Some("karpenter-resources")
+    {
+        values(attr(b, "values"), out);
+    }
+    if let Some(Expression::Object(releases)) = attr(b, "karpenter_resources_helm_config") {
+        for (_, r) in releases.iter() {
+            if let Expression::Object(r) = r.expr() {
+                for (k, v) in r.iter() {
+                    if k.as_ident().map(|i| i.as_str()) == Some("values") {
+                        values(Some(v.expr()), out);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The heredocs of a `values = [<<-EOT … EOT, …]` list.
+fn values(e: Option<&Expression>, out: &mut Vec<Range<usize>>) {
+    if let Some(Expression::Array(a)) = e {
+        for v in a.iter() {
+            if let Expression::HeredocTemplate(h) = v {
+                out.extend(h.span());
+            }
+        }
+    }
+}
+
+/// The chart's NodePool and EC2NodeClass for one release's values.
+fn karpenter_resources(values: Node<'_>, text: &Arc<str>) -> Vec<Document> {
+    let Some(name) = values.get("name").filter(|n| n.as_str().is_some()) else {
+        return Vec::new();
+    };
+    let at = name.span();
+    let key = |k: &str| Shape::str(at, k);
+    let str = |v: &str| Shape::str(at, v);
+    let map = |entries| Shape::Map { span: at, entries };
+    let enabled = |n: Option<Node<'_>>| {
+        n.and_then(|n| n.get("enabled"))
+            .and_then(|e| e.as_str())
+            .is_none_or(|e| e != "false")
+    };
+    let mut out = Vec::new();
+    let pool = values.get("nodePool");
+    if pool.is_some() && enabled(pool) {
+        let field = |k: &str| pool.and_then(|p| p.get(k));
+        let mut labels = vec![
+            (key("NodePool"), Shape::Copy(name)),
+            (key("NodeGroupType"), Shape::Copy(name)),
+        ];
+        // `labels` is a list of one-entry maps, each rendered into the pool's labels.
+        for l in field("labels").map(|l| l.items()).into_iter().flatten() {
+            for (k, v) in l.as_map().into_iter().flatten() {
+                labels.push((Shape::Copy(k), Shape::Copy(v)));
+            }
+        }
+        let mut spec = vec![(
+            key("nodeClassRef"),
+            map(vec![
+                (key("group"), str("karpenter.k8s.aws")),
+                (key("kind"), str("EC2NodeClass")),
+                (key("name"), Shape::Copy(name)),
+            ]),
+        )];
+        for k in ["taints", "requirements"] {
+            if let Some(v) = field(k).filter(|v| v.as_seq().is_some()) {
+                spec.push((key(k), Shape::Copy(v)));
+            }
+        }
+        let mut pool_spec = vec![(
+            key("template"),
+            map(vec![
+                (key("metadata"), map(vec![(key("labels"), map(labels))])),
+                (key("spec"), map(spec)),
+            ]),
+        )];
+        for k in ["disruption", "limits", "weight"] {
+            if let Some(v) = field(k).filter(|v| !v.is_null()) {
+                pool_spec.push((key(k), Shape::Copy(v)));
+            }
+        }
+        out.push(object(
+            "karpenter.sh/v1",
+            "NodePool",
+            name,
+            map(pool_spec),
+            at,
+            text,
+        ));
+    }
+    let class = values.get("ec2NodeClass");
+    if class.is_some() && enabled(class) {
+        let mut spec = Vec::new();
+        if let Some(f) = class
+            .and_then(|c| c.get("amiFamily"))
+            .filter(|f| !f.is_null())
+        {
+            spec.push((key("amiFamily"), Shape::Copy(f)));
+        }
+        out.push(object(
+            "karpenter.k8s.aws/v1",
+            "EC2NodeClass",
+            name,
+            map(spec),
+            at,
+            text,
+        ));
+    }
+    out
+}
+
+fn object(
+    api: &str,
+    kind: &str,
+    name: Node<'_>,
+    spec: Shape<'_>,
+    at: Span,
+    text: &Arc<str>,
+) -> Document {
+    let key = |k: &str| Shape::str(at, k);
+    let root = Shape::Map {
+        span: at,
+        entries: vec![
+            (key("apiVersion"), Shape::str(at, api)),
+            (key("kind"), Shape::str(at, kind)),
+            (
+                key("metadata"),
+                Shape::Map {
+                    span: at,
+                    entries: vec![
+                        (key("name"), Shape::Copy(name)),
+                        (
+                            key("annotations"),
+                            Shape::Map {
+                                span: at,
+                                entries: vec![(
+                                    key(crate::model::nodepool::DEFINED_BY),
+                                    Shape::str(at, "karpenter-resources chart values"),
+                                )],
+                            },
+                        ),
+                    ],
+                },
+            ),
+            (key("spec"), spec),
+        ],
+    };
+    construct(text.clone(), &root)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn karpenter_resources_values_make_the_chart_s_pool_and_class() {
+        let text = r#"module "eks_data_addons" {
+  enable_karpenter_resources = true
+  karpenter_resources_helm_config = {
+    g6-gpu = {
+      values = [
+        <<-EOT
+      name: g6-gpu
+      clusterName: ${module.eks.cluster_name}
+      ec2NodeClass:
+        amiFamily: Bottlerocket
+      nodePool:
+        labels:
+          - type: karpenter
+          - gpuType: l4
+        taints:
+          - key: nvidia.com/gpu
+            value: "Exists"
+            effect: "NoSchedule"
+        requirements:
+          - key: "karpenter.k8s.aws/instance-family"
+            operator: In
+            values: ["g6"]
+        limits:
+          cpu: 1000
+      EOT
+      ]
+    }
+  }
+}
+"#;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("addons.tf");
+        std::fs::write(&p, text).unwrap();
+        let files = super::super::read_module(&[p]).pop().unwrap().unwrap();
+        assert_eq!(files.len(), 1);
+        let f = &files[0];
+        let kinds: Vec<_> = f
+            .docs
+            .iter()
+            .map(|d| d.root().str_at(&["kind"]).unwrap())
+            .collect();
+        assert_eq!(kinds, ["NodePool", "EC2NodeClass"]);
+        let pool = f.docs[0].root();
+        let labels = pool
+            .at(&["spec", "template", "metadata", "labels"])
+            .unwrap();
+        assert_eq!(labels.str_at(&["NodeGroupType"]), Some("g6-gpu"));
+        assert_eq!(labels.str_at(&["gpuType"]), Some("l4"));
+        let taint = pool
+            .at(&["spec", "template", "spec", "taints"])
+            .unwrap()
+            .items()
+            .next()
+            .unwrap();
+        assert_eq!(f.pos(taint.get("key").unwrap().span().start()).line, 16);
+        assert_eq!(
+            pool.str_at(&["spec", "template", "spec", "nodeClassRef", "name"]),
+            Some("g6-gpu")
+        );
+    }
+}

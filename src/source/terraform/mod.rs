@@ -1,0 +1,385 @@
+//! Manifests that Terraform applies: the YAML heredocs of `kubectl_manifest` (`yaml_body`),
+//! `kubernetes_manifest` (`manifest = yamldecode(…)`), `kubectl_file_documents` (`content`) and
+//! any other `yamldecode(<<EOT … EOT)`, read from `.tf` files.
+//!
+//! Each heredoc is parsed where it stands: the file's text with everything outside the heredoc
+//! blanked (newlines kept) parses to the same documents at the same byte offsets, lines and
+//! columns, so a finding points into the `.tf` file with no mapping back. Interpolations
+//! (`${module.eks.cluster_name}`) are values Terraform fills in: placeholders, never judged. A
+//! heredoc with template directives (`%{ for … }`) or interpolations that insert structure
+//! (`${indent(4, yamlencode(…))}`) is not YAML until Terraform renders it, and is not read.
+//!
+//! Manifests written in HCL (`kubernetes_manifest` with `manifest = { … }`, `yaml_body =
+//! yamlencode(…)`) are evaluated where that is static ([`eval`]) and become documents whose nodes
+//! point at the HCL attributes. EKS managed node groups and the `karpenter-resources` chart's
+//! values define capacity the pods are scheduled on: they become NodePools read as context
+//! ([`Role::Derived`]). No provider runs and nothing is executed; a file that is not valid HCL is a
+//! located problem.
+
+use super::{IoProblem, Role, SourceFile};
+use crate::yaml::compat;
+use crate::yaml::{Budget, Problem, ProblemKind, Span};
+use hcl_edit::structure::{Body, Structure};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+mod charts;
+mod eval;
+mod heredoc;
+mod manifest;
+mod nodegroups;
+
+use eval::{Eval, Origin, Scope};
+
+/// Whether discovery reads this file as Terraform.
+pub fn is_terraform(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "tf")
+}
+
+/// Words without which a `.tf` file defines nothing the linter reads: one scan rules most files
+/// out before any parse.
+const WORDS: [&str; 7] = [
+    "kubectl_manifest",
+    "kubernetes_manifest",
+    "yamldecode",
+    "kubectl_file_documents",
+    "eks_managed_node_groups",
+    "aws_eks_node_group",
+    "karpenter_resources_helm_config",
+];
+
+fn relevant(text: &str) -> bool {
+    WORDS.iter().any(|w| text.contains(w))
+}
+
+/// The `.tf` files of one directory (a Terraform module: its files share locals and variables),
+/// one result per path in order: the linted file (manifests it applies) and, when it defines
+/// capacity or chart objects, a second file of them that is read as context (never reported on).
+/// A file that defines nothing the linter reads gives none.
+pub fn read_module(paths: &[PathBuf]) -> Vec<Result<Vec<SourceFile>, IoProblem>> {
+    let texts: Vec<Result<Option<String>, IoProblem>> =
+        paths.iter().map(|p| read_text(p)).collect();
+    let any = texts
+        .iter()
+        .any(|t| matches!(t, Ok(Some(t)) if relevant(t)));
+    if !any {
+        return texts.into_iter().map(|t| t.map(|_| Vec::new())).collect();
+    }
+    let dir = paths
+        .first()
+        .and_then(|p| p.parent())
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let bodies: Vec<Option<Result<Body, hcl_edit::parser::Error>>> = texts
+        .iter()
+        .map(|t| match t {
+            Ok(Some(t)) => Some(hcl_edit::parser::parse_body(t)),
+            _ => None,
+        })
+        .collect();
+    let tfvars = tfvars_texts(&dir);
+    let tfvars_bodies: Vec<Option<Body>> = tfvars
+        .iter()
+        .map(|t| hcl_edit::parser::parse_body(t).ok())
+        .collect();
+    let mut scope = Scope::default();
+    for (i, t) in texts.iter().enumerate() {
+        scope.origins.push(Origin {
+            text: match t {
+                Ok(Some(t)) => t,
+                _ => "",
+            },
+            dir: &dir,
+        });
+        if let Some(Some(Ok(b))) = bodies.get(i) {
+            define(&mut scope, i, b);
+        }
+    }
+    for (j, b) in tfvars_bodies.iter().enumerate() {
+        let origin = scope.origins.len();
+        scope.origins.push(Origin {
+            text: &tfvars[j],
+            dir: &dir,
+        });
+        if let Some(b) = b {
+            for a in b.iter().filter_map(Structure::as_attribute) {
+                scope
+                    .vars
+                    .insert(a.key.as_str().to_string(), (origin, &a.value));
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(paths.len());
+    for (i, t) in texts.iter().enumerate() {
+        let path = super::display_path(&paths[i]);
+        out.push(match (t, &bodies[i]) {
+            (Err(e), _) => Err(e.clone()),
+            (Ok(Some(text)), Some(Ok(body))) if relevant(text) => {
+                Ok(read_file(path, text.clone(), body, &scope, i))
+            }
+            (Ok(Some(text)), Some(Err(e))) if relevant(text) => {
+                Ok(vec![invalid(path, text.clone(), e)])
+            }
+            _ => Ok(Vec::new()),
+        });
+    }
+    out
+}
+
+/// A file's text; `None` when it is not UTF-8 text or over the size limit (not Terraform that
+/// applies anything).
+fn read_text(p: &Path) -> Result<Option<String>, IoProblem> {
+    let io = |e: std::io::Error| IoProblem {
+        path: super::display_path(p),
+        message: e.to_string(),
+    };
+    let len = std::fs::metadata(p).map_err(io)?.len();
+    if len > super::MAX_FILE_BYTES {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(p).map_err(io)?;
+    Ok(String::from_utf8(bytes).ok())
+}
+
+/// `terraform.tfvars` then `*.auto.tfvars` in name order: the values Terraform itself loads
+/// without being told, later ones winning.
+fn tfvars_texts(dir: &Path) -> Vec<String> {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut auto: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".auto.tfvars"))
+        .collect();
+    auto.sort();
+    std::iter::once(dir.join("terraform.tfvars"))
+        .chain(auto)
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() < 1 << 20))
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect()
+}
+
+/// The `locals` and `variable` defaults a file defines.
+fn define<'a>(scope: &mut Scope<'a>, origin: usize, body: &'a Body) {
+    for b in body.iter().filter_map(Structure::as_block) {
+        match b.ident.as_str() {
+            "locals" => {
+                for a in b.body.iter().filter_map(Structure::as_attribute) {
+                    scope
+                        .locals
+                        .insert(a.key.as_str().to_string(), (origin, &a.value));
+                }
+            }
+            "variable" => {
+                let (Some(name), Some(default)) = (
+                    b.labels.first(),
+                    b.body
+                        .iter()
+                        .filter_map(Structure::as_attribute)
+                        .find(|a| a.key.as_str() == "default"),
+                ) else {
+                    continue;
+                };
+                scope
+                    .vars
+                    .entry(name.as_str().to_string())
+                    .or_insert((origin, &default.value));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A `.tf` file that is not valid HCL: Terraform stops at it.
+fn invalid(path: String, text: String, e: &hcl_edit::parser::Error) -> SourceFile {
+    let at = e.location().offset().min(text.len());
+    SourceFile {
+        path,
+        text: Arc::from(text),
+        docs: Vec::new(),
+        problems: vec![Problem {
+            span: Span::at(at),
+            message: format!(
+                "not valid HCL: {}; Terraform cannot read this file",
+                e.message()
+            ),
+            first: None,
+            kind: ProblemKind::Hcl,
+        }],
+        skipped: None,
+        role: Role::Linted,
+        lines: Default::default(),
+    }
+}
+
+/// What one parsed file defines: its manifests, then the capacity and chart objects.
+fn read_file(
+    path: String,
+    text: String,
+    body: &Body,
+    scope: &Scope<'_>,
+    origin: usize,
+) -> Vec<SourceFile> {
+    let text: Arc<str> = Arc::from(text);
+    let mut docs = Vec::new();
+    let mut problems: Vec<Problem> = Vec::new();
+    let mut template = None;
+    let mut spans = Vec::new();
+    heredoc::collect(body, None, &mut spans);
+    for range in spans
+        .into_iter()
+        .filter_map(|s| heredoc::heredoc_body(&text, s))
+    {
+        let blanked: Arc<str> = Arc::from(heredoc::blank_outside(&text, range));
+        if let Some(t) = compat::structural_template_markers(&heredoc::mask_values(&blanked)) {
+            template.get_or_insert(t);
+            continue;
+        }
+        let parsed = compat::parse_shared(&blanked, Budget::default());
+        docs.extend(parsed.docs);
+        problems.extend(parsed.problems);
+    }
+    let mut ev = Eval::new(scope, origin);
+    docs.extend(manifest::read(body, &mut ev, &text));
+    let mut derived = nodegroups::read(body, &mut ev, &text);
+    derived.extend(charts::read(body, &text));
+    let skipped = (docs.is_empty() && problems.is_empty())
+        .then_some(template)
+        .flatten()
+        .map(|t| super::Skipped {
+            reason: t.kind.to_string(),
+            marker: t.marker,
+            span: t.span,
+            hint: None,
+        });
+    let mut out = Vec::new();
+    if !docs.is_empty() || !problems.is_empty() || skipped.is_some() {
+        out.push(SourceFile {
+            path: path.clone(),
+            text: text.clone(),
+            docs,
+            problems,
+            skipped,
+            role: Role::Linted,
+            lines: Default::default(),
+        });
+    }
+    if !derived.is_empty() {
+        out.push(SourceFile {
+            path,
+            text,
+            docs: derived,
+            problems: Vec::new(),
+            skipped: None,
+            role: Role::Derived,
+            lines: Default::default(),
+        });
+    }
+    out
+}
+
+/// One file read on its own (no other file of its module): for tests.
+#[cfg(test)]
+fn read(path: String, text: String) -> Option<SourceFile> {
+    let dir = tempfile::tempdir().ok()?;
+    let p = dir.path().join(path.rsplit('/').next().unwrap_or("x.tf"));
+    std::fs::write(&p, &text).ok()?;
+    let mut files = read_module(&[p]).pop()?.ok()?;
+    files.retain(|f| f.role == Role::Linted);
+    files.pop().map(|mut f| {
+        f.path = path;
+        f
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<String> {
+        read("x.tf".into(), text.into())
+            .map(|f| {
+                f.docs
+                    .iter()
+                    .filter_map(|d| Some(d.root().get("kind")?.as_str()?.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn heredocs_that_terraform_applies_are_read() {
+        let text = r#"
+locals {
+  queue = yamldecode(<<EOT
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: gpu
+EOT
+  )
+}
+resource "kubernetes_manifest" "flavor" {
+  manifest = yamldecode(<<-EOT
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: ResourceFlavor
+    metadata:
+      name: ${var.flavor}
+  EOT
+  )
+}
+resource "helm_release" "karpenter" {
+  values = [<<-EOT
+    settings:
+      clusterName: x
+  EOT
+  ]
+}
+"#;
+        assert_eq!(kinds(text), ["ClusterQueue", "ResourceFlavor"]);
+    }
+
+    #[test]
+    fn a_finding_position_is_the_position_in_the_tf_file() {
+        let text = "resource \"kubectl_manifest\" \"p\" {\n  yaml_body = <<-YAML\n    kind: NodePool\n  YAML\n}\n";
+        let f = read("x.tf".into(), text.into()).unwrap();
+        let kind = f.docs[0].root().get("kind").unwrap();
+        let p = f.pos(kind.span().start());
+        assert_eq!((p.line, p.col), (3, 11));
+        assert_eq!(&*f.text, text);
+    }
+
+    #[test]
+    fn interpolated_values_are_placeholders_inserted_structure_is_a_template() {
+        let value = "resource \"kubectl_manifest\" \"p\" {\n  yaml_body = <<-YAML\n    kind: NodePool\n    metadata:\n      name: ${var.name}\n      labels:\n        - ${local.x}\n  YAML\n}\n";
+        assert_eq!(kinds(value), ["NodePool"]);
+        let inserted = "resource \"kubectl_manifest\" \"p\" {\n  yaml_body = <<-YAML\n    kind: NodePool\n    spec:\n      ${indent(6, yamlencode(var.spec))}\n  YAML\n}\n";
+        let f = read("x.tf".into(), inserted.into()).unwrap();
+        assert!(f.docs.is_empty());
+        assert_eq!(f.skipped.unwrap().reason, "Terraform template");
+    }
+
+    #[test]
+    fn terraform_that_applies_nothing_is_none_invalid_hcl_is_a_located_problem() {
+        assert!(read("x.tf".into(), "module \"eks\" {}\n".into()).is_none());
+        let f = read(
+            "x.tf".into(),
+            "resource \"kubectl_manifest\" \"x\" {\n  a = [\n".into(),
+        )
+        .unwrap();
+        assert!(f.docs.is_empty());
+        assert_eq!(f.problems.len(), 1);
+        assert_eq!(f.problems[0].kind, ProblemKind::Hcl);
+        assert!(
+            f.problems[0].message.starts_with("not valid HCL: "),
+            "{}",
+            f.problems[0].message
+        );
+        assert_eq!(f.pos(f.problems[0].span.start()).line, 2);
+    }
+}
