@@ -115,9 +115,19 @@ struct RenderArgs {
     /// Directory of templates overriding the built-in ones by file name (e.g. nodepool.yaml.j2).
     #[arg(long, value_name = "DIR")]
     templates: Option<PathBuf>,
+    /// `terraform`: each object as a `kubectl_manifest` resource in a `.tf` file (read back and
+    /// linted as Terraform before anything is written).
+    #[arg(long, value_enum, default_value = "yaml")]
+    format: RenderFormat,
     /// Color in error reports.
     #[arg(long, value_enum, default_value = "auto")]
     color: Color,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RenderFormat {
+    Yaml,
+    Terraform,
 }
 
 #[derive(clap::Args)]

@@ -71,9 +71,36 @@ pub(crate) fn render(args: RenderArgs) -> ExitCode {
         "{}",
         render::ceiling::line(&render::ceiling::total(&sources))
     );
+    let files = if args.format == crate::RenderFormat::Terraform {
+        let tf = render::terraform::files(&files);
+        if let Err((sources, findings)) = render::self_check_terraform(&tf, &prefix, files.len()) {
+            eprintln!(
+                "error: the Terraform form of the manifests does not read back clean ({} finding{}); nothing was written: this is a bug in gpuops render; please report it with the profile",
+                findings.len(),
+                if findings.len() == 1 { "" } else { "s" }
+            );
+            eprint!(
+                "{}",
+                report::human(&findings, &sources, HumanOptions { color, width: 100 })
+            );
+            return ExitCode::from(2);
+        }
+        tf
+    } else {
+        files
+    };
 
     let Some(dir) = args.output else {
-        print(&render::stream(&files));
+        match args.format {
+            crate::RenderFormat::Yaml => print(&render::stream(&files)),
+            crate::RenderFormat::Terraform => print(
+                &files
+                    .iter()
+                    .map(|f| f.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+        }
         return ExitCode::SUCCESS;
     };
     let dir_shown = source::display_path(&dir);

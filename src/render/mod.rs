@@ -13,6 +13,7 @@ pub mod platform;
 pub mod profile;
 mod structure;
 pub mod templates;
+pub mod terraform;
 mod validate;
 
 pub use output::{CheckReport, WriteReport};
@@ -331,6 +332,32 @@ pub fn self_check(files: &[RenderedFile], prefix: &str) -> (Vec<SourceFile>, Vec
         .filter(|d| d.suppressed.is_none())
         .collect();
     (sources, findings)
+}
+
+/// [`self_check`] of the Terraform form: read back as Terraform, it must hold every object and
+/// lint clean. `expected`: the number of objects rendered.
+pub fn self_check_terraform(
+    files: &[RenderedFile],
+    prefix: &str,
+    expected: usize,
+) -> Result<Vec<SourceFile>, (Vec<SourceFile>, Vec<Diagnostic>)> {
+    let texts: Vec<(String, String)> = files
+        .iter()
+        .map(|f| (format!("{prefix}{}", f.path), f.text.clone()))
+        .collect();
+    let sources = crate::source::terraform::read_texts(&texts);
+    let outcome = crate::run::lint(&sources, &crate::config::Settings::default());
+    let findings: Vec<Diagnostic> = outcome
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.suppressed.is_none())
+        .collect();
+    let read: usize = sources.iter().map(|f| f.docs.len()).sum();
+    if findings.is_empty() && read == expected {
+        Ok(sources)
+    } else {
+        Err((sources, findings))
+    }
 }
 
 /// All files as one YAML stream (each document keeps its header comment).

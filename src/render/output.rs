@@ -117,7 +117,10 @@ fn generated_files(root: &Path) -> Result<Vec<String>, OutputError> {
             let ft = entry.file_type().map_err(io(&entry.path()))?;
             if ft.is_dir() && !name.starts_with('.') {
                 stack.push(rel.join(name));
-            } else if ft.is_file() && name.ends_with(".yaml") && starts_generated(&entry.path())? {
+            } else if ft.is_file()
+                && (name.ends_with(".yaml") || name.ends_with(".tf"))
+                && starts_generated(&entry.path())?
+            {
                 out.push(rel.join(name).to_string_lossy().replace('\\', "/"));
             }
         }

@@ -111,6 +111,54 @@ fn rendered_output_lints_clean_with_every_rule() {
 }
 
 #[test]
+fn the_terraform_form_reads_back_with_every_object_and_lints_clean() {
+    let d = tempfile::tempdir().unwrap();
+    write_profile(d.path(), &example_text());
+    let yaml = run(gpuops_in(d.path()).args(["render", "platform.yaml"]));
+    assert_eq!(yaml.code, 0, "{}", yaml.err);
+    let objects = yaml.out.matches("\napiVersion: ").count();
+    let r = run(gpuops_in(d.path()).args([
+        "render",
+        "platform.yaml",
+        "--format",
+        "terraform",
+        "-o",
+        "tf",
+    ]));
+    assert_eq!(r.code, 0, "{}{}", r.out, r.err);
+    let files = tree(&d.path().join("tf"));
+    assert_eq!(files.len(), objects);
+    assert!(
+        files
+            .iter()
+            .all(|(p, t)| p.ends_with(".tf") && t.contains("resource \"kubectl_manifest\""))
+    );
+    // Linted as a repository, the Terraform holds every object and nothing is wrong with it.
+    let lint = run(gpuops_in(d.path()).args(["lint", "tf", "--format", "json"]));
+    assert_eq!(lint.code, 0, "{}{}", lint.out, lint.err);
+    let v: Value = serde_json::from_str(&lint.out).unwrap();
+    assert_eq!(v["summary"]["files"], objects, "{}", lint.out);
+    // --check compares the same form; switching forms replaces the generated files.
+    let check = run(gpuops_in(d.path()).args([
+        "render",
+        "platform.yaml",
+        "--format",
+        "terraform",
+        "-o",
+        "tf",
+        "--check",
+    ]));
+    assert_eq!(check.code, 0, "{}{}", check.out, check.err);
+    let back = run(gpuops_in(d.path()).args(["render", "platform.yaml", "-o", "tf"]));
+    assert_eq!(back.code, 0, "{}", back.err);
+    assert!(
+        tree(&d.path().join("tf"))
+            .iter()
+            .all(|(p, _)| p.ends_with(".yaml"))
+    );
+}
+
+#[test]
 fn rendering_is_deterministic() {
     let tmp = tempfile::tempdir().expect("tempdir");
     std::fs::write(tmp.path().join("platform.yaml"), example_text()).expect("write");

@@ -59,17 +59,39 @@ fn relevant(text: &str) -> bool {
 pub fn read_module(paths: &[PathBuf]) -> Vec<Result<Vec<SourceFile>, IoProblem>> {
     let texts: Vec<Result<Option<String>, IoProblem>> =
         paths.iter().map(|p| read_text(p)).collect();
+    let dir = paths
+        .first()
+        .and_then(|p| p.parent())
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let names: Vec<String> = paths.iter().map(|p| super::display_path(p)).collect();
+    module(&dir, &names, texts, true)
+}
+
+/// Files of one module given as text (`render --format terraform` checks its output so): no
+/// `.tfvars` is read.
+pub fn read_texts(files: &[(String, String)]) -> Vec<SourceFile> {
+    let names: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
+    let texts = files.iter().map(|(_, t)| Ok(Some(t.clone()))).collect();
+    module(Path::new(""), &names, texts, false)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .collect()
+}
+
+fn module(
+    dir: &Path,
+    names: &[String],
+    texts: Vec<Result<Option<String>, IoProblem>>,
+    tfvars: bool,
+) -> Vec<Result<Vec<SourceFile>, IoProblem>> {
     let any = texts
         .iter()
         .any(|t| matches!(t, Ok(Some(t)) if relevant(t)));
     if !any {
         return texts.into_iter().map(|t| t.map(|_| Vec::new())).collect();
     }
-    let dir = paths
-        .first()
-        .and_then(|p| p.parent())
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
     let bodies: Vec<Option<Result<Body, hcl_edit::parser::Error>>> = texts
         .iter()
         .map(|t| match t {
@@ -77,7 +99,11 @@ pub fn read_module(paths: &[PathBuf]) -> Vec<Result<Vec<SourceFile>, IoProblem>>
             _ => None,
         })
         .collect();
-    let tfvars = tfvars_texts(&dir);
+    let tfvars = if tfvars {
+        tfvars_texts(dir)
+    } else {
+        Vec::new()
+    };
     let tfvars_bodies: Vec<Option<Body>> = tfvars
         .iter()
         .map(|t| hcl_edit::parser::parse_body(t).ok())
@@ -89,7 +115,7 @@ pub fn read_module(paths: &[PathBuf]) -> Vec<Result<Vec<SourceFile>, IoProblem>>
                 Ok(Some(t)) => t,
                 _ => "",
             },
-            dir: &dir,
+            dir,
         });
         if let Some(Some(Ok(b))) = bodies.get(i) {
             define(&mut scope, i, b);
@@ -99,7 +125,7 @@ pub fn read_module(paths: &[PathBuf]) -> Vec<Result<Vec<SourceFile>, IoProblem>>
         let origin = scope.origins.len();
         scope.origins.push(Origin {
             text: &tfvars[j],
-            dir: &dir,
+            dir,
         });
         if let Some(b) = b {
             for a in b.iter().filter_map(Structure::as_attribute) {
@@ -109,9 +135,9 @@ pub fn read_module(paths: &[PathBuf]) -> Vec<Result<Vec<SourceFile>, IoProblem>>
             }
         }
     }
-    let mut out = Vec::with_capacity(paths.len());
+    let mut out = Vec::with_capacity(names.len());
     for (i, t) in texts.iter().enumerate() {
-        let path = super::display_path(&paths[i]);
+        let path = names[i].clone();
         out.push(match (t, &bodies[i]) {
             (Err(e), _) => Err(e.clone()),
             (Ok(Some(text)), Some(Ok(body))) if relevant(text) => {
