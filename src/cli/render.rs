@@ -55,16 +55,13 @@ pub(crate) fn render(args: RenderArgs) -> ExitCode {
                 renderer.overridden.join(", ")
             )
         };
-        eprintln!(
-            "error: the rendered manifests fail lint ({} finding{}); nothing was written: {overridden}",
-            findings.len(),
-            if findings.len() == 1 { "" } else { "s" }
+        return refuse(
+            "the rendered manifests fail lint",
+            &overridden,
+            &findings,
+            &sources,
+            color,
         );
-        eprint!(
-            "{}",
-            report::human(&findings, &sources, HumanOptions { color, width: 100 })
-        );
-        return ExitCode::from(2);
     }
     // On stderr, so the stream on stdout stays pipeable into kubectl.
     eprintln!(
@@ -74,16 +71,13 @@ pub(crate) fn render(args: RenderArgs) -> ExitCode {
     let files = if args.format == crate::RenderFormat::Terraform {
         let tf = render::terraform::files(&files);
         if let Err((sources, findings)) = render::self_check_terraform(&tf, &prefix, files.len()) {
-            eprintln!(
-                "error: the Terraform form of the manifests does not read back clean ({} finding{}); nothing was written: this is a bug in gpuops render; please report it with the profile",
-                findings.len(),
-                if findings.len() == 1 { "" } else { "s" }
+            return refuse(
+                "the Terraform form of the manifests does not read back clean",
+                "this is a bug in gpuops render; please report it with the profile",
+                &findings,
+                &sources,
+                color,
             );
-            eprint!(
-                "{}",
-                report::human(&findings, &sources, HumanOptions { color, width: 100 })
-            );
-            return ExitCode::from(2);
         }
         tf
     } else {
@@ -150,4 +144,24 @@ pub(crate) fn render(args: RenderArgs) -> ExitCode {
         }
         Err(e) => fail(&e.into()),
     }
+}
+
+/// A self-check that failed: what, why nothing was written, and the findings (exit 2).
+fn refuse(
+    what: &str,
+    advice: &str,
+    findings: &[gpuops::diag::Diagnostic],
+    sources: &[source::SourceFile],
+    color: bool,
+) -> ExitCode {
+    eprintln!(
+        "error: {what} ({} finding{}); nothing was written: {advice}",
+        findings.len(),
+        if findings.len() == 1 { "" } else { "s" }
+    );
+    eprint!(
+        "{}",
+        report::human(findings, sources, HumanOptions { color, width: 100 })
+    );
+    ExitCode::from(2)
 }
