@@ -208,6 +208,7 @@ fn group(name: &V, g: &V, text: &Arc<str>) -> Option<Document> {
             },
         ));
     }
+    let limits = g.get("max_size").and_then(|m| limits(m, types));
     let map = |entries| Shape::Map { span: at, entries };
     let root = map(vec![
         (key("apiVersion"), Shape::str(at, "karpenter.sh/v1")),
@@ -225,18 +226,54 @@ fn group(name: &V, g: &V, text: &Arc<str>) -> Option<Document> {
                 ),
             ]),
         ),
-        (
-            key("spec"),
-            map(vec![(
+        (key("spec"), {
+            let mut pool = vec![(
                 key("template"),
                 map(vec![
                     (key("metadata"), map(vec![(key("labels"), map(labels))])),
                     (key("spec"), map(spec)),
                 ]),
-            )]),
-        ),
+            )];
+            pool.extend(limits.map(|l| (key("limits"), l)));
+            map(pool)
+        }),
     ]);
     Some(construct(text.clone(), &root))
+}
+
+/// What `max_size` nodes of the group's largest instance type hold, as a NodePool's `limits`
+/// (so capacity and cost count the group); `None` when a type is not in the catalog.
+fn limits(max: &V, types: &V) -> Option<Shape<'static>> {
+    let n: u64 = max.str()?.parse().ok()?;
+    let mut vcpu = 0u64;
+    let mut mem = 0u64;
+    let mut gpus = 0u64;
+    for t in types.items() {
+        let i = crate::catalog::instances()
+            .iter()
+            .find(|i| Some(i.instance_type) == t.str())?;
+        vcpu = vcpu.max(u64::from(i.vcpu));
+        mem = mem.max(i.memory_mib);
+        gpus = gpus.max(u64::from(i.gpu_count));
+    }
+    let at = sp(&max.span);
+    let mut entries = vec![
+        (
+            Shape::str(at, "cpu"),
+            Shape::plain(at, (n * vcpu).to_string()),
+        ),
+        (
+            Shape::str(at, "memory"),
+            Shape::str(at, format!("{}Mi", n * mem)),
+        ),
+    ];
+    if gpus > 0 {
+        entries.push((
+            Shape::str(at, "nvidia.com/gpu"),
+            Shape::plain(at, (n * gpus).to_string()),
+        ));
+    }
+    Some(Shape::Map { span: at, entries })
 }
 
 /// A taint in Kubernetes' spelling (`NO_SCHEDULE` → `NoSchedule`).
@@ -282,6 +319,7 @@ mod tests {
   eks_managed_node_groups = {
     gpu = {
       instance_types = ["g5.2xlarge"]
+      max_size       = 2
       labels         = { accelerator = "nvidia" }
       taints = {
         gpu = { key = "nvidia.com/gpu", value = "true", effect = "NO_SCHEDULE" }
@@ -318,7 +356,9 @@ resource "aws_eks_node_group" "infer" {
             .next()
             .unwrap();
         assert_eq!(t.str_at(&["effect"]), Some("NoSchedule"));
-        assert_eq!(f.pos(t.get("key").unwrap().span().start()).line, 9);
+        assert_eq!(f.pos(t.get("key").unwrap().span().start()).line, 10);
+        // max_size nodes of its instance type bound what it holds (and costs).
+        assert_eq!(gpu.str_at(&["spec", "limits", "nvidia.com/gpu"]), Some("2"));
         let labels = gpu.at(&["spec", "template", "metadata", "labels"]).unwrap();
         assert_eq!(
             labels.str_at(&["eks.amazonaws.com/capacityType"]),
