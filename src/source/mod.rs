@@ -49,6 +49,7 @@
 
 pub mod argo;
 mod builder;
+mod cached;
 pub mod exec;
 pub mod files;
 pub mod git;
@@ -132,6 +133,8 @@ pub struct Sources {
     exclude: Option<globset::GlobSet>,
     /// The `argo:` line of `--explain-sources`, when the repository has Applications.
     argo_summary: Option<String>,
+    /// The build cache, unless the run has none (`--no-cache`, a library caller).
+    store: Option<cached::Store>,
 }
 
 fn is_yaml_name(p: &Path) -> bool {
@@ -163,6 +166,9 @@ impl Sources {
         self.render_kind(&helm::Helm::default(), files, Vec::new());
         if self.config.argo.enabled {
             self.sync_applications(files);
+        }
+        if let Some(store) = &self.store {
+            store.finish();
         }
     }
 }
