@@ -70,12 +70,13 @@ pub fn tree(dir: &Path, skip: &[&Path]) -> Option<Key> {
                 stack.push(path);
                 continue;
             }
+            // Sized before it is read: a huge file ends the walk without filling memory.
+            bytes += std::fs::metadata(&path).map_or(0, |m| m.len());
+            if bytes > MAX_TREE_BYTES {
+                return None;
+            }
             match std::fs::read(&path) {
                 Ok(content) => {
-                    bytes += content.len() as u64;
-                    if bytes > MAX_TREE_BYTES {
-                        return None;
-                    }
                     h.str("file").bytes(&content);
                 }
                 // A socket, a fifo, a file it may not read: kustomize cannot read it either.

@@ -101,8 +101,9 @@ impl Cache {
         let path = self.path(key);
         let bytes = std::fs::read(&path).ok()?;
         let payload = entry::open(bytes)?;
-        // Best effort: an entry that cannot be touched is only evicted sooner.
-        if let Ok(f) = std::fs::File::open(&path) {
+        // Best effort: an entry that cannot be touched is only evicted sooner. Opened for
+        // writing (nothing is written): Windows sets times only through such a handle.
+        if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&path) {
             let _ = f.set_modified(std::time::SystemTime::now());
         }
         Some(payload)
