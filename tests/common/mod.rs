@@ -31,15 +31,25 @@ pub fn gpuops() -> Command {
 }
 
 /// A cache directory no run has used: `<target>/tmp/gpuops-cache/<process>/<n>`. The process's
-/// directory is emptied first (one of an earlier process with the same id may be there).
+/// directory is emptied first (one of an earlier process with the same id may be there), and
+/// those of test processes over a day old are removed.
 fn fresh_cache_dir() -> PathBuf {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);
     static BASE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     let base = BASE.get_or_init(|| {
-        let b = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join("gpuops-cache")
-            .join(std::process::id().to_string());
+        let all = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gpuops-cache");
+        let day = std::time::Duration::from_secs(24 * 3600);
+        for e in fs::read_dir(&all).into_iter().flatten().flatten() {
+            let old = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > day));
+            if old {
+                let _ = fs::remove_dir_all(e.path());
+            }
+        }
+        let b = all.join(std::process::id().to_string());
         let _ = fs::remove_dir_all(&b);
         b
     });
