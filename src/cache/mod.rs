@@ -7,7 +7,7 @@
 //! - writes go to a temporary file in the cache directory, renamed over the entry: a reader sees
 //!   a whole entry or none, and of two runs writing one key the last wins (both wrote the same);
 //! - no locks: nothing waits on another process;
-//! - an entry carries its length and hash ([`entry`]): a truncated or damaged one is a miss;
+//! - an entry carries its length and hash (`entry.rs`): a truncated or damaged one is a miss;
 //! - a hit touches the entry; [`Cache::evict`] removes the least recently used past a size.
 //!
 //! Only files named as this module names them are read, evicted or cleaned, so a cache directory

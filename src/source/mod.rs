@@ -34,6 +34,8 @@
 //!
 //! - one new file implementing `Builder` and `Mapping` (e.g. `source/jsonnet.rs`);
 //! - one registration in this file: its `mod` line and its line in [`Sources::render`].
+//! - its `cached::Cached`: what a build depends on and its output as a cache entry (`KIND`
+//!   alone leaves it uncached).
 //!
 //! Nothing else tells the kinds apart: adding outcomes to the files, remapping, the notes on
 //! skipped files and what Argo CD explanations say of a build go through the trait. What a new
