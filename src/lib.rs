@@ -1,5 +1,6 @@
 //! gpuops: lint and render GPU platform manifests (Karpenter, Kueue, Kubernetes).
 
+pub mod cache;
 pub mod catalog;
 pub mod config;
 pub mod cost;

@@ -1,4 +1,5 @@
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use cli::cache::cache;
 use cli::cost::cost;
 use cli::lint::lint;
 use cli::man::man;
@@ -75,6 +76,12 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// The cache of built kustomizations and rendered charts (`GPUOPS_CACHE_DIR`, else the
+    /// user's cache directory).
+    Cache {
+        #[command(subcommand)]
+        command: CacheCommand,
+    },
     /// Print the man page (`gpuops man | man -l -`), or write one page per command into DIR.
     Man {
         #[arg(short, long, value_name = "DIR")]
@@ -90,6 +97,14 @@ enum PolicyCommand {
         /// Policy directories (`*.rego`, tests in `*_test.rego`).
         dirs: Vec<PathBuf>,
     },
+}
+
+#[derive(Subcommand)]
+enum CacheCommand {
+    /// Print the cache directory.
+    Dir,
+    /// Remove every cached build.
+    Clean,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -152,6 +167,9 @@ struct WhyArgs {
     /// Cluster context files (as for lint); repeatable.
     #[arg(long = "context", value_name = "PATH")]
     context: Vec<PathBuf>,
+    /// Build every kustomization and chart again, neither reading nor writing the build cache.
+    #[arg(long)]
+    no_cache: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -226,6 +244,9 @@ struct LintArgs {
     /// Read kustomizations and charts file by file instead of building them.
     #[arg(long)]
     no_render: bool,
+    /// Build every kustomization and chart again, neither reading nor writing the build cache.
+    #[arg(long)]
+    no_cache: bool,
     /// Print (stderr) which files were read raw, what was built with which command, and what
     /// was skipped and why.
     #[arg(long)]
@@ -266,6 +287,9 @@ struct CostArgs {
     /// Ignore any .gpuops.yaml.
     #[arg(long, conflicts_with = "config")]
     no_config: bool,
+    /// Build every kustomization and chart again, neither reading nor writing the build cache.
+    #[arg(long)]
+    no_cache: bool,
 }
 
 fn main() -> ExitCode {
@@ -404,5 +428,6 @@ fn main() -> ExitCode {
         Command::Policy {
             command: PolicyCommand::Test { dirs },
         } => policy_test(dirs),
+        Command::Cache { command } => cache(command),
     }
 }

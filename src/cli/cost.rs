@@ -14,9 +14,10 @@ pub(crate) fn cost(args: CostArgs) -> ExitCode {
     } else {
         args.paths
     };
-    let Some(settings) = found_settings(args.config.as_ref(), args.no_config, &paths[0]) else {
+    let Some(mut settings) = found_settings(args.config.as_ref(), args.no_config, &paths[0]) else {
         return ExitCode::from(2);
     };
+    settings.sources.cache = super::cache::dir(args.no_cache);
     let repo = read_repo(&settings, &paths, &[], &Progress::disabled());
     let files = repo.files;
     for p in repo.walk_problems.iter().chain(&repo.load_problems) {

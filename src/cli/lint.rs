@@ -86,6 +86,7 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
         settings.sources.kustomize = false;
         settings.sources.helm = false;
     }
+    settings.sources.cache = super::cache::dir(args.no_cache);
     let policies = match load_policies(&settings, &args.policy) {
         Ok(p) => p,
         Err(code) => return code,

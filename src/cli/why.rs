@@ -18,6 +18,7 @@ pub(crate) fn why(args: WhyArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     settings.eks |= args.eks;
+    settings.sources.cache = super::cache::dir(args.no_cache);
     let repo = read_repo(&settings, &paths, &args.context, &Progress::disabled());
     let files = repo.files;
     for p in repo.walk_problems.iter().chain(&repo.load_problems) {

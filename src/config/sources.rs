@@ -24,6 +24,9 @@ pub struct SourcesConfig {
     pub timeout: Duration,
     pub charts: Vec<ChartConfig>,
     pub argo: ArgoConfig,
+    /// Where builds are cached between runs; `None`: not cached. The command line sets it
+    /// (`--no-cache`, `GPUOPS_CACHE_DIR`), never the config file.
+    pub cache: Option<std::path::PathBuf>,
 }
 
 /// The `argo:` key: how Argo CD Applications in the repository are read.
@@ -58,6 +61,7 @@ impl Default for SourcesConfig {
             timeout: DEFAULT_TIMEOUT,
             charts: Vec::new(),
             argo: ArgoConfig::default(),
+            cache: None,
         }
     }
 }

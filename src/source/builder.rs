@@ -5,6 +5,7 @@
 //! at fault, or the source marked skipped) and one `--explain-sources` line. The output keeps a
 //! [`Mapping`] that points findings on it back at the files it was made from.
 
+use super::cached::Cached;
 use super::remap::{Ctx, Place, Resolved};
 use super::{Build, Line, SourceFile, Sources};
 use crate::yaml::{Problem, ProblemKind, Span};
@@ -27,9 +28,9 @@ pub(super) trait Builder: Sync + Sized {
     /// Runs the tool on `unit`, or says why not.
     fn build(&self, s: &Sources, unit: &Self::Unit) -> Outcome<Self>;
 
-    /// Builds the run's own units, in their order. Each on its own, in parallel, unless the kind
-    /// knows a cheaper way.
-    fn build_all(&self, s: &Sources, units: &[Self::Unit]) -> Vec<Outcome<Self>> {
+    /// Builds the units, in their order. Each on its own, in parallel, unless the kind knows a
+    /// cheaper way.
+    fn build_all(&self, s: &Sources, units: &[&Self::Unit]) -> Vec<Outcome<Self>> {
         s.build_each(self, units)
     }
 
@@ -46,13 +47,15 @@ pub(super) trait Builder: Sync + Sized {
 /// What became of one build.
 pub(super) enum Outcome<B: Builder> {
     Built(B::Built),
+    /// What an earlier run built from the same inputs, read from the cache.
+    Cached(B::Built),
     Failed(Failed<B::Fault>),
     Skipped(Skip),
 }
 
 impl<B: Builder> Outcome<B> {
     pub(super) fn is_built(&self) -> bool {
-        matches!(self, Outcome::Built(_))
+        matches!(self, Outcome::Built(_) | Outcome::Cached(_))
     }
 }
 
@@ -210,7 +213,7 @@ pub(super) trait Mapping: std::fmt::Debug + Send + Sync {
 impl Sources {
     /// The run's own builds of one kind: planned, built (`ahead`: outcomes made beforehand for
     /// the same units, else none) and added to `files`.
-    pub(super) fn render_kind<B: Builder>(
+    pub(super) fn render_kind<B: Cached>(
         &mut self,
         b: &B,
         files: &mut Vec<SourceFile>,
@@ -221,7 +224,7 @@ impl Sources {
         let outcomes = if ahead.len() == units.len() {
             ahead
         } else {
-            b.build_all(self, &units)
+            self.build_cached(b, &units)
         };
         for (u, o) in units.iter().zip(outcomes) {
             self.add(b, u, o, files, None);
@@ -229,7 +232,7 @@ impl Sources {
     }
 
     /// Builds each unit on its own, in parallel, in order.
-    pub(super) fn build_each<B: Builder>(&self, b: &B, units: &[B::Unit]) -> Vec<Outcome<B>> {
+    pub(super) fn build_each<B: Builder>(&self, b: &B, units: &[&B::Unit]) -> Vec<Outcome<B>> {
         units.par_iter().map(|u| b.build(self, u)).collect()
     }
 
@@ -244,11 +247,15 @@ impl Sources {
         app: Option<&str>,
     ) {
         let app = For(app);
-        let added = match outcome {
-            Outcome::Built(built) => b.output(self, unit, built, app),
+        let cached = matches!(outcome, Outcome::Cached(_));
+        let mut added = match outcome {
+            Outcome::Built(built) | Outcome::Cached(built) => b.output(self, unit, built, app),
             Outcome::Failed(f) => b.failure(self, unit, f, app),
             Outcome::Skipped(skip) => b.skip(self, unit, skip, app),
         };
+        if let Some(l) = added.line.as_mut().filter(|_| cached) {
+            l.what = "cached";
+        }
         self.lines.extend(added.line);
         if let Some(o) = added.output {
             for (p, f) in o.read {

@@ -10,10 +10,14 @@ impl Sources {
             0 => String::new(),
             n => format!(", {n} Terraform"),
         };
+        let cached = match count("cached") {
+            0 => String::new(),
+            n => format!(" ({n} from the cache)"),
+        };
         let mut out = format!(
-            "sources: {} read raw{terraform}, {} built, {} failed, {} skipped\n",
+            "sources: {} read raw{terraform}, {} built{cached}, {} failed, {} skipped\n",
             count("raw"),
-            count("build"),
+            count("build") + count("cached"),
             count("failed"),
             count("skipped")
         );
@@ -22,12 +26,13 @@ impl Sources {
             out.push('\n');
         }
         let width = self.lines.iter().map(|l| l.what.len()).max().unwrap_or(0);
-        const ORDER: [&str; 13] = [
+        const ORDER: [&str; 14] = [
             "off",
             "raw",
             "terraform",
             "values",
             "build",
+            "cached",
             "through",
             "unused",
             "failed",

@@ -34,6 +34,8 @@
 //!
 //! - one new file implementing `Builder` and `Mapping` (e.g. `source/jsonnet.rs`);
 //! - one registration in this file: its `mod` line and its line in [`Sources::render`].
+//! - its `cached::Cached`: what a build depends on and its output as a cache entry (`KIND`
+//!   alone leaves it uncached).
 //!
 //! Nothing else tells the kinds apart: adding outcomes to the files, remapping, the notes on
 //! skipped files and what Argo CD explanations say of a build go through the trait. What a new
@@ -49,6 +51,7 @@
 
 pub mod argo;
 mod builder;
+mod cached;
 pub mod exec;
 pub mod files;
 pub mod git;
@@ -132,6 +135,8 @@ pub struct Sources {
     exclude: Option<globset::GlobSet>,
     /// The `argo:` line of `--explain-sources`, when the repository has Applications.
     argo_summary: Option<String>,
+    /// The build cache, unless the run has none (`--no-cache`, a library caller).
+    store: Option<cached::Store>,
 }
 
 fn is_yaml_name(p: &Path) -> bool {
@@ -163,6 +168,9 @@ impl Sources {
         self.render_kind(&helm::Helm::default(), files, Vec::new());
         if self.config.argo.enabled {
             self.sync_applications(files);
+        }
+        if let Some(store) = &self.store {
+            store.finish();
         }
     }
 }

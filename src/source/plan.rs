@@ -40,6 +40,11 @@ impl Sources {
                 b.build().ok().filter(|set| !set.is_empty())
             },
             argo_summary: None,
+            store: settings
+                .sources
+                .cache
+                .as_deref()
+                .map(super::cached::Store::open),
         };
         // Values files named in `charts:` are read by helm, not linted as manifests.
         let values: BTreeSet<PathBuf> = s

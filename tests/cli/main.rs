@@ -2,6 +2,7 @@
 //! part of the command line; the harness they share is `tests/common`. A module's tests run
 //! alone with `cargo test --test cli <module>::`.
 //!
+//! - `cache`: the build cache of kustomizations and charts, and `gpuops cache`.
 //! - `lint`: `gpuops lint` on temporary repositories (exit codes, stdin, configuration,
 //!   suppressions, clusters, output formats, `--changed`, policies, user CRDs), the other
 //!   commands (`rules`, `rule`, `cost`, `policy test`, completions, the man page) and the files
@@ -15,6 +16,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cache;
 mod lint;
 mod render;
 mod sources;

@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     root().join("testdata/sources").join(name)
 }
 
@@ -484,7 +484,7 @@ fn nothing_is_written_to_the_repo_and_temporary_files_are_removed() {
 // ---------------------------------------------------------------------------------------------
 // Helm, with a stand-in `helm` that prints what `helm template` would
 
-const RENDERED: &str = "---
+pub(crate) const RENDERED: &str = "---
 # Source: trainer/templates/job.yaml
 apiVersion: batch/v1
 kind: Job
@@ -510,7 +510,7 @@ spec:
 /// A directory holding a `helm` script: it records its working directory and arguments in
 /// `args.txt` beside it, then runs `body`.
 #[cfg(unix)]
-fn stand_in_helm(body: &str) -> tempfile::TempDir {
+pub(crate) fn stand_in_helm(body: &str) -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
     let d = tempfile::tempdir().unwrap();
     let args = d.path().join("args.txt");
@@ -526,14 +526,14 @@ fn stand_in_helm(body: &str) -> tempfile::TempDir {
 
 /// A stand-in `helm` that prints `output` as `helm template` would.
 #[cfg(unix)]
-fn printing_helm(output: &str) -> tempfile::TempDir {
+pub(crate) fn printing_helm(output: &str) -> tempfile::TempDir {
     let d = stand_in_helm("cat \"$(dirname \"$0\")/rendered.yaml\"");
     fs::write(d.path().join("rendered.yaml"), output).unwrap();
     d
 }
 
 /// PATH with `dir` first, for the child only.
-fn path_with(dir: &Path) -> OsString {
+pub(crate) fn path_with(dir: &Path) -> OsString {
     let mut paths = vec![dir.to_path_buf()];
     if let Some(p) = std::env::var_os("PATH") {
         paths.extend(std::env::split_paths(&p));

@@ -19,13 +19,41 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The built `gpuops` binary with `NO_COLOR=1` and nothing else changed: it runs in the test's
+/// The built `gpuops` binary with `NO_COLOR=1` and a build cache of its own (empty: no run
+/// reads what another built, and the user's cache is never touched): it runs in the test's
 /// working directory (the crate root under `cargo test`) unless `current_dir` (or [`gpuops_in`])
 /// says otherwise. Tests add `args`, `env`, `env_remove` and `write_stdin` as they need.
 pub fn gpuops() -> Command {
     let mut c = Command::cargo_bin("gpuops").expect("the gpuops binary is built");
     c.env("NO_COLOR", "1");
+    c.env("GPUOPS_CACHE_DIR", fresh_cache_dir());
     c
+}
+
+/// A cache directory no run has used: `<target>/tmp/gpuops-cache/<process>/<n>`. The process's
+/// directory is emptied first (one of an earlier process with the same id may be there), and
+/// those of test processes over a day old are removed.
+fn fresh_cache_dir() -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    static BASE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let base = BASE.get_or_init(|| {
+        let all = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gpuops-cache");
+        let day = std::time::Duration::from_secs(24 * 3600);
+        for e in fs::read_dir(&all).into_iter().flatten().flatten() {
+            let old = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > day));
+            if old {
+                let _ = fs::remove_dir_all(e.path());
+            }
+        }
+        let b = all.join(std::process::id().to_string());
+        let _ = fs::remove_dir_all(&b);
+        b
+    });
+    base.join(N.fetch_add(1, Ordering::Relaxed).to_string())
 }
 
 /// [`gpuops`] run in `dir`.

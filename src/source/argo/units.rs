@@ -197,7 +197,7 @@ impl Sources {
 
         let kustomize = kustomize::Kustomize;
         let (keys, units): (Vec<Unit>, Vec<kustomize::Unit>) = builds.into_iter().unzip();
-        let results = self.build_each(&kustomize, &units);
+        let results = self.build_cached(&kustomize, &units);
         for ((u, unit), r) in keys.into_iter().zip(&units).zip(results) {
             let Unit::Kustomize { opts, .. } = &u else {
                 continue;
@@ -233,7 +233,7 @@ impl Sources {
         let helm = helm::Helm::default();
         let standard_charts: BTreeSet<PathBuf> = self.charts.iter().map(|c| identity(c)).collect();
         let (keys, units): (Vec<Unit>, Vec<helm::Unit>) = renders.into_iter().unzip();
-        let results = self.build_each(&helm, &units);
+        let results = self.build_cached(&helm, &units);
         for ((u, unit), result) in keys.into_iter().zip(&units).zip(results) {
             let (Unit::Helm { render, .. }, Ok(r)) = (&u, &unit.render) else {
                 continue;
@@ -259,7 +259,7 @@ impl Sources {
             let how = how.join(", ");
             let fid = files.len();
             let made = match &result {
-                Outcome::Built(_) => Made::linted(
+                Outcome::Built(_) | Outcome::Cached(_) => Made::linted(
                     vec![fid],
                     format!("chart {}, rendered with {how}", chart.shown),
                 ),

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 #[derive(Default)]
 pub(in crate::source) struct Helm {
     /// The program, looked for on `PATH` when a chart is first rendered.
-    program: OnceLock<Option<PathBuf>>,
+    pub(super) program: OnceLock<Option<PathBuf>>,
 }
 
 /// One chart to render.
@@ -28,8 +28,8 @@ pub(in crate::source) struct Unit {
 
 /// A chart rendered.
 pub(in crate::source) struct Rendered {
-    text: String,
-    command: String,
+    pub(super) text: String,
+    pub(super) command: String,
 }
 
 impl Builder for Helm {

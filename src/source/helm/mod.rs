@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod builder;
+mod cached;
 pub mod remap;
 
 pub(super) use builder::{Helm, Unit};
@@ -223,7 +224,7 @@ pub fn render(
     };
     let inline = match &r.inline {
         Some(text) => {
-            let p = scratch.path().join("application-values.yaml");
+            let p = inline_values(scratch.path());
             if let Err(e) = std::fs::write(&p, text) {
                 return (
                     Err(format!("cannot write the inline values: {e}")),
@@ -245,6 +246,25 @@ pub fn render(
     let out = exec::run(&inv).map_err(|e| clean_error(&e.to_string()));
     drop(scratch);
     (out, command)
+}
+
+/// Where inline values are written in the scratch directory.
+fn inline_values(scratch: &Path) -> PathBuf {
+    scratch.join("application-values.yaml")
+}
+
+/// The command [`render`] describes, without running it: for a render read from the cache,
+/// whose command as described depends on the working directory.
+pub fn command(helm: &Path, chart: &Chart, r: &Render) -> String {
+    let scratch = Path::new("/gpuops-scratch");
+    let inline = r.inline.as_ref().map(|_| inline_values(scratch));
+    exec::describe(&Invocation {
+        program: helm,
+        args: args(r, inline.as_deref()),
+        cwd: &chart.dir,
+        scratch,
+        timeout: Duration::ZERO,
+    })
 }
 
 /// `Error: …` on one line.

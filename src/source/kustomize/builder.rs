@@ -57,7 +57,7 @@ impl Kustomize {
 
 /// An entry of `k` naming a file over the size raw reading keeps to: kustomize would read all
 /// of it and, at tens of megabytes, run into the build time limit instead of failing.
-fn oversized(k: &Kustomization) -> Option<&Ref> {
+pub(super) fn oversized(k: &Kustomization) -> Option<&Ref> {
     k.refs.iter().find(|r| match &r.target {
         Target::File(f) => std::fs::metadata(f).is_ok_and(|m| m.len() > MAX_FILE_BYTES),
         _ => false,
@@ -156,7 +156,7 @@ impl Builder for Kustomize {
     /// Each overlay's build waits on a `kustomize` process, so they run on threads of their own
     /// (as many at once as there are cores), many overlays to a process (see
     /// [`super::build_many`] and [`Sources::batches`]).
-    fn build_all(&self, s: &Sources, units: &[Unit]) -> Vec<Outcome<Kustomize>> {
+    fn build_all(&self, s: &Sources, units: &[&Unit]) -> Vec<Outcome<Kustomize>> {
         if units.is_empty() {
             return Vec::new();
         }
@@ -318,16 +318,17 @@ impl Builder for Kustomize {
 }
 
 impl Sources {
-    /// Builds the top kustomizations, many to a process, on threads of their own: the caller
-    /// reads and parses the raw files meanwhile.
+    /// Builds the top kustomizations (from the cache what an earlier run built from the same
+    /// inputs), many to a process, on threads of their own: the caller reads and parses the
+    /// raw files meanwhile.
     pub fn build_tops(&self) -> Builds {
-        Builds(Kustomize.build_all(self, &Kustomize::tops(self)))
+        Builds(self.build_cached(&Kustomize, &Kustomize::tops(self)))
     }
 
     /// Builds one batch of [`Sources::batches`]: in one process, else (a collision, a failure)
     /// in batches that share no kustomization, else each on its own.
-    fn build_batch(&self, units: &[Unit], batch: &[usize]) -> Vec<(usize, Outcome<Kustomize>)> {
-        let alone = |i: usize| (i, Kustomize.build(self, &units[i]));
+    fn build_batch(&self, units: &[&Unit], batch: &[usize]) -> Vec<(usize, Outcome<Kustomize>)> {
+        let alone = |i: usize| (i, Kustomize.build(self, units[i]));
         if batch.len() < 2 {
             return batch.iter().map(|&i| alone(i)).collect();
         }
@@ -360,7 +361,7 @@ impl Sources {
     /// or fails before any build goes alone.
     fn batches(
         &self,
-        units: &[Unit],
+        units: &[&Unit],
         members: &[usize],
         packing: Packing,
         cap: usize,
@@ -438,7 +439,7 @@ impl Sources {
     }
 
     /// Builds `batch` in one process; `None` when it cannot be built together.
-    fn build_together(&self, units: &[Unit], batch: &[usize]) -> Option<Vec<Outcome<Kustomize>>> {
+    fn build_together(&self, units: &[&Unit], batch: &[usize]) -> Option<Vec<Outcome<Kustomize>>> {
         let tool: &Tool = self.tool.as_ref()?;
         let tops: Option<Vec<(&Path, Vec<&Path>)>> = batch
             .iter()

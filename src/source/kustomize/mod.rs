@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod builder;
+mod cached;
 pub mod remap;
 
 pub use builder::Builds;
