@@ -2,6 +2,7 @@
 
 pub mod catalog;
 pub mod config;
+pub mod context;
 pub mod cost;
 pub mod diag;
 pub mod index;
