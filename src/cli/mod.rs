@@ -1,5 +1,6 @@
 //! The commands behind the clap definitions in main.rs, and what they share.
 
+pub(crate) mod context;
 pub(crate) mod cost;
 pub(crate) mod lint;
 pub(crate) mod man;
