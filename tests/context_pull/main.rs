@@ -377,3 +377,50 @@ fn kubeconfig_problems_and_flags_without_live_are_usage_errors() {
     assert_eq!(r.code, 2);
     assert!(r.err.contains("expected seconds"), "{}", r.err);
 }
+
+#[test]
+fn the_example_cluster_role_grants_exactly_what_a_pull_lists() {
+    let text = std::fs::read_to_string(root().join("examples/rbac/gpuops-context-reader.yaml"))
+        .expect("the example");
+    let docs: Vec<serde_json::Value> =
+        serde_saphyr::from_multiple(&text).expect("the example is YAML");
+    let role = docs
+        .iter()
+        .find(|d| d["kind"] == "ClusterRole")
+        .expect("a ClusterRole");
+    let mut granted = Vec::new();
+    for rule in role["rules"].as_array().expect("rules") {
+        let verbs: Vec<&str> = rule["verbs"]
+            .as_array()
+            .expect("verbs")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        assert_eq!(verbs, ["get", "list"], "{rule}");
+        for g in rule["apiGroups"].as_array().expect("groups") {
+            for r in rule["resources"].as_array().expect("resources") {
+                granted.push(format!(
+                    "{}/{}",
+                    g.as_str().unwrap_or_default(),
+                    r.as_str().unwrap_or_default()
+                ));
+            }
+        }
+    }
+    // Kubernetes' plural of each kind pulled (Policy → policies, Class → classes).
+    let plural = |kind: &str| {
+        let k = kind.to_lowercase();
+        match k.strip_suffix('y') {
+            Some(stem) => format!("{stem}ies"),
+            None if k.ends_with('s') => format!("{k}es"),
+            None => format!("{k}s"),
+        }
+    };
+    let mut wanted: Vec<String> = gpuops::context::kinds::WANTED
+        .iter()
+        .map(|w| format!("{}/{}", w.group, plural(w.kind)))
+        .collect();
+    granted.sort();
+    wanted.sort();
+    assert_eq!(granted, wanted);
+}
