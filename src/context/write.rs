@@ -190,4 +190,21 @@ mod tests {
             "{text}"
         );
     }
+
+    #[test]
+    fn what_is_written_reads_back_the_same() {
+        let item = json!({
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x: y # z"},
+            "data": {
+                "yes": "on", "octal": "0755", "num": "1e3", "empty": "", "null": "null",
+                "lines": "a\n  b\n\nc  \n", "trailing": "ends with space ", "tab": "a\tb",
+                "lead": " leading", "quote": "'\"", "unicode": "GPU – ✓", "dash": "- item",
+                "key: with colon": "v", "bool": true, "int": 64, "float": 0.5, "none": null,
+                "list": [], "map": {},
+            },
+        });
+        let text = render(&header(), &[], std::slice::from_ref(&item)).expect("renders");
+        let back: Value = serde_saphyr::from_str(&text).expect("reads back");
+        assert_eq!(back["items"][0], item, "{text}");
+    }
 }

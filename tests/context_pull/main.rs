@@ -424,3 +424,28 @@ fn the_example_cluster_role_grants_exactly_what_a_pull_lists() {
     wanted.sort();
     assert_eq!(granted, wanted);
 }
+
+#[test]
+fn why_and_cost_read_the_live_context_too() {
+    let s = server();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kc = kubeconfig(dir.path(), &s.url());
+    let mut c = gpuops_isolated(dir.path());
+    c.args(["why", "Job/research/eval"])
+        .arg(fixture("repo"))
+        .args(["--no-config", "--live", "--kubeconfig"])
+        .arg(&kc);
+    let Run { code, out, err } = bounded(&mut c);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("gpu-training"), "{out}");
+
+    let mut c = gpuops_isolated(dir.path());
+    c.arg("cost")
+        .arg(fixture("repo"))
+        .args(["--no-config", "--live", "--kubeconfig"])
+        .arg(&kc);
+    let Run { code, out, err } = bounded(&mut c);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("gpu-training"), "{out}");
+    assert_read_only(&s);
+}
