@@ -30,8 +30,9 @@ pub struct Session {
 struct Page {
     #[serde(default)]
     metadata: PageMeta,
+    /// An empty list, whether `[]`, `null` or absent.
     #[serde(default)]
-    items: Vec<Value>,
+    items: Option<Vec<Value>>,
 }
 
 #[derive(Default, Deserialize)]
@@ -80,7 +81,7 @@ impl Session {
             let page: Page = self
                 .call(format!("GET {path}"), self.conn.client.request(request))
                 .await?;
-            items.extend(page.items);
+            items.extend(page.items.unwrap_or_default());
             match page.metadata.next {
                 Some(t) if !t.is_empty() && token.as_ref() != Some(&t) => token = Some(t),
                 _ => return Ok(items),
