@@ -3,6 +3,7 @@
 pub mod cache;
 pub mod catalog;
 pub mod config;
+pub mod context;
 pub mod cost;
 pub mod diag;
 pub mod index;

@@ -1,5 +1,6 @@
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use cli::cache::cache;
+use cli::context::context_pull;
 use cli::cost::cost;
 use cli::lint::lint;
 use cli::man::man;
@@ -61,6 +62,11 @@ enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// Cluster context: the objects a cluster already has, for `lint --context`.
+    Context {
+        #[command(subcommand)]
+        command: ContextCommand,
+    },
     /// Print a commented starting platform profile (`gpuops init > platform.yaml`).
     Init,
     /// Render a platform profile into Karpenter, Kueue and Kubernetes manifests.
@@ -105,6 +111,39 @@ enum CacheCommand {
     Dir,
     /// Remove every cached build.
     Clean,
+}
+
+#[derive(Subcommand)]
+enum ContextCommand {
+    /// Read the cluster's NodePools, node classes, Kueue objects, PriorityClasses, CRDs, Nodes
+    /// and GPU operator policy (GET requests only) into one `kind: List` YAML file.
+    Pull(PullArgs),
+}
+
+#[derive(clap::Args)]
+struct PullArgs {
+    /// Write the context into FILE, replaced whole at the end; without it, to stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    kube: KubeArgs,
+}
+
+/// Which cluster to read and how long to wait: `context pull` and `--live`.
+#[derive(clap::Args, Clone, Default)]
+struct KubeArgs {
+    /// The kubeconfig (default: KUBECONFIG, else ~/.kube/config, else the pod's service account).
+    #[arg(long, value_name = "PATH")]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use (default: its current context).
+    #[arg(long, value_name = "NAME")]
+    kube_context: Option<String>,
+    /// Time limit of the whole pull, in seconds [default: 30].
+    #[arg(long, value_name = "SECS", value_parser = cli::context::parse_secs)]
+    timeout: Option<std::time::Duration>,
+    /// Time limit of one request (connecting, each wait for an answer), in seconds [default: 10].
+    #[arg(long, value_name = "SECS", value_parser = cli::context::parse_secs)]
+    request_timeout: Option<std::time::Duration>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -170,6 +209,12 @@ struct WhyArgs {
     /// Build every kustomization and chart again, neither reading nor writing the build cache.
     #[arg(long)]
     no_cache: bool,
+    /// Read the cluster's context from the kubeconfig's cluster for this run (as
+    /// `gpuops context pull` would write it).
+    #[arg(long)]
+    live: bool,
+    #[command(flatten)]
+    kube: KubeArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -234,6 +279,12 @@ struct LintArgs {
     /// (a `kubectl get … -o yaml` dump, Terraform exports); repeatable. Indexed, never reported on.
     #[arg(long = "context", value_name = "PATH")]
     context: Vec<PathBuf>,
+    /// Read the cluster's context from the kubeconfig's cluster for this run (as
+    /// `gpuops context pull` would write it, GET requests only), beside any `--context`.
+    #[arg(long)]
+    live: bool,
+    #[command(flatten)]
+    kube: KubeArgs,
     /// CustomResourceDefinitions (files or directories, e.g. a chart's `crds/`): objects of their
     /// kinds are validated against the served version's schema; repeatable. Read as context.
     #[arg(long = "crd", value_name = "PATH")]
@@ -290,6 +341,11 @@ struct CostArgs {
     /// Build every kustomization and chart again, neither reading nor writing the build cache.
     #[arg(long)]
     no_cache: bool,
+    /// Read the cluster's context from the kubeconfig's cluster for this run.
+    #[arg(long)]
+    live: bool,
+    #[command(flatten)]
+    kube: KubeArgs,
 }
 
 fn main() -> ExitCode {
@@ -429,5 +485,8 @@ fn main() -> ExitCode {
             command: PolicyCommand::Test { dirs },
         } => policy_test(dirs),
         Command::Cache { command } => cache(command),
+        Command::Context {
+            command: ContextCommand::Pull(args),
+        } => context_pull(args),
     }
 }

@@ -12,14 +12,19 @@ pub(crate) fn cost(args: CostArgs) -> ExitCode {
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
-        args.paths
+        args.paths.clone()
     };
     let Some(mut settings) = found_settings(args.config.as_ref(), args.no_config, &paths[0]) else {
         return ExitCode::from(2);
     };
     settings.sources.cache = super::cache::dir(args.no_cache);
+    let live = match super::context::live(args.live, &args.kube) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
     let repo = read_repo(&settings, &paths, &[], &Progress::disabled());
-    let files = repo.files;
+    let mut files = repo.files;
+    files.extend(live);
     for p in repo.walk_problems.iter().chain(&repo.load_problems) {
         eprintln!("warning: {}: {}", p.path, p.message);
     }

@@ -122,6 +122,12 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
     {
         fs_paths = vec![root.clone()];
     }
+    // The cluster is read before the repository: a cluster that cannot be reached stops the
+    // run before any work.
+    let live = match super::context::live(args.live, &args.kube) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
     // Stdin typed at a terminal and --explain-sources' listing share the terminal with it.
     let progress = if stdin || args.explain_sources || args.explain_clusters {
         Progress::disabled()
@@ -165,6 +171,7 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
         }
         repo.files.push(source::from_bytes("<stdin>".into(), buf));
     }
+    repo.files.extend(live);
 
     if args.explain_clusters {
         eprint!("{}", gpuops::run::explain_clusters(&repo.files, &settings));

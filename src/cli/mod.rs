@@ -1,6 +1,7 @@
 //! The commands behind the clap definitions in main.rs, and what they share.
 
 pub(crate) mod cache;
+pub(crate) mod context;
 pub(crate) mod cost;
 pub(crate) mod lint;
 pub(crate) mod man;

@@ -19,8 +19,13 @@ pub(crate) fn why(args: WhyArgs) -> ExitCode {
     };
     settings.eks |= args.eks;
     settings.sources.cache = super::cache::dir(args.no_cache);
+    let live = match super::context::live(args.live, &args.kube) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
     let repo = read_repo(&settings, &paths, &args.context, &Progress::disabled());
-    let files = repo.files;
+    let mut files = repo.files;
+    files.extend(live);
     for p in repo.walk_problems.iter().chain(&repo.load_problems) {
         eprintln!("warning: {}: {}", p.path, p.message);
     }

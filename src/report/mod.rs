@@ -21,7 +21,7 @@ pub use gitlab::gitlab;
 pub use human::{HumanOptions, human};
 pub use json::json;
 pub use junit::junit;
-pub use output_file::OutputFile;
+pub use output_file::{AtomicFile, OutputFile};
 pub use rules_doc::rules_markdown;
 pub use sarif::sarif;
 

@@ -12,7 +12,59 @@ use std::path::{Path, PathBuf};
 pub struct OutputFile {
     pub format: Format,
     pub path: PathBuf,
+    file: AtomicFile,
+}
+
+/// A file replaced whole at the end (`--output-file`, `context pull -o`): a temporary file
+/// beside the target, renamed over it by [`AtomicFile::commit`]; dropped uncommitted, it leaves
+/// nothing behind.
+#[derive(Debug)]
+pub struct AtomicFile {
+    pub path: PathBuf,
     tmp: tempfile::NamedTempFile,
+}
+
+impl AtomicFile {
+    /// Creates the parent directories and a temporary file beside `path`: whatever would make the
+    /// final write fail (a read-only directory, a path that is a directory) fails here.
+    pub fn prepare(path: &Path) -> Result<Self, String> {
+        let shown = path.display();
+        if path.is_dir() {
+            return Err(format!("{shown} is a directory"));
+        }
+        let Some(name) = path.file_name() else {
+            return Err(format!("{shown} names no file"));
+        };
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        let mut b = tempfile::Builder::new();
+        b.prefix(".gpuops-").suffix(".tmp");
+        #[cfg(unix)]
+        {
+            // Reports and context files are read by other tools and users, not secrets: the
+            // usual file mode, not the temporary file's owner-only one.
+            use std::os::unix::fs::PermissionsExt;
+            b.permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        let tmp = b
+            .tempfile_in(&parent)
+            .map_err(|e| format!("{}: {e}", parent.display()))?;
+        Ok(AtomicFile {
+            path: parent.join(name),
+            tmp,
+        })
+    }
+
+    /// Writes the text and renames it over the target.
+    pub fn commit(mut self, text: &str) -> std::io::Result<()> {
+        self.tmp.write_all(text.as_bytes())?;
+        self.tmp.as_file().sync_all()?;
+        self.tmp.persist(&self.path).map_err(|e| e.error)?;
+        Ok(())
+    }
 }
 
 impl OutputFile {
@@ -40,46 +92,19 @@ impl OutputFile {
         Ok((f, PathBuf::from(path)))
     }
 
-    /// Creates the parent directories and a temporary file beside `path`: whatever would make the
-    /// final write fail (a read-only directory, a path that is a directory) fails here.
+    /// The report's [`AtomicFile`], prepared now.
     pub fn prepare(format: Format, path: &Path) -> Result<Self, String> {
-        let shown = path.display();
-        if path.is_dir() {
-            return Err(format!("{shown} is a directory"));
-        }
-        let Some(name) = path.file_name() else {
-            return Err(format!("{shown} names no file"));
-        };
-        let parent = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        let mut b = tempfile::Builder::new();
-        b.prefix(".gpuops-").suffix(".tmp");
-        #[cfg(unix)]
-        {
-            // A report is read by other tools and users, not a secret: the usual file mode, not
-            // the temporary file's owner-only one.
-            use std::os::unix::fs::PermissionsExt;
-            b.permissions(std::fs::Permissions::from_mode(0o644));
-        }
-        let tmp = b
-            .tempfile_in(&parent)
-            .map_err(|e| format!("{}: {e}", parent.display()))?;
+        let file = AtomicFile::prepare(path)?;
         Ok(OutputFile {
             format,
-            path: parent.join(name),
-            tmp,
+            path: file.path.clone(),
+            file,
         })
     }
 
     /// Writes the report and renames it over the target.
-    pub fn commit(mut self, text: &str) -> std::io::Result<()> {
-        self.tmp.write_all(text.as_bytes())?;
-        self.tmp.as_file().sync_all()?;
-        self.tmp.persist(&self.path).map_err(|e| e.error)?;
-        Ok(())
+    pub fn commit(self, text: &str) -> std::io::Result<()> {
+        self.file.commit(text)
     }
 }
 
