@@ -338,6 +338,9 @@ struct CostArgs {
     /// Ignore any .gpuops.yaml.
     #[arg(long, conflicts_with = "config")]
     no_config: bool,
+    /// Cluster context, as for lint: its NodePools and Nodes are priced too; repeatable.
+    #[arg(long = "context", value_name = "PATH")]
+    context: Vec<PathBuf>,
     /// Build every kustomization and chart again, neither reading nor writing the build cache.
     #[arg(long)]
     no_cache: bool,

@@ -64,6 +64,9 @@ pub(crate) fn live(on: bool, kube: &KubeArgs) -> Result<Option<SourceFile>, Exit
         pulled.text.into_bytes(),
     );
     file.role = Role::Context { cluster: None };
+    let mut files = [file];
+    source::nodes::derive(&mut files);
+    let [file] = files;
     Ok(Some(file))
 }
 

@@ -22,7 +22,7 @@ pub(crate) fn cost(args: CostArgs) -> ExitCode {
         Ok(f) => f,
         Err(code) => return code,
     };
-    let repo = read_repo(&settings, &paths, &[], &Progress::disabled());
+    let repo = read_repo(&settings, &paths, &args.context, &Progress::disabled());
     let mut files = repo.files;
     files.extend(live);
     for p in repo.walk_problems.iter().chain(&repo.load_problems) {

@@ -524,15 +524,14 @@ impl<'a> Index<'a> {
     }
 
     /// Whether the pool was made from something other than a NodePool (a Terraform node group, a
-    /// chart's values). Such pools are a lower bound of the cluster's: Terraform modules are
-    /// parametrised and often only some of their pools are readable, so they confirm that a pod
-    /// fits but never alone show that nothing does.
+    /// chart's values, an existing Node). Such pools are a lower bound of the cluster's:
+    /// Terraform modules are parametrised and often only some of their pools are readable, and
+    /// the Nodes of the moment are not all a cluster can have; so they confirm that a pod fits but
+    /// never alone show that nothing does.
     pub fn pool_is_derived(&self, p: usize) -> bool {
-        self.nodepools.get(p).is_some_and(|pool| {
-            self.files
-                .get(pool.file)
-                .is_some_and(|f| f.role == crate::source::Role::Derived)
-        })
+        self.nodepools
+            .get(p)
+            .is_some_and(|pool| pool.defined_by.is_some())
     }
 
     /// Whether a file of this index that could not be read whole (a YAML syntax error, content
@@ -564,8 +563,8 @@ impl<'a> Index<'a> {
 
     /// Whether the cluster runs Karpenter (pools in the files, or the config says so).
     pub fn uses_karpenter(&self) -> bool {
-        // An EKS managed node group read from Terraform is capacity without Karpenter.
-        self.nodepools.iter().any(|p| !p.eks_node_group) || self.settings.karpenter
+        // Node groups and existing Nodes are capacity without Karpenter.
+        self.nodepools.iter().any(NodePool::is_karpenter) || self.settings.karpenter
     }
 
     /// What a template is for, from the evidence in its workload (see `intent`).

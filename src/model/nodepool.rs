@@ -25,8 +25,11 @@ pub struct NodePool<'a> {
     pub limits: Option<Node<'a>>,
     pub node_class_ref: Option<Node<'a>>,
     pub legacy_provisioner: bool,
-    /// An EKS managed node group read from Terraform (see [`DEFINED_BY`]): its nodes are on EKS
-    /// for certain, where ExtendedResourceToleration tolerates the taints of requested resources.
+    /// What the pool was made from when it is not a NodePool ([`DEFINED_BY`]): a Terraform node
+    /// group or chart values, a Node of the cluster's context.
+    pub defined_by: Option<&'a str>,
+    /// An EKS managed node group (from Terraform, or a Node it runs): its nodes are on EKS for
+    /// certain, where ExtendedResourceToleration tolerates the taints of requested resources.
     pub eks_node_group: bool,
     /// The scheduling model's view of the pool, computed once on first use.
     pub(crate) sched: std::sync::OnceLock<super::requirements::PoolReqs<'a>>,
@@ -34,9 +37,12 @@ pub struct NodePool<'a> {
 }
 
 /// The annotation on NodePools made from something other than a NodePool (a Terraform node
-/// group, a chart's values), saying what; [`EKS_NODE_GROUP`] for an EKS managed node group.
+/// group, a chart's values, an existing Node), saying what: [`EKS_NODE_GROUP`], [`CHART_VALUES`],
+/// [`NODE`].
 pub const DEFINED_BY: &str = "gpuops.dev/defined-by";
 pub const EKS_NODE_GROUP: &str = "EKS managed node group";
+pub const CHART_VALUES: &str = "karpenter-resources chart values";
+pub const NODE: &str = "Node";
 
 /// The API group of EKS Auto Mode's node classes.
 pub const AUTO_MODE_GROUP: &str = "eks.amazonaws.com";
@@ -83,6 +89,7 @@ impl<'a> NodePool<'a> {
                     limits: spec.get("limits"),
                     node_class_ref: tspec.and_then(|s| s.get("nodeClassRef")),
                     legacy_provisioner: false,
+                    defined_by: obj.annotation(DEFINED_BY).and_then(|(_, v)| v.as_str()),
                     eks_node_group: obj
                         .annotation(DEFINED_BY)
                         .is_some_and(|(_, v)| v.as_str() == Some(EKS_NODE_GROUP)),
@@ -109,6 +116,7 @@ impl<'a> NodePool<'a> {
                 limits: spec.at(&["limits", "resources"]),
                 node_class_ref: spec.get("providerRef"),
                 legacy_provisioner: true,
+                defined_by: None,
                 eks_node_group: false,
                 sched: Default::default(),
                 bounded: Default::default(),
@@ -121,6 +129,10 @@ impl<'a> NodePool<'a> {
         pool.taints.shrink_to_fit();
         pool.startup_taints.shrink_to_fit();
         Some(pool)
+    }
+    /// Whether Karpenter launches this pool's nodes (a NodePool, or the one a chart makes).
+    pub fn is_karpenter(&self) -> bool {
+        self.defined_by.is_none_or(|d| d == CHART_VALUES)
     }
     pub fn loc(&self, node: Node<'_>) -> Loc {
         Loc {

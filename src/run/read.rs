@@ -125,6 +125,7 @@ pub fn read_repo(
             f.role = role.clone();
         }
     }
+    source::nodes::derive(&mut context);
     files.extend(context);
     Repo {
         files,

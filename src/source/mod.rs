@@ -57,6 +57,7 @@ pub mod files;
 pub mod git;
 pub mod helm;
 pub mod kustomize;
+pub mod nodes;
 pub mod remap;
 pub mod terraform;
 pub mod tree;

@@ -790,6 +790,112 @@ fn context_dump_supplies_pools_and_is_never_reported_on() {
     assert_eq!(v["summary"]["files"], 1, "{out}");
 }
 
+const CONTEXT_NODES: &str = "# kubectl get nodes -o yaml (a managed node group of two A10G nodes)
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Node
+    metadata:
+      name: ip-10-0-1-1
+      labels:
+        kubernetes.io/hostname: ip-10-0-1-1
+        node.kubernetes.io/instance-type: g5.12xlarge
+        eks.amazonaws.com/nodegroup: serving
+        accelerator: nvidia-a10g
+    spec:
+      taints:
+        - {key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}
+    status:
+      capacity: {cpu: \"48\", memory: 195784220Ki, nvidia.com/gpu: \"4\"}
+  - apiVersion: v1
+    kind: Node
+    metadata:
+      name: ip-10-0-1-2
+      labels:
+        kubernetes.io/hostname: ip-10-0-1-2
+        node.kubernetes.io/instance-type: g5.12xlarge
+        eks.amazonaws.com/nodegroup: serving
+        accelerator: nvidia-a10g
+    spec:
+      taints:
+        - {key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}
+    status:
+      capacity: {cpu: \"48\", memory: 195784220Ki, nvidia.com/gpu: \"4\"}
+";
+
+fn selecting_job(name: &str, accelerator: &str) -> String {
+    format!(
+        "apiVersion: batch/v1
+kind: Job
+metadata: {{name: {name}, namespace: ml}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {{accelerator: {accelerator}}}
+      tolerations:
+        - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}
+      containers:
+        - name: c
+          image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+          resources:
+            limits: {{nvidia.com/gpu: 1}}
+"
+    )
+}
+
+#[test]
+fn nodes_in_the_context_are_capacity_pods_fit() {
+    let d = tempfile::tempdir().unwrap();
+    // A Karpenter GPU pool in the repository; the A10G nodes exist only in the cluster.
+    write(d.path(), "context/pools.yaml", CONTEXT_POOLS);
+    write(d.path(), "context/nodes.yaml", CONTEXT_NODES);
+    write(
+        d.path(),
+        "apps/a10g.yaml",
+        &selecting_job("a10g", "nvidia-a10g"),
+    );
+    write(
+        d.path(),
+        "apps/h100.yaml",
+        &selecting_job("h100", "nvidia-h100"),
+    );
+    let lint = |context: &[&str]| {
+        let mut args = vec![
+            "lint",
+            "apps",
+            "--rule",
+            "nodeselector-matches-no-nodepool",
+            "--format",
+            "json",
+        ];
+        for c in context {
+            args.extend(["--context", c]);
+        }
+        let Run { out, .. } = run(gpuops_in(d.path()).args(&args));
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    // Pools alone: neither selector matches the p5 pool.
+    assert_eq!(findings(&lint(&["context/pools.yaml"])).len(), 2);
+    // With the nodes: the A10G Job fits nodes that exist; the H100 one still fits nothing.
+    let v = lint(&["context/pools.yaml", "context/nodes.yaml"]);
+    assert_eq!(
+        findings(&v),
+        vec![(
+            "nodeselector-matches-no-nodepool".into(),
+            "apps/h100.yaml".into()
+        )],
+        "{v}"
+    );
+    // Nodes alone are some of the cluster's capacity, not all it can launch: no verdict.
+    assert!(findings(&lint(&["context/nodes.yaml"])).is_empty());
+    // `cost` counts the node group's nodes.
+    let Run { out, .. } =
+        run(gpuops_in(d.path()).args(["cost", "apps", "--context", "context/nodes.yaml"]));
+    assert!(out.contains("2 × g5.12xlarge"), "{out}");
+}
+
 #[test]
 fn config_context_paths_are_relative_to_the_config_and_must_exist() {
     let d = tempfile::tempdir().unwrap();

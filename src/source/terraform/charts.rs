@@ -183,7 +183,7 @@ fn object(
                                 span: at,
                                 entries: vec![(
                                     key(crate::model::nodepool::DEFINED_BY),
-                                    Shape::str(at, "karpenter-resources chart values"),
+                                    Shape::str(at, crate::model::nodepool::CHART_VALUES),
                                 )],
                             },
                         ),
