@@ -1544,6 +1544,13 @@ fn terraform_hcl_manifests_node_groups_and_chart_values_are_read_with_their_vari
         vec![
             // The ClusterQueue written as an HCL map: located at the attribute.
             f("resourceflavor-not-found", "cluster/kueue.tf", 24, 23),
+            // The one a `templatefile()` renders: located in the template file.
+            f(
+                "resourceflavor-not-found",
+                "cluster/templates/clusterqueue.yaml.tftpl",
+                10,
+                17
+            ),
             // Pinned to the managed node group (instance types from terraform.tfvars), whose
             // taint it does not tolerate.
             f("gpu-toleration-missing", "workloads/serve.yaml", 24, 15),
@@ -1551,13 +1558,19 @@ fn terraform_hcl_manifests_node_groups_and_chart_values_are_read_with_their_vari
             f("localqueue-not-found", "workloads/train.yaml", 45, 32),
         ]
     );
-    let taint = &v["diagnostics"][1]["related"][0];
+    let taint = &v["diagnostics"][2]["related"][0];
     assert_eq!(taint["path"], "cluster/eks.tf", "{out}");
     assert_eq!(taint["line"], 18, "{out}");
     // The Job on the chart's g6 pool tolerates its taint: no finding for `finetune`.
     assert!(!out.contains("finetune"), "{out}");
     // The node group and chart files define only context: they are not counted as linted.
-    assert_eq!(v["summary"]["files"], 3, "{out}");
+    assert_eq!(v["summary"]["files"], 5, "{out}");
+    // The template with a `%{ for }` directive is not YAML until Terraform renders it.
+    let Run { err, .. } = run(gpuops_in(&dir).arg("lint"));
+    assert!(
+        err.contains("note: skipped Terraform template cluster/templates/localqueues.tftpl:1:1"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -28,6 +28,7 @@ mod eval;
 mod heredoc;
 mod manifest;
 mod nodegroups;
+mod templates;
 
 use eval::{Eval, Origin, Scope};
 
@@ -136,12 +137,23 @@ fn module(
         }
     }
     let mut out = Vec::with_capacity(names.len());
+    let mut seen: Vec<PathBuf> = Vec::new();
     for (i, t) in texts.iter().enumerate() {
         let path = names[i].clone();
         out.push(match (t, &bodies[i]) {
             (Err(e), _) => Err(e.clone()),
             (Ok(Some(text)), Some(Ok(body))) if relevant(text) => {
-                Ok(read_file(path, text.clone(), body, &scope, i))
+                let mut files = read_file(path, text.clone(), body, &scope, i);
+                // The template files its manifests render, each read once, beside it.
+                let mut referenced = Vec::new();
+                templates::referenced(body, &mut Eval::new(&scope, i), &mut referenced);
+                for p in referenced {
+                    if !seen.contains(&p) {
+                        files.extend(templates::read(&p));
+                        seen.push(p);
+                    }
+                }
+                Ok(files)
             }
             (Ok(Some(text)), Some(Err(e))) if relevant(text) => {
                 Ok(vec![invalid(path, text.clone(), e)])
