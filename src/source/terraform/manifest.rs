@@ -13,13 +13,8 @@ use std::sync::Arc;
 pub fn read(body: &Body, ev: &mut Eval<'_, '_>, text: &Arc<str>) -> Vec<Document> {
     let mut out = Vec::new();
     for b in body.iter().filter_map(Structure::as_block) {
-        if b.ident.as_str() != "resource" {
+        let Some(field) = manifest_field(b) else {
             continue;
-        }
-        let field = match b.labels.first().map(|l| l.as_str()) {
-            Some("kubernetes_manifest") => "manifest",
-            Some("kubectl_manifest") => "yaml_body",
-            _ => continue,
         };
         let Some(expr) = attr(b, field).and_then(|e| written(e, field == "yaml_body")) else {
             continue;
@@ -32,6 +27,18 @@ pub fn read(body: &Body, ev: &mut Eval<'_, '_>, text: &Arc<str>) -> Vec<Document
         });
     }
     out
+}
+
+/// The attribute that holds the manifest of a resource that applies one.
+pub fn manifest_field(b: &Block) -> Option<&'static str> {
+    if b.ident.as_str() != "resource" {
+        return None;
+    }
+    match b.labels.first().map(|l| l.as_str()) {
+        Some("kubernetes_manifest") => Some("manifest"),
+        Some("kubectl_manifest") => Some("yaml_body"),
+        _ => None,
+    }
 }
 
 /// The expression that is the object: the map itself, or what `yamlencode`/`jsonencode` encode

@@ -7,7 +7,7 @@
 
 use super::eval::Eval;
 use super::heredoc;
-use super::manifest::{attr, for_each_instance};
+use super::manifest::{attr, for_each_instance, manifest_field};
 use crate::source::{Role, Skipped, SourceFile};
 use crate::yaml::{Budget, compat};
 use hcl_edit::expr::{Expression, FuncCall};
@@ -18,13 +18,8 @@ use std::sync::Arc;
 /// The template files the manifests of `body` are rendered from, when their path is static.
 pub fn referenced(body: &Body, ev: &mut Eval<'_, '_>, out: &mut Vec<PathBuf>) {
     for b in body.iter().filter_map(Structure::as_block) {
-        if b.ident.as_str() != "resource" {
+        let Some(field) = manifest_field(b) else {
             continue;
-        }
-        let field = match b.labels.first().map(|l| l.as_str()) {
-            Some("kubernetes_manifest") => "manifest",
-            Some("kubectl_manifest") => "yaml_body",
-            _ => continue,
         };
         let Some(call) = attr(b, field).and_then(rendering) else {
             continue;
