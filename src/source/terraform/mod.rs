@@ -96,7 +96,7 @@ fn module(
     let bodies: Vec<Option<Result<Body, hcl_edit::parser::Error>>> = texts
         .iter()
         .map(|t| match t {
-            Ok(Some(t)) => Some(hcl_edit::parser::parse_body(t)),
+            Ok(Some(t)) => Some(parse(t)),
             _ => None,
         })
         .collect();
@@ -105,10 +105,7 @@ fn module(
     } else {
         Vec::new()
     };
-    let tfvars_bodies: Vec<Option<Body>> = tfvars
-        .iter()
-        .map(|t| hcl_edit::parser::parse_body(t).ok())
-        .collect();
+    let tfvars_bodies: Vec<Option<Body>> = tfvars.iter().map(|t| parse(t).ok()).collect();
     let mut scope = Scope::default();
     for (i, t) in texts.iter().enumerate() {
         scope.origins.push(Origin {
@@ -162,6 +159,39 @@ fn module(
         });
     }
     out
+}
+
+/// The file's body, parsed as Terraform reads it. The parser refuses an object constructor that
+/// names a key twice, which Terraform accepts (the later value wins, for compatibility; only
+/// `for` expressions insist on unique keys): such a key is renamed in place, to a name of the
+/// same length nothing refers to, and the text parsed again. Offsets stay those of the file.
+fn parse(text: &str) -> Result<Body, hcl_edit::parser::Error> {
+    let mut text = std::borrow::Cow::Borrowed(text);
+    for round in 0..64u32 {
+        let e = match hcl_edit::parser::parse_body(&text) {
+            Ok(b) => return Ok(b),
+            Err(e) => e,
+        };
+        let at = e.location().offset();
+        let key_len = text.get(at..).map_or(0, |r| {
+            r.bytes()
+                .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+                .count()
+        });
+        if !e.message().contains("redefined object key") || key_len < 4 {
+            return Err(e);
+        }
+        // `_d<round>` padded with `_`: an identifier, distinct per round.
+        let name = format!("_d{round}");
+        let Some(replacement) = (name.len() <= key_len).then(|| format!("{name:_<key_len$}"))
+        else {
+            return Err(e);
+        };
+        let mut owned = text.into_owned();
+        owned.replace_range(at..at + key_len, &replacement);
+        text = std::borrow::Cow::Owned(owned);
+    }
+    hcl_edit::parser::parse_body(&text)
 }
 
 /// A file's text; `None` when it is not UTF-8 text or over the size limit (not Terraform that
@@ -400,6 +430,14 @@ resource "helm_release" "karpenter" {
         let f = read("x.tf".into(), inserted.into()).unwrap();
         assert!(f.docs.is_empty());
         assert_eq!(f.skipped.unwrap().reason, "Terraform template");
+    }
+
+    #[test]
+    fn an_object_that_names_a_key_twice_is_valid_terraform() {
+        let text = "module \"eks\" {\n  eks_managed_node_groups = {\n    gpu = {\n      instance_types = [\"g5.xlarge\"]\n      min_size = 2\n      min_size = 4\n    }\n  }\n}\n";
+        assert!(parse(text).is_ok());
+        // Attributes of a block named twice are an error in Terraform too.
+        assert!(parse("locals {\n  a = 1\n  a = 2\n}\n").is_err());
     }
 
     #[test]
