@@ -5,8 +5,9 @@
 //! disruption, weight) and `ec2NodeClass`. Its pools are where the platform's GPU pods land, so
 //! they are read as context; the values stay where they are written (the heredoc in the `.tf`).
 
+use super::eval::{Eval, Val};
 use super::heredoc;
-use super::manifest::attr;
+use super::manifest::{attr, shape};
 use crate::yaml::compat;
 use crate::yaml::{Budget, Document, Node, Shape, Span, construct};
 use hcl_edit::Span as _;
@@ -15,13 +16,34 @@ use hcl_edit::structure::{Block, Body, Structure};
 use std::ops::Range;
 use std::sync::Arc;
 
+/// One element of a release's `values` list.
+enum Values<'e> {
+    /// A YAML heredoc, parsed where it stands.
+    Heredoc(Range<usize>),
+    /// `yamlencode({ … })` / `jsonencode({ … })`: evaluated.
+    Encoded(&'e Expression),
+}
+
 /// The objects the known charts' values in `body` make.
-pub fn read(body: &Body, text: &Arc<str>) -> Vec<Document> {
-    let mut heredocs = Vec::new();
+pub fn read(body: &Body, ev: &mut Eval<'_, '_>, text: &Arc<str>) -> Vec<Document> {
+    let mut found = Vec::new();
     for b in body.iter().filter_map(Structure::as_block) {
-        releases(b, &mut heredocs);
+        releases(b, &mut found);
     }
     let mut out = Vec::new();
+    let mut heredocs = Vec::new();
+    for v in found {
+        match v {
+            Values::Heredoc(r) => heredocs.push(r),
+            Values::Encoded(e) => {
+                let v = ev.eval(e);
+                if matches!(v.val, Val::Map(_)) {
+                    let values = construct(text.clone(), &shape(&v));
+                    out.extend(karpenter_resources(values.root(), text));
+                }
+            }
+        }
+    }
     for range in heredocs
         .into_iter()
         .filter_map(|s| heredoc::heredoc_body(text, s))
@@ -38,8 +60,8 @@ pub fn read(body: &Body, text: &Arc<str>) -> Vec<Document> {
     out
 }
 
-/// The values heredocs of `karpenter-resources` releases in a block.
-fn releases(b: &Block, out: &mut Vec<Range<usize>>) {
+/// The values of `karpenter-resources` releases in a block.
+fn releases<'e>(b: &'e Block, out: &mut Vec<Values<'e>>) {
     let chart = attr(b, "chart").and_then(|c| match c {
         Expression::String(s) => Some(s.value().as_str()),
         _ => None,
@@ -63,12 +85,19 @@ fn releases(b: &Block, out: &mut Vec<Range<usize>>) {
     }
 }
 
-/// The heredocs of a `values = [<<-EOT … EOT, …]` list.
-fn values(e: Option<&Expression>, out: &mut Vec<Range<usize>>) {
+/// The elements of a `values = [<<-EOT … EOT, yamlencode({ … }), …]` list.
+fn values<'e>(e: Option<&'e Expression>, out: &mut Vec<Values<'e>>) {
     if let Some(Expression::Array(a)) = e {
         for v in a.iter() {
-            if let Expression::HeredocTemplate(h) = v {
-                out.extend(h.span());
+            match v {
+                Expression::HeredocTemplate(h) => out.extend(h.span().map(Values::Heredoc)),
+                Expression::FuncCall(f)
+                    if !f.name.is_namespaced()
+                        && matches!(f.name.name.as_str(), "yamlencode" | "jsonencode") =>
+                {
+                    out.extend(f.args.iter().next().map(Values::Encoded));
+                }
+                _ => {}
             }
         }
     }
@@ -259,5 +288,41 @@ mod tests {
             pool.str_at(&["spec", "template", "spec", "nodeClassRef", "name"]),
             Some("g6-gpu")
         );
+    }
+
+    #[test]
+    fn a_release_s_yamlencoded_values_are_evaluated() {
+        let text = r#"locals {
+  gpu_taint = { key = "nvidia.com/gpu", effect = "NoSchedule" }
+}
+resource "helm_release" "h100" {
+  name  = "h100"
+  chart = "karpenter-resources"
+  values = [yamlencode({
+    name = "h100"
+    nodePool = {
+      labels = [{ gpu = "h100" }]
+      taints = [local.gpu_taint]
+    }
+    ec2NodeClass = { enabled = false }
+  })]
+}
+"#;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h100.tf");
+        std::fs::write(&p, text).unwrap();
+        let files = super::super::read_module(&[p]).pop().unwrap().unwrap();
+        let f = &files[0];
+        assert_eq!(f.docs.len(), 1, "the node class is disabled");
+        let pool = f.docs[0].root();
+        assert_eq!(pool.str_at(&["metadata", "name"]), Some("h100"));
+        let taint = pool
+            .at(&["spec", "template", "spec", "taints"])
+            .unwrap()
+            .items()
+            .next()
+            .unwrap();
+        assert_eq!(taint.str_at(&["key"]), Some("nvidia.com/gpu"));
+        assert_eq!(f.pos(taint.get("key").unwrap().span().start()).line, 2);
     }
 }

@@ -39,7 +39,7 @@ pub fn is_terraform(p: &Path) -> bool {
 
 /// Words without which a `.tf` file defines nothing the linter reads: one scan rules most files
 /// out before any parse.
-const WORDS: [&str; 7] = [
+const WORDS: [&str; 8] = [
     "kubectl_manifest",
     "kubernetes_manifest",
     "yamldecode",
@@ -47,6 +47,7 @@ const WORDS: [&str; 7] = [
     "eks_managed_node_groups",
     "aws_eks_node_group",
     "karpenter_resources_helm_config",
+    "karpenter-resources",
 ];
 
 fn relevant(text: &str) -> bool {
@@ -315,7 +316,7 @@ fn read_file(
     let mut ev = Eval::new(scope, origin);
     docs.extend(manifest::read(body, &mut ev, &text));
     let mut derived = nodegroups::read(body, &mut ev, &text);
-    derived.extend(charts::read(body, &text));
+    derived.extend(charts::read(body, &mut ev, &text));
     let skipped = (docs.is_empty() && problems.is_empty())
         .then_some(template)
         .flatten()
