@@ -1598,6 +1598,30 @@ fn terraform_that_applies_nothing_is_not_read_invalid_hcl_is_one_located_finding
 }
 
 #[test]
+fn terraform_never_reads_a_file_outside_the_repository() {
+    let d = tempfile::tempdir().unwrap();
+    // A file of the machine, outside the repository: a broken ClusterQueue whose text a finding
+    // would print.
+    write(
+        d.path(),
+        "secret.tftpl",
+        "kind: ClusterQueue\nmetadata: {name: [\n",
+    );
+    write(d.path(), "repo/.git/HEAD", "ref: refs/heads/main\n");
+    write(
+        d.path(),
+        "repo/main.tf",
+        "resource \"kubectl_manifest\" \"q\" {\n  yaml_body = templatefile(\"../secret.tftpl\", {})\n}\nlocals {\n  x = yamldecode(file(\"${path.module}/../secret.tftpl\"))\n}\n",
+    );
+    let Run { code, out, err } = run(gpuops_in(d.path().join("repo")).arg("lint"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        !out.contains("secret") && !err.contains("secret"),
+        "{out}{err}"
+    );
+}
+
+#[test]
 fn invalid_hcl_fixtures() {
     let Run { code, out, err } =
         run(gpuops_in(fixture("invalid-hcl/fail")).args(["lint", "--rule", "invalid-hcl"]));

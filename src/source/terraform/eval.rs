@@ -515,6 +515,10 @@ impl<'s, 'a> Eval<'s, 'a> {
     pub fn read(&mut self, path: &Expression, origin: usize) -> Option<String> {
         let p = self.eval_in(path, origin);
         let p = std::path::PathBuf::from(p.str()?);
+        let dir = self.scope.origins.get(origin)?.dir;
+        if !super::may_read(dir, &p) {
+            return None;
+        }
         let meta = std::fs::metadata(&p).ok()?;
         if !meta.is_file() || meta.len() > MAX_READ {
             return None;

@@ -195,6 +195,33 @@ fn parse(text: &str) -> Result<Body, hcl_edit::parser::Error> {
     hcl_edit::parser::parse_body(&text)
 }
 
+/// Whether a file a Terraform expression names may be read: it lies inside the working
+/// directory or the repository (the nearest ancestor with `.git`) of `module`. A linted
+/// repository cannot make gpuops read, and print in a report, a file of the machine
+/// (`file("/home/me/.ssh/id_rsa")`).
+pub(crate) fn may_read(module: &Path, p: &Path) -> bool {
+    let Ok(target) = std::fs::canonicalize(p) else {
+        return false;
+    };
+    let module = if module.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        module
+    };
+    let repo = std::fs::canonicalize(module).ok().and_then(|m| {
+        m.ancestors()
+            .find(|a| a.join(".git").exists())
+            .map(Path::to_path_buf)
+    });
+    let cwd = std::env::current_dir()
+        .ok()
+        .and_then(|c| std::fs::canonicalize(c).ok());
+    [repo, cwd]
+        .into_iter()
+        .flatten()
+        .any(|root| target.starts_with(root))
+}
+
 /// A file's text; `None` when it is not UTF-8 text or over the size limit (not Terraform that
 /// applies anything).
 fn read_text(p: &Path) -> Result<Option<String>, IoProblem> {

@@ -31,7 +31,9 @@ pub fn referenced(body: &Body, ev: &mut Eval<'_, '_>, out: &mut Vec<PathBuf>) {
             let p = ev.eval(path);
             if let Some(p) = p.str().filter(|p| !p.is_empty()) {
                 let p = PathBuf::from(p);
-                if !is_yaml(&p) && !out.contains(&p) {
+                let dir = ev.scope.origins.get(ev.file).map(|o| o.dir);
+                let allowed = dir.is_some_and(|d| super::may_read(d, &p));
+                if allowed && !is_yaml(&p) && !out.contains(&p) {
                     out.push(p);
                 }
             }
