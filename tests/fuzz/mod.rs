@@ -73,6 +73,8 @@ pub struct Failure {
 pub struct Seeds {
     pub yaml: Vec<String>,
     pub profiles: Vec<String>,
+    /// Terraform (`.tf`) files: manifests, node groups and chart values in HCL.
+    pub terraform: Vec<String>,
 }
 
 pub fn root() -> PathBuf {
@@ -88,7 +90,10 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     for p in entries {
         if p.is_dir() {
             collect(&p, out);
-        } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+        } else if p
+            .extension()
+            .is_some_and(|x| x == "yaml" || x == "yml" || x == "tf")
+        {
             out.push(p);
         }
     }
@@ -102,18 +107,28 @@ impl Seeds {
         collect(&root().join("examples"), &mut paths);
         let mut yaml = Vec::new();
         let mut profiles = Vec::new();
+        let mut terraform = Vec::new();
         for p in paths {
             let Ok(text) = std::fs::read_to_string(&p) else {
                 continue;
             };
-            if text.contains("kind: Platform") {
+            if p.extension().is_some_and(|x| x == "tf") {
+                terraform.push(text);
+            } else if text.contains("kind: Platform") {
                 profiles.push(text);
             } else {
                 yaml.push(text);
             }
         }
-        assert!(!yaml.is_empty() && !profiles.is_empty(), "seeds found");
-        Seeds { yaml, profiles }
+        assert!(
+            !yaml.is_empty() && !profiles.is_empty() && !terraform.is_empty(),
+            "seeds found"
+        );
+        Seeds {
+            yaml,
+            profiles,
+            terraform,
+        }
     }
 
     /// The next input: mostly a seed mutated, else a generated document (mutated or not).
@@ -129,7 +144,14 @@ impl Seeds {
                 "clusters/a/app.yml",
             ])
             .to_string();
+        let mut path = path;
         let (target, text) = match rng.below(10) {
+            // A Terraform file: its HCL, heredocs and evaluated values mutated.
+            0 if rng.chance(1, 2) => {
+                let s = rng.pick(&self.terraform);
+                path = "main.tf".to_string();
+                (Target::Repo, inputs::mutate(rng, s, &self.terraform, max))
+            }
             0..=3 => {
                 let s = rng.pick(&self.yaml);
                 (Target::Repo, inputs::mutate(rng, s, &self.yaml, max))
