@@ -1598,6 +1598,46 @@ fn terraform_that_applies_nothing_is_not_read_invalid_hcl_is_one_located_finding
 }
 
 #[test]
+fn terraform_node_groups_belong_to_the_cluster_whose_paths_hold_them() {
+    let d = tempfile::tempdir().unwrap();
+    let group = |env: &str| {
+        format!(
+            "module \"eks\" {{\n  eks_managed_node_groups = {{\n    gpu = {{\n      instance_types = [\"g5.xlarge\"]\n      labels = {{ workload = \"inference\" }}\n      taints = {{\n        d = {{ key = \"dedicated\", value = \"{env}\", effect = \"NO_SCHEDULE\" }}\n      }}\n    }}\n  }}\n}}\n"
+        )
+    };
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: smoke, namespace: ml}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      nodeSelector: {workload: inference}\n      tolerations:\n        - {key: dedicated, value: prod, effect: NoSchedule}\n      containers:\n        - name: c\n          image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04\n          resources:\n            limits: {nvidia.com/gpu: 1}\n";
+    write(d.path(), "infra/prod/eks.tf", &group("prod"));
+    write(d.path(), "infra/staging/eks.tf", &group("staging"));
+    // The same Job in both clusters, tolerating prod's taint only.
+    write(d.path(), "apps/prod/job.yaml", job);
+    write(d.path(), "apps/staging/job.yaml", job);
+    write(
+        d.path(),
+        ".gpuops.yaml",
+        "clusters:\n  prod:\n    paths: [\"apps/prod/**\", \"infra/prod/**\"]\n  staging:\n    paths: [\"apps/staging/**\", \"infra/staging/**\"]\n",
+    );
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(code, 1, "{out}{err}");
+    let v = json(&out);
+    let found: Vec<_> = findings(&v)
+        .into_iter()
+        .map(|(r, p, _, _)| (r, p))
+        .collect();
+    assert_eq!(
+        found,
+        vec![(
+            "gpu-toleration-missing".to_string(),
+            "apps/staging/job.yaml".to_string()
+        )],
+        "{out}"
+    );
+    assert_eq!(
+        v["diagnostics"][0]["related"][0]["path"], "infra/staging/eks.tf",
+        "{out}"
+    );
+}
+
+#[test]
 fn terraform_never_reads_a_file_outside_the_repository() {
     let d = tempfile::tempdir().unwrap();
     // A file of the machine, outside the repository: a broken ClusterQueue whose text a finding
