@@ -7,8 +7,10 @@ declare_rule! {
     /// ## What it does
     /// Flags an explicit EBS volume in an EC2NodeClass (or an older `AWSNodeTemplate`)
     /// `spec.blockDeviceMappings[].ebs` that is not encrypted: `encrypted: false`, a quoted
-    /// `"false"`, or no `encrypted` at all. A volume restored from a snapshot (`snapshotID`) with
-    /// no `encrypted` field takes the snapshot's encryption and is not flagged.
+    /// `"false"`, or a `kmsKeyID` without `encrypted: true`. A volume with no `encrypted` field
+    /// (and no key) takes the account's EBS encryption default, which the repository does not
+    /// show, and is not flagged; nor is one restored from a snapshot (`snapshotID`), which takes
+    /// the snapshot's encryption.
     ///
     /// ## Why is this bad?
     /// The volumes Karpenter creates when `blockDeviceMappings` is omitted are encrypted, but an
@@ -63,12 +65,16 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 .and_then(|n| n.as_str())
                 .map_or_else(|| "an EBS volume".to_string(), |d| format!("volume `{d}`"));
             let kms = ebs.get("kmsKeyID").is_some_and(|n| !n.is_null());
+            // Without `encrypted` the volume takes the account's EBS encryption default, which no
+            // file here shows: only a `kmsKeyID` says encryption was meant and is not on.
             let (node, why) = match ebs.entry("encrypted") {
                 None if ebs.get("snapshotID").is_some_and(|n| !n.is_null()) => continue,
+                None if !kms => continue,
                 None => (
                     ebs_key,
-                    "has no `encrypted: true` (an explicit mapping does not inherit the encrypted defaults, and `encrypted` defaults to false unless the account turns on EBS encryption by default)".to_string(),
+                    "names a `kmsKeyID` but has no `encrypted: true` (the key alone does not turn encryption on, and `encrypted` defaults to false unless the account turns on EBS encryption by default)".to_string(),
                 ),
+                Some((_, v)) if v.is_null() && !kms => continue,
                 // `encrypted:` with nothing after it: the key is the visible place.
                 Some((k, v)) if v.is_null() => {
                     let at = if v.span().is_empty() { k } else { v };

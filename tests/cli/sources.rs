@@ -362,6 +362,34 @@ fn a_broken_kustomization_is_one_finding_and_the_rest_is_linted() {
 }
 
 #[test]
+fn a_kustomization_outside_the_load_restrictor_is_reported_only_where_deployed() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    // Built by its author with `--load-restrictor LoadRestrictionsNone`: a file beside the dir.
+    write(
+        d.path(),
+        "serving/shared.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    write(
+        d.path(),
+        "serving/vllm/kustomization.yaml",
+        "resources:\n  - ../shared.yaml\n",
+    );
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--explain-sources"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("--load-restrictor LoadRestrictionsNone"),
+        "{err}"
+    );
+    // Declared complete, the cluster deploys it as written: kustomize refuses it.
+    write(d.path(), ".gpuops.yaml", "cluster: {complete: true}\n");
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(findings(&json(&out))[0].0, "source-build-failed", "{out}");
+}
+
+#[test]
 fn a_kustomization_file_without_extension_is_built() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();

@@ -268,7 +268,9 @@ impl Builder for Kustomize {
             ProblemKind::Build if f.at.missing_input => ProblemKind::MissingInput,
             k => k,
         };
-        let reported = if kind == ProblemKind::MissingInput {
+        let reported = if kind == ProblemKind::MissingInput && super::outside_root(&f.message) {
+            "it reads a file outside its directory, which builds with `--load-restrictor LoadRestrictionsNone`: reported as source-build-failed only where something deploys it"
+        } else if kind == ProblemKind::MissingInput {
             "a file it reads is missing, usually one a build step generates: reported as source-build-failed only where something deploys it"
         } else {
             "reported as source-build-failed"

@@ -134,7 +134,7 @@ pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<
             let (message, at, missing_input) = match e {
                 exec::ExecError::Failed(m) => {
                     let (message, at) = clean_error(&m, &run.scratch_path);
-                    (message, at, lacks_input(&m))
+                    (message, at, lacks_input(&m) || outside_root(&m))
                 }
                 other => (other.to_string(), None, false),
             };
@@ -454,6 +454,15 @@ fn lacks_input(raw: &str) -> bool {
     .any(|m| raw.contains(m))
 }
 
+/// Whether the build fails only because it reads a file outside the kustomization's directory,
+/// which kustomize refuses under its default load restrictor. Such a kustomization builds with
+/// `--load-restrictor LoadRestrictionsNone`, the option its author evidently uses and Argo CD
+/// can be given (`kustomize.buildOptions`): like a missing input, certain to fail only where
+/// something in view deploys it.
+pub(crate) fn outside_root(raw: &str) -> bool {
+    raw.contains("security; file") && raw.contains("is not in or below")
+}
+
 /// Turns kustomize's (or kubectl's) error output into one readable line: the klog wrapper and
 /// the wrapper kustomization's part of the error chain go, absolute paths become relative.
 /// Returns the message and the kustomization directory the error chain ends in.
@@ -533,9 +542,9 @@ mod tests {
             "Error: loading KV pairs: env source files: [params.env]: evalsymlink failure on 'a/params.env' : lstat a/params.env: no such file or directory"
         ));
         assert!(lacks_input("Error: kustomization.yaml is empty"));
-        assert!(!lacks_input(
-            "Error: accumulating resources from '../x.yaml': security; file 'x.yaml' is not in or below 'a'"
-        ));
+        let restricted = "Error: accumulating resources from '../x.yaml': security; file 'x.yaml' is not in or below 'a'";
+        assert!(!lacks_input(restricted));
+        assert!(outside_root(restricted));
     }
 
     #[test]
