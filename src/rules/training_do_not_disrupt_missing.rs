@@ -11,7 +11,8 @@ declare_rule! {
     /// `karpenter.sh/do-not-disrupt: "true"`, in a cluster that runs Karpenter (a NodePool in the
     /// files, or `cluster: {karpenter: true}` in the config). A workload with several pod
     /// templates (PyTorchJob Master and Worker, JobSet replicated jobs, Ray worker groups) gets
-    /// one finding per template.
+    /// one finding per template. A template whose selectors fit only capacity Karpenter does not
+    /// manage (an EKS managed node group, existing Nodes) is not flagged.
     ///
     /// Whatever the workload is for and whether or not a NodePool is in view, it also flags the
     /// annotation on the workload's own metadata or on a nested Job template (JobSet, CronJob),
@@ -129,7 +130,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         .help(format!("move it: {help}")),
                     ));
                 }
-                None if training && karpenter => {
+                None if training && karpenter && !off_karpenter(cx, ti) => {
                     let Some(at) = template_anchor(owner, t) else {
                         continue;
                     };
@@ -153,6 +154,23 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             },
         }
     }
+}
+
+/// Whether the template's selectors fit pools, none of them Karpenter's (a managed node group, a
+/// cluster-autoscaler group): Karpenter never disrupts the nodes it lands on. A template that fits
+/// no pool at all is another rule's finding and is not judged here either.
+fn off_karpenter(cx: &Ctx, ti: usize) -> bool {
+    let ix = cx.ix;
+    if ix.nodepools.is_empty() {
+        return false;
+    }
+    let Some(p) = ix.own_placement.get(ti).copied().flatten() else {
+        return false;
+    };
+    !ix.placements[p]
+        .fits
+        .iter()
+        .any(|&pool| ix.nodepools[pool as usize].is_karpenter())
 }
 
 /// Points at the evidence that made the template training, when there is a place to point at.
