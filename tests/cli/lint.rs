@@ -1050,6 +1050,7 @@ const JUNIT_10: &[XsdElement] = &[
     ("failure", &[], &["type", "message"], &[]),
     ("error", &[], &["type", "message"], &[]),
     ("skipped", &[], &["type", "message"], &[]),
+    ("system-out", &[], &[], &[]),
 ];
 
 /// Parses JUnit XML and checks it against `JUNIT_10`; returns the document's text for more checks.
@@ -1075,12 +1076,16 @@ fn check_junit(xml: &str) -> roxmltree::Document<'_> {
         }
         if name == "testsuite" {
             let cases = node.children().filter(|c| c.has_tag_name("testcase"));
-            let failed = cases
-                .clone()
-                .filter(|c| c.children().any(|f| f.has_tag_name("failure")))
-                .count();
+            let with = |tag: &str| {
+                cases
+                    .clone()
+                    .filter(|c| c.children().any(|f| f.has_tag_name(tag)))
+                    .count()
+                    .to_string()
+            };
+            assert_eq!(node.attribute("failures"), Some(&*with("failure")));
+            assert_eq!(node.attribute("skipped"), Some(&*with("skipped")));
             assert_eq!(node.attribute("tests"), Some(&*cases.count().to_string()));
-            assert_eq!(node.attribute("failures"), Some(&*failed.to_string()));
         }
     }
     doc
@@ -1105,12 +1110,23 @@ fn junit_parses_back_against_the_junit_10_schema() {
         let file = suite.attribute("file").unwrap();
         for c in suite.children().filter(|c| c.has_tag_name("testcase")) {
             assert_eq!(c.attribute("classname"), Some(file));
-            let failure = c.children().find(|f| f.has_tag_name("failure")).unwrap();
-            assert!(matches!(
-                failure.attribute("type"),
-                Some("error" | "warning")
-            ));
-            assert!(failure.text().unwrap().contains(&format!("at {file}:")));
+            // Errors fail (the default --fail-on); warnings are reported as skipped.
+            let body = match c.children().find(|f| f.has_tag_name("failure")) {
+                Some(failure) => {
+                    assert_eq!(failure.attribute("type"), Some("error"));
+                    failure.text().unwrap()
+                }
+                None => {
+                    let skipped = c.children().find(|f| f.has_tag_name("skipped")).unwrap();
+                    assert_eq!(skipped.attribute("type"), Some("warning"));
+                    let out = c.children().find(|f| f.has_tag_name("system-out"));
+                    out.and_then(|o| o.text()).unwrap()
+                }
+            };
+            assert!(body.contains(&format!("at {file}:")));
+            // Stable names: rule and object, no line numbers.
+            let name = c.attribute("name").unwrap();
+            assert!(!name.contains(" at "), "{name}");
         }
     }
 }
