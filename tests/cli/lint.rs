@@ -1884,8 +1884,11 @@ fn cost_json_prices_a_pool_at_its_limits() {
     // 2 × $21.957642/h (catalog), spot at half of it.
     let od = pool["worst"]["on_demand"].as_f64().expect("number");
     assert!((od - 43.915284).abs() < 1e-9, "{od}");
-    let spot = v["total"]["spot"].as_f64().expect("number");
+    let spot = pool["worst"]["spot"].as_f64().expect("number");
     assert!((spot - 21.957642).abs() < 1e-9, "{spot}");
+    // The pool may launch on-demand nodes: the total counts it there, nothing as spot-only.
+    assert!((v["total"]["on_demand"].as_f64().unwrap() - od).abs() < 1e-9);
+    assert_eq!(v["total"]["spot"].as_f64(), Some(0.0));
 }
 
 // ---------------------------------------------------------------------------------------------
