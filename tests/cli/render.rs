@@ -985,6 +985,11 @@ fn semantic_profile_errors_are_all_reported_with_their_places() {
         "{err}"
     );
     assert!(err.contains("GPU names: a100, a10g"), "{err}");
+    // Each underline says what is wrong, not just that it is the profile's.
+    for label in ["undefined", "over-ceiling", "duplicate"] {
+        assert!(err.contains(&format!("╰── {label}")), "{label}:\n{err}");
+    }
+    assert!(!err.contains("── profile"), "{err}");
 }
 
 #[test]
@@ -1040,6 +1045,9 @@ fn structural_profile_errors_are_all_reported_with_their_places() {
     }
     assert!(err.contains("did you mean `discoveryTag`?"), "{err}");
     assert!(err.contains("5 errors"), "{err}");
+    for label in ["wrong-type", "not-allowed", "unknown-key", "duplicate"] {
+        assert!(err.contains(&format!("╰── {label}")), "{label}:\n{err}");
+    }
 }
 
 #[test]
