@@ -1659,7 +1659,18 @@ fn version_completions_and_man_page() {
         assert_eq!(code, 0, "{shell}");
         assert!(out.contains(marker), "{shell}: {out}");
         assert!(out.contains("--output-file"), "{shell}");
+        // `gpuops rule <TAB>` and `--rule <TAB>` offer the rules and the bundled policies
+        // (clap_complete writes values into the scripts of these three).
+        if ["bash", "zsh", "fish"].contains(&shell) {
+            for name in ["gpu-toleration-missing", "policy/gpu-quota-missing"] {
+                assert!(out.contains(name), "{shell}: {name}");
+            }
+        }
     }
+    // Offering names does not restrict them: a user policy's name is still taken.
+    let Run { code, err, .. } = run(gpuops().args(["rule", "policy/not-a-policy"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("no rule named `policy/not-a-policy`"), "{err}");
     let Run { code, .. } = run(gpuops().args(["completions", "tcsh"]));
     assert_eq!(code, 2);
     let Run { code, out, .. } = run(gpuops().arg("man"));
