@@ -1440,18 +1440,67 @@ fn hook(id: &str) -> serde_json::Value {
 }
 
 /// The command line pre-commit runs: the entry, the user's `args`, then (unless
-/// `pass_filenames: false`) the matching staged files.
+/// `pass_filenames: false`) the matching staged files. A `script` hook's entry is
+/// hooks/gpuops-source, which builds and then runs gpuops with the same arguments: the test runs
+/// the binary under test with them.
 fn hook_command(id: &str, args: &[&str], files: &[&str]) -> Command {
     let h = hook(id);
-    assert_eq!(h["language"], "rust", "{id}");
     let entry: Vec<&str> = h["entry"].as_str().unwrap().split_whitespace().collect();
-    assert_eq!(entry[0], "gpuops", "{id}");
+    match h["language"].as_str() {
+        Some("python") => assert_eq!(entry[0], "gpuops", "{id}"),
+        Some("script") => assert_eq!(entry[0], "hooks/gpuops-source", "{id}"),
+        other => panic!("{id}: language {other:?}"),
+    }
     let mut c = gpuops();
     c.args(&entry[1..]).args(args);
     if h["pass_filenames"] != false {
         c.args(files);
     }
     c
+}
+
+/// Each hook comes twice, the same command: from the release wheel (`-py`) and from source, the
+/// source built with `cargo install --locked`, the wheel pinned to the crate's version.
+#[test]
+fn pre_commit_hooks_come_from_the_wheel_and_from_locked_source() {
+    for id in ["gpuops-lint", "gpuops-render-check"] {
+        let (source, wheel) = (hook(id), hook(&format!("{id}-py")));
+        assert_eq!(source["language"], "script");
+        assert_eq!(wheel["language"], "python");
+        let rest = |h: &serde_json::Value| {
+            let e = h["entry"].as_str().unwrap();
+            e.split_once(' ').unwrap().1.to_string()
+        };
+        assert_eq!(rest(&source), rest(&wheel), "{id}");
+        for k in ["files", "pass_filenames", "require_serial"] {
+            assert_eq!(source[k], wheel[k], "{id}: {k}");
+        }
+    }
+    let script = fs::read_to_string(root().join("hooks/gpuops-source")).unwrap();
+    assert!(script.contains("cargo install --locked"), "{script}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(root().join("hooks/gpuops-source"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert!(mode & 0o111 != 0, "hooks/gpuops-source is not executable");
+    }
+    // `pip install .` of the repository installs the wheel of this very version.
+    let shim = fs::read_to_string(root().join("pyproject.toml")).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(shim.contains(&format!("version = \"{version}\"")), "{shim}");
+    assert!(
+        shim.contains(&format!("\"gpuops-k8s=={version}\"")),
+        "{shim}"
+    );
+    let wheel = fs::read_to_string(root().join("python/pyproject.toml")).unwrap();
+    assert!(wheel.contains("bindings = \"bin\""), "{wheel}");
+    assert!(
+        wheel.contains("manifest-path = \"../Cargo.toml\""),
+        "{wheel}"
+    );
 }
 
 #[test]
