@@ -146,24 +146,17 @@ fn testcase(
         attr(name),
         attr(path)
     );
-    if fails {
-        let _ = writeln!(
-            out,
-            "      <failure type=\"{}\" message=\"{}\">{}</failure>",
-            d.severity,
-            attr(&d.message),
-            text(&body)
-        );
+    let what = format!("type=\"{}\" message=\"{}\"", d.severity, attr(&d.message));
+    let body = text(&body);
+    let _ = if fails {
+        writeln!(out, "      <failure {what}>{body}</failure>")
     } else {
         // Below the failing severity: reported, not failed.
-        let _ = writeln!(
+        writeln!(
             out,
-            "      <skipped type=\"{}\" message=\"{}\"/>\n      <system-out>{}</system-out>",
-            d.severity,
-            attr(&d.message),
-            text(&body)
-        );
-    }
+            "      <skipped {what}/>\n      <system-out>{body}</system-out>"
+        )
+    };
     out.push_str("    </testcase>\n");
 }
 

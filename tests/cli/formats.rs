@@ -3,30 +3,13 @@
 //! test names that survive moved lines.
 
 use crate::common::{Run, gpuops_in, root, run, write};
+use crate::lint::BAD_JOB;
 use std::path::Path;
 
-/// A GPU Job without a GPU limit: `gpu-limit-missing` (an error by default) at line 14.
-const JOB: &str = "apiVersion: batch/v1
-kind: Job
-metadata:
-  name: train
-  namespace: ml
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: c
-          image: x
-          resources:
-            requests:
-              nvidia.com/gpu: 1
-          volumeMounts:
-            - {name: ckpt, mountPath: /ckpt}
-      volumes:
-        - name: ckpt
-          persistentVolumeClaim: {claimName: ckpt}
-";
+/// A GPU Job without a GPU limit: `gpu-limit-missing` (an error by default) at line 15.
+fn job() -> String {
+    BAD_JOB.replace("  name: bad\n", "  name: train\n  namespace: ml\n")
+}
 
 /// The SARIF 2.1.0 schema (the draft-07 form code scanning and schemastore use), with `format`
 /// checked: `uri-reference` is what a path with `#` or `%` breaks.
@@ -77,7 +60,7 @@ fn sarif_of_files_named_with_hash_comma_colon_percent_and_spaces_validates() {
         "é.yaml",
     ];
     for n in names {
-        write(d.path(), n, JOB);
+        write(d.path(), n, &job());
     }
     let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--format", "sarif"]));
     assert_eq!(code, 1, "{err}");
@@ -119,7 +102,7 @@ fn sarif_of_stdin_validates_and_names_no_file() {
     let d = tempfile::tempdir().unwrap();
     let Run { code, out, .. } = run(gpuops_in(d.path())
         .args(["lint", "-", "--format", "sarif"])
-        .write_stdin(JOB));
+        .write_stdin(job()));
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_valid_sarif(&v);
@@ -161,7 +144,7 @@ fn count(doc: &roxmltree::Document, tag: &str) -> usize {
 #[test]
 fn junit_of_a_warnings_only_run_has_no_failures() {
     let d = tempfile::tempdir().unwrap();
-    write(d.path(), "job.yaml", JOB);
+    write(d.path(), "job.yaml", &job());
     write(
         d.path(),
         ".gpuops.yaml",
@@ -187,7 +170,7 @@ fn junit_of_a_warnings_only_run_has_no_failures() {
 #[test]
 fn junit_test_names_are_rule_and_object_and_survive_moved_lines() {
     let d = tempfile::tempdir().unwrap();
-    write(d.path(), "job.yaml", JOB);
+    write(d.path(), "job.yaml", &job());
     let names = |dir: &Path| -> Vec<String> {
         let (_, doc) = junit(dir, &[]);
         doc.descendants()
@@ -203,7 +186,7 @@ fn junit_test_names_are_rule_and_object_and_survive_moved_lines() {
     write(
         d.path(),
         "job.yaml",
-        &format!("# a comment\n# and another\n{JOB}"),
+        &format!("# a comment\n# and another\n{}", job()),
     );
     assert_eq!(names(d.path()), before);
 }

@@ -28,7 +28,7 @@ spec:
           persistentVolumeClaim: {claimName: ckpt}
 ";
 
-const BAD_JOB: &str = "apiVersion: batch/v1
+pub(crate) const BAD_JOB: &str = "apiVersion: batch/v1
 kind: Job
 metadata:
   name: bad
