@@ -7,6 +7,7 @@ use cli::man::man;
 use cli::output::print;
 use cli::policy::{listing_policies, policy_test};
 use cli::render::render;
+use cli::rule_name::RuleName;
 use cli::why::why;
 use gpuops::report::{self, Format, OutputFile};
 use std::path::PathBuf;
@@ -52,6 +53,7 @@ enum Command {
     /// Explain one rule.
     Rule {
         /// Rule name, e.g. gpu-toleration-missing or policy/team-label-missing.
+        #[arg(value_parser = RuleName, hide_possible_values = true)]
         name: String,
         /// Also look among the policies in this directory (repeatable).
         #[arg(long = "policy", value_name = "DIR")]
@@ -263,7 +265,7 @@ struct LintArgs {
     fail_on: Option<FailOn>,
     /// Run only these rules (repeatable); a bundled policy named here runs even when the config
     /// leaves it off.
-    #[arg(long = "rule", value_name = "NAME")]
+    #[arg(long = "rule", value_name = "NAME", value_parser = RuleName, hide_possible_values = true)]
     rules: Vec<String>,
     /// A directory of Rego policies to run, beside the config's `policies:` (repeatable).
     #[arg(long = "policy", value_name = "DIR")]

@@ -211,6 +211,7 @@ pub(crate) fn lint(args: LintArgs) -> ExitCode {
         documents: outcome.documents,
         objects: outcome.objects,
         exit_code: code,
+        fail_on: settings.fail_on,
         errors: &errors,
     };
     let format = args.format;

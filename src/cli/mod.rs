@@ -9,4 +9,5 @@ pub(crate) mod output;
 pub(crate) mod policy;
 pub(crate) mod render;
 pub(crate) mod repo;
+pub(crate) mod rule_name;
 pub(crate) mod why;

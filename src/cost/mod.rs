@@ -14,11 +14,15 @@ use std::collections::BTreeMap;
 
 pub use crate::catalog::pricing::{CostSettings, DEFAULT_SPOT_DISCOUNT, max_nodes, per_node};
 
+mod caps;
+
 /// One instance type at a pool's limits.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct InstanceCost {
     pub instance_type: String,
     pub nodes: u64,
+    /// GPUs of those nodes together.
+    pub gpus: u64,
     pub on_demand: f64,
     pub spot: f64,
 }
@@ -37,6 +41,22 @@ pub struct PoolCost {
     pub best: Option<InstanceCost>,
     /// Why the pool has no figure (no `spec.limits`, no limit that bounds nodes, no price).
     pub unbounded: Option<String>,
+    /// What the pool adds to the total in $/h, at what it pays (spot for a spot-only pool): its
+    /// worst case, or its share of the quota of the flavor that caps it.
+    pub counted: Option<f64>,
+    /// The quota that caps this pool (with the others its flavor alone selects), when it shares
+    /// it or the quota is below the pool's own limit.
+    pub capped_by: Option<QuotaCap>,
+}
+
+/// A flavor's ClusterQueue quotas: Kueue admits no more GPUs on its pools together.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct QuotaCap {
+    pub flavor: String,
+    /// The `nominalQuota`s of `nvidia.com/gpu` on the flavor, added up.
+    pub gpus: f64,
+    /// The other pools under the same cap.
+    pub with: Vec<String>,
 }
 
 impl PoolCost {
@@ -71,6 +91,8 @@ pub fn pool_cost(pool: &NodePool<'_>, cs: &CostSettings) -> Option<PoolCost> {
         worst: None,
         best: None,
         unbounded: None,
+        counted: None,
+        capped_by: None,
     };
     let Some(limits) = pool.limits_milli() else {
         out.unbounded = Some("no `spec.limits`".into());
@@ -91,6 +113,7 @@ pub fn pool_cost(pool: &NodePool<'_>, cs: &CostSettings) -> Option<PoolCost> {
         figures.push(InstanceCost {
             instance_type: i.instance_type.to_string(),
             nodes,
+            gpus: nodes * u64::from(i.gpu_count),
             on_demand,
             spot: cs.spot(on_demand),
         });
@@ -103,6 +126,7 @@ pub fn pool_cost(pool: &NodePool<'_>, cs: &CostSettings) -> Option<PoolCost> {
     };
     out.worst = figures.iter().max_by(cmp).cloned();
     out.best = figures.iter().min_by(cmp).cloned();
+    out.counted = out.worst_usd();
     if out.worst.is_none() {
         out.unbounded = Some(if no_instances {
             // Such a pool launches nothing (nodepool-requirements-unsatisfiable says why).
@@ -116,10 +140,36 @@ pub fn pool_cost(pool: &NodePool<'_>, cs: &CostSettings) -> Option<PoolCost> {
 
 /// Every GPU pool of the index, in index order.
 pub fn pools(ix: &Index<'_>, cs: &CostSettings) -> Vec<PoolCost> {
-    ix.nodepools
+    pool_costs(ix, cs).into_iter().map(|(_, c)| c).collect()
+}
+
+/// Every GPU pool with its index in `ix.nodepools`; pools a flavor's quota caps together are
+/// counted once ([`caps`]).
+pub fn pool_costs(ix: &Index<'_>, cs: &CostSettings) -> Vec<(usize, PoolCost)> {
+    let (index, mut costs): (Vec<usize>, Vec<PoolCost>) = ix
+        .nodepools
         .iter()
-        .filter_map(|p| pool_cost(p, cs))
-        .collect()
+        .enumerate()
+        .filter_map(|(i, p)| Some((i, pool_cost(p, cs)?)))
+        .unzip();
+    let queues = queues(ix, cs);
+    let mut selected: Vec<Vec<String>> = vec![Vec::new(); costs.len()];
+    let mut flavors: Vec<&str> = queues
+        .iter()
+        .flat_map(|q| &q.flavors)
+        .map(|f| f.flavor.as_str())
+        .collect();
+    flavors.sort_unstable();
+    flavors.dedup();
+    for f in flavors {
+        for p in flavor_pools(ix, f) {
+            if let Some(at) = index.iter().position(|&i| i == p) {
+                selected[at].push(f.to_string());
+            }
+        }
+    }
+    caps::apply(&mut costs, &selected, &queues);
+    index.into_iter().zip(costs).collect()
 }
 
 /// The cheapest and dearest on-demand $/GPU-hour among a pool's allowed instances.
@@ -292,11 +342,16 @@ pub fn teams(ix: &Index<'_>, queues: &[QueueCost]) -> Vec<TeamCost> {
         .collect()
 }
 
-/// The sum of the pools' worst cases.
+/// The sum of what the pools count: capacity that may run on demand at on-demand prices, and
+/// spot-only capacity at spot prices, apart.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Total {
+    /// Pools that may launch on-demand nodes (a spot-and-on-demand pool falls back to them).
     pub on_demand: f64,
+    /// Spot-only pools, at spot prices.
     pub spot: f64,
+    /// Both together: the worst case.
+    pub worst: f64,
     /// Pools left out of the sum: they have no figure.
     pub unbounded_pools: Vec<String>,
 }
@@ -305,17 +360,17 @@ pub fn total(pools: &[PoolCost]) -> Total {
     let mut t = Total {
         on_demand: 0.0,
         spot: 0.0,
+        worst: 0.0,
         unbounded_pools: Vec::new(),
     };
     for p in pools {
-        match &p.worst {
-            Some(w) => {
-                t.on_demand += w.on_demand;
-                t.spot += w.spot;
-            }
+        match p.counted {
+            Some(usd) if p.spot_only => t.spot += usd,
+            Some(usd) => t.on_demand += usd,
             None => t.unbounded_pools.push(p.name.clone()),
         }
     }
+    t.worst = t.on_demand + t.spot;
     t
 }
 
@@ -401,6 +456,7 @@ impl Report {
                 "SPOT",
                 "BEST CASE",
                 "ON-DEMAND",
+                "COUNTED",
                 "NOTE",
             ]
             .map(String::from)
@@ -417,6 +473,17 @@ impl Report {
             if p.spot_only {
                 note.push("spot only".to_string());
             }
+            if let Some(c) = &p.capped_by {
+                let with = if c.with.is_empty() {
+                    String::new()
+                } else {
+                    format!(" with {}", c.with.join(", "))
+                };
+                note.push(format!(
+                    "capped{with} at flavor `{}`'s quota of {} GPUs",
+                    c.flavor, c.gpus
+                ));
+            }
             rows.push(vec![
                 p.name.clone(),
                 instance_cell(&p.worst),
@@ -424,6 +491,7 @@ impl Report {
                 opt_usd(p.worst.as_ref().map(|w| w.spot)),
                 instance_cell(&p.best),
                 opt_usd(p.best.as_ref().map(|b| b.on_demand)),
+                opt_usd(p.counted),
                 note.join("; "),
             ]);
         }
@@ -482,7 +550,8 @@ impl Report {
             out.push_str(&table(&rows));
         }
         out.push_str(&format!(
-            "\nTotal worst case over the NodePools: {} $/h on-demand, {} $/h spot (spot discount {:.0}%)\n",
+            "\nTotal worst case over the NodePools: {} $/h: {} $/h of capacity that may run on demand, {} $/h of spot-only capacity (spot discount {:.0}%)\n",
+            usd(self.total.worst),
             usd(self.total.on_demand),
             usd(self.total.spot),
             self.spot_discount * 100.0
@@ -524,10 +593,16 @@ impl Report {
                 num(p.best.as_ref().map(|b| b.on_demand)),
                 num(p.worst.as_ref().map(|w| w.on_demand)),
                 num(p.worst.as_ref().map(|w| w.spot)),
-                p.unbounded
-                    .as_ref()
-                    .map(|u| format!("unbounded: {u}"))
-                    .unwrap_or_default(),
+                match (&p.unbounded, &p.capped_by, p.counted) {
+                    (Some(u), ..) => format!("unbounded: {u}"),
+                    (None, Some(cap), Some(c)) => format!(
+                        "counted {} under flavor {}'s quota of {} GPUs",
+                        usd(c),
+                        cap.flavor,
+                        cap.gpus
+                    ),
+                    _ => String::new(),
+                },
             ]);
         }
         for q in &self.cluster_queues {
@@ -582,7 +657,7 @@ impl Report {
         row([
             "total".into(),
             "nodepools".into(),
-            String::new(),
+            format!("worst {}", usd(self.total.worst)),
             String::new(),
             usd(self.total.on_demand),
             usd(self.total.spot),

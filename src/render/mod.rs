@@ -15,6 +15,7 @@ mod structure;
 pub mod templates;
 pub mod terraform;
 mod validate;
+pub mod wrong;
 
 pub use output::{CheckReport, WriteReport};
 pub use platform::Platform;
@@ -52,6 +53,8 @@ pub fn profile_schema() -> serde_json::Value {
 /// One located problem in a profile.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProfileProblem {
+    /// What is wrong: the problem's label.
+    pub wrong: wrong::Wrong,
     pub span: Span,
     pub message: String,
     /// How to fix it (often: the allowed values).
@@ -70,13 +73,13 @@ pub struct ProfileError {
 }
 
 impl ProfileError {
-    /// The problems as diagnostics (rule `profile`) against file 0.
+    /// The problems as diagnostics against file 0, each named for what is wrong.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         self.problems
             .iter()
             .map(|p| {
                 let mut d = Diagnostic::new(
-                    "profile",
+                    p.wrong.code(),
                     Severity::Error,
                     Loc {
                         file: 0,
@@ -201,6 +204,11 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
                 _ => p.message.clone(),
             };
             ProfileProblem {
+                wrong: if p.first.is_some() {
+                    wrong::Wrong::Duplicate
+                } else {
+                    wrong::Wrong::Yaml
+                },
                 span: first_line(text, p.span),
                 message,
                 help: None,
@@ -215,6 +223,7 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
     let broken = parsed.problems.iter().any(|p| p.first.is_none());
     if let Some(second) = parsed.docs.get(1) {
         problems.push(ProfileProblem {
+            wrong: wrong::Wrong::Yaml,
             span: first_line(text, second.root().span()),
             message: "a profile is one YAML document; this is a second one".into(),
             help: Some(
@@ -226,6 +235,7 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
     match parsed.docs.first() {
         None if problems.is_empty() => {
             problems.push(ProfileProblem {
+                wrong: wrong::Wrong::Yaml,
                 span: Span::at(0),
                 message: "the profile is empty".into(),
                 help: Some("`gpuops init` prints a starting profile".into()),
@@ -268,6 +278,7 @@ pub fn parse_profile(path: &str, text: &str) -> Result<Platform, ProfileError> {
                 .trim_start_matches("error: ")
                 .to_string();
             return Err(fail(vec![ProfileProblem {
+                wrong: wrong::Wrong::WrongType,
                 span: first_line(text, Span::at(byte)),
                 message: first,
                 help: None,
@@ -303,6 +314,7 @@ pub fn profile_text(shown: &str, bytes: Vec<u8>) -> Result<String, ProfileError>
     Err(ProfileError {
         path: shown.to_string(),
         problems: vec![ProfileProblem {
+            wrong: wrong::Wrong::Yaml,
             span: first_line(&text, Span::new(at, at + 1)),
             message: format!(
                 "not UTF-8 text: invalid byte 0x{:02x} at line {}, column {}",

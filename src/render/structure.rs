@@ -4,6 +4,7 @@
 //! with serde stops at the first problem; it runs only once this pass is clean.
 
 use super::ProfileProblem;
+use super::wrong::Wrong;
 use crate::yaml::{Node, Style, Value as YValue};
 use serde_json::{Map, Value};
 
@@ -39,12 +40,14 @@ impl<'a> Walker<'a> {
 
     fn problem(
         &self,
+        wrong: Wrong,
         node: Node<'_>,
         message: String,
         help: Option<String>,
         out: &mut Vec<ProfileProblem>,
     ) {
         out.push(ProfileProblem {
+            wrong,
             span: super::first_line(self.text, node.span()),
             message,
             help,
@@ -91,7 +94,7 @@ impl<'a> Walker<'a> {
                 ),
                 _ => None,
             };
-            self.problem(node, message, help, out);
+            self.problem(Wrong::WrongType, node, message, help, out);
             return;
         }
         if node.is_null() && types.contains(&"null") {
@@ -111,6 +114,7 @@ impl<'a> Walker<'a> {
                     && (items.len() as u64) < min
                 {
                     self.problem(
+                        Wrong::OutOfRange,
                         node,
                         format!(
                             "`{what}` needs at least {min} entr{}",
@@ -161,6 +165,7 @@ impl<'a> Walker<'a> {
             && v < i128::from(min)
         {
             self.problem(
+                Wrong::OutOfRange,
                 node,
                 format!("`{what}` must be at least {min}, found {v}"),
                 None,
@@ -172,6 +177,7 @@ impl<'a> Walker<'a> {
             && v > max
         {
             self.problem(
+                Wrong::OutOfRange,
                 node,
                 format!("`{what}` must be at most {max}, found {v}"),
                 None,
@@ -201,6 +207,7 @@ impl<'a> Walker<'a> {
                         .map(|(_, k)| format!("did you mean `{k}`? "))
                         .unwrap_or_default();
                     self.problem(
+                        Wrong::UnknownKey,
                         key_node,
                         format!("unknown key `{key}` in `{what}`"),
                         Some(format!("{hint}known keys: {}", known.join(", "))),
@@ -225,7 +232,13 @@ impl<'a> Walker<'a> {
                 Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
                 _ => missing.join(""),
             };
-            self.problem(node, format!("`{what}` is missing {list}"), None, out);
+            self.problem(
+                Wrong::MissingKey,
+                node,
+                format!("`{what}` is missing {list}"),
+                None,
+                out,
+            );
         }
     }
 
@@ -282,6 +295,7 @@ impl<'a> Walker<'a> {
             .map(|(_, a)| format!("did you mean `{a}`? "))
             .unwrap_or_default();
         self.problem(
+            Wrong::NotAllowed,
             node,
             format!(
                 "`{what}` must be one of: {}; found {}",

@@ -1,13 +1,18 @@
 //! `--format junit`: JUnit XML for GitLab (`artifacts:reports:junit`), Jenkins and other CI test
-//! report views. One `<testsuite>` per file with findings, one failed `<testcase>` per finding.
+//! report views. One `<testsuite>` per file with findings, one `<testcase>` per finding.
+//!
+//! Only findings at or above the failing severity (`--fail-on`) are `<failure>`s: the others are
+//! `<skipped>` with the finding in `<system-out>`, so a run that exits 0 is not a failed (or, in
+//! Jenkins, unstable) build. A testcase is named by rule and object, never by line, so a test's
+//! history survives lines moving; a second finding of one rule on one object gets ` (2)`.
 //!
 //! The document stays within the Jenkins xUnit plugin's `junit-10.xsd`, the schema GitLab and
 //! Jenkins readers accept: `testsuite` carries the required `name`, `tests`, `failures` and
 //! `errors` (plus `file`); `testcase` only `name` and `classname` (that schema has no `file` or
-//! `line` on a testcase, so the place is in the name). No times or timestamps, so the output of
+//! `line` on a testcase, so the place is in the body). No times or timestamps, so the output of
 //! two runs is byte-identical.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Severity};
 use crate::source::SourceFile;
 use std::fmt::Write;
 
@@ -15,13 +20,13 @@ pub struct Junit;
 
 impl super::Emitter for Junit {
     fn emit(&self, run: &super::Run, _color: bool) -> String {
-        junit(run.diagnostics, run.files)
+        junit(run.diagnostics, run.files, run.fail_on)
     }
 }
 
 /// JUnit XML of the findings that are not suppressed. A run without findings still has one passing
 /// testcase: some readers (Jenkins' by default) fail a build on a report with no tests.
-pub fn junit(diags: &[Diagnostic], files: &[SourceFile]) -> String {
+pub fn junit(diags: &[Diagnostic], files: &[SourceFile], fail_on: Option<Severity>) -> String {
     let shown: Vec<&Diagnostic> = diags.iter().filter(|d| d.suppressed.is_none()).collect();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     if shown.is_empty() {
@@ -39,22 +44,29 @@ pub fn junit(diags: &[Diagnostic], files: &[SourceFile]) -> String {
         );
         return out;
     }
+    let failing = |d: &&&Diagnostic| super::fails(d, fail_on);
     let _ = writeln!(
         out,
-        "<testsuites name=\"gpuops\" tests=\"{n}\" failures=\"{n}\" errors=\"0\">",
-        n = shown.len()
+        "<testsuites name=\"gpuops\" tests=\"{}\" failures=\"{}\" errors=\"0\">",
+        shown.len(),
+        shown.iter().filter(failing).count()
     );
     // Diagnostics come sorted by path, so each file's findings are one run.
     for group in shown.chunk_by(|a, b| a.loc.file == b.loc.file) {
         let path = files.get(group[0].loc.file).map_or("", |f| f.path.as_str());
+        let failures = group.iter().filter(failing).count();
         let _ = writeln!(
             out,
-            "  <testsuite name=\"{p}\" tests=\"{n}\" failures=\"{n}\" errors=\"0\" skipped=\"0\" file=\"{p}\">",
+            "  <testsuite name=\"{p}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{}\" file=\"{p}\">",
+            group.len(),
+            group.len() - failures,
             p = attr(path),
-            n = group.len()
         );
+        let mut names: Vec<String> = Vec::with_capacity(group.len());
         for d in group {
-            testcase(&mut out, d, files, path);
+            let name = unique(test_name(d), &names);
+            testcase(&mut out, d, files, path, &name, super::fails(d, fail_on));
+            names.push(name);
         }
         out.push_str("  </testsuite>\n");
     }
@@ -62,13 +74,42 @@ pub fn junit(diags: &[Diagnostic], files: &[SourceFile]) -> String {
     out
 }
 
-fn testcase(out: &mut String, d: &Diagnostic, files: &[SourceFile], path: &str) {
+/// `rule: Kind namespace/name`, or the rule alone for a finding on no object.
+fn test_name(d: &Diagnostic) -> String {
+    let Some(o) = &d.object else {
+        return d.rule.to_string();
+    };
+    match (&o.namespace, &o.name) {
+        (Some(ns), Some(n)) => format!("{}: {} {ns}/{n}", d.rule, o.kind),
+        (None, Some(n)) => format!("{}: {} {n}", d.rule, o.kind),
+        _ => format!("{}: {}", d.rule, o.kind),
+    }
+}
+
+/// `name`, or `name (2)`, `name (3)`… when the suite already has it.
+fn unique(name: String, taken: &[String]) -> String {
+    if !taken.contains(&name) {
+        return name;
+    }
+    (2..)
+        .map(|n| format!("{name} ({n})"))
+        .find(|n| !taken.contains(n))
+        .unwrap_or(name)
+}
+
+fn testcase(
+    out: &mut String,
+    d: &Diagnostic,
+    files: &[SourceFile],
+    path: &str,
+    name: &str,
+    fails: bool,
+) {
     let pos = |loc: crate::diag::Loc| {
         files
             .get(loc.file)
             .map_or_else(Default::default, |f| f.pos(loc.span.start()))
     };
-    let s = pos(d.loc);
     let place = |loc: crate::diag::Loc| {
         let p = files.get(loc.file).map_or("", |f| f.path.as_str());
         let at = pos(loc);
@@ -101,16 +142,22 @@ fn testcase(out: &mut String, d: &Diagnostic, files: &[SourceFile], path: &str) 
     }
     let _ = writeln!(
         out,
-        "    <testcase name=\"{} at {}:{}\" classname=\"{}\">\n      \
-         <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>",
-        attr(d.rule),
-        s.line,
-        s.col,
-        attr(path),
-        d.severity,
-        attr(&d.message),
-        text(&body)
+        "    <testcase name=\"{}\" classname=\"{}\">",
+        attr(name),
+        attr(path)
     );
+    let what = format!("type=\"{}\" message=\"{}\"", d.severity, attr(&d.message));
+    let body = text(&body);
+    let _ = if fails {
+        writeln!(out, "      <failure {what}>{body}</failure>")
+    } else {
+        // Below the failing severity: reported, not failed.
+        writeln!(
+            out,
+            "      <skipped {what}/>\n      <system-out>{body}</system-out>"
+        )
+    };
+    out.push_str("    </testcase>\n");
 }
 
 /// Escapes element text. Characters XML 1.0 cannot hold at all, even as references (most C0

@@ -14,6 +14,7 @@ mod output_file;
 pub mod progress;
 mod rules_doc;
 mod sarif;
+mod uri;
 
 pub use changed::ChangedFiles;
 pub use github::github;
@@ -85,6 +86,8 @@ pub struct Run<'a> {
     pub objects: usize,
     /// The status the process exits with (0, 1 or 2), for SARIF `invocations`.
     pub exit_code: u8,
+    /// The lowest severity that fails the run (`None`: nothing does), for JUnit failures.
+    pub fail_on: Option<Severity>,
     /// Problems outside the findings that fail the run (an unreadable path), for SARIF.
     pub errors: &'a [String],
 }
@@ -96,12 +99,12 @@ pub fn emit(format: Format, run: &Run, color: bool) -> String {
 
 /// The exit status for these findings: 1 when an unsuppressed finding reaches `fail_on`.
 pub fn exit_code(diags: &[Diagnostic], fail_on: Option<Severity>) -> u8 {
-    let failing = fail_on.is_some_and(|min| {
-        diags
-            .iter()
-            .any(|d| d.severity >= min && d.suppressed.is_none())
-    });
-    u8::from(failing)
+    u8::from(diags.iter().any(|d| fails(d, fail_on)))
+}
+
+/// Whether a finding fails the run: not suppressed, and at or above `fail_on`.
+pub fn fails(d: &Diagnostic, fail_on: Option<Severity>) -> bool {
+    d.suppressed.is_none() && fail_on.is_some_and(|min| d.severity >= min)
 }
 
 /// Counts by severity of the findings that are not suppressed.

@@ -1,3 +1,4 @@
+use super::uri::Artifact;
 use crate::diag::Severity;
 use crate::rules;
 use rayon::prelude::*;
@@ -19,6 +20,18 @@ fn region(span: crate::yaml::Span, file: &crate::source::SourceFile) -> Value {
         "endLine": end.line.max(s.line),
         "endColumn": if end.line > s.line || end.col > s.col { end.col } else { s.col + 1 },
     })
+}
+
+/// A `physicalLocation`: the file as a URI reference, and the region when its lines are the
+/// file's.
+fn physical(loc: crate::diag::Loc, files: &[crate::source::SourceFile]) -> Value {
+    let file = &files[loc.file];
+    let artifact = Artifact::of(&file.path);
+    let mut p = json!({"artifactLocation": artifact.location(&file.path)});
+    if artifact.has_lines() {
+        p["region"] = region(loc.span, file);
+    }
+    p
 }
 
 /// SARIF 2.1.0 for GitHub code scanning; rule help comes from the rule explanations.
@@ -54,17 +67,11 @@ pub fn sarif(run: &super::Run) -> String {
                 "ruleIndex": rules::all().iter().position(|r| r.name == d.rule),
                 "level": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
                 "message": {"text": text},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": files[d.loc.file].path},
-                    "region": region(d.loc.span, &files[d.loc.file]),
-                }}],
+                "locations": [{"physicalLocation": physical(d.loc, files)}],
                 "relatedLocations": d.related.iter().enumerate().map(|(i, r)| json!({
                     "id": i + 1,
                     "message": {"text": r.message},
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": files[r.loc.file].path},
-                        "region": region(r.loc.span, &files[r.loc.file]),
-                    }
+                    "physicalLocation": physical(r.loc, files),
                 })).collect::<Vec<_>>(),
                 // Code scanning matches results across commits by these, not by line numbers.
                 "partialFingerprints": {(super::fingerprint::SARIF_KEY): fingerprint},
@@ -74,10 +81,7 @@ pub fn sarif(run: &super::Run) -> String {
                 result["suppressions"] = json!([{
                     "kind": "inSource",
                     "justification": s.reason,
-                    "location": {"physicalLocation": {
-                        "artifactLocation": {"uri": files[s.loc.file].path},
-                        "region": region(s.loc.span, &files[s.loc.file]),
-                    }},
+                    "location": {"physicalLocation": physical(s.loc, files)},
                 }]);
             }
             result
@@ -92,6 +96,7 @@ pub fn sarif(run: &super::Run) -> String {
                 "version": env!("CARGO_PKG_VERSION"),
                 "rules": rule_list,
             }},
+            "originalUriBaseIds": super::uri::base_ids(),
             "columnKind": "unicodeCodePoints",
             "invocations": [invocation(run)],
             "results": results,

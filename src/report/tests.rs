@@ -13,6 +13,7 @@ fn render_all(diags: &[Diagnostic], files: &[SourceFile]) -> Vec<String> {
         documents: 1,
         objects: 1,
         exit_code: 1,
+        fail_on: Some(Severity::Error),
         errors: &[],
     };
     Format::ALL

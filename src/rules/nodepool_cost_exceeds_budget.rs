@@ -10,9 +10,10 @@ declare_rule! {
     /// The worst case is the most expensive instance type the pool allows, launched as many times
     /// as the limits let it (min over limited resources of limit ÷ per-node amount), at the
     /// catalog's on-demand price (spot for a spot-only pool, with `cost.spot-discount`); a pool
-    /// with no limits that bound its nodes is over any budget. `cost.prices` overrides prices per
-    /// instance type or family. Silent without a configured budget. `gpuops cost` prints the
-    /// figures.
+    /// with no limits that bound its nodes is over any budget. Against the total, the pools one
+    /// Kueue flavor alone selects (a spot pool and its on-demand fallback) count once, within the
+    /// GPUs its ClusterQueues' quotas add up to. `cost.prices` overrides prices per instance type
+    /// or family. Silent without a configured budget. `gpuops cost` prints the figures.
     ///
     /// ## Why is this bad?
     /// `spec.limits` is what caps the bill when a burst of pending pods or a runaway job makes
@@ -54,13 +55,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     if cs.budget_total.is_none() && cs.budget_pools.is_empty() {
         return;
     }
-    // (pool index, its figure), GPU pools only.
-    let costs: Vec<(usize, cost::PoolCost)> = ix
-        .nodepools
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| Some((i, cost::pool_cost(p, cs)?)))
-        .collect();
+    // (pool index, its figure), GPU pools only; a flavor's quota caps its pools together.
+    let costs = cost::pool_costs(ix, cs);
     let at_limits = |i: usize| {
         let pool = &ix.nodepools[i];
         let node = pool.spec.entry("limits").map_or(pool.anchor, |(k, _)| k);
@@ -104,15 +100,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     };
     let pools: Vec<cost::PoolCost> = costs.iter().map(|(_, c)| c.clone()).collect();
     let total = cost::total(&pools);
-    // What the pools pay at worst: spot-only ones at spot.
-    let spend = costs
-        .iter()
-        .filter_map(|(_, c)| c.worst_usd())
-        .fold(0.0, |a, b| a + b);
+    // What the pools pay at worst: spot-only ones at spot, a flavor's pools within its quota.
+    let spend = total.worst;
     let over = !total.unbounded_pools.is_empty() || spend > total_budget;
     // The finding goes to the pool that weighs most: an unbounded one, else the dearest.
     let culprit = costs.iter().max_by(|(_, a), (_, b)| {
-        let w = |c: &cost::PoolCost| c.worst_usd().unwrap_or(f64::INFINITY);
+        let w = |c: &cost::PoolCost| c.counted.unwrap_or(f64::INFINITY);
         w(a).total_cmp(&w(b))
     });
     if let (true, Some((i, c))) = (over, culprit) {

@@ -141,6 +141,8 @@ pub struct Check {
     pub detail: String,
     /// The pod's side of a failing check.
     pub pod: Option<String>,
+    /// The flavor's side of a failing check: a label Kueue adds to the pod's nodeSelector.
+    pub flavor: Option<String>,
     /// The pool's side of a failing check.
     pub pool: Option<String>,
 }
@@ -543,24 +545,7 @@ fn verdict(
 fn pool_row(ix: &Index, s: &Seen, gpus: u64, tolerations: &str) -> PoolRow {
     let pool = &ix.nodepools[s.pool];
     let pool_obj = &ix.objects[pool.obj];
-    let mut checks = Vec::new();
-    match s.verdict.labels.first() {
-        None => checks.push(Check {
-            check: "labels",
-            ok: true,
-            detail: "ok".into(),
-            pod: None,
-            pool: None,
-        }),
-        Some(_) => checks.extend(s.verdict.labels.iter().map(|i| Check {
-            check: "labels",
-            ok: false,
-            detail: format!("`{}`: {}", i.key, i.reason),
-            pod: Some(at(ix, i.pod)),
-            // A label the pool never sets has no field of its own: point at the pool.
-            pool: Some(at(ix, i.pool.unwrap_or_else(|| pool.loc(pool.anchor)))),
-        })),
-    }
+    let mut checks = label_checks(ix, s);
     let eks_note = if s.verdict.eks_only.is_empty() {
         String::new()
     } else {
@@ -573,6 +558,7 @@ fn pool_row(ix: &Index, s: &Seen, gpus: u64, tolerations: &str) -> PoolRow {
             ok: true,
             detail: format!("ok{eks_note}"),
             pod: None,
+            flavor: None,
             pool: None,
         });
     } else {
@@ -581,6 +567,7 @@ fn pool_row(ix: &Index, s: &Seen, gpus: u64, tolerations: &str) -> PoolRow {
             ok: false,
             detail: format!("untolerated `{}`{eks_note}", t.display()),
             pod: Some(tolerations.to_string()),
+            flavor: None,
             pool: Some(at(ix, pool_obj.loc(t.node))),
         }));
     }
@@ -594,6 +581,7 @@ fn pool_row(ix: &Index, s: &Seen, gpus: u64, tolerations: &str) -> PoolRow {
             None => format!("{gpus}/none"),
         },
         pod: None,
+        flavor: None,
         pool: None,
     });
     PoolRow {
@@ -609,6 +597,63 @@ fn pool_row(ix: &Index, s: &Seen, gpus: u64, tolerations: &str) -> PoolRow {
         max_gpus_per_node: max,
         checks,
     }
+}
+
+/// The label checks of a pool: one row per problem. The same requirement from the pod's
+/// selector and from the flavor Kueue injects is one row with both places, each named for what
+/// it is.
+fn label_checks(ix: &Index, s: &Seen) -> Vec<Check> {
+    let pool = &ix.nodepools[s.pool];
+    if s.verdict.labels.is_empty() {
+        return vec![Check {
+            check: "labels",
+            ok: true,
+            detail: "ok".into(),
+            pod: None,
+            flavor: None,
+            pool: None,
+        }];
+    }
+    let flavor_obj = s
+        .flavor
+        .and_then(|f| ix.flavors.get(f))
+        .map(|f| &ix.objects[f.obj]);
+    let in_flavor = |l: Loc| {
+        flavor_obj.is_some_and(|o| {
+            let span = o.root.span();
+            l.file == o.file && span.start() <= l.span.start() && l.span.end() <= span.end()
+        })
+    };
+    let mut checks: Vec<Check> = Vec::new();
+    for i in &s.verdict.labels {
+        let detail = format!("`{}`: {}", i.key, i.reason);
+        // A label the pool never sets has no field of its own: point at the pool.
+        let pool_side = Some(at(ix, i.pool.unwrap_or_else(|| pool.loc(pool.anchor))));
+        let side = Some(at(ix, i.pod));
+        let from_flavor = in_flavor(i.pod);
+        let same = checks.iter_mut().find(|c| {
+            c.detail == detail
+                && c.pool == pool_side
+                && if from_flavor {
+                    c.flavor.is_none()
+                } else {
+                    c.pod.is_none()
+                }
+        });
+        match same {
+            Some(c) if from_flavor => c.flavor = side,
+            Some(c) => c.pod = side,
+            None => checks.push(Check {
+                check: "labels",
+                ok: false,
+                detail,
+                pod: if from_flavor { None } else { side.clone() },
+                flavor: if from_flavor { side } else { None },
+                pool: pool_side,
+            }),
+        }
+    }
+    checks
 }
 
 /// Instance types the passing pools may launch for the pod, cheapest first.

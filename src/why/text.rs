@@ -111,11 +111,10 @@ fn pools_table(out: &mut String, t: &TemplateReport) {
                 first = false;
             }
             let _ = writeln!(out, "    {}: {}", p.name, c.detail);
-            if let Some(l) = &c.pod {
-                let _ = writeln!(out, "      pod   {l}");
-            }
-            if let Some(l) = &c.pool {
-                let _ = writeln!(out, "      pool  {l}");
+            for (side, l) in [("pod", &c.pod), ("flavor", &c.flavor), ("pool", &c.pool)] {
+                if let Some(l) = l {
+                    let _ = writeln!(out, "      {side:<6}  {l}");
+                }
             }
         }
     }

@@ -28,7 +28,7 @@ spec:
           persistentVolumeClaim: {claimName: ckpt}
 ";
 
-const BAD_JOB: &str = "apiVersion: batch/v1
+pub(crate) const BAD_JOB: &str = "apiVersion: batch/v1
 kind: Job
 metadata:
   name: bad
@@ -1156,6 +1156,7 @@ const JUNIT_10: &[XsdElement] = &[
     ("failure", &[], &["type", "message"], &[]),
     ("error", &[], &["type", "message"], &[]),
     ("skipped", &[], &["type", "message"], &[]),
+    ("system-out", &[], &[], &[]),
 ];
 
 /// Parses JUnit XML and checks it against `JUNIT_10`; returns the document's text for more checks.
@@ -1181,12 +1182,16 @@ fn check_junit(xml: &str) -> roxmltree::Document<'_> {
         }
         if name == "testsuite" {
             let cases = node.children().filter(|c| c.has_tag_name("testcase"));
-            let failed = cases
-                .clone()
-                .filter(|c| c.children().any(|f| f.has_tag_name("failure")))
-                .count();
+            let with = |tag: &str| {
+                cases
+                    .clone()
+                    .filter(|c| c.children().any(|f| f.has_tag_name(tag)))
+                    .count()
+                    .to_string()
+            };
+            assert_eq!(node.attribute("failures"), Some(&*with("failure")));
+            assert_eq!(node.attribute("skipped"), Some(&*with("skipped")));
             assert_eq!(node.attribute("tests"), Some(&*cases.count().to_string()));
-            assert_eq!(node.attribute("failures"), Some(&*failed.to_string()));
         }
     }
     doc
@@ -1211,12 +1216,23 @@ fn junit_parses_back_against_the_junit_10_schema() {
         let file = suite.attribute("file").unwrap();
         for c in suite.children().filter(|c| c.has_tag_name("testcase")) {
             assert_eq!(c.attribute("classname"), Some(file));
-            let failure = c.children().find(|f| f.has_tag_name("failure")).unwrap();
-            assert!(matches!(
-                failure.attribute("type"),
-                Some("error" | "warning")
-            ));
-            assert!(failure.text().unwrap().contains(&format!("at {file}:")));
+            // Errors fail (the default --fail-on); warnings are reported as skipped.
+            let body = match c.children().find(|f| f.has_tag_name("failure")) {
+                Some(failure) => {
+                    assert_eq!(failure.attribute("type"), Some("error"));
+                    failure.text().unwrap()
+                }
+                None => {
+                    let skipped = c.children().find(|f| f.has_tag_name("skipped")).unwrap();
+                    assert_eq!(skipped.attribute("type"), Some("warning"));
+                    let out = c.children().find(|f| f.has_tag_name("system-out"));
+                    out.and_then(|o| o.text()).unwrap()
+                }
+            };
+            assert!(body.contains(&format!("at {file}:")));
+            // Stable names: rule and object, no line numbers.
+            let name = c.attribute("name").unwrap();
+            assert!(!name.contains(" at "), "{name}");
         }
     }
 }
@@ -1530,18 +1546,67 @@ fn hook(id: &str) -> serde_json::Value {
 }
 
 /// The command line pre-commit runs: the entry, the user's `args`, then (unless
-/// `pass_filenames: false`) the matching staged files.
+/// `pass_filenames: false`) the matching staged files. A `script` hook's entry is
+/// hooks/gpuops-source, which builds and then runs gpuops with the same arguments: the test runs
+/// the binary under test with them.
 fn hook_command(id: &str, args: &[&str], files: &[&str]) -> Command {
     let h = hook(id);
-    assert_eq!(h["language"], "rust", "{id}");
     let entry: Vec<&str> = h["entry"].as_str().unwrap().split_whitespace().collect();
-    assert_eq!(entry[0], "gpuops", "{id}");
+    match h["language"].as_str() {
+        Some("python") => assert_eq!(entry[0], "gpuops", "{id}"),
+        Some("script") => assert_eq!(entry[0], "hooks/gpuops-source", "{id}"),
+        other => panic!("{id}: language {other:?}"),
+    }
     let mut c = gpuops();
     c.args(&entry[1..]).args(args);
     if h["pass_filenames"] != false {
         c.args(files);
     }
     c
+}
+
+/// Each hook comes twice, the same command: from the release wheel (`-py`) and from source, the
+/// source built with `cargo install --locked`, the wheel pinned to the crate's version.
+#[test]
+fn pre_commit_hooks_come_from_the_wheel_and_from_locked_source() {
+    for id in ["gpuops-lint", "gpuops-render-check"] {
+        let (source, wheel) = (hook(id), hook(&format!("{id}-py")));
+        assert_eq!(source["language"], "script");
+        assert_eq!(wheel["language"], "python");
+        let rest = |h: &serde_json::Value| {
+            let e = h["entry"].as_str().unwrap();
+            e.split_once(' ').unwrap().1.to_string()
+        };
+        assert_eq!(rest(&source), rest(&wheel), "{id}");
+        for k in ["files", "pass_filenames", "require_serial"] {
+            assert_eq!(source[k], wheel[k], "{id}: {k}");
+        }
+    }
+    let script = fs::read_to_string(root().join("hooks/gpuops-source")).unwrap();
+    assert!(script.contains("cargo install --locked"), "{script}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(root().join("hooks/gpuops-source"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert!(mode & 0o111 != 0, "hooks/gpuops-source is not executable");
+    }
+    // `pip install .` of the repository installs the wheel of this very version.
+    let shim = fs::read_to_string(root().join("pyproject.toml")).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(shim.contains(&format!("version = \"{version}\"")), "{shim}");
+    assert!(
+        shim.contains(&format!("\"gpuops-k8s=={version}\"")),
+        "{shim}"
+    );
+    let wheel = fs::read_to_string(root().join("python/pyproject.toml")).unwrap();
+    assert!(wheel.contains("bindings = \"bin\""), "{wheel}");
+    assert!(
+        wheel.contains("manifest-path = \"../Cargo.toml\""),
+        "{wheel}"
+    );
 }
 
 #[test]
@@ -1686,10 +1751,48 @@ fn github_action_is_a_well_formed_composite_action() {
             .any(|u| u.starts_with("github/codeql-action/upload-sarif@")),
         "{uses:?}"
     );
-    // The formats and flags the action passes exist.
-    assert!(text.contains("--output-file \"sarif=$sarif\""));
+    for u in &uses {
+        assert_pinned(u);
+    }
+    // The upload depends on the lint's decision (exit 0 or 1, not a fork); the build is saved
+    // to the cache whatever the lint does.
+    let step = |uses: &str| {
+        steps
+            .iter()
+            .find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with(uses)))
+            .unwrap_or_else(|| panic!("no step uses {uses}"))
+    };
+    assert_eq!(
+        step("github/codeql-action/upload-sarif@")["if"],
+        "steps.lint.outputs.upload == 'true'"
+    );
+    let save = step("actions/cache/save@")["if"].as_str().unwrap();
+    assert!(save.starts_with("always()"), "{save}");
+    // The scripts the steps run exist, and the formats and flags they pass too.
+    let mut scripts = String::new();
+    for s in steps.iter().filter_map(|s| s["run"].as_str()) {
+        if let Some(script) = s.strip_prefix("bash \"$ACTION_PATH/") {
+            let rel = script.trim_end().trim_end_matches('"');
+            scripts.push_str(&fs::read_to_string(root.join(rel)).unwrap());
+        }
+    }
+    assert!(scripts.contains("--output-file \"sarif=$sarif\""));
+    assert!(scripts.contains("cargo install --locked"));
+    assert!(scripts.contains("SHA256SUMS"));
     let format = inputs["format"]["default"].as_str().unwrap();
     assert!(gpuops::report::Format::parse(format).is_some(), "{format}");
+}
+
+/// An action other than the repository's own is pinned by a full commit SHA.
+fn assert_pinned(uses: &str) {
+    if uses.starts_with("./") {
+        return;
+    }
+    let sha = uses.split_once('@').map_or("", |(_, r)| r);
+    assert!(
+        sha.len() == 40 && sha.chars().all(|c| c.is_ascii_hexdigit()),
+        "not pinned by SHA: {uses}"
+    );
 }
 
 #[test]
@@ -1707,19 +1810,28 @@ fn github_workflows_are_well_formed_and_the_example_uses_the_action() {
             .into_owned();
         let w = repo_yaml(&rel);
         assert!(w["name"].is_string() && w["on"].is_object(), "{rel}");
+        // Every workflow says what its token may do.
+        assert!(w["permissions"].is_object(), "{rel}: no permissions");
         for (job, j) in w["jobs"].as_object().unwrap() {
             assert!(j["runs-on"].is_string(), "{rel}: {job}");
             for s in j["steps"].as_array().unwrap() {
                 assert!(s["uses"].is_string() != s["run"].is_string(), "{rel}: {s}");
+                if let Some(u) = s["uses"].as_str() {
+                    assert_pinned(u);
+                }
                 if s["uses"] != "./" {
                     continue;
                 }
                 used_locally = true;
                 for (k, v) in s["with"].as_object().unwrap() {
                     assert!(inputs.contains_key(k), "{rel}: the action has no input {k}");
+                    // One path per line; only a step that expects to fail may name a missing one.
                     if k == "paths" {
-                        for p in v.as_str().unwrap().split_whitespace() {
-                            assert!(root.join(p).exists(), "{rel}: {p}");
+                        for p in v.as_str().unwrap().lines().filter(|l| !l.trim().is_empty()) {
+                            assert!(
+                                root.join(p).exists() || s["continue-on-error"] == true,
+                                "{rel}: {p}"
+                            );
                         }
                     }
                 }
@@ -1749,7 +1861,18 @@ fn version_completions_and_man_page() {
         assert_eq!(code, 0, "{shell}");
         assert!(out.contains(marker), "{shell}: {out}");
         assert!(out.contains("--output-file"), "{shell}");
+        // `gpuops rule <TAB>` and `--rule <TAB>` offer the rules and the bundled policies
+        // (clap_complete writes values into the scripts of these three).
+        if ["bash", "zsh", "fish"].contains(&shell) {
+            for name in ["gpu-toleration-missing", "policy/gpu-quota-missing"] {
+                assert!(out.contains(name), "{shell}: {name}");
+            }
+        }
     }
+    // Offering names does not restrict them: a user policy's name is still taken.
+    let Run { code, err, .. } = run(gpuops().args(["rule", "policy/not-a-policy"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("no rule named `policy/not-a-policy`"), "{err}");
     let Run { code, .. } = run(gpuops().args(["completions", "tcsh"]));
     assert_eq!(code, 2);
     let Run { code, out, .. } = run(gpuops().arg("man"));
@@ -1974,8 +2097,11 @@ fn cost_json_prices_a_pool_at_its_limits() {
     // 2 × $21.957642/h (catalog), spot at half of it.
     let od = pool["worst"]["on_demand"].as_f64().expect("number");
     assert!((od - 43.915284).abs() < 1e-9, "{od}");
-    let spot = v["total"]["spot"].as_f64().expect("number");
+    let spot = pool["worst"]["spot"].as_f64().expect("number");
     assert!((spot - 21.957642).abs() < 1e-9, "{spot}");
+    // The pool may launch on-demand nodes: the total counts it there, nothing as spot-only.
+    assert!((v["total"]["on_demand"].as_f64().unwrap() - od).abs() < 1e-9);
+    assert_eq!(v["total"]["spot"].as_f64(), Some(0.0));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 //! alone with `cargo test --test cli <module>::`.
 //!
 //! - `cache`: the build cache of kustomizations and charts, and `gpuops cache`.
+//! - `formats`: SARIF and JUnit as CI systems check them (schema, failures, stable names).
 //! - `lint`: `gpuops lint` on temporary repositories (exit codes, stdin, configuration,
 //!   suppressions, clusters, output formats, `--changed`, policies, user CRDs), the other
 //!   commands (`rules`, `rule`, `cost`, `policy test`, completions, the man page) and the files
@@ -17,6 +18,7 @@
 mod common;
 
 mod cache;
+mod formats;
 mod lint;
 mod render;
 mod sources;

@@ -985,6 +985,11 @@ fn semantic_profile_errors_are_all_reported_with_their_places() {
         "{err}"
     );
     assert!(err.contains("GPU names: a100, a10g"), "{err}");
+    // Each underline says what is wrong, not just that it is the profile's.
+    for label in ["undefined", "over-ceiling", "duplicate"] {
+        assert!(err.contains(&format!("╰── {label}")), "{label}:\n{err}");
+    }
+    assert!(!err.contains("── profile"), "{err}");
 }
 
 #[test]
@@ -1040,6 +1045,9 @@ fn structural_profile_errors_are_all_reported_with_their_places() {
     }
     assert!(err.contains("did you mean `discoveryTag`?"), "{err}");
     assert!(err.contains("5 errors"), "{err}");
+    for label in ["wrong-type", "not-allowed", "unknown-key", "duplicate"] {
+        assert!(err.contains(&format!("╰── {label}")), "{label}:\n{err}");
+    }
 }
 
 #[test]
@@ -1320,7 +1328,8 @@ fn render_prints_the_cost_ceiling_of_its_output() {
     let report: Value = serde_json::from_str(&c.out).expect("JSON");
     let total = &report["total"];
     let expected = format!(
-        "cost ceiling: {:.2} $/h on-demand, {:.2} $/h spot,",
+        "cost ceiling: {:.2} $/h ({:.2} $/h on-demand, {:.2} $/h spot-only),",
+        total["worst"].as_f64().expect("worst"),
         total["on_demand"].as_f64().expect("on-demand"),
         total["spot"].as_f64().expect("spot")
     );
@@ -1338,6 +1347,58 @@ fn render_prints_the_cost_ceiling_of_its_output() {
     let s = run(gpuops_in(tmp.path()).args(["render", "platform.yaml"]));
     assert!(s.err.starts_with("cost ceiling: "), "{}", s.err);
     assert!(!s.out.contains("cost ceiling"));
+}
+
+/// `gpuops cost` of the example profile's output against the arithmetic done here from the
+/// catalog's prices. Each class's pools are at its `maxGpus`, filled with the instance type of
+/// its GPUs that costs most per GPU (a one-GPU size: the big sizes cost no more per GPU):
+/// - training (a100, h100; spot-first; 64): p5.4xlarge, one H100 at 6.88 $/h (p5.48xlarge is
+///   8 × 6.88 too). Its spot pool and on-demand fallback share the 48 + 16 GPUs of the teams'
+///   quotas: the 64 count once, on demand (the dearer side).
+/// - inference (l4, a10g; on-demand; 16) and development (g6, g5; on-demand; 8): g5.16xlarge,
+///   one A10G at 4.096 $/h.
+/// - batch (g6e.xlarge, g6e.2xlarge; spot only; 16): g6e.2xlarge at 2.24208 $/h, at spot
+///   (1 − 0.65): in the spot total, not the on-demand one.
+#[test]
+fn cost_of_the_example_profile_is_the_hand_computation() {
+    let price = |t: &str| gpuops::cost::catalog_price(t).expect(t);
+    let on_demand = 64.0 * price("p5.4xlarge") + (16.0 + 8.0) * price("g5.16xlarge");
+    let spot = 16.0 * price("g6e.2xlarge") * (1.0 - 0.65);
+    assert!((64.0 * price("p5.4xlarge") - 8.0 * price("p5.48xlarge")).abs() < 1e-9);
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write_profile(tmp.path(), &example_text());
+    let r = run(gpuops_in(tmp.path()).args(["render", "platform.yaml", "-o", "deploy"]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    let c = run(gpuops_in(tmp.path()).args(["cost", "deploy", "--format", "json"]));
+    assert_eq!(c.code, 0, "{}", c.err);
+    let report: Value = serde_json::from_str(&c.out).expect("JSON");
+    let total = &report["total"];
+    let got = |k: &str| total[k].as_f64().expect(k);
+    assert!((got("on_demand") - on_demand).abs() < 1e-6, "{total}");
+    assert!((got("spot") - spot).abs() < 1e-6, "{total}");
+    assert!((got("worst") - (on_demand + spot)).abs() < 1e-6, "{total}");
+    // The training class: the fallback counts the 64 GPUs, the spot pool nothing on top.
+    let pool = |name: &str| {
+        report["nodepools"]
+            .as_array()
+            .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+            .unwrap_or_else(|| panic!("{name}"))
+            .clone()
+    };
+    let (od, spot_pool) = (pool("training-on-demand"), pool("training-spot"));
+    assert!((od["counted"].as_f64().unwrap() - 64.0 * price("p5.4xlarge")).abs() < 1e-6);
+    assert_eq!(spot_pool["counted"].as_f64(), Some(0.0));
+    assert_eq!(spot_pool["capped_by"]["gpus"].as_f64(), Some(64.0));
+    // render's line says the same.
+    assert!(
+        r.err.starts_with(&format!(
+            "cost ceiling: {:.2} $/h ({on_demand:.2} $/h on-demand, {spot:.2} $/h spot-only),",
+            on_demand + spot
+        )),
+        "{}",
+        r.err
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -80,7 +80,9 @@ fn why_json_is_structured() {
         .iter()
         .find(|c| c["ok"] == false)
         .unwrap();
-    assert!(check["pod"].as_str().unwrap().contains(".yaml:"));
+    // The Job selects nothing itself: the requirement is its flavor's `nodeLabels`.
+    assert!(check["pod"].is_null(), "{check}");
+    assert!(check["flavor"].as_str().unwrap().contains("queues.yaml:"));
     assert!(check["pool"].as_str().unwrap().contains("nodepools.yaml:"));
     let first = &t["instances"][0];
     assert_eq!(first["instance_type"], "p4d.24xlarge");
@@ -126,4 +128,50 @@ fn why_a_misspelt_queue_is_the_verdict() {
         t["verdict"]["summary"],
         "Kueue: LocalQueue `research/trainng` does not exist (did you mean `research/training`?)"
     );
+}
+
+/// The rendered example platform: a Job's own `gpuops.dev/class` selector and the one its flavor
+/// injects are the same requirement. Each failing pool was listed twice (once per side, both
+/// labelled `pod`); now once, with the flavor's line labelled as the flavor's.
+#[test]
+fn why_of_the_rendered_example_has_no_repeated_rows_and_labels_the_flavor() {
+    let d = tempfile::tempdir().unwrap();
+    let Run { code, err, .. } = run(gpuops_in(root())
+        .args(["render", "examples/profiles/platform.yaml", "-o"])
+        .arg(d.path()));
+    assert_eq!(code, 0, "{err}");
+    for job in [
+        "jobs/ml-research.llama-finetune.yaml",
+        "jobs/ml-applied.embeddings-backfill.yaml",
+    ] {
+        let Run { code, out, err } = run(gpuops_in(d.path()).args(["why", job, "."]));
+        assert_eq!(code, 0, "{err}");
+        // Table rows and "Why not" entries: none twice, no cell naming a label twice.
+        let mut seen = std::collections::HashSet::new();
+        let why_not = out.split("\n  Why not:\n").nth(1).unwrap_or("");
+        let why_not = why_not.split("\n\n").next().unwrap_or("");
+        let entries: Vec<&str> = why_not
+            .lines()
+            .take_while(|l| l.starts_with("    "))
+            .filter(|l| !l.starts_with("      "))
+            .collect();
+        assert!(!entries.is_empty(), "{out}");
+        for e in &entries {
+            assert!(seen.insert(*e), "{job}: repeated `{e}`\n{out}");
+        }
+        for row in out.lines().filter(|l| l.contains(" no ")) {
+            assert_eq!(row.matches("gpuops.dev/class").count(), 1, "{row}");
+        }
+        // The Job's selector is the pod's line, the flavor's nodeLabels the flavor's.
+        for l in why_not.lines() {
+            let l = l.trim_start();
+            if let Some(at) = l.strip_prefix("pod ") {
+                assert!(at.trim().starts_with("jobs/"), "{l}\n{out}");
+            }
+            if let Some(at) = l.strip_prefix("flavor ") {
+                assert!(at.trim().starts_with("resourceflavors/"), "{l}\n{out}");
+            }
+        }
+        assert!(why_not.contains("      flavor  resourceflavors/"), "{out}");
+    }
 }

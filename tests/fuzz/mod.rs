@@ -295,6 +295,7 @@ impl Harness {
                 documents: out.documents,
                 objects: out.objects,
                 exit_code: report::exit_code(&out.diagnostics, settings.fail_on),
+                fail_on: settings.fail_on,
                 errors: &errors,
             };
             for f in Format::ALL {

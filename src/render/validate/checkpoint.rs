@@ -3,6 +3,7 @@
 use super::V;
 use super::formats::is_dns_subdomain;
 use crate::render::profile::Job;
+use crate::render::wrong::Wrong;
 use serde_saphyr::Spanned;
 
 /// Whether `piece` is `path` or a path inside it.
@@ -29,6 +30,7 @@ pub(super) fn job_checkpoint(v: &mut V, j: &Job) -> bool {
         || p.contains("//")
     {
         v.err(
+            Wrong::InvalidValue,
             path,
             format!("checkpoint path `{p}` is not an absolute directory path"),
         )
@@ -37,6 +39,7 @@ pub(super) fn job_checkpoint(v: &mut V, j: &Job) -> bool {
     }
     if !is_dns_subdomain(&j.checkpoint.claim.value) {
         v.err(
+            Wrong::InvalidName,
             &j.checkpoint.claim,
             format!(
                 "`{}` is not a PersistentVolumeClaim name",
@@ -70,7 +73,7 @@ pub(super) fn job_checkpoint(v: &mut V, j: &Job) -> bool {
             let message = format!(
                 "`{flag}` points at `{val}`, outside the checkpoint volume mounted at `{p}`: checkpoints there are lost with the node"
             );
-            v.err(*w, message)
+            v.err(Wrong::Conflict, *w, message)
                 .related(ps, "checkpoint volume mounted here")
                 .help(format!("point it at `{p}` or below"));
             ok = false;
@@ -80,7 +83,7 @@ pub(super) fn job_checkpoint(v: &mut V, j: &Job) -> bool {
         let message = format!(
             "the job's command and args never mention the checkpoint path `{p}`: the trainer would checkpoint elsewhere, and lose it on spot reclaim"
         );
-        v.err(path, message).help(format!(
+        v.err(Wrong::Conflict, path, message).help(format!(
             "pass it to the trainer, e.g. `--checkpoint-dir={p}`"
         ));
         ok = false;

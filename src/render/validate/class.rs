@@ -5,6 +5,7 @@ use super::formats::{is_budget, is_duration, is_volume_size};
 use super::gpus::gpu_selector;
 use crate::render::platform::{AmiFamily, ClassSpec};
 use crate::render::profile::{Class, ClassType, Tier};
+use crate::render::wrong::Wrong;
 use serde_saphyr::Spanned;
 
 /// Longest class name: NodePools are named `<class>-on-demand` (63 characters at most).
@@ -16,6 +17,7 @@ pub(super) fn class(v: &mut V, c: &Class, family: AmiFamily) -> Option<ClassSpec
     ok &= selector.is_some();
     if c.max_gpus.value == 0 {
         v.err(
+            Wrong::OutOfRange,
             &c.max_gpus,
             "`maxGpus` is 0: the class could never launch a node",
         )
@@ -31,8 +33,12 @@ pub(super) fn class(v: &mut V, c: &Class, family: AmiFamily) -> Option<ClassSpec
      -> String {
         match f {
             Some(s) if !valid(&s.value) => {
-                v.err(s, format!("`{}` is not {what}", s.value))
-                    .help(help.to_string());
+                v.err(
+                    Wrong::InvalidValue,
+                    s,
+                    format!("`{}` is not {what}", s.value),
+                )
+                .help(help.to_string());
                 ok = false;
                 s.value.clone()
             }

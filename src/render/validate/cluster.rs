@@ -3,6 +3,7 @@
 use super::V;
 use crate::render::platform::{AmiFamily, ClusterSpec};
 use crate::render::profile::{DevicePlugin, Profile};
+use crate::render::wrong::Wrong;
 
 pub(super) fn cluster(v: &mut V, p: &Profile) -> ClusterSpec {
     let c = &p.cluster;
@@ -15,6 +16,7 @@ pub(super) fn cluster(v: &mut V, p: &Profile) -> ClusterSpec {
             .all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_')
     {
         v.err(
+            Wrong::InvalidName,
             &c.name,
             format!("cluster name `{}` is not an EKS cluster name", c.name.value),
         )
@@ -35,11 +37,16 @@ pub(super) fn cluster(v: &mut V, p: &Profile) -> ClusterSpec {
                 .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()))
     };
     if !region_ok {
-        v.err(&c.region, format!("`{region}` is not an AWS region"))
-            .help("e.g. us-east-1, eu-west-2");
+        v.err(
+            Wrong::InvalidValue,
+            &c.region,
+            format!("`{region}` is not an AWS region"),
+        )
+        .help("e.g. us-east-1, eu-west-2");
     }
     if c.zones.value.is_empty() {
         v.err(
+            Wrong::OutOfRange,
             &c.zones,
             "`zones` is empty: list the availability zones GPU nodes may use",
         );
@@ -47,8 +54,12 @@ pub(super) fn cluster(v: &mut V, p: &Profile) -> ClusterSpec {
     for (i, z) in c.zones.value.iter().enumerate() {
         if let Some(first) = c.zones.value[..i].iter().find(|o| o.value == z.value) {
             let fs = v.at(first);
-            v.err(z, format!("zone `{}` is listed twice", z.value))
-                .related(fs, "first listed here");
+            v.err(
+                Wrong::Duplicate,
+                z,
+                format!("zone `{}` is listed twice", z.value),
+            )
+            .related(fs, "first listed here");
             continue;
         }
         let in_region = z
@@ -57,8 +68,12 @@ pub(super) fn cluster(v: &mut V, p: &Profile) -> ClusterSpec {
             .and_then(|rest| rest.chars().next())
             .is_some_and(|ch| ch.is_ascii_lowercase() || ch == '-');
         if region_ok && !in_region {
-            v.err(z, format!("zone `{}` is not in region `{region}`", z.value))
-                .help(format!("zones of {region} look like {region}a, {region}b"));
+            v.err(
+                Wrong::InvalidValue,
+                z,
+                format!("zone `{}` is not in region `{region}`", z.value),
+            )
+            .help(format!("zones of {region} look like {region}a, {region}b"));
         }
     }
     let role = &c.node_role.value;
@@ -68,13 +83,17 @@ pub(super) fn cluster(v: &mut V, p: &Profile) -> ClusterSpec {
             .chars()
             .all(|ch| ch.is_ascii_alphanumeric() || "+=,.@-_".contains(ch))
     {
-        v.err(&c.node_role, format!("`{role}` is not an IAM role name"))
-            .help("the role's name (not its ARN): up to 64 letters, digits and +=,.@-_");
+        v.err(
+            Wrong::InvalidName,
+            &c.node_role,
+            format!("`{role}` is not an IAM role name"),
+        )
+        .help("the role's name (not its ARN): up to 64 letters, digits and +=,.@-_");
     }
     let discovery_tag = match &c.discovery_tag {
         Some(t) => {
             if t.value.trim().is_empty() {
-                v.err(t, "`discoveryTag` is empty");
+                v.err(Wrong::OutOfRange, t, "`discoveryTag` is empty");
             }
             t.value.clone()
         }
@@ -88,28 +107,34 @@ pub(super) fn cluster(v: &mut V, p: &Profile) -> ClusterSpec {
                 "al2023" => family = AmiFamily::Al2023,
                 "bottlerocket" => family = AmiFamily::Bottlerocket,
                 _ => {
-                    v.err(&c.ami_alias, format!("AMI family `{fam}` cannot run the GPU classes"))
+                    v.err(Wrong::NotAllowed, &c.ami_alias, format!("AMI family `{fam}` cannot run the GPU classes"))
                         .help("use al2023 or bottlerocket; Karpenter picks their NVIDIA variants for GPU instances");
                 }
             }
             if ver == "latest" {
-                v.err(&c.ami_alias, format!("`{alias}` is not pinned: every AMI release would drift and replace every GPU node"))
+                v.err(Wrong::InvalidValue, &c.ami_alias, format!("`{alias}` is not pinned: every AMI release would drift and replace every GPU node"))
                     .help(format!("pin a version, e.g. `{fam}@v20250715` (al2023) or `bottlerocket@v1.42.0`"));
             } else if alias.len() > 30 {
                 v.err(
+                    Wrong::OutOfRange,
                     &c.ami_alias,
                     format!("`{alias}` is longer than the 30 characters Karpenter accepts"),
                 );
             } else if !fam.chars().all(|ch| ch.is_ascii_alphanumeric()) {
                 v.err(
+                    Wrong::InvalidValue,
                     &c.ami_alias,
                     format!("`{alias}` is not a Karpenter AMI alias"),
                 );
             }
         }
         _ => {
-            v.err(&c.ami_alias, format!("`{alias}` is not an AMI alias"))
-                .help("write family@version, e.g. `al2023@v20250715` or `bottlerocket@v1.42.0`");
+            v.err(
+                Wrong::InvalidValue,
+                &c.ami_alias,
+                format!("`{alias}` is not an AMI alias"),
+            )
+            .help("write family@version, e.g. `al2023@v20250715` or `bottlerocket@v1.42.0`");
         }
     }
     ClusterSpec {
@@ -130,7 +155,7 @@ pub(super) fn device_plugin(v: &mut V, p: &Profile, family: AmiFamily) -> Option
         // registration; the host's plugin on Bottlerocket is the one to keep.
         DevicePlugin::Nvidia if family == AmiFamily::Bottlerocket => {
             let at = v.at(&p.cluster.ami_alias);
-            v.err(dp, "Bottlerocket's NVIDIA variants already run the NVIDIA device plugin on the host: a DaemonSet would register `nvidia.com/gpu` a second time")
+            v.err(Wrong::Conflict, dp, "Bottlerocket's NVIDIA variants already run the NVIDIA device plugin on the host: a DaemonSet would register `nvidia.com/gpu` a second time")
                 .related(at, "Bottlerocket chosen here")
                 .help("remove `devicePlugin` (it is for al2023, whose NVIDIA AMIs ship the driver but not the plugin)");
             None

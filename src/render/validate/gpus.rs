@@ -5,6 +5,7 @@ use super::hints::did_you_mean;
 use crate::catalog;
 use crate::render::platform::GpuSelector;
 use crate::render::profile::Class;
+use crate::render::wrong::Wrong;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum GpuKind {
@@ -22,7 +23,7 @@ pub(super) fn gpu_selector(
     let mut families: Vec<&str> = all.iter().map(|i| i.family).collect();
     families.dedup();
     if c.gpus.value.is_empty() {
-        v.err(&c.gpus, format!("class `{}` lists no GPUs", c.name.value))
+        v.err(Wrong::OutOfRange, &c.gpus, format!("class `{}` lists no GPUs", c.name.value))
             .help("list GPU names (a100, h100, l4, a10g…), instance families (p5, g6e) or instance types (p5.48xlarge)");
         return None;
     }
@@ -32,7 +33,7 @@ pub(super) fn gpu_selector(
         let s = g.value.as_str();
         if let Some(first) = c.gpus.value[..i].iter().find(|o| o.value == g.value) {
             let fs = v.at(first);
-            v.err(g, format!("GPU `{s}` is listed twice"))
+            v.err(Wrong::Duplicate, g, format!("GPU `{s}` is listed twice"))
                 .related(fs, "first listed here");
             continue;
         }
@@ -62,7 +63,7 @@ pub(super) fn gpu_selector(
                     candidates = all.iter().map(|i| i.instance_type).collect();
                 }
                 let hint = did_you_mean(s, &candidates);
-                v.err(g, format!("unknown {what} `{s}`: it is not in the GPU instance catalog"))
+                v.err(Wrong::Undefined, g, format!("unknown {what} `{s}`: it is not in the GPU instance catalog"))
                     .help(format!(
                         "{hint}GPU names: {}; instance families: {}; or an instance type such as p5.48xlarge",
                         names.join(", "),

@@ -6,6 +6,7 @@ use super::{DEFAULT_GRACE_SECONDS, SPOT_NOTICE_SECONDS, V, class_names, spot_min
 use crate::render::ProfileProblem;
 use crate::render::platform::{ClassSpec, JobSpec, TeamSpec};
 use crate::render::profile::{ClassType, Profile};
+use crate::render::wrong::Wrong;
 use crate::yaml::Span;
 
 pub(super) fn jobs(
@@ -25,6 +26,7 @@ pub(super) fn jobs(
         let class_idx = class_names.iter().position(|c| *c == j.class.value);
         if team_idx.is_none() {
             v.err(
+                Wrong::Undefined,
                 &j.team,
                 format!(
                     "job `{}` names team `{}`, which is not defined",
@@ -44,6 +46,7 @@ pub(super) fn jobs(
         }
         if class_idx.is_none() {
             v.err(
+                Wrong::Undefined,
                 &j.class,
                 format!(
                     "job `{}` names class `{}`, which is not defined",
@@ -70,6 +73,7 @@ pub(super) fn jobs(
             {
                 let first = *first;
                 v.err(
+                    Wrong::Duplicate,
                     &j.name,
                     format!(
                         "job `{}` is defined twice in namespace `{ns}`",
@@ -93,6 +97,7 @@ pub(super) fn jobs(
                 .collect();
             let ts = v.at(&t.name);
             v.err(
+                Wrong::Undefined,
                 &j.class,
                 format!(
                     "team `{}` may not use class `{}`: it has no gpuQuota for it",
@@ -114,6 +119,7 @@ pub(super) fn jobs(
         let workers = j.workers.as_ref().map_or(1, |w| w.value);
         if gpus == 0 {
             v.err(
+                Wrong::OutOfRange,
                 &j.gpus_per_worker,
                 "`gpusPerWorker` is 0: a training worker needs at least one GPU",
             );
@@ -121,12 +127,16 @@ pub(super) fn jobs(
         }
         if let Some(w) = &j.workers {
             if w.value == 0 {
-                v.err(w, "`workers` is 0: a job needs at least one worker");
+                v.err(
+                    Wrong::OutOfRange,
+                    w,
+                    "`workers` is 0: a job needs at least one worker",
+                );
                 ok = false;
             }
             let index_len = (w.value.saturating_sub(1)).to_string().len();
             if w.value > 1 && j.name.value.len() + 1 + index_len > 63 {
-                v.err(&j.name, format!("job name `{}` is too long for {} workers: pod host names `<job>-<index>` must fit 63 characters", j.name.value, w.value));
+                v.err(Wrong::OutOfRange, &j.name, format!("job name `{}` is too long for {} workers: pod host names `<job>-<index>` must fit 63 characters", j.name.value, w.value));
                 ok = false;
             }
         }
@@ -146,6 +156,7 @@ pub(super) fn jobs(
                 .as_ref()
                 .map_or(v.at(&j.gpus_per_worker), |w| v.at(w));
             v.out.push(ProfileProblem {
+                wrong: Wrong::OverCeiling,
                 span: at,
                 message: format!(
                     "job `{}` needs {total} GPUs at once ({workers} × {gpus}), more than the {cohort} all teams' queues hold for class `{}`: Kueue never admits it",
@@ -167,7 +178,7 @@ pub(super) fn jobs(
                     .iter()
                     .find(|pc| pc.name.value == c.name)
                     .map(|pc| v.at(&pc.name));
-                let e = v.err(&j.class, format!(
+                let e = v.err(Wrong::Conflict, &j.class, format!(
                     "job `{}` runs on class `{}` of type {}, whose nodes are consolidated when underutilized: that would stop training runs",
                     j.name.value, c.name, c.class_type.as_str()
                 ));
@@ -186,7 +197,7 @@ pub(super) fn jobs(
                     .map(|i| i.instance_type)
                     .collect::<Vec<_>>()
                     .join(", ");
-                v.err(&j.gpus_per_worker, format!(
+                v.err(Wrong::Unschedulable, &j.gpus_per_worker, format!(
                     "no instance of class `{}` has {gpus} GPUs: the largest ({biggest}) have {per_node}, so the worker could never be scheduled",
                     c.name
                 ))
@@ -200,6 +211,7 @@ pub(super) fn jobs(
                     .as_ref()
                     .map_or_else(|| v.at(&j.gpus_per_worker), |w| v.at(w));
                 v.out.push(ProfileProblem {
+                    wrong: Wrong::OverCeiling,
                     span: at,
                     message: format!(
                         "job `{}` needs {total} GPUs ({workers} × {gpus}), above the {} ceiling of class `{}`: Kueue can never admit it",
@@ -224,19 +236,20 @@ pub(super) fn jobs(
             let min = spot_min_grace_seconds();
             if g.value == 0 {
                 v.err(
+                    Wrong::OutOfRange,
                     g,
                     "a grace period of 0 seconds leaves no time to write a checkpoint",
                 );
                 ok = false;
             } else if uses_spot && g.value > SPOT_NOTICE_SECONDS {
-                v.err(g, format!(
+                v.err(Wrong::OutOfRange, g, format!(
                     "{} seconds is longer than the 2-minute notice spot instances get: the worker is killed before it finishes checkpointing",
                     g.value
                 ))
                 .help(format!("use {min} to {SPOT_NOTICE_SECONDS} seconds (default {DEFAULT_GRACE_SECONDS}) on a class with spot capacity"));
                 ok = false;
             } else if uses_spot && g.value < min {
-                v.err(g, format!(
+                v.err(Wrong::OutOfRange, g, format!(
                     "{} seconds is too short to write a checkpoint when a spot instance is reclaimed: classes with spot capacity need at least {min}",
                     g.value
                 ))
@@ -246,6 +259,7 @@ pub(super) fn jobs(
         }
         if j.image.value.trim().is_empty() || j.image.value.chars().any(char::is_whitespace) {
             v.err(
+                Wrong::InvalidValue,
                 &j.image,
                 format!("`{}` is not a container image reference", j.image.value),
             );
@@ -260,6 +274,7 @@ pub(super) fn jobs(
                     .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
             if !valid {
                 v.err(
+                    Wrong::InvalidName,
                     k,
                     format!("`{}` is not an environment variable name", k.value),
                 )
@@ -343,7 +358,7 @@ fn processes_match_gpus(v: &mut V, j: &crate::render::profile::Job, gpus: u32) -
     let mut ok = true;
     for (at, what, n) in claims {
         if n != u64::from(gpus) {
-            v.err(
+            v.err(Wrong::Conflict,
                 at,
                 format!(
                     "job `{}` starts {n} processes per node ({what}) but each worker gets {gpus} GPUs: they would not find one GPU each",

@@ -15,6 +15,7 @@ mod tests;
 use super::platform::{ClassSpec, Platform};
 use super::profile::Profile;
 use super::{ProfileProblem, span_of};
+use crate::render::wrong::Wrong;
 use crate::yaml::Span;
 use class::class;
 use cluster::{cluster, device_plugin};
@@ -54,9 +55,15 @@ impl V<'_> {
     fn at<T>(&self, s: &Spanned<T>) -> Span {
         span_of(self.text, s)
     }
-    fn err<T>(&mut self, at: &Spanned<T>, message: impl Into<String>) -> &mut ProfileProblem {
+    fn err<T>(
+        &mut self,
+        wrong: Wrong,
+        at: &Spanned<T>,
+        message: impl Into<String>,
+    ) -> &mut ProfileProblem {
         let span = self.at(at);
         self.out.push(ProfileProblem {
+            wrong,
             span,
             message: message.into(),
             help: None,
@@ -69,7 +76,7 @@ impl V<'_> {
         match dns_label_problem(&s.value, max) {
             None => true,
             Some(why) => {
-                self.err(s, format!("{what} `{}` is not a valid name: it {why}", s.value)).help =
+                self.err(Wrong::InvalidName, s, format!("{what} `{}` is not a valid name: it {why}", s.value)).help =
                     Some("names become Kubernetes object names and labels: lowercase letters, digits and `-`".into());
                 false
             }
@@ -103,6 +110,7 @@ pub(super) fn validate(p: &Profile, text: &str) -> Result<Platform, Vec<ProfileP
         if let Some(first) = dup {
             let first_span = v.at(&first.name);
             v.err(
+                Wrong::Duplicate,
                 &c.name,
                 format!("class `{}` is defined twice", c.name.value),
             )
@@ -115,6 +123,7 @@ pub(super) fn validate(p: &Profile, text: &str) -> Result<Platform, Vec<ProfileP
     }
     if p.classes.value.is_empty() {
         v.err(
+            Wrong::OutOfRange,
             &p.classes,
             "`classes` is empty: a platform needs at least one workload class",
         );

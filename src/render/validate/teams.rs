@@ -4,6 +4,7 @@ use super::hints::{did_you_mean, unique};
 use super::{V, class_names};
 use crate::render::platform::{ClassSpec, TeamSpec};
 use crate::render::profile::{Profile, Team};
+use crate::render::wrong::Wrong;
 use crate::yaml::Span;
 use serde_saphyr::Spanned;
 
@@ -19,9 +20,13 @@ pub(super) fn teams(
     for (i, t) in p.teams.iter().enumerate() {
         if let Some(first) = p.teams[..i].iter().find(|o| o.name.value == t.name.value) {
             let fs = v.at(&first.name);
-            v.err(&t.name, format!("team `{}` is defined twice", t.name.value))
-                .related(fs, "first defined here")
-                .help("team names must be unique");
+            v.err(
+                Wrong::Duplicate,
+                &t.name,
+                format!("team `{}` is defined twice", t.name.value),
+            )
+            .related(fs, "first defined here")
+            .help("team names must be unique");
             out.push(None);
             continue;
         }
@@ -36,6 +41,7 @@ pub(super) fn teams(
         if namespace.starts_with("kube-") {
             let at = t.namespace.as_ref().unwrap_or(&t.name);
             v.err(
+                Wrong::NotAllowed,
                 at,
                 format!("namespace `{namespace}` is reserved for Kubernetes"),
             );
@@ -44,15 +50,20 @@ pub(super) fn teams(
         if let Some((_, first)) = namespaces.iter().find(|(n, _)| *n == namespace) {
             let first = *first;
             let at = t.namespace.as_ref().unwrap_or(&t.name);
-            v.err(at, format!("namespace `{namespace}` belongs to two teams"))
-                .related(first, "first used here")
-                .help("each team needs its own namespace: queues and quotas are per namespace");
+            v.err(
+                Wrong::Duplicate,
+                at,
+                format!("namespace `{namespace}` belongs to two teams"),
+            )
+            .related(first, "first used here")
+            .help("each team needs its own namespace: queues and quotas are per namespace");
             ok = false;
         } else {
             namespaces.push((namespace.clone(), ns_span));
         }
         if t.gpu_quota.0.is_empty() {
             v.err(
+                Wrong::MissingKey,
                 &t.name,
                 format!("team `{}` has no `gpuQuota`", t.name.value),
             )
@@ -66,6 +77,7 @@ pub(super) fn teams(
         for (k, q) in &t.gpu_quota.0 {
             let Some(ci) = class_names.iter().position(|c| *c == k.value) else {
                 v.err(
+                    Wrong::Undefined,
                     k,
                     format!(
                         "team `{}` uses class `{}`, which is not defined",
@@ -82,13 +94,13 @@ pub(super) fn teams(
             };
             let cq_name = format!("{}-{}", t.name.value, k.value);
             if cq_name.len() > 63 {
-                v.err(&t.name, format!("team and class names together are too long: ClusterQueue `{cq_name}` would exceed 63 characters"));
+                v.err(Wrong::OutOfRange, &t.name, format!("team and class names together are too long: ClusterQueue `{cq_name}` would exceed 63 characters"));
                 ok = false;
             }
             let class = &p.classes.value[ci];
             if q.value > class.max_gpus.value {
                 let cs = v.at(&class.max_gpus);
-                v.err(q, format!(
+                v.err(Wrong::OverCeiling, q, format!(
                     "quota of {} GPUs for class `{}` is above the class ceiling of {}: Kueue would admit work the node pools can never launch",
                     q.value, k.value, class.max_gpus.value
                 ))
@@ -130,7 +142,7 @@ pub(super) fn teams(
                 .iter()
                 .map(|(t, q)| (v.at(*q), format!("team `{}`: {}", t.name.value, q.value)))
                 .collect();
-            let e = v.err(&c.max_gpus, format!(
+            let e = v.err(Wrong::OverCeiling, &c.max_gpus, format!(
                 "the teams' quotas for class `{}` add up to {sum} GPUs, above its ceiling of {}: Kueue would admit work the node pools can never launch",
                 c.name.value, c.max_gpus.value
             ));
