@@ -1582,6 +1582,9 @@ fn terraform_hcl_manifests_node_groups_and_chart_values_are_read_with_their_vari
             // Pinned to the managed node group (instance types from terraform.tfvars), whose
             // taint it does not tolerate.
             f("gpu-toleration-missing", "workloads/serve.yaml", 24, 15),
+            // Pinned to the h100 pool that for_each over var.gpu_pools makes, tolerating the
+            // a100 pool's taint value.
+            f("gpu-toleration-missing", "workloads/sweep.yaml", 16, 7),
             // team-a's LocalQueue comes from for_each over the variable's default; team-c has none.
             f("localqueue-not-found", "workloads/train.yaml", 45, 32),
         ]
@@ -1591,8 +1594,17 @@ fn terraform_hcl_manifests_node_groups_and_chart_values_are_read_with_their_vari
     assert_eq!(taint["line"], 18, "{out}");
     // The Job on the chart's g6 pool tolerates its taint: no finding for `finetune`.
     assert!(!out.contains("finetune"), "{out}");
+    let h100 = &v["diagnostics"][3];
+    assert!(
+        h100["message"]
+            .as_str()
+            .unwrap()
+            .contains("`nvidia.com/gpu=h100:NoSchedule` of NodePool `h100`"),
+        "{out}"
+    );
+    assert_eq!(h100["related"][0]["path"], "cluster/karpenter.tf", "{out}");
     // The node group and chart files define only context: they are not counted as linted.
-    assert_eq!(v["summary"]["files"], 5, "{out}");
+    assert_eq!(v["summary"]["files"], 7, "{out}");
     // The template with a `%{ for }` directive is not YAML until Terraform renders it.
     let Run { err, .. } = run(gpuops_in(&dir).arg("lint"));
     assert!(

@@ -14,3 +14,11 @@ variable "teams" {
     team-b = 4
   }
 }
+
+variable "gpu_pools" {
+  type = map(object({ family = string, gpus = number }))
+  default = {
+    a100 = { family = "p4d", gpus = 16 }
+    h100 = { family = "p5", gpus = 32 }
+  }
+}
