@@ -117,6 +117,7 @@ pub fn read_repo(
         (loaded, builds)
     });
     sources.render(&mut files, builds);
+    sources.describe_terraform(&files);
     let (mut context, problems) = source::load(&context_paths);
     load_problems.extend(problems);
     load_problems.extend(context_problems);

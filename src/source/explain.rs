@@ -54,3 +54,79 @@ impl Sources {
         out
     }
 }
+
+impl Sources {
+    /// Once the files are read: what each Terraform file gave (manifests, the capacity and chart
+    /// objects read as context, the template files it renders) and which values only Terraform
+    /// knows, kept as placeholders.
+    pub fn describe_terraform(&mut self, files: &[super::SourceFile]) {
+        for l in self.lines.iter_mut().filter(|l| l.what == "terraform") {
+            let mine: Vec<&super::SourceFile> = files.iter().filter(|f| f.path == l.path).collect();
+            let count = |derived: bool| -> usize {
+                mine.iter()
+                    .filter(|f| (f.role == super::Role::Derived) == derived)
+                    .map(|f| f.docs.len())
+                    .sum()
+            };
+            let (manifests, context) = (count(false), count(true));
+            if manifests + context == 0 {
+                l.detail = "nothing read from it directly (its locals and variables are; template files it renders are read as files of their own)".into();
+                continue;
+            }
+            let mut unknown: Vec<String> = Vec::new();
+            for f in &mine {
+                for d in &f.docs {
+                    placeholders(d.root(), &mut unknown);
+                }
+            }
+            let mut parts = vec![plural(manifests, "manifest")];
+            if context > 0 {
+                parts.push(format!(
+                    "{} read as context (node group and chart pools, node classes)",
+                    plural(context, "object")
+                ));
+            }
+            let mut detail = parts.join(", ");
+            if !unknown.is_empty() {
+                let shown: Vec<&str> = unknown.iter().take(4).map(String::as_str).collect();
+                let more = unknown.len().saturating_sub(shown.len());
+                detail.push_str(&format!(
+                    "; known only to Terraform, kept as placeholders: {}{}",
+                    shown.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+            l.detail = detail;
+        }
+    }
+}
+
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// Distinct `${…}` scalars under `n`, in document order.
+fn placeholders(n: crate::yaml::Node<'_>, out: &mut Vec<String>) {
+    match n.value() {
+        crate::yaml::Value::Map(m) => {
+            for (_, v) in m.iter() {
+                placeholders(v, out);
+            }
+        }
+        crate::yaml::Value::Seq(s) => s.iter().for_each(|i| placeholders(i, out)),
+        crate::yaml::Value::Scalar { text } => {
+            if let Some(inner) = text
+                .trim()
+                .strip_prefix("${")
+                .and_then(|t| t.strip_suffix('}'))
+                && !out.iter().any(|o| o == inner)
+            {
+                out.push(inner.to_string());
+            }
+        }
+    }
+}

@@ -254,6 +254,17 @@ impl<'s, 'a> Eval<'s, 'a> {
         V { val, span }
     }
 
+    /// The value of a template string written in a heredoc (`${local.region}-gpu`), when every
+    /// part of it is known.
+    pub fn interpolate(&mut self, text: &str) -> Option<String> {
+        let t = hcl_edit::parser::parse_template(text).ok()?;
+        let file = self.file;
+        match self.template(&t, file, 0..0).val {
+            Val::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
     fn template(&mut self, t: &Template, origin: usize, span: Range<usize>) -> V {
         let mut out = String::new();
         for el in t.iter() {

@@ -325,6 +325,7 @@ fn read_file(
     let mut docs = Vec::new();
     let mut problems: Vec<Problem> = Vec::new();
     let mut template = None;
+    let mut ev = Eval::new(scope, origin);
     let mut spans = Vec::new();
     heredoc::collect(body, None, &mut spans);
     for range in spans
@@ -337,10 +338,19 @@ fn read_file(
             continue;
         }
         let parsed = compat::parse_shared(&blanked, Budget::default());
-        docs.extend(parsed.docs);
+        // A value that interpolates locals and variables reads as Terraform renders it.
+        for d in parsed.docs {
+            if blanked.contains("${") {
+                docs.push(
+                    d.root()
+                        .rewritten(&mut |t| t.contains("${").then(|| ev.interpolate(t)).flatten()),
+                );
+            } else {
+                docs.push(d);
+            }
+        }
         problems.extend(parsed.problems);
     }
-    let mut ev = Eval::new(scope, origin);
     docs.extend(manifest::read(body, &mut ev, &text));
     let mut derived = nodegroups::read(body, &mut ev, &text);
     derived.extend(charts::read(body, &mut ev, &text));
@@ -458,6 +468,23 @@ resource "helm_release" "karpenter" {
         let f = read("x.tf".into(), inserted.into()).unwrap();
         assert!(f.docs.is_empty());
         assert_eq!(f.skipped.unwrap().reason, "Terraform template");
+    }
+
+    #[test]
+    fn heredoc_values_that_interpolate_locals_read_as_rendered() {
+        let text = "locals {\n  team = \"ml\"\n  gpus = 8\n}\nresource \"kubectl_manifest\" \"q\" {\n  yaml_body = <<-YAML\n    kind: LocalQueue\n    metadata:\n      name: ${local.team}-gpu\n      namespace: ${module.ns.name}\n    spec:\n      quota: ${local.gpus}\n  YAML\n}\n";
+        let f = read("x.tf".into(), text.into()).unwrap();
+        let root = f.docs[0].root();
+        let name = root.at(&["metadata", "name"]).unwrap();
+        assert_eq!(name.as_str(), Some("ml-gpu"));
+        assert_eq!(f.pos(name.span().start()).line, 9);
+        assert_eq!(
+            root.str_at(&["metadata", "namespace"]),
+            Some("${module.ns.name}")
+        );
+        let quota = root.at(&["spec", "quota"]).unwrap();
+        assert_eq!(quota.as_str(), Some("8"));
+        assert_eq!(quota.yaml11(), Some(crate::yaml::Yaml11::Int));
     }
 
     #[test]
