@@ -14,7 +14,9 @@
 
 pub mod app;
 pub mod appset;
+mod base64;
 mod explain;
+pub mod gotmpl;
 mod sync;
 mod units;
 
