@@ -116,7 +116,7 @@ pub fn read_repo(
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         (loaded, builds)
     });
-    sources.render(&mut files, builds);
+    // Context is read first: the cluster Secrets in it are clusters Argo CD deploys to.
     let (mut context, problems) = source::load(&context_paths);
     load_problems.extend(problems);
     load_problems.extend(context_problems);
@@ -125,6 +125,8 @@ pub fn read_repo(
             f.role = role.clone();
         }
     }
+    sources.add_context(&context);
+    sources.render(&mut files, builds);
     files.extend(context);
     Repo {
         files,

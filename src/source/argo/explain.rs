@@ -74,6 +74,8 @@ impl Sources {
             membership,
             notes,
             standard,
+            fleet,
+            any_set,
             ..
         } = run;
         for (&fid, clusters) in &membership {
@@ -193,6 +195,13 @@ impl Sources {
                     s.name
                 ));
             }
+            for f in &s.failed {
+                detail.push_str(&format!("; Argo CD fails: {f}"));
+                self.notes.push(format!(
+                    "note: ApplicationSet `{}` ({at}): Argo CD fails: {f} (it creates or updates none of the set's Applications while this stands)",
+                    s.name
+                ));
+            }
             for n in &s.notes {
                 detail.push_str(&format!("; {n}"));
             }
@@ -201,6 +210,16 @@ impl Sources {
                 path,
                 detail,
             });
+        }
+        // The clusters the ApplicationSets could fan out to.
+        if any_set {
+            for k in fleet.listed() {
+                self.lines.push(Line {
+                    what: "cluster",
+                    path: k.cluster.clone(),
+                    detail: k.describe(),
+                });
+            }
         }
         self.notes.extend(notes);
 

@@ -15,8 +15,9 @@
 //! build with options of their own is emptied (they say how it is synced).
 
 use super::app::{self, App, Source};
+use super::fleet::{self, Fleet};
 use super::units::{HelmKey, Made, Unit};
-use super::{appset, cluster_of, normalize_repo};
+use super::{appset, normalize_repo};
 use crate::config::sources::dns_label;
 use crate::diag::FileId;
 use crate::source::SourceFile;
@@ -48,6 +49,8 @@ struct Pending {
     /// The Application whose source holds it.
     via: Option<String>,
     depth: usize,
+    /// For a generated Application, the cluster whose parameters made it.
+    origin: Option<String>,
 }
 
 /// What `--explain-sources` says about an Application.
@@ -87,6 +90,8 @@ pub(super) struct SetRecord {
     pub(super) via: Option<String>,
     pub(super) generated: Vec<String>,
     pub(super) skipped: Vec<String>,
+    /// What Argo CD fails on.
+    pub(super) failed: Vec<String>,
     pub(super) notes: Vec<String>,
     pub(super) error: Option<String>,
 }
@@ -109,8 +114,9 @@ pub(super) struct Run {
     /// Record index by definition.
     pub(super) by_defined: BTreeMap<Defined, usize>,
     pub(super) set_by_defined: BTreeMap<Defined, usize>,
-    /// Definition by (namespace, name): a second Application of the same name is a duplicate.
-    pub(super) by_name: BTreeMap<(String, String), Defined>,
+    /// Definition by (namespace, name, Argo CD instance): a second Application of the same name
+    /// is a duplicate. The instance is empty but for clusters each with an Argo CD of its own.
+    pub(super) by_name: BTreeMap<(String, String, String), Defined>,
     pub(super) units: BTreeMap<Unit, Made>,
     /// Applications by unit (names), for build labels.
     pub(super) users: BTreeMap<Unit, Vec<String>>,
@@ -124,6 +130,10 @@ pub(super) struct Run {
     /// Kustomizations read when kustomize does not run.
     pub(super) offline: Forest,
     pub(super) notes: Vec<String>,
+    /// The clusters Argo CD knows.
+    pub(super) fleet: Fleet,
+    /// Whether an ApplicationSet was read (the known clusters are then listed).
+    pub(super) any_set: bool,
 }
 
 pub(super) fn plural(n: usize, what: &str) -> String {
@@ -167,6 +177,10 @@ impl Sources {
             return;
         }
         let mut run = Run::default();
+        // Cluster Secrets in the run's files (its own builds too) and in the context.
+        let mut secrets: Vec<fleet::Secret> = files.iter().flat_map(fleet::secrets_in).collect();
+        secrets.extend(self.context_secrets.iter().cloned());
+        run.fleet = Fleet::new(&self.clusters, &secrets);
         let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
         for (fid, id) in crate::source::tree::canonicalize_all(&paths)
             .into_iter()
@@ -253,6 +267,7 @@ impl Sources {
                     },
                     via: via.map(str::to_string),
                     depth,
+                    origin: None,
                 });
             }
         }
@@ -296,10 +311,11 @@ impl Sources {
                 continue;
             }
             if is_argo_doc(root) == Some(true) {
+                run.any_set = true;
                 let cx = appset::Context {
                     root: &identity(&self.root),
                     repo: &self.config.argo.repo,
-                    clusters: &self.clusters,
+                    fleet: &run.fleet,
                 };
                 let mut rec = SetRecord {
                     name: name.clone(),
@@ -308,12 +324,16 @@ impl Sources {
                     via: p.via.clone(),
                     generated: Vec::new(),
                     skipped: Vec::new(),
+                    failed: Vec::new(),
                     notes: Vec::new(),
                     error: None,
                 };
+                // Argo CD gives generated Applications the ApplicationSet's namespace.
+                let namespace = root.str_at(&["metadata", "namespace"]).map(str::to_string);
                 match appset::expand(root, &cx) {
                     Ok(e) => {
                         rec.skipped = e.skipped;
+                        rec.failed = e.failed;
                         rec.notes = e.notes.into_iter().collect();
                         for g in e.apps {
                             let at = Defined {
@@ -321,7 +341,8 @@ impl Sources {
                                 ..p.at.clone()
                             };
                             match app::parse(g.root()) {
-                                Ok(a) => {
+                                Ok(mut a) => {
+                                    a.namespace = namespace.clone();
                                     rec.generated.push(a.name.clone());
                                     apps.push((
                                         a,
@@ -329,6 +350,7 @@ impl Sources {
                                             at,
                                             via: p.via.clone(),
                                             depth: p.depth,
+                                            origin: g.cluster.clone(),
                                         },
                                     ));
                                 }
@@ -369,7 +391,16 @@ impl Sources {
                     .unwrap_or_default();
                 format!("ApplicationSet `{set}`, {label}")
             });
-            let key = (a.namespace.clone().unwrap_or_default(), a.name.clone());
+            // One Argo CD per cluster (clusters sharing a server) may each have this name.
+            let instance = run
+                .fleet
+                .instance(&a.destination, p.origin.as_deref())
+                .unwrap_or_default();
+            let key = (
+                a.namespace.clone().unwrap_or_default(),
+                a.name.clone(),
+                instance,
+            );
             if let Some(first) = run.by_name.get(&key) {
                 let (_, first_at) = self.where_defined(files, first, None);
                 run.records.push(Record {
@@ -387,7 +418,7 @@ impl Sources {
             run.by_name.insert(key, p.at.clone());
             let idx = run.records.len();
             run.by_defined.insert(p.at.clone(), idx);
-            let outcome = self.plan_app(files, &a, &p.at);
+            let outcome = self.plan_app(files, &a, &p.at, &run.fleet, p.origin.as_deref());
             let units = match &outcome {
                 Ok((_, units)) => units.clone(),
                 Err(_) => Vec::new(),
@@ -461,13 +492,15 @@ impl Sources {
         files: &mut [SourceFile],
         a: &App,
         at: &Defined,
+        fleet: &Fleet,
+        origin: Option<&str>,
     ) -> Result<(Outcome, Vec<Unit>), Outcome> {
         if a.sources.is_empty() {
             return Err(Outcome::NotLinted(
                 "an Application without `source` or `sources`".into(),
             ));
         }
-        let (cluster, how) = cluster_of(&a.destination, &self.clusters).ok_or_else(|| {
+        let (cluster, how) = fleet.cluster_of(&a.destination, origin).ok_or_else(|| {
             Outcome::NotLinted("no `destination` (`name` or `server`)".to_string())
         })?;
         let manifest = files

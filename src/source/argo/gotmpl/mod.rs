@@ -5,11 +5,11 @@
 //! (`.path.basename`, `$.name`, `(index .a 0).b`); variables (`$x := …`, `$x = …`); pipelines;
 //! string, raw string, character, number, `true`/`false`/`nil` literals; `if`/`else if`/`else`,
 //! `with`, `range` (lists, maps, integers; `$i, $v :=`; `break`, `continue`); the `missingkey`
-//! option (`default`, `zero`, `error`); Go's builtins and the Sprig and Argo CD functions of
-//! [`funcs`]. Values print as Go prints them (`float64` parameters: `42`, `1e+06`).
+//! option (`default`, `zero`, `error`); Go's builtins ([`funcs`]) and the Sprig and Argo CD
+//! functions of [`sprig`]. Values print as Go prints them (`float64` parameters: `42`, `1e+06`).
 //!
 //! What is not: named templates (`define`, `template`, `block`), method calls, and the Sprig
-//! functions [`funcs`] does not implement: those are [`Error::Unsupported`] (gpuops cannot say
+//! functions [`sprig`] does not implement: those are [`Error::Unsupported`] (gpuops cannot say
 //! what Argo CD makes of the template). A template Argo CD itself cannot render (a syntax error,
 //! a missing key under `missingkey=error`, `lower` of a number, an unknown function) is
 //! [`Error::Failed`] with Go's reason.
@@ -17,10 +17,12 @@
 mod eval;
 mod fmt;
 mod funcs;
+mod lex;
 mod parse;
+mod sprig;
 mod value;
 
-pub use funcs::sanitize_name;
+pub use sprig::sanitize_name;
 pub use value::{Elem, Value, go_float};
 
 /// Why a template gives no text.
