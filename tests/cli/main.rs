@@ -2,6 +2,8 @@
 //! part of the command line; the harness they share is `tests/common`. A module's tests run
 //! alone with `cargo test --test cli <module>::`.
 //!
+//! - `appsets`: Argo CD ApplicationSets fanned out over the clusters Argo CD knows, each
+//!   Application linted in its own cluster.
 //! - `cache`: the build cache of kustomizations and charts, and `gpuops cache`.
 //! - `lint`: `gpuops lint` on temporary repositories (exit codes, stdin, configuration,
 //!   suppressions, clusters, output formats, `--changed`, policies, user CRDs), the other
@@ -16,6 +18,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod appsets;
 mod cache;
 mod lint;
 mod render;
