@@ -143,10 +143,20 @@ fn clusters_that_share_a_server_each_run_their_own_argo_cd() {
             "server: https://kubernetes.default.svc",
         );
     fs::write(&set, text).unwrap();
+    // An Application written out, to the server they share: every cluster's Argo CD syncs it.
+    write(
+        d.path(),
+        "apps/inference.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: inference, namespace: argocd}\nspec:\n  source: {repoURL: https://github.com/example/gpu-fleet.git, path: inference/prod}\n  destination: {server: https://kubernetes.default.svc, namespace: inference}\n",
+    );
     let Run { code, out, err } =
         run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
     assert_eq!(code, 1, "{out}{err}");
     assert_eq!(findings(&json(&out)), staging_finding());
+    assert!(
+        explained(&err, "app").contains(&"apps/inference.yaml: Application `inference`: directory inference/prod: 1 file → clusters `prod`, `staging` (destination server https://kubernetes.default.svc, which 2 clusters have, each with its Argo CD: each syncs it)"),
+        "{err}"
+    );
     let apps: Vec<&str> = explained(&err, "app")
         .into_iter()
         .filter(|l| l.contains("Application `gpu-jobs`"))
@@ -158,4 +168,21 @@ fn clusters_that_share_a_server_each_run_their_own_argo_cd() {
             "appsets/gpu-jobs.yaml: Application `gpu-jobs` (ApplicationSet `gpu-jobs`, cluster staging × list element 1): directory workloads/gpu-jobs/overlays/staging: 1 file → cluster `staging` (destination server https://kubernetes.default.svc, the `server` of cluster `staging` in `clusters:`; 2 clusters have this server, each with its Argo CD: the one whose parameters made it)",
         ]
     );
+}
+
+#[test]
+fn an_applicationset_with_templates_in_plain_values_is_read_not_skipped() {
+    // `path: workloads/{{ … }}` is a plain YAML string: Argo CD's, not a template to render first.
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("appsets"), d.path());
+    let set = d.path().join("appsets/gpu-jobs.yaml");
+    let text = fs::read_to_string(&set).unwrap().replace(
+        r#"path: '{{ .path }}/overlays/{{ index .metadata.labels "environment" }}'"#,
+        r#"path: workloads/gpu-jobs/overlays/{{ index .metadata.labels "environment" }}"#,
+    );
+    assert!(text.contains("path: workloads/gpu-jobs/overlays/{{"));
+    fs::write(&set, text).unwrap();
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(findings(&json(&out)), staging_finding());
 }

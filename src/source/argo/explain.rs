@@ -116,15 +116,20 @@ impl Sources {
             }
             match &r.outcome {
                 Outcome::Synced {
-                    cluster,
+                    clusters,
                     how,
                     parts,
                     skipped,
                     failed,
                 } => {
                     linted += 1;
-                    let mut detail =
-                        format!("{who}: {} → cluster `{cluster}` ({how})", parts.join("; "));
+                    let named: Vec<String> = clusters.iter().map(|c| format!("`{c}`")).collect();
+                    let to = if named.len() == 1 {
+                        format!("cluster {}", named[0])
+                    } else {
+                        format!("clusters {}", named.join(", "))
+                    };
+                    let mut detail = format!("{who}: {} → {to} ({how})", parts.join("; "));
                     if !skipped.is_empty() || !failed.is_empty() {
                         let all: Vec<&str> =
                             skipped.iter().chain(failed).map(String::as_str).collect();

@@ -118,11 +118,23 @@ fn string_map(n: Option<Node<'_>>) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The cluster Secrets of a file.
+/// The cluster Secrets of a file (a `kind: List` of kubectl output stands for its items).
 pub fn secrets_in(f: &SourceFile) -> Vec<Secret> {
     let mut out = Vec::new();
-    for d in &f.docs {
+    let objects = f.docs.iter().flat_map(|d| {
         let root = d.root();
+        let list = root.str_at(&["kind"]).is_some_and(|k| k.ends_with("List"));
+        let items: Vec<Node<'_>> = if list {
+            root.get("items")
+                .into_iter()
+                .flat_map(Node::items)
+                .collect()
+        } else {
+            vec![root]
+        };
+        items
+    });
+    for root in objects {
         if root.str_at(&["kind"]) != Some("Secret")
             || root.str_at(&["metadata", "labels", SECRET_TYPE]) != Some("cluster")
         {
@@ -262,8 +274,12 @@ impl Fleet {
     /// The cluster of the run a destination is, and how that was decided. `origin`: the cluster
     /// whose parameters made the Application, which decides between clusters that share a
     /// server (each with an Argo CD of its own, each calling itself
-    /// `https://kubernetes.default.svc`).
-    pub fn cluster_of(&self, dest: &Destination, origin: Option<&str>) -> Option<(String, String)> {
+    /// `https://kubernetes.default.svc`); an Application no generator made goes to each of them.
+    pub fn cluster_of(
+        &self,
+        dest: &Destination,
+        origin: Option<&str>,
+    ) -> Option<(Vec<String>, String)> {
         if let Some(name) = dest.name.as_deref() {
             let found = self
                 .known
@@ -280,42 +296,51 @@ impl Fleet {
                         declared(k)
                     )
                 };
-                return Some((k.cluster.clone(), how));
+                return Some((vec![k.cluster.clone()], how));
             }
-            return Some((name.to_string(), format!("destination name `{name}`")));
+            return Some((vec![name.to_string()], format!("destination name `{name}`")));
         }
         let server = dest.server.as_deref()?.trim_end_matches('/');
         let same: Vec<&Known> = self.known.iter().filter(|k| k.server == server).collect();
-        let pick = match same.as_slice() {
-            [] => None,
-            [one] => Some(*one),
-            many => many
-                .iter()
-                .find(|k| Some(k.cluster.as_str()) == origin)
-                .or(many.first())
-                .copied(),
-        };
-        if let Some(k) = pick {
-            let shared = if same.len() > 1 {
-                format!(
-                    "; {} clusters have this server, each with its Argo CD: the one whose parameters made it",
-                    same.len()
-                )
-            } else {
-                String::new()
-            };
-            return Some((
-                k.cluster.clone(),
-                format!("destination server {server}, {}{shared}", server_of(k)),
-            ));
+        match (same.as_slice(), origin) {
+            ([], _) => {}
+            ([k], _) => {
+                return Some((
+                    vec![k.cluster.clone()],
+                    format!("destination server {server}, {}", server_of(k)),
+                ));
+            }
+            (many, Some(o)) if many.iter().any(|k| k.cluster == o) => {
+                let k = many.iter().find(|k| k.cluster == o)?;
+                return Some((
+                    vec![k.cluster.clone()],
+                    format!(
+                        "destination server {server}, {}; {} clusters have this server, each with its Argo CD: the one whose parameters made it",
+                        server_of(k),
+                        many.len()
+                    ),
+                ));
+            }
+            (many, _) => {
+                return Some((
+                    many.iter().map(|k| k.cluster.clone()).collect(),
+                    format!(
+                        "destination server {server}, which {} clusters have, each with its Argo CD: each syncs it",
+                        many.len()
+                    ),
+                ));
+            }
         }
         if server == IN_CLUSTER_SERVER {
             return Some((
-                IN_CLUSTER.to_string(),
+                vec![IN_CLUSTER.to_string()],
                 format!("destination server {server}, the cluster Argo CD runs in"),
             ));
         }
-        Some((server.to_string(), format!("destination server {server}")))
+        Some((
+            vec![server.to_string()],
+            format!("destination server {server}"),
+        ))
     }
 }
 
@@ -397,6 +422,7 @@ mod tests {
         )
         .unwrap()
         .0
+        .join(",")
     }
 
     #[test]
@@ -488,6 +514,7 @@ mod tests {
         );
         assert_eq!(of(&f, None, Some(IN_CLUSTER_SERVER), Some("prod")), "prod");
         assert_eq!(of(&f, None, Some(IN_CLUSTER_SERVER), Some("dev")), "dev");
+        assert_eq!(of(&f, None, Some(IN_CLUSTER_SERVER), None), "dev,prod");
     }
 
     #[test]
@@ -497,9 +524,20 @@ mod tests {
             super::super::base64::encode(b"dev"),
             super::super::base64::encode(b"https://dev.example.com"),
         );
-        let f = SourceFile::from_text("clusters.yaml".into(), text);
+        let f = SourceFile::from_text("clusters.yaml".into(), text.clone());
         let s = secrets_in(&f);
         assert_eq!(s.len(), 2);
+        // As `kubectl get secret -o yaml` lists them.
+        let items: String = text
+            .split("---\n")
+            .map(|d| format!("  - {}", d.trim_end().replace('\n', "\n    ")))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let listed = SourceFile::from_text(
+            "list.yaml".into(),
+            format!("apiVersion: v1\nkind: List\nitems:\n{items}\n"),
+        );
+        assert_eq!(secrets_in(&listed).len(), 2);
         assert_eq!(s[0].name, "staging");
         assert_eq!(s[0].server, "https://staging.example.com");
         assert_eq!(s[0].labels.get("environment").unwrap(), "staging");

@@ -68,7 +68,8 @@ pub(super) struct Record {
 #[derive(Debug)]
 pub(super) enum Outcome {
     Synced {
-        cluster: String,
+        /// One, but for a destination several clusters share with no generator to tell.
+        clusters: Vec<String>,
         how: String,
         /// What each linted source gave.
         parts: Vec<String>,
@@ -459,10 +460,13 @@ impl Sources {
                 .filter_map(|u| run.units.get(u).cloned())
                 .collect();
             let record = &mut run.records[idx];
-            let Outcome::Synced { cluster, parts, .. } = &mut record.outcome else {
+            let Outcome::Synced {
+                clusters, parts, ..
+            } = &mut record.outcome
+            else {
                 continue;
             };
-            let cluster = cluster.clone();
+            let clusters = clusters.clone();
             parts.extend(made.iter().map(|m| m.what.clone()));
             if !made.iter().any(|m| m.ok) {
                 record.outcome = Outcome::Unbuilt(
@@ -475,7 +479,10 @@ impl Sources {
             }
             let fids: Vec<FileId> = made.iter().flat_map(|m| m.fids.iter().copied()).collect();
             for &f in &fids {
-                run.membership.entry(f).or_default().insert(cluster.clone());
+                run.membership
+                    .entry(f)
+                    .or_default()
+                    .extend(clusters.iter().cloned());
             }
             let name = run.records[idx].name.clone();
             for f in fids {
@@ -500,7 +507,7 @@ impl Sources {
                 "an Application without `source` or `sources`".into(),
             ));
         }
-        let (cluster, how) = fleet.cluster_of(&a.destination, origin).ok_or_else(|| {
+        let (clusters, how) = fleet.cluster_of(&a.destination, origin).ok_or_else(|| {
             Outcome::NotLinted("no `destination` (`name` or `server`)".to_string())
         })?;
         let manifest = files
@@ -557,7 +564,7 @@ impl Sources {
         };
         Ok((
             Outcome::Synced {
-                cluster,
+                clusters,
                 how,
                 parts: Vec::new(),
                 skipped,
