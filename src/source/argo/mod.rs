@@ -10,9 +10,9 @@
 //!
 //! [`app`] reads an Application, [`fleet`] knows the clusters Argo CD deploys to (from the
 //! config and cluster Secrets) and maps destinations onto them, [`appset`] expands an
-//! ApplicationSet (Go templates by [`gotmpl`]), `sync` follows Applications to what they sync,
-//! `units` builds it, and `explain` marks the files with their clusters and says what happened
-//! (`--explain-sources`).
+//! ApplicationSet (Go templates by [`gotmpl`]), `sync` follows Applications to what they sync
+//! (`sets` those ApplicationSets generate), `units` builds it, and `explain` marks the files with
+//! their clusters and says what happened (`--explain-sources`).
 
 pub mod app;
 pub mod appset;
@@ -21,6 +21,7 @@ mod explain;
 pub mod fleet;
 pub mod gotmpl;
 pub mod selector;
+mod sets;
 mod sync;
 mod units;
 

@@ -16,8 +16,8 @@
 
 use super::app::{self, App, Source};
 use super::fleet::{self, Fleet};
+use super::normalize_repo;
 use super::units::{HelmKey, Made, Unit};
-use super::{appset, normalize_repo};
 use crate::config::sources::dns_label;
 use crate::diag::FileId;
 use crate::source::SourceFile;
@@ -44,13 +44,13 @@ pub(super) struct Defined {
 }
 
 /// Something to read at the next level.
-struct Pending {
-    at: Defined,
+pub(super) struct Pending {
+    pub(super) at: Defined,
     /// The Application whose source holds it.
-    via: Option<String>,
-    depth: usize,
+    pub(super) via: Option<String>,
+    pub(super) depth: usize,
     /// For a generated Application, the cluster whose parameters made it.
-    origin: Option<String>,
+    pub(super) origin: Option<String>,
 }
 
 /// What `--explain-sources` says about an Application.
@@ -312,57 +312,7 @@ impl Sources {
                 continue;
             }
             if is_argo_doc(root) == Some(true) {
-                run.any_set = true;
-                let cx = appset::Context {
-                    root: &identity(&self.root),
-                    repo: &self.config.argo.repo,
-                    fleet: &run.fleet,
-                };
-                let mut rec = SetRecord {
-                    name: name.clone(),
-                    at: p.at.clone(),
-                    span,
-                    via: p.via.clone(),
-                    generated: Vec::new(),
-                    skipped: Vec::new(),
-                    failed: Vec::new(),
-                    notes: Vec::new(),
-                    error: None,
-                };
-                // Argo CD gives generated Applications the ApplicationSet's namespace.
-                let namespace = root.str_at(&["metadata", "namespace"]).map(str::to_string);
-                match appset::expand(root, &cx) {
-                    Ok(e) => {
-                        rec.skipped = e.skipped;
-                        rec.failed = e.failed;
-                        rec.notes = e.notes.into_iter().collect();
-                        for g in e.apps {
-                            let at = Defined {
-                                generated: Some(g.label.clone()),
-                                ..p.at.clone()
-                            };
-                            match app::parse(g.root()) {
-                                Ok(mut a) => {
-                                    a.namespace = namespace.clone();
-                                    rec.generated.push(a.name.clone());
-                                    apps.push((
-                                        a,
-                                        Pending {
-                                            at,
-                                            via: p.via.clone(),
-                                            depth: p.depth,
-                                            origin: g.cluster.clone(),
-                                        },
-                                    ));
-                                }
-                                Err(e) => rec.skipped.push(format!("{}: {e}", g.label)),
-                            }
-                        }
-                    }
-                    Err(e) => rec.error = Some(e),
-                }
-                run.set_by_defined.insert(p.at.clone(), run.sets.len());
-                run.sets.push(rec);
+                apps.extend(self.expand_set(root, name, span, &p, run));
                 continue;
             }
             match app::parse(root) {
