@@ -65,6 +65,13 @@ impl Params {
         match self {
             Params::Go(m) => gotmpl::render(text, &Value::map(m.clone()), style.missing),
             Params::Flat(m) => {
+                // Argo CD leaves a string with no whole `{{…}}` as it is.
+                let whole = text
+                    .find("{{")
+                    .is_some_and(|open| text[open + 2..].contains("}}"));
+                if !whole {
+                    return Ok(text.to_string());
+                }
                 let mut out = String::with_capacity(text.len());
                 let mut rest = text;
                 while let Some(open) = rest.find("{{") {
@@ -244,7 +251,8 @@ mod tests {
             "a/train/{{nope}}"
         );
         assert!(missing.contains("{{nope}}"));
-        assert!(p.render("{{open", style, &mut missing).is_err());
+        assert_eq!(p.render("{{open", style, &mut missing).unwrap(), "{{open");
+        assert!(p.render("{{a}} {{open", style, &mut missing).is_err());
         let g = go(serde_json::json!({"replicas": 3, "tags": ["a", "b"]}));
         let style = Style {
             go: true,
