@@ -205,17 +205,14 @@ fn clusters(v: Node<'_>, bad: &mut dyn FnMut(Node<'_>, String)) -> Vec<ClusterDe
     for (name, name_node, def) in v.entries() {
         let mut c = ClusterDef {
             name: name.to_string(),
-            paths: Vec::new(),
-            eks: None,
-            karpenter: None,
-            complete: None,
-            context: Vec::new(),
-            server: None,
+            ..ClusterDef::default()
         };
         if def.as_map().is_none() {
             bad(
                 def,
-                format!("cluster `{name}` is a mapping (paths, eks, karpenter, context, server)"),
+                format!(
+                    "cluster `{name}` is a mapping (paths, eks, karpenter, context, server, name, labels)"
+                ),
             );
             continue;
         }
@@ -239,6 +236,21 @@ fn clusters(v: Node<'_>, bad: &mut dyn FnMut(Node<'_>, String)) -> Vec<ClusterDe
                     Some(u) => c.server = Some(u.trim().trim_end_matches('/').to_string()),
                     _ => bad(val, format!("`clusters.{name}.server` is a URL")),
                 },
+                "name" => match val.as_str().filter(|n| !n.trim().is_empty()) {
+                    Some(n) => c.argo_name = Some(n.trim().to_string()),
+                    _ => bad(
+                        val,
+                        format!("`clusters.{name}.name` is the cluster's name in Argo CD"),
+                    ),
+                },
+                "labels" | "annotations" => {
+                    let map = string_map(val, &format!("clusters.{name}.{k}"), bad);
+                    if k == "labels" {
+                        c.labels = map;
+                    } else {
+                        c.annotations = map;
+                    }
+                }
                 "eks" | "karpenter" | "complete" => match flag(val) {
                     Some(f) if k == "eks" => c.eks = Some(f),
                     Some(f) if k == "karpenter" => c.karpenter = Some(f),
@@ -248,14 +260,18 @@ fn clusters(v: Node<'_>, bad: &mut dyn FnMut(Node<'_>, String)) -> Vec<ClusterDe
                 _ => bad(
                     kn,
                     format!(
-                        "unknown key `{k}` in cluster `{name}` (known: paths, eks, karpenter, complete, context, server)"
+                        "unknown key `{k}` in cluster `{name}` (known: paths, eks, karpenter, complete, context, server, name, labels, annotations)"
                     ),
                 ),
             }
         }
-        // A cluster Argo CD deploys to needs no paths (`paths: []`, or its `server`): its
-        // Applications say what it gets.
-        if c.paths.is_empty() && c.server.is_none() && def.get("paths").is_none() {
+        // A cluster Argo CD deploys to needs no paths (`paths: []`, or its `server` or Argo CD
+        // `name`): its Applications say what it gets.
+        if c.paths.is_empty()
+            && c.server.is_none()
+            && c.argo_name.is_none()
+            && def.get("paths").is_none()
+        {
             bad(
                 name_node,
                 format!(
@@ -265,6 +281,31 @@ fn clusters(v: Node<'_>, bad: &mut dyn FnMut(Node<'_>, String)) -> Vec<ClusterDe
             continue;
         }
         out.push(c);
+    }
+    out
+}
+
+/// A mapping of strings (labels, annotations); numbers and booleans are taken as written, as
+/// they would be quoted in a Secret's metadata.
+fn string_map(
+    v: Node<'_>,
+    what: &str,
+    bad: &mut dyn FnMut(Node<'_>, String),
+) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    if v.as_map().is_none() {
+        if !v.is_null() {
+            bad(v, format!("`{what}` maps names to values"));
+        }
+        return out;
+    }
+    for (k, _, val) in v.entries() {
+        match val.as_str().filter(|_| !val.is_null()) {
+            Some(s) => {
+                out.insert(k.to_string(), s.to_string());
+            }
+            None => bad(val, format!("`{what}.{k}` is a string")),
+        }
     }
     out
 }
@@ -534,6 +575,24 @@ mod tests {
         assert!(s.clusters[1].paths.is_empty());
         let errs = parse("clusters:\n  prod: {eks: true}\n").unwrap_err();
         assert!(errs[0].message.contains("needs `paths`"), "{errs:?}");
+    }
+
+    #[test]
+    fn clusters_carry_their_argo_cd_name_labels_and_annotations() {
+        let s = parse(
+            "clusters:\n  prod:\n    name: prod-eks\n    labels: {environment: production, gpu: true}\n    annotations: {team: ml}\n",
+        )
+        .unwrap();
+        let c = &s.clusters[0];
+        assert_eq!(c.argo_name.as_deref(), Some("prod-eks"));
+        assert_eq!(
+            c.labels.get("environment").map(String::as_str),
+            Some("production")
+        );
+        assert_eq!(c.labels.get("gpu").map(String::as_str), Some("true"));
+        assert_eq!(c.annotations.get("team").map(String::as_str), Some("ml"));
+        let errs = parse("clusters:\n  prod: {server: x, labels: [a], name: ''}\n").unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:?}");
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub struct External {
 }
 
 /// One cluster of a repository that deploys to several (`clusters:` in the config).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClusterDef {
     pub name: String,
     /// Globs (relative to the config file's directory) of the files deployed to it.
@@ -37,6 +37,12 @@ pub struct ClusterDef {
     pub context: Vec<String>,
     /// Its API server URL: Argo CD Applications whose `destination.server` is this deploy to it.
     pub server: Option<String>,
+    /// The name Argo CD knows it by (its cluster Secret's `name`) when not `name`.
+    pub argo_name: Option<String>,
+    /// Its cluster Secret's labels and annotations, as the ApplicationSet `clusters` generator
+    /// selects and templates with them.
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
 }
 
 /// Resolved settings the pipeline runs with.

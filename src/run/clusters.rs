@@ -225,10 +225,7 @@ mod tests {
             name: name.into(),
             paths: paths.iter().map(|p| p.to_string()).collect(),
             eks,
-            karpenter: None,
-            complete: None,
-            context: Vec::new(),
-            server: None,
+            ..ClusterDef::default()
         };
         let settings = Settings {
             root: std::env::current_dir().ok(),

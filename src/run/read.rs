@@ -116,8 +116,7 @@ pub fn read_repo(
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         (loaded, builds)
     });
-    sources.render(&mut files, builds);
-    sources.describe_terraform(&files);
+    // Context is read first: the cluster Secrets in it are clusters Argo CD deploys to.
     let (mut context, problems) = source::load(&context_paths);
     load_problems.extend(problems);
     load_problems.extend(context_problems);
@@ -127,6 +126,9 @@ pub fn read_repo(
         }
     }
     source::nodes::derive(&mut context);
+    sources.add_context(&context);
+    sources.render(&mut files, builds);
+    sources.describe_terraform(&files);
     files.extend(context);
     Repo {
         files,

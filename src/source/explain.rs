@@ -26,7 +26,7 @@ impl Sources {
             out.push('\n');
         }
         let width = self.lines.iter().map(|l| l.what.len()).max().unwrap_or(0);
-        const ORDER: [&str; 14] = [
+        const ORDER: [&str; 15] = [
             "off",
             "raw",
             "terraform",
@@ -38,6 +38,7 @@ impl Sources {
             "failed",
             "skipped",
             "unknown",
+            "cluster",
             "appset",
             "app",
             "unlinted",

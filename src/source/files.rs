@@ -139,6 +139,21 @@ pub struct Skipped {
     pub hint: Option<String>,
 }
 
+/// What only a Helm template refers to.
+const HELM_VALUES: &[&str] = &[
+    ".Values.",
+    ".Release.",
+    ".Chart.",
+    ".Capabilities.",
+    ".Files.",
+];
+
+fn is_applicationset(root: crate::yaml::Node<'_>) -> bool {
+    root.str_at(&["apiVersion"])
+        .is_some_and(|a| a.starts_with("argoproj.io/"))
+        && root.str_at(&["kind"]) == Some("ApplicationSet")
+}
+
 impl SourceFile {
     pub fn from_text(path: String, text: String) -> Self {
         let text: Arc<str> = Arc::from(text);
@@ -148,6 +163,13 @@ impl SourceFile {
         // applied as written.
         let template = match compat::syntax_error(&parsed) {
             Some(_) => compat::template_markers(&text),
+            // An ApplicationSet is applied as written: its `{{ … }}` (`path: $values/{{ .path }}`)
+            // are Argo CD's own, filled in by its controller, unless Helm's are there too.
+            None if parsed.docs.iter().any(|d| is_applicationset(d.root()))
+                && !HELM_VALUES.iter().any(|w| text.contains(w)) =>
+            {
+                None
+            }
             None => compat::structural_template_markers(&text),
         };
         if let Some(t) = template {

@@ -131,6 +131,8 @@ pub struct Sources {
     notes: Vec<String>,
     /// `clusters:` of the config: Argo CD destinations are matched against them.
     clusters: Vec<crate::config::ClusterDef>,
+    /// Argo CD cluster Secrets in the context files ([`Sources::add_context`]).
+    context_secrets: Vec<argo::fleet::Secret>,
     /// The config's `exclude:` globs (relative to `root`): files Argo CD directories hold that
     /// match are not read.
     exclude: Option<globset::GlobSet>,
@@ -161,6 +163,13 @@ fn first_key(f: &SourceFile) -> Span {
 }
 
 impl Sources {
+    /// Reads what the context files tell the sources: the Argo CD cluster Secrets among them,
+    /// which the ApplicationSet `clusters` generator and destinations use.
+    pub fn add_context(&mut self, context: &[SourceFile]) {
+        self.context_secrets
+            .extend(context.iter().flat_map(argo::fleet::secrets_in));
+    }
+
     /// Adds the run's own builds to `files`, kind by kind (`builds`: the kustomizations built
     /// ahead, see [`Sources::build_tops`]), then what Argo CD Applications sync.
     pub fn render(&mut self, files: &mut Vec<SourceFile>, builds: Builds) {

@@ -30,6 +30,7 @@ impl Sources {
             lines: Vec::new(),
             notes: Vec::new(),
             clusters: settings.clusters.clone(),
+            context_secrets: Vec::new(),
             exclude: {
                 let mut b = globset::GlobSetBuilder::new();
                 for g in &settings.exclude {

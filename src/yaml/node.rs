@@ -465,6 +465,12 @@ impl<'a> Node<'a> {
             _ => Yaml11::Str,
         })
     }
+    /// The text of the file the node was parsed from, which documents built from its nodes
+    /// ([`super::construct`]) share.
+    pub fn shared_text(self) -> Arc<str> {
+        self.tree.text.clone()
+    }
+
     /// A copy of this subtree as a document of its own, spans kept, with each scalar (keys too)
     /// for which `fill` gives a text replaced by it.
     pub fn rewritten(self, fill: &mut dyn FnMut(&str) -> Option<String>) -> Document {

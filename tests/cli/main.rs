@@ -2,6 +2,8 @@
 //! part of the command line; the harness they share is `tests/common`. A module's tests run
 //! alone with `cargo test --test cli <module>::`.
 //!
+//! - `appsets`: Argo CD ApplicationSets fanned out over the clusters Argo CD knows, each
+//!   Application linted in its own cluster.
 //! - `cache`: the build cache of kustomizations and charts, and `gpuops cache`.
 //! - `formats`: SARIF and JUnit as CI systems check them (schema, failures, stable names).
 //! - `lint`: `gpuops lint` on temporary repositories (exit codes, stdin, configuration,
@@ -17,6 +19,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod appsets;
 mod cache;
 mod formats;
 mod lint;

@@ -19,7 +19,7 @@ macro_rules! require_kustomize {
     };
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     for e in fs::read_dir(from).unwrap() {
         let e = e.unwrap();
@@ -50,12 +50,12 @@ fn listing(dir: &Path) -> Vec<String> {
     out
 }
 
-fn json(out: &str) -> serde_json::Value {
+pub(crate) fn json(out: &str) -> serde_json::Value {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 
 /// (rule, path, line, column) of every finding.
-fn findings(v: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
+pub(crate) fn findings(v: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
     v["diagnostics"]
         .as_array()
         .unwrap()
@@ -807,7 +807,7 @@ fn a_comment_suppression_in_a_base_covers_findings_reached_through_overlays() {
 // Argo CD: Applications say what is synced where
 
 /// The `--explain-sources` lines of one kind (`app`, `appset`, `unlinted`), trimmed.
-fn explained<'a>(err: &'a str, what: &str) -> Vec<&'a str> {
+pub(crate) fn explained<'a>(err: &'a str, what: &str) -> Vec<&'a str> {
     err.lines()
         .filter_map(|l| l.trim_start().strip_prefix(what))
         .filter(|l| l.starts_with(' '))

@@ -74,6 +74,8 @@ impl Sources {
             membership,
             notes,
             standard,
+            fleet,
+            any_set,
             ..
         } = run;
         for (&fid, clusters) in &membership {
@@ -114,15 +116,20 @@ impl Sources {
             }
             match &r.outcome {
                 Outcome::Synced {
-                    cluster,
+                    clusters,
                     how,
                     parts,
                     skipped,
                     failed,
                 } => {
                     linted += 1;
-                    let mut detail =
-                        format!("{who}: {} → cluster `{cluster}` ({how})", parts.join("; "));
+                    let named: Vec<String> = clusters.iter().map(|c| format!("`{c}`")).collect();
+                    let to = if named.len() == 1 {
+                        format!("cluster {}", named[0])
+                    } else {
+                        format!("clusters {}", named.join(", "))
+                    };
+                    let mut detail = format!("{who}: {} → {to} ({how})", parts.join("; "));
                     if !skipped.is_empty() || !failed.is_empty() {
                         let all: Vec<&str> =
                             skipped.iter().chain(failed).map(String::as_str).collect();
@@ -193,6 +200,13 @@ impl Sources {
                     s.name
                 ));
             }
+            for f in &s.failed {
+                detail.push_str(&format!("; Argo CD fails: {f}"));
+                self.notes.push(format!(
+                    "note: ApplicationSet `{}` ({at}): Argo CD fails: {f} (it creates or updates none of the set's Applications while this stands)",
+                    s.name
+                ));
+            }
             for n in &s.notes {
                 detail.push_str(&format!("; {n}"));
             }
@@ -201,6 +215,16 @@ impl Sources {
                 path,
                 detail,
             });
+        }
+        // The clusters the ApplicationSets could fan out to.
+        if any_set {
+            for k in fleet.listed() {
+                self.lines.push(Line {
+                    what: "cluster",
+                    path: k.cluster.clone(),
+                    detail: k.describe(),
+                });
+            }
         }
         self.notes.extend(notes);
 

@@ -15,8 +15,9 @@
 //! build with options of their own is emptied (they say how it is synced).
 
 use super::app::{self, App, Source};
+use super::fleet::{self, Fleet};
+use super::normalize_repo;
 use super::units::{HelmKey, Made, Unit};
-use super::{appset, cluster_of, normalize_repo};
 use crate::config::sources::dns_label;
 use crate::diag::FileId;
 use crate::source::SourceFile;
@@ -43,11 +44,13 @@ pub(super) struct Defined {
 }
 
 /// Something to read at the next level.
-struct Pending {
-    at: Defined,
+pub(super) struct Pending {
+    pub(super) at: Defined,
     /// The Application whose source holds it.
-    via: Option<String>,
-    depth: usize,
+    pub(super) via: Option<String>,
+    pub(super) depth: usize,
+    /// For a generated Application, the cluster whose parameters made it.
+    pub(super) origin: Option<String>,
 }
 
 /// What `--explain-sources` says about an Application.
@@ -65,7 +68,8 @@ pub(super) struct Record {
 #[derive(Debug)]
 pub(super) enum Outcome {
     Synced {
-        cluster: String,
+        /// One, but for a destination several clusters share with no generator to tell.
+        clusters: Vec<String>,
         how: String,
         /// What each linted source gave.
         parts: Vec<String>,
@@ -87,6 +91,8 @@ pub(super) struct SetRecord {
     pub(super) via: Option<String>,
     pub(super) generated: Vec<String>,
     pub(super) skipped: Vec<String>,
+    /// What Argo CD fails on.
+    pub(super) failed: Vec<String>,
     pub(super) notes: Vec<String>,
     pub(super) error: Option<String>,
 }
@@ -109,8 +115,9 @@ pub(super) struct Run {
     /// Record index by definition.
     pub(super) by_defined: BTreeMap<Defined, usize>,
     pub(super) set_by_defined: BTreeMap<Defined, usize>,
-    /// Definition by (namespace, name): a second Application of the same name is a duplicate.
-    pub(super) by_name: BTreeMap<(String, String), Defined>,
+    /// Definition by (namespace, name, Argo CD instance): a second Application of the same name
+    /// is a duplicate. The instance is empty but for clusters each with an Argo CD of its own.
+    pub(super) by_name: BTreeMap<(String, String, String), Defined>,
     pub(super) units: BTreeMap<Unit, Made>,
     /// Applications by unit (names), for build labels.
     pub(super) users: BTreeMap<Unit, Vec<String>>,
@@ -124,6 +131,10 @@ pub(super) struct Run {
     /// Kustomizations read when kustomize does not run.
     pub(super) offline: Forest,
     pub(super) notes: Vec<String>,
+    /// The clusters Argo CD knows.
+    pub(super) fleet: Fleet,
+    /// Whether an ApplicationSet was read (the known clusters are then listed).
+    pub(super) any_set: bool,
 }
 
 pub(super) fn plural(n: usize, what: &str) -> String {
@@ -167,6 +178,10 @@ impl Sources {
             return;
         }
         let mut run = Run::default();
+        // Cluster Secrets in the run's files (its own builds too) and in the context.
+        let mut secrets: Vec<fleet::Secret> = files.iter().flat_map(fleet::secrets_in).collect();
+        secrets.extend(self.context_secrets.iter().cloned());
+        run.fleet = Fleet::new(&self.clusters, &secrets);
         let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
         for (fid, id) in crate::source::tree::canonicalize_all(&paths)
             .into_iter()
@@ -253,6 +268,7 @@ impl Sources {
                     },
                     via: via.map(str::to_string),
                     depth,
+                    origin: None,
                 });
             }
         }
@@ -296,50 +312,7 @@ impl Sources {
                 continue;
             }
             if is_argo_doc(root) == Some(true) {
-                let cx = appset::Context {
-                    root: &identity(&self.root),
-                    repo: &self.config.argo.repo,
-                    clusters: &self.clusters,
-                };
-                let mut rec = SetRecord {
-                    name: name.clone(),
-                    at: p.at.clone(),
-                    span,
-                    via: p.via.clone(),
-                    generated: Vec::new(),
-                    skipped: Vec::new(),
-                    notes: Vec::new(),
-                    error: None,
-                };
-                match appset::expand(root, &cx) {
-                    Ok(e) => {
-                        rec.skipped = e.skipped;
-                        rec.notes = e.notes.into_iter().collect();
-                        for g in e.apps {
-                            let at = Defined {
-                                generated: Some(g.label.clone()),
-                                ..p.at.clone()
-                            };
-                            match app::parse(g.root()) {
-                                Ok(a) => {
-                                    rec.generated.push(a.name.clone());
-                                    apps.push((
-                                        a,
-                                        Pending {
-                                            at,
-                                            via: p.via.clone(),
-                                            depth: p.depth,
-                                        },
-                                    ));
-                                }
-                                Err(e) => rec.skipped.push(format!("{}: {e}", g.label)),
-                            }
-                        }
-                    }
-                    Err(e) => rec.error = Some(e),
-                }
-                run.set_by_defined.insert(p.at.clone(), run.sets.len());
-                run.sets.push(rec);
+                apps.extend(self.expand_set(root, name, span, &p, run));
                 continue;
             }
             match app::parse(root) {
@@ -369,7 +342,16 @@ impl Sources {
                     .unwrap_or_default();
                 format!("ApplicationSet `{set}`, {label}")
             });
-            let key = (a.namespace.clone().unwrap_or_default(), a.name.clone());
+            // One Argo CD per cluster (clusters sharing a server) may each have this name.
+            let instance = run
+                .fleet
+                .instance(&a.destination, p.origin.as_deref())
+                .unwrap_or_default();
+            let key = (
+                a.namespace.clone().unwrap_or_default(),
+                a.name.clone(),
+                instance,
+            );
             if let Some(first) = run.by_name.get(&key) {
                 let (_, first_at) = self.where_defined(files, first, None);
                 run.records.push(Record {
@@ -387,7 +369,7 @@ impl Sources {
             run.by_name.insert(key, p.at.clone());
             let idx = run.records.len();
             run.by_defined.insert(p.at.clone(), idx);
-            let outcome = self.plan_app(files, &a, &p.at);
+            let outcome = self.plan_app(files, &a, &p.at, &run.fleet, p.origin.as_deref());
             let units = match &outcome {
                 Ok((_, units)) => units.clone(),
                 Err(_) => Vec::new(),
@@ -428,10 +410,13 @@ impl Sources {
                 .filter_map(|u| run.units.get(u).cloned())
                 .collect();
             let record = &mut run.records[idx];
-            let Outcome::Synced { cluster, parts, .. } = &mut record.outcome else {
+            let Outcome::Synced {
+                clusters, parts, ..
+            } = &mut record.outcome
+            else {
                 continue;
             };
-            let cluster = cluster.clone();
+            let clusters = clusters.clone();
             parts.extend(made.iter().map(|m| m.what.clone()));
             if !made.iter().any(|m| m.ok) {
                 record.outcome = Outcome::Unbuilt(
@@ -444,7 +429,10 @@ impl Sources {
             }
             let fids: Vec<FileId> = made.iter().flat_map(|m| m.fids.iter().copied()).collect();
             for &f in &fids {
-                run.membership.entry(f).or_default().insert(cluster.clone());
+                run.membership
+                    .entry(f)
+                    .or_default()
+                    .extend(clusters.iter().cloned());
             }
             let name = run.records[idx].name.clone();
             for f in fids {
@@ -461,13 +449,15 @@ impl Sources {
         files: &mut [SourceFile],
         a: &App,
         at: &Defined,
+        fleet: &Fleet,
+        origin: Option<&str>,
     ) -> Result<(Outcome, Vec<Unit>), Outcome> {
         if a.sources.is_empty() {
             return Err(Outcome::NotLinted(
                 "an Application without `source` or `sources`".into(),
             ));
         }
-        let (cluster, how) = cluster_of(&a.destination, &self.clusters).ok_or_else(|| {
+        let (clusters, how) = fleet.cluster_of(&a.destination, origin).ok_or_else(|| {
             Outcome::NotLinted("no `destination` (`name` or `server`)".to_string())
         })?;
         let manifest = files
@@ -524,7 +514,7 @@ impl Sources {
         };
         Ok((
             Outcome::Synced {
-                cluster,
+                clusters,
                 how,
                 parts: Vec::new(),
                 skipped,
