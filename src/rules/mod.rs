@@ -189,6 +189,15 @@ pub(crate) fn template_anchor<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Op
         .or(Some(owner.anchor()))
 }
 
+/// `Job ml/train` for a single-template workload, else with the template's path
+/// (`PyTorchJob ml/llama (\`spec.pytorchReplicaSpecs.Worker.template\`)`).
+pub(crate) fn describe_template(owner: &Object<'_>, t: &PodTemplate<'_>) -> String {
+    match owner.kind {
+        "Pod" | "Job" | "Deployment" | "StatefulSet" | "ReplicaSet" | "CronJob" => owner.describe(),
+        _ => format!("{} (`{}`)", owner.describe(), t.path),
+    }
+}
+
 /// The key node whose value is `target` (searched by identity under `root`).
 pub(crate) fn key_of<'a>(root: Node<'a>, target: Node<'_>) -> Option<Node<'a>> {
     if let Some(map) = root.as_map() {
@@ -254,6 +263,7 @@ mod inference_spot_only;
 mod invalid_hcl;
 mod invalid_yaml;
 mod localqueue_not_found;
+mod mig_profile_unavailable;
 mod nodeclass_not_found;
 mod nodepool_cost_exceeds_budget;
 mod nodepool_requirements_unsatisfiable;
@@ -283,6 +293,7 @@ static ALL: &[&Rule] = &[
     &gpu_toleration_missing::RULE,
     &nodeselector_matches_no_nodepool::RULE,
     &gpu_count_exceeds_instance::RULE,
+    &mig_profile_unavailable::RULE,
     &nodepool_requirements_unsatisfiable::RULE,
     &device_plugin_misses_gpu_pool::RULE,
     &gpu_nodepool_untainted::RULE,
