@@ -5,7 +5,8 @@
 //! Layout:
 //! - `clusters/<name>/` for 3 clusters (3 files, 11 objects each): a Kustomization, the system
 //!   (CPU) and shared GPU NodePools with their EC2NodeClasses, the NVIDIA device plugin
-//!   DaemonSet, PriorityClasses and WorkloadPriorityClasses.
+//!   DaemonSet, PriorityClasses and WorkloadPriorityClasses; prod-usw2 also has a MIG pool, its
+//!   device plugin configuration and a server on it (3 more).
 //! - `teams/team-NNNN/{platform,queues,workloads}/`: 10 files and about 53 objects per team: a Namespace,
 //!   2 EC2NodeClasses, 5 GPU NodePools (p5, p4d, g6e for training, g6, g5 for inference), 2 Kueue
 //!   sets (ResourceFlavor, ClusterQueue, LocalQueue), 15 Jobs, 4 PyTorchJobs, 3 RayClusters,
@@ -234,16 +235,21 @@ spec:
 ",
             16 * (ci + 1)
         );
-        self.write(
-            &format!("{dir}/system.yaml"),
-            &[
-                node_class("system", name, &NodeClassOpts::default()),
-                node_class("shared-gpu", name, &NodeClassOpts::default()),
-                system_pool,
-                shared_gpu,
-                device_plugin(),
-            ],
-        );
+        let mut system = vec![
+            node_class("system", name, &NodeClassOpts::default()),
+            node_class("shared-gpu", name, &NodeClassOpts::default()),
+            system_pool,
+            shared_gpu,
+            device_plugin(),
+        ];
+        // prod-usw2 partitions A100s for small models; its device plugin configuration there
+        // runs the `single` strategy, which advertises no `nvidia.com/mig-*` for the
+        // embeddings server's request.
+        if ci == 1 {
+            self.s.add_expected("mig-strategy-mismatch", 1);
+            system.extend(mig_pool());
+        }
+        self.write(&format!("{dir}/system.yaml"), &system);
         let pc = |n: &str, v: u32, what: &str| {
             format!(
                 "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: {n}\nvalue: {v}\nglobalDefault: false\ndescription: {what}\n"
@@ -1377,6 +1383,95 @@ spec:
         },
         encrypted = !o.unencrypted,
     )
+}
+
+/// A MIG NodePool of A100 80GB nodes cut into 1g.10gb instances, the device plugin
+/// configuration its nodes get (strategy `single`), and a server asking for a 1g.10gb instance
+/// by name.
+fn mig_pool() -> [String; 3] {
+    [
+        "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: nvidia-device-plugin-configs
+  namespace: kube-system
+data:
+  mig-single: |
+    version: v1
+    flags:
+      migStrategy: single
+"
+        .to_string(),
+        "apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: mig-a100
+spec:
+  template:
+    metadata:
+      labels:
+        pool: mig-a100
+        nvidia.com/mig.config: all-1g.10gb
+        nvidia.com/device-plugin.config: mig-single
+    spec:
+      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: shared-gpu
+      requirements:
+        - key: karpenter.k8s.aws/instance-family
+          operator: In
+          values: [p4de]
+        - key: karpenter.sh/capacity-type
+          operator: In
+          values: [on-demand]
+      taints:
+        - key: nvidia.com/gpu
+          effect: NoSchedule
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 5m
+  limits:
+    nvidia.com/gpu: \"16\"
+"
+        .to_string(),
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: embeddings
+  namespace: platform
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: embeddings
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: embeddings
+    spec:
+      priorityClassName: inference-critical
+      nodeSelector:
+        pool: mig-a100
+      tolerations:
+        - key: nvidia.com/gpu
+          operator: Exists
+          effect: NoSchedule
+      containers:
+        - name: server
+          image: vllm/vllm-openai:v0.9.1
+          args: [\"--model\", \"/models/e5-large\"]
+          resources:
+            requests:
+              cpu: \"4\"
+              memory: 16Gi
+            limits:
+              cpu: \"4\"
+              memory: 16Gi
+              nvidia.com/mig-1g.10gb: 1
+"
+        .to_string(),
+    ]
 }
 
 /// NVIDIA's device plugin as a plain DaemonSet, tolerating the GPU taint.

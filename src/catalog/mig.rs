@@ -13,9 +13,11 @@
 //!   H100 NVL, H200, GH200 and B200 rows. The stored copy of the user guide's profile page ends
 //!   within the A100 table, so those rows rest on the operator's configuration; AWS's
 //!   sagemaker-hyperpod-cli lists the same names for p4d, p4de, p5, p5e, p5en and p6-b200.
-//! - `+me` profiles (one instance per GPU that owns the media engines) are advertised under the
-//!   plain name: the device plugin counts a `1g.10gb+me` as one more `nvidia.com/mig-1g.10gb`
-//!   (NVIDIA/k8s-device-plugin issue 1462), so no resource name carries `+me`.
+//! - `+me` profiles (one instance per GPU that owns the media engines): the device plugin
+//!   declares `nvidia.com/mig-<profile>.me` (`+` made `.`, `internal/rm/rm.go`), but it matches
+//!   profiles unanchored, so such an instance is counted as one more of the plain name
+//!   (NVIDIA/k8s-device-plugin issue 1462, October 2025). gpuops takes the plain name for them
+//!   and judges no `.me` request.
 //!
 //! Unsure: the memory part of a name is computed by the driver from the memory the GPU reports
 //! and has varied (an A100 80GB once reported `7g.79gb`, NVIDIA/gpu-operator issue 351); the

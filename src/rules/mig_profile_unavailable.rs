@@ -1,5 +1,5 @@
 use super::Ctx;
-use crate::catalog::mig::{MigGpu, requested_profile};
+use crate::catalog::mig::MigGpu;
 use crate::catalog::mig_layouts::Layout;
 use crate::catalog::{Instance, instances};
 use crate::diag::{Diagnostic, Loc, Severity};
@@ -88,7 +88,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if !t.requests_gpu() {
             continue;
         }
-        let asked = mig_requests(t);
+        let asked = super::mig_requests(t);
         if asked.is_empty() {
             continue;
         }
@@ -115,22 +115,6 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
         }
     }
-}
-
-/// The MIG resources the template's containers ask for: (resource, profile, key node), each
-/// resource once.
-fn mig_requests<'a>(t: &PodTemplate<'a>) -> Vec<(&'a str, &'a str, Node<'a>)> {
-    let mut out: Vec<(&'a str, &'a str, Node<'a>)> = Vec::new();
-    for c in t.gpu_containers() {
-        for (name, key) in c.accelerators() {
-            if let Some(profile) = requested_profile(name)
-                && !out.iter().any(|(n, _, _)| *n == name)
-            {
-                out.push((name, profile, key));
-            }
-        }
-    }
-    out
 }
 
 fn offer<'s>(

@@ -47,16 +47,16 @@ pub struct Replicated {
 pub struct Sharing {
     pub kind: SharingKind,
     pub resources: Vec<Replicated>,
-    /// `failRequestsGreaterThanOne` as written (`None`: unset: false for time-slicing, true
-    /// for MPS).
+    /// `failRequestsGreaterThanOne` as written (unset: false).
     pub fail_above_one: Option<bool>,
 }
 
 impl Sharing {
-    /// Whether the plugin refuses a container more than one replica.
+    /// Whether the plugin refuses a container more than one replica: with MPS always (it
+    /// ignores the flag, `internal/rm/rm.go` `ValidateRequest`), with time-slicing when
+    /// `failRequestsGreaterThanOne: true`.
     pub fn fails_above_one(&self) -> bool {
-        self.fail_above_one
-            .unwrap_or(matches!(self.kind, SharingKind::Mps))
+        matches!(self.kind, SharingKind::Mps) || self.fail_above_one == Some(true)
     }
     /// The replicated resource advertised under this name.
     pub fn advertising(&self, resource: &str) -> Option<&Replicated> {
