@@ -6,7 +6,8 @@
 //! - `clusters/<name>/` for 3 clusters (3 files, 11 objects each): a Kustomization, the system
 //!   (CPU) and shared GPU NodePools with their EC2NodeClasses, the NVIDIA device plugin
 //!   DaemonSet, PriorityClasses and WorkloadPriorityClasses; prod-usw2 also has a MIG pool, its
-//!   device plugin configuration and a server on it (3 more).
+//!   device plugin configuration and a server on it (3 more); staging time-slices its shared
+//!   pool, with the configuration, a fine-tune and a server on it (3 more).
 //! - `teams/team-NNNN/{platform,queues,workloads}/`: 10 files and about 53 objects per team: a Namespace,
 //!   2 EC2NodeClasses, 5 GPU NodePools (p5, p4d, g6e for training, g6, g5 for inference), 2 Kueue
 //!   sets (ResourceFlavor, ClusterQueue, LocalQueue), 15 Jobs, 4 PyTorchJobs, 3 RayClusters,
@@ -204,6 +205,12 @@ spec:
         } else {
             ""
         };
+        // Staging's nodes get the time-slicing configuration by their label.
+        let sliced_labels = if sliced {
+            "\n        gpu-sharing: time-sliced\n        nvidia.com/device-plugin.config: time-sliced"
+        } else {
+            ""
+        };
         let shared_gpu = format!(
             "apiVersion: karpenter.sh/v1
 kind: NodePool
@@ -214,7 +221,7 @@ spec:
   template:
     metadata:
       labels:
-        pool: shared-gpu
+        pool: shared-gpu{sliced_labels}
     spec:
       nodeClassRef:
         group: karpenter.k8s.aws
@@ -248,6 +255,12 @@ spec:
         if ci == 1 {
             self.s.add_expected("mig-strategy-mismatch", 1);
             system.extend(mig_pool());
+        }
+        // Staging runs a fine-tune and a server asking for two replicas on its time-sliced GPUs.
+        if sliced {
+            self.s.add_expected("shared-gpu-for-training", 1);
+            self.s.add_expected("shared-gpu-count-above-one", 1);
+            system.extend(time_sliced());
         }
         self.write(&format!("{dir}/system.yaml"), &system);
         let pc = |n: &str, v: u32, what: &str| {
@@ -1471,6 +1484,95 @@ spec:
               nvidia.com/mig-1g.10gb: 1
 "
         .to_string(),
+    ]
+}
+
+/// The time-slicing configuration of staging's shared pool (four pods per GPU), a fine-tune that
+/// trains on it and a server that asks for two replicas.
+fn time_sliced() -> [String; 3] {
+    let pod = |labels: &str, command: &str, gpus: u32, extra: &str| {
+        format!(
+            "    metadata:
+      labels:
+{labels}
+    spec:
+      priorityClassName: training-low
+      nodeSelector:
+        gpu-sharing: time-sliced
+      tolerations:
+        - key: nvidia.com/gpu
+          operator: Exists
+          effect: NoSchedule
+        - key: gpu-sharing
+          operator: Exists
+          effect: NoSchedule
+{extra}      containers:
+        - name: main
+          image: registry.example.com/platform/smoke:1.0
+          command: {command}
+          resources:
+            limits:
+              nvidia.com/gpu: {gpus}
+"
+        )
+    };
+    [
+        "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: device-plugin-sharing
+  namespace: kube-system
+data:
+  time-sliced: |
+    version: v1
+    sharing:
+      timeSlicing:
+        resources:
+          - name: nvidia.com/gpu
+            replicas: 4
+"
+        .to_string(),
+        format!(
+            "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: finetune-canary
+  namespace: platform
+spec:
+  backoffLimit: 2
+  template:
+{}",
+            pod(
+                "        app.kubernetes.io/name: finetune-canary\n      annotations:\n        karpenter.sh/do-not-disrupt: \"true\"",
+                "[torchrun, --nproc_per_node=1, finetune.py, --epochs=1, --checkpoint-dir=/checkpoints]",
+                1,
+                "      restartPolicy: OnFailure\n      volumes:\n        - name: checkpoints\n          persistentVolumeClaim:\n            claimName: canary-checkpoints\n",
+            )
+            .replace(
+                "              nvidia.com/gpu: 1\n",
+                "              nvidia.com/gpu: 1\n          volumeMounts:\n            - name: checkpoints\n              mountPath: /checkpoints\n",
+            )
+        ),
+        format!(
+            "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: reranker
+  namespace: platform
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: reranker
+  template:
+{}",
+            pod(
+                "        app.kubernetes.io/name: reranker",
+                "[python, -m, reranker.serve]",
+                2,
+                "",
+            )
+        ),
     ]
 }
 

@@ -11,7 +11,7 @@ use crate::diag::Loc;
 use crate::model::NodePool;
 use crate::model::nvidia::mig_parted::{self, LayoutDef};
 use crate::model::nvidia::operator::declared;
-use crate::model::nvidia::plugin_config::{self, PluginConfig};
+use crate::model::nvidia::plugin_config::{self, PluginConfig, Replicated, Sharing};
 use crate::model::nvidia::{MigStrategy, Setting};
 
 /// The node label that picks a MIG layout of the MIG manager.
@@ -107,6 +107,18 @@ impl GpuSetup {
         let mut named = self.plugin_configs.iter().filter(|c| c.value.name == name);
         let first = named.next()?;
         named.all(|c| c.value == first.value).then_some(first)
+    }
+
+    /// How the pool's nodes share the GPUs advertised as `resource`: the sharing section of their
+    /// device plugin configuration and its entry for that name (`None`: not shared, or unknown).
+    pub fn sharing_of(
+        &self,
+        pool: &NodePool<'_>,
+        resource: &str,
+    ) -> Option<(&Setting<PluginConfig>, &Sharing, &Replicated)> {
+        let c = self.plugin_config_for(pool)?;
+        let sharing = c.value.sharing.as_ref()?;
+        Some((c, sharing, sharing.advertising(resource)?))
     }
 
     /// The MIG layout the pool's `nvidia.com/mig.config` label picks (`None`: no label).

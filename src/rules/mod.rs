@@ -311,8 +311,11 @@ mod queue_quota_exceeds_pool_limit;
 mod queue_resource_unknown;
 mod resourceflavor_not_found;
 mod schema_violation;
+mod shared_gpu_count_above_one;
+mod shared_gpu_for_training;
 mod source_build_failed;
 mod spot_termination_grace_too_short;
+mod support;
 pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
@@ -331,6 +334,8 @@ static ALL: &[&Rule] = &[
     &gpu_count_exceeds_instance::RULE,
     &mig_profile_unavailable::RULE,
     &mig_strategy_mismatch::RULE,
+    &shared_gpu_for_training::RULE,
+    &shared_gpu_count_above_one::RULE,
     &nodepool_requirements_unsatisfiable::RULE,
     &device_plugin_misses_gpu_pool::RULE,
     &gpu_nodepool_untainted::RULE,
