@@ -5,7 +5,8 @@
 //! Everything is `None` or unknown when the files do not say, or say two things: callers stay
 //! quiet then.
 
-use super::Index;
+use super::{Index, PoolCap, pool_cap};
+use crate::catalog::mig::requested_profile;
 use crate::catalog::mig_layouts::{Layout, default_layout};
 use crate::diag::Loc;
 use crate::model::NodePool;
@@ -121,6 +122,65 @@ impl GpuSetup {
         Some((c, sharing, sharing.advertising(resource)?))
     }
 
+    /// How many of `resource` one GPU of the pool's nodes is advertised as, when they share
+    /// their GPUs: the MIG instances per GPU of the pool's layout (`nvidia.com/mig-<profile>`,
+    /// or `nvidia.com/gpu` under the `single` strategy), times the replicas of a time-sliced or
+    /// MPS-shared resource. `None`: whole GPUs, or the files cannot tell (the fewest over the
+    /// pool's GPU models otherwise).
+    pub fn per_gpu(&self, pool: &NodePool<'_>, resource: &str) -> Option<u32> {
+        let (base, replicas) = match self.sharing_of(pool, resource) {
+            Some((_, _, r)) => (r.name.as_str(), r.replicas),
+            None => (resource, 1),
+        };
+        match self.layout_for(pool) {
+            Some((layout, _)) => Some(self.mig_per_gpu(pool, layout, base)? * replicas),
+            None => (replicas > 1 && base == "nvidia.com/gpu").then_some(replicas),
+        }
+    }
+
+    /// MIG instances advertised as `resource` per GPU under `layout` (the fewest over the
+    /// pool's GPU models; `None` when a model may be without MIG or the layout is unknown).
+    fn mig_per_gpu(
+        &self,
+        pool: &NodePool<'_>,
+        layout: PoolLayout<'_>,
+        resource: &str,
+    ) -> Option<u32> {
+        let profile: Option<&str> = match requested_profile(resource) {
+            Some(p) => Some(p),
+            // Whole GPUs under `single` are the instances of a one-profile layout.
+            None if resource == "nvidia.com/gpu" => {
+                let single = self.strategy_for(pool)?.value == MigStrategy::Single;
+                if !single {
+                    return None;
+                }
+                None
+            }
+            None => return None,
+        };
+        let mut fewest: Option<u32> = None;
+        for i in crate::sched::bounded_instances(pool)? {
+            let model = i.mig()?;
+            let made: Vec<(String, u32)> = match layout {
+                PoolLayout::Default(_, l) => l
+                    .devices(model)?
+                    .into_iter()
+                    .map(|(p, n)| (p.to_string(), n))
+                    .collect(),
+                PoolLayout::Custom(def) => def.value.devices.clone(),
+                PoolLayout::Unknown(_) => return None,
+            };
+            let n = match profile {
+                Some(p) => made.iter().filter(|(m, _)| m == p).map(|(_, n)| *n).sum(),
+                // `single` needs one profile on the node; several fail the plugin.
+                None if made.len() == 1 => made[0].1,
+                None => return None,
+            };
+            fewest = Some(fewest.map_or(n, |f| f.min(n)));
+        }
+        fewest
+    }
+
     /// The MIG layout the pool's `nvidia.com/mig.config` label picks (`None`: no label).
     pub fn layout_for<'s>(&'s self, pool: &'s NodePool<'_>) -> Option<(PoolLayout<'s>, Loc)> {
         let (name, at) = pool_label(pool, MIG_CONFIG_LABEL)?;
@@ -146,6 +206,26 @@ pub fn pool_label<'p>(pool: &'p NodePool<'_>, key: &str) -> Option<(&'p str, Loc
         .iter()
         .find(|r| r.key == key && r.op == "In" && r.values.len() == 1)?;
     Some((r.values[0], pool.loc(r.node)))
+}
+
+/// [`pool_cap`], for a resource the pool's GPUs are shared as: its GPUs times what one GPU is
+/// advertised as (see [`GpuSetup::per_gpu`]).
+pub fn shared_pool_cap<'a>(
+    ix: &Index<'a>,
+    pool: &NodePool<'a>,
+    resource: &str,
+) -> Option<PoolCap<'a>> {
+    match ix.gpu_setup().per_gpu(pool, resource) {
+        Some(n) => {
+            let gpus = pool_cap(pool, "nvidia.com/gpu")?;
+            Some(PoolCap {
+                max: gpus.max * i128::from(n),
+                per_gpu: Some(n),
+                ..gpus
+            })
+        }
+        None => pool_cap(pool, resource),
+    }
 }
 
 impl<'a> Index<'a> {
