@@ -75,6 +75,23 @@ impl GpuSetup {
         s
     }
 
+    /// Whether the files say a MIG strategy anywhere (else no pool's is known).
+    pub fn knows_a_strategy(&self) -> bool {
+        !self.strategies.is_empty()
+            || (!self.operator
+                && self
+                    .plugin_configs
+                    .iter()
+                    .any(|c| c.value.mig_strategy.is_some()))
+    }
+
+    /// Whether some device plugin configuration in the files shares GPUs.
+    pub fn shares_gpus(&self) -> bool {
+        self.plugin_configs
+            .iter()
+            .any(|c| c.value.sharing.is_some())
+    }
+
     /// The MIG strategy the device plugin runs with on the pool's nodes, with where it is
     /// written: the one it is started with when every source agrees, else (no operator
     /// declared) its configuration's `flags.migStrategy`.

@@ -68,6 +68,10 @@ declare_rule! {
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
     let setup = ix.gpu_setup();
+    // Most repositories say no strategy: nothing to judge, and no pool placement to compute.
+    if !setup.knows_a_strategy() {
+        return;
+    }
     for (ti, t) in cx.templates() {
         if !t.requests_gpu() {
             continue;

@@ -36,6 +36,11 @@ impl Shared {
 /// the name itself says so (`nvidia.com/gpu.shared`, what `renameByDefault` advertises).
 pub fn shared(ix: &Index<'_>, ti: usize, resource: &str) -> Option<Shared> {
     let setup = ix.gpu_setup();
+    let by_name = resource.starts_with("nvidia.com/") && resource.ends_with(".shared");
+    // Without a sharing configuration in the files only the name can tell.
+    if !setup.shares_gpus() && !by_name {
+        return None;
+    }
     let pools = ix.landing_pools(ti);
     let per_pool: Option<Vec<_>> = (!pools.is_empty())
         .then(|| {
@@ -54,7 +59,7 @@ pub fn shared(ix: &Index<'_>, ti: usize, resource: &str) -> Option<Shared> {
             config: Some((c.at, c.source.clone())),
         });
     }
-    (resource.starts_with("nvidia.com/") && resource.ends_with(".shared")).then_some(Shared {
+    by_name.then_some(Shared {
         kind: None,
         replicas: None,
         fails_above_one: false,
