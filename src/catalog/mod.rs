@@ -14,10 +14,17 @@
 //!   (`aws.amazon.com/neuroncore`): 0 on every row, as none of these types carries an Inferentia or
 //!   Trainium chip. Inf1/Inf2/Trn1/Trn2 have no rows: the source catalog does not hold them, so a
 //!   pool limited to them has an unknown instance set and is never judged by count.
+//!
+//! MIG profiles per GPU model ([`mig`]) and the GPU operator's named MIG layouts
+//! ([`mig_layouts`]) are tables of gpuops' own, their sources named there; an instance type's
+//! GPU name and memory pick its model ([`Instance::mig`]).
 
 use std::sync::OnceLock;
 
+pub mod mig;
+pub mod mig_layouts;
 pub mod pricing;
+pub use mig::{MIG_GPUS, MigGpu};
 pub use pricing::CostSettings;
 
 #[derive(Debug, Clone)]

@@ -17,10 +17,12 @@ mod capacity;
 mod installs;
 mod kueue;
 mod quota;
+mod sharing;
 
 pub use capacity::*;
 pub use kueue::*;
 pub use quota::*;
+pub use sharing::*;
 
 pub use crate::intent::Class;
 pub use crate::model::kinds::{is_inference_kind, is_server_kind, is_training_kind};
@@ -105,6 +107,7 @@ pub struct Index<'a> {
     /// Built on first use by the rules that need them, shared by their chunks.
     user_crds: std::sync::OnceLock<crate::schema::crd::UserCrds>,
     quotas: std::sync::OnceLock<QuotaIndex<'a>>,
+    gpu_setup: std::sync::OnceLock<GpuSetup>,
     kueue_installs: std::sync::OnceLock<Vec<installs::KueueInstall<'a>>>,
     /// The files that could not be read whole (see [`Index::unread_file_names`]).
     unread: Vec<FileId>,
@@ -277,6 +280,7 @@ impl<'a> Index<'a> {
             documents,
             user_crds: Default::default(),
             quotas: Default::default(),
+            gpu_setup: Default::default(),
             kueue_installs: Default::default(),
             unread,
         };

@@ -283,6 +283,9 @@ pub struct PoolCap<'a> {
     pub node: Node<'a>,
     /// Whether the figure comes from another limit (CPU, memory, nodes) through the catalog.
     pub derived: bool,
+    /// How many of the resource one GPU is advertised as, when the pool's GPUs are shared (MIG
+    /// instances, time-slicing or MPS replicas): `max` is then GPUs times this.
+    pub per_gpu: Option<u32>,
 }
 
 /// The most of `resource` pool `pool` may launch: its own limit on the resource, or for
@@ -305,7 +308,12 @@ pub fn pool_cap<'a>(pool: &NodePool<'a>, resource: &str) -> Option<PoolCap<'a>> 
         if let Some(node) = node
             && best.is_none_or(|b| max < b.max)
         {
-            best = Some(PoolCap { max, node, derived });
+            best = Some(PoolCap {
+                max,
+                node,
+                derived,
+                per_gpu: None,
+            });
         }
     };
     if let Some((_, v)) = limits.iter().find(|(k, _)| k == resource) {

@@ -9,6 +9,7 @@ pub mod kinds;
 mod kueue;
 mod nodeclass;
 pub mod nodepool;
+pub mod nvidia;
 mod pod;
 pub mod requirements;
 pub use kueue::*;

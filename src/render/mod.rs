@@ -11,6 +11,7 @@ pub mod output;
 pub mod plan;
 pub mod platform;
 pub mod profile;
+mod sharing;
 mod structure;
 pub mod templates;
 pub mod terraform;

@@ -10,6 +10,11 @@ use serde_json::{Value, json};
 pub const CLASS_LABEL: &str = "gpuops.dev/class";
 pub const TEAM_LABEL: &str = "gpuops.dev/team";
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+/// The taint of a class that shares its GPUs (`mig-1g.10gb`, `time-slicing`, `mps`).
+pub const SHARING_TAINT: &str = "gpuops.dev/gpu-sharing";
+/// The ConfigMap of device plugin configurations, one per sharing class, for the GPU operator.
+pub const PLUGIN_CONFIGS: &str = "gpuops-device-plugin-configs";
+pub const GPU_OPERATOR_NAMESPACE: &str = "gpu-operator";
 
 /// A kind of object render produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -27,10 +32,12 @@ pub enum ObjKind {
     Service,
     Job,
     DevicePlugin,
+    ConfigMap,
+    NodeOverlay,
 }
 
 impl ObjKind {
-    pub const ALL: [ObjKind; 13] = [
+    pub const ALL: [ObjKind; 15] = [
         ObjKind::PriorityClass,
         ObjKind::WorkloadPriorityClass,
         ObjKind::EC2NodeClass,
@@ -44,6 +51,8 @@ impl ObjKind {
         ObjKind::Service,
         ObjKind::Job,
         ObjKind::DevicePlugin,
+        ObjKind::ConfigMap,
+        ObjKind::NodeOverlay,
     ];
     pub fn kind(self) -> &'static str {
         match self {
@@ -60,6 +69,8 @@ impl ObjKind {
             ObjKind::Service => "Service",
             ObjKind::Job => "Job",
             ObjKind::DevicePlugin => "DaemonSet",
+            ObjKind::ConfigMap => "ConfigMap",
+            ObjKind::NodeOverlay => "NodeOverlay",
         }
     }
     pub fn api_version(self) -> &'static str {
@@ -71,10 +82,12 @@ impl ObjKind {
             | ObjKind::LocalQueue => "kueue.x-k8s.io/v1beta2",
             ObjKind::EC2NodeClass => "karpenter.k8s.aws/v1",
             ObjKind::NodePool => "karpenter.sh/v1",
+            ObjKind::NodeOverlay => "karpenter.sh/v1alpha1",
             ObjKind::Namespace
             | ObjKind::ResourceQuota
             | ObjKind::LimitRange
-            | ObjKind::Service => "v1",
+            | ObjKind::Service
+            | ObjKind::ConfigMap => "v1",
             ObjKind::Job => "batch/v1",
             ObjKind::DevicePlugin => "apps/v1",
         }
@@ -95,6 +108,8 @@ impl ObjKind {
             ObjKind::Service => "services",
             ObjKind::Job => "jobs",
             ObjKind::DevicePlugin => "daemonsets",
+            ObjKind::ConfigMap => "configmaps",
+            ObjKind::NodeOverlay => "nodeoverlays",
         }
     }
     /// The template file that renders this kind.
@@ -113,6 +128,8 @@ impl ObjKind {
             ObjKind::Service => "service.yaml.j2",
             ObjKind::Job => "job.yaml.j2",
             ObjKind::DevicePlugin => "deviceplugin.yaml.j2",
+            ObjKind::ConfigMap => "devicepluginconfig.yaml.j2",
+            ObjKind::NodeOverlay => "nodeoverlay.yaml.j2",
         }
     }
 }
@@ -142,7 +159,7 @@ fn common_labels() -> Value {
     json!({ "app.kubernetes.io/managed-by": "gpuops" })
 }
 
-fn with_labels(extra: &[(&str, &str)]) -> Value {
+pub(super) fn with_labels(extra: &[(&str, &str)]) -> Value {
     let mut l = common_labels();
     if let Some(m) = l.as_object_mut() {
         for (k, v) in extra {
@@ -152,22 +169,45 @@ fn with_labels(extra: &[(&str, &str)]) -> Value {
     l
 }
 
-/// NoSchedule taint on every GPU pool, and the toleration that matches it.
+/// NoSchedule taint on every GPU pool.
 fn gpu_taint() -> Value {
     json!({ "key": GPU_RESOURCE, "effect": "NoSchedule" })
 }
-fn gpu_toleration() -> Value {
-    json!({ "key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule" })
+
+/// Adds `n` to the entry of `key` with `f` (a sum or a maximum), keeping first-seen order.
+fn add_up(v: &mut Vec<(String, u64)>, key: &str, n: u64, f: fn(u64, u64) -> u64) {
+    match v.iter_mut().find(|(k, _)| k == key) {
+        Some((_, have)) => *have = f(*have, n),
+        None => v.push((key.to_string(), n)),
+    }
 }
 
 /// The taints of a class's NodePools; the device plugin tolerates the union, so it reaches every
-/// pool by construction.
-fn pool_taints(_c: &ClassSpec) -> Vec<Value> {
-    vec![gpu_taint()]
+/// pool by construction. A class that shares its GPUs has a taint of its own, so that only pods
+/// meant for shared GPUs land there.
+fn pool_taints(c: &ClassSpec) -> Vec<Value> {
+    let mut t = vec![gpu_taint()];
+    if let Some(s) = &c.sharing {
+        t.push(json!({ "key": SHARING_TAINT, "value": s.name(), "effect": "NoSchedule" }));
+    }
+    t
+}
+
+/// The tolerations of a class's pods: one per taint of its pools.
+fn class_tolerations(c: &ClassSpec) -> Vec<Value> {
+    pool_taints(c).iter().map(tolerate).collect()
+}
+
+/// The resource a class's pods ask for, and how many of it one GPU is.
+fn gpu_resource(c: &ClassSpec) -> (String, u32) {
+    match &c.sharing {
+        Some(s) => (s.resource(), s.per_gpu()),
+        None => (GPU_RESOURCE.to_string(), 1),
+    }
 }
 
 /// A toleration for exactly one taint (any value).
-fn tolerate(taint: &Value) -> Value {
+pub(super) fn tolerate(taint: &Value) -> Value {
     json!({ "key": taint["key"], "operator": "Exists", "effect": taint["effect"] })
 }
 
@@ -250,8 +290,8 @@ pub fn objects(p: &Platform) -> Vec<Object> {
                 "flavor": {
                     "name": c.name,
                     "node_labels": { CLASS_LABEL: c.name },
-                    "node_taints": [gpu_taint()],
-                    "tolerations": [gpu_toleration()],
+                    "node_taints": pool_taints(c),
+                    "tolerations": class_tolerations(c),
                 },
             }),
         });
@@ -280,7 +320,8 @@ pub fn objects(p: &Platform) -> Vec<Object> {
                         "cohort": cn,
                         "namespace": t.namespace,
                         "flavor": cn,
-                        "gpus": q,
+                        "gpu_resource": gpu_resource(c).0,
+                        "gpus": u64::from(*q) * u64::from(gpu_resource(c).1),
                         "cpu": u64::from(*q) * u64::from(c.cpu_per_gpu()),
                         "memory": format!("{}Gi", u64::from(*q) * c.memory_gib_per_gpu()),
                         "within_cluster_queue": "LowerPriority",
@@ -307,20 +348,41 @@ pub fn objects(p: &Platform) -> Vec<Object> {
             });
         }
         // Kueue admits at most the class ceiling per class (own quota plus borrowing), so the
-        // backstop quota for pods that bypass Kueue is the sum of those ceilings.
-        let gpu_cap: u64 = classes.iter().map(|c| u64::from(c.max_gpus)).sum();
-        let per_container = classes
-            .iter()
-            .map(|c| c.max_gpus_per_node())
-            .max()
-            .unwrap_or(0);
+        // backstop quota for pods that bypass Kueue is the sum of those ceilings, per resource
+        // (a shared GPU counts as what it is advertised as).
+        let mut hard: Vec<(String, u64)> = vec![(GPU_RESOURCE.to_string(), 0)];
+        let mut per_container: Vec<(String, u64)> = vec![(GPU_RESOURCE.to_string(), 0)];
+        for c in &classes {
+            let (resource, per_gpu) = gpu_resource(c);
+            let per_gpu = u64::from(per_gpu);
+            add_up(
+                &mut hard,
+                &resource,
+                u64::from(c.max_gpus) * per_gpu,
+                |a, b| a + b,
+            );
+            add_up(
+                &mut per_container,
+                &resource,
+                u64::from(c.max_gpus_per_node()) * per_gpu,
+                u64::max,
+            );
+        }
+        let hard: serde_json::Map<String, Value> = hard
+            .into_iter()
+            .map(|(r, n)| (format!("requests.{r}"), json!(n.to_string())))
+            .collect();
+        let per_container: Vec<Value> = per_container
+            .into_iter()
+            .map(|(r, n)| json!({ "resource": r, "max": n.to_string() }))
+            .collect();
         out.push(Object {
             kind: ObjKind::ResourceQuota,
             namespace: Some(t.namespace.clone()),
             name: "gpuops-gpu".into(),
             ctx: json!({
                 "labels": team_labels,
-                "quota": { "name": "gpuops-gpu", "namespace": t.namespace, "gpus": gpu_cap },
+                "quota": { "name": "gpuops-gpu", "namespace": t.namespace, "hard": hard },
             }),
         });
         out.push(Object {
@@ -329,7 +391,7 @@ pub fn objects(p: &Platform) -> Vec<Object> {
             name: "gpuops-gpu".into(),
             ctx: json!({
                 "labels": team_labels,
-                "limits": { "name": "gpuops-gpu", "namespace": t.namespace, "max_gpus": per_container },
+                "limits": { "name": "gpuops-gpu", "namespace": t.namespace, "resources": per_container },
             }),
         });
     }
@@ -382,6 +444,7 @@ pub fn objects(p: &Platform) -> Vec<Object> {
                     "command": j.command,
                     "args": j.args,
                     "env": env,
+                    "gpu_resource": gpu_resource(c).0,
                     "gpus": j.gpus_per_worker,
                     "efa": efa,
                     "workers": j.workers,
@@ -393,7 +456,7 @@ pub fn objects(p: &Platform) -> Vec<Object> {
                     "termination_grace_period_seconds": j.termination_grace_period_seconds,
                     "backoff_limit": j.backoff_limit,
                     "node_selector": { CLASS_LABEL: j.class },
-                    "tolerations": [gpu_toleration()],
+                    "tolerations": class_tolerations(c),
                 },
             }),
         });
@@ -412,6 +475,7 @@ pub fn objects(p: &Platform) -> Vec<Object> {
     if let Some(dp) = p.device_plugin {
         out.push(device_plugin(p, dp));
     }
+    out.extend(super::sharing::objects(p));
     out.sort_by_key(Object::path);
     out
 }
@@ -488,7 +552,7 @@ fn pool_ctx(
         "capacity_type": capacity,
         "weight": weight,
         "node_class": c.name,
-        "node_labels": { CLASS_LABEL: c.name },
+        "node_labels": super::sharing::node_labels(c),
         "taints": pool_taints(c),
         "requirements": requirements,
         "expire_after": c.expire_after,

@@ -1,6 +1,6 @@
 //! The validated platform: what a profile means once every name resolves and every number fits.
 
-use super::profile::{Capacity, ClassType, DevicePlugin, Tier};
+use super::profile::{Capacity, ClassType, DevicePlugin, MigStrategyChoice, Tier};
 use crate::catalog::Instance;
 
 /// A profile that passed validation.
@@ -74,6 +74,55 @@ pub struct ClassSpec {
     pub data_volume: String,
     /// Catalog instances the selector admits (never empty).
     pub instances: Vec<&'static Instance>,
+    /// How its GPUs are shared, if they are.
+    pub sharing: Option<SharingSpec>,
+}
+
+/// A class's GPU sharing, validated against its instance types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SharingSpec {
+    /// Every GPU cut into MIG instances of one profile.
+    Mig {
+        /// `1g.10gb`.
+        profile: String,
+        strategy: MigStrategyChoice,
+        /// Instances per GPU: the fewest over the class's GPU models.
+        per_gpu: u32,
+    },
+    /// Pods take turns on each GPU.
+    TimeSlicing { replicas: u32 },
+    /// Memory and compute split evenly among the pods of a GPU.
+    Mps { replicas: u32 },
+}
+
+impl SharingSpec {
+    /// The resource pods of the class ask for.
+    pub fn resource(&self) -> String {
+        match self {
+            SharingSpec::Mig {
+                profile,
+                strategy: MigStrategyChoice::Mixed,
+                ..
+            } => format!("nvidia.com/mig-{profile}"),
+            _ => "nvidia.com/gpu".to_string(),
+        }
+    }
+    /// How many of [`Self::resource`] one GPU is advertised as.
+    pub fn per_gpu(&self) -> u32 {
+        match self {
+            SharingSpec::Mig { per_gpu, .. } => *per_gpu,
+            SharingSpec::TimeSlicing { replicas } | SharingSpec::Mps { replicas } => *replicas,
+        }
+    }
+    /// The value of the class's sharing taint and its short name: `mig-1g.10gb`,
+    /// `time-slicing`, `mps`.
+    pub fn name(&self) -> String {
+        match self {
+            SharingSpec::Mig { profile, .. } => format!("mig-{profile}"),
+            SharingSpec::TimeSlicing { .. } => "time-slicing".to_string(),
+            SharingSpec::Mps { .. } => "mps".to_string(),
+        }
+    }
 }
 
 impl ClassSpec {

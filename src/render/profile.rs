@@ -225,6 +225,56 @@ pub struct Class {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub data_volume: Option<Spanned<String>>,
+    /// Share each GPU of the class among pods: `{mig: 1g.10gb}` cuts every GPU into MIG
+    /// instances of one profile, `{timeSlicing: {replicas: 4}}` or `{mps: {replicas: 4}}` lets
+    /// that many pods share a GPU (inference and development classes only: no isolation). The
+    /// class's NodePools get the NVIDIA GPU operator's node labels and a taint of their own;
+    /// needs AL2023 nodes and the GPU operator reading the rendered device plugin ConfigMap.
+    #[serde(default)]
+    #[schemars(with = "Option<Sharing>")]
+    pub sharing: Option<Spanned<Sharing>>,
+}
+
+/// How a class shares its GPUs: exactly one of `mig`, `timeSlicing` and `mps`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Sharing {
+    /// A MIG profile every GPU is cut into, as many instances as fit (`1g.10gb`: seven on an
+    /// 80 GB A100 or H100). The class keeps only instance types whose GPUs have it.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub mig: Option<Spanned<String>>,
+    /// How the device plugin advertises the MIG instances: `single` (default: pods ask for
+    /// `nvidia.com/gpu`, one instance each) or `mixed` (they ask for `nvidia.com/mig-1g.10gb`;
+    /// Karpenter then needs the rendered NodeOverlays, an alpha feature gate). One strategy for
+    /// every MIG class of the cluster.
+    #[serde(default)]
+    pub strategy: Option<MigStrategyChoice>,
+    /// CUDA time-slicing: pods take turns on each GPU, without memory or fault isolation.
+    #[serde(default)]
+    pub time_slicing: Option<Replicas>,
+    /// CUDA MPS: memory and compute split evenly among the pods of a GPU.
+    #[serde(default)]
+    pub mps: Option<Replicas>,
+}
+
+/// How many pods share one GPU.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Replicas {
+    /// Pods per GPU (at least 2).
+    #[schemars(with = "u32")]
+    pub replicas: Spanned<u32>,
+}
+
+/// The device plugin's MIG strategy a MIG class renders for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MigStrategyChoice {
+    /// MIG instances are advertised as `nvidia.com/gpu`.
+    Single,
+    /// Each profile is its own resource, `nvidia.com/mig-<profile>`.
+    Mixed,
 }
 
 /// A team: a namespace and its guaranteed GPUs per class.

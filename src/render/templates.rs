@@ -24,6 +24,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         "deviceplugin.yaml.j2",
         include_str!("../../templates/deviceplugin.yaml.j2"),
     ),
+    (
+        "devicepluginconfig.yaml.j2",
+        include_str!("../../templates/devicepluginconfig.yaml.j2"),
+    ),
     ("job.yaml.j2", include_str!("../../templates/job.yaml.j2")),
     (
         "limitrange.yaml.j2",
@@ -36,6 +40,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     (
         "namespace.yaml.j2",
         include_str!("../../templates/namespace.yaml.j2"),
+    ),
+    (
+        "nodeoverlay.yaml.j2",
+        include_str!("../../templates/nodeoverlay.yaml.j2"),
     ),
     (
         "nodepool.yaml.j2",

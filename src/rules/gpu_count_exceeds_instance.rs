@@ -3,7 +3,7 @@ use crate::catalog::Instance;
 use crate::diag::{Diagnostic, Loc};
 use crate::index::Index;
 use crate::model::{NodePool, PodTemplate};
-use crate::sched::instances_for;
+use crate::sched::{bounding_requirement, instances_for};
 use crate::yaml::Node;
 
 /// Device resources the catalog counts per instance type, beyond `nvidia.com/gpu` (whose count
@@ -166,22 +166,6 @@ fn sets_own_interfaces(ix: &Index, pool: &NodePool) -> bool {
         .any(|o| o.spec().and_then(|s| s.get("networkInterfaces")).is_some())
 }
 
-/// The requirement that limits the pool's instance types (where to point on the pool's side).
-fn bounding_requirement<'a>(pool: &NodePool<'a>) -> Node<'a> {
-    pool.requirements
-        .iter()
-        .find(|r| {
-            r.op == "In"
-                && matches!(
-                    r.key,
-                    "karpenter.k8s.aws/instance-family"
-                        | "node.kubernetes.io/instance-type"
-                        | "karpenter.k8s.aws/instance-gpu-name"
-                )
-        })
-        .map_or(pool.anchor, |r| r.node)
-}
-
 fn finding(
     cx: &Ctx,
     t: &PodTemplate,
@@ -234,7 +218,7 @@ fn finding(
             at,
             format!(
                 "{} asks for {n} `{resource}` per pod, but {offer}: Karpenter launches no node for it and its pods stay Pending",
-                describe(owner, t),
+                super::describe_template(owner, t),
             ),
         )
         .help(if most == 0 {
@@ -258,12 +242,4 @@ fn finding(
         );
     }
     d
-}
-
-/// `Job ml/train` for a single-template workload, else with the template's path.
-fn describe(owner: &crate::model::Object, t: &PodTemplate) -> String {
-    match owner.kind {
-        "Pod" | "Job" | "Deployment" | "StatefulSet" | "ReplicaSet" | "CronJob" => owner.describe(),
-        _ => format!("{} (`{}`)", owner.describe(), t.path),
-    }
 }

@@ -8,7 +8,7 @@
 use crate::diag::{Diagnostic, FileId, Loc, Severity};
 use crate::index::Index;
 use crate::intent::Intent;
-use crate::model::{NodeClass, Object, PodTemplate, is_gpu_resource};
+use crate::model::{NodeClass, NodePool, Object, PodTemplate, is_gpu_resource};
 pub(crate) use crate::text::{Near, close_enough, edit_distance, edit_distance_within};
 use crate::yaml::{Node, Span};
 use std::ops::Range;
@@ -99,6 +99,14 @@ impl<'i, 'a> Ctx<'i, 'a> {
             .iter()
             .map(move |c| (&ix.objects[c.obj], c))
     }
+    /// The NodePools among [`Self::objects`], with their index in `ix.nodepools`.
+    pub fn nodepools(&self) -> impl Iterator<Item = (usize, &'i NodePool<'a>)> + use<'i, 'a> {
+        // In object order, like the node classes.
+        let ix = self.ix;
+        let lo = ix.nodepools.partition_point(|p| p.obj < self.scope.start);
+        let hi = ix.nodepools.partition_point(|p| p.obj < self.scope.end);
+        (lo..hi).map(move |i| (i, &ix.nodepools[i]))
+    }
     /// A finding at the rule's default severity.
     pub fn at(&self, loc: Loc, message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(self.rule.name, self.rule.severity, loc, message)
@@ -134,8 +142,19 @@ impl<'i, 'a> Ctx<'i, 'a> {
     /// The place of `needle` inside a scalar (after `after`, when given) when the source holds it
     /// verbatim, else the whole scalar: a word in a `sh -c` script, not the script.
     pub fn within(&self, file: FileId, node: Node<'_>, needle: &str, after: Option<&str>) -> Loc {
-        let span = node.span();
-        let whole = Loc { file, span };
+        self.within_loc(
+            Loc {
+                file,
+                span: node.span(),
+            },
+            needle,
+            after,
+        )
+    }
+
+    /// [`Self::within`] for a place already located (a setting read from a ConfigMap value).
+    pub fn within_loc(&self, whole: Loc, needle: &str, after: Option<&str>) -> Loc {
+        let (file, span) = (whole.file, whole.span);
         let Some(src) = self
             .ix
             .files
@@ -187,6 +206,31 @@ pub(crate) fn template_anchor<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Op
         .find(|(name, _)| is_gpu_resource(name))
         .map(|(_, k)| k)
         .or(Some(owner.anchor()))
+}
+
+/// `Job ml/train` for a single-template workload, else with the template's path
+/// (`PyTorchJob ml/llama (\`spec.pytorchReplicaSpecs.Worker.template\`)`).
+pub(crate) fn describe_template(owner: &Object<'_>, t: &PodTemplate<'_>) -> String {
+    match owner.kind {
+        "Pod" | "Job" | "Deployment" | "StatefulSet" | "ReplicaSet" | "CronJob" => owner.describe(),
+        _ => format!("{} (`{}`)", owner.describe(), t.path),
+    }
+}
+
+/// The MIG resources a template's containers ask for: (resource, profile, key node), each
+/// resource once (`nvidia.com/mig-1g.10gb` and its time-sliced `.shared` form).
+pub(crate) fn mig_requests<'a>(t: &PodTemplate<'a>) -> Vec<(&'a str, &'a str, Node<'a>)> {
+    let mut out: Vec<(&'a str, &'a str, Node<'a>)> = Vec::new();
+    for c in t.gpu_containers() {
+        for (name, key) in c.accelerators() {
+            if let Some(profile) = crate::catalog::mig::requested_profile(name)
+                && !out.iter().any(|(n, _, _)| *n == name)
+            {
+                out.push((name, profile, key));
+            }
+        }
+    }
+    out
 }
 
 /// The key node whose value is `target` (searched by identity under `root`).
@@ -254,6 +298,8 @@ mod inference_spot_only;
 mod invalid_hcl;
 mod invalid_yaml;
 mod localqueue_not_found;
+mod mig_profile_unavailable;
+mod mig_strategy_mismatch;
 mod nodeclass_not_found;
 mod nodepool_cost_exceeds_budget;
 mod nodepool_requirements_unsatisfiable;
@@ -265,8 +311,11 @@ mod queue_quota_exceeds_pool_limit;
 mod queue_resource_unknown;
 mod resourceflavor_not_found;
 mod schema_violation;
+mod shared_gpu_count_above_one;
+mod shared_gpu_for_training;
 mod source_build_failed;
 mod spot_termination_grace_too_short;
+mod support;
 pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
@@ -283,6 +332,10 @@ static ALL: &[&Rule] = &[
     &gpu_toleration_missing::RULE,
     &nodeselector_matches_no_nodepool::RULE,
     &gpu_count_exceeds_instance::RULE,
+    &mig_profile_unavailable::RULE,
+    &mig_strategy_mismatch::RULE,
+    &shared_gpu_for_training::RULE,
+    &shared_gpu_count_above_one::RULE,
     &nodepool_requirements_unsatisfiable::RULE,
     &device_plugin_misses_gpu_pool::RULE,
     &gpu_nodepool_untainted::RULE,

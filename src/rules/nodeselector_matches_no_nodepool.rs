@@ -130,11 +130,7 @@ fn several_gpu_pools(ix: &Index) -> bool {
 
 /// `Job ml/train` for a single-template workload, else with the template path.
 fn describe(ix: &Index, t: &PodTemplate) -> String {
-    let owner = ix.owner(t);
-    match owner.kind {
-        "Pod" | "Job" | "Deployment" | "StatefulSet" | "ReplicaSet" | "CronJob" => owner.describe(),
-        _ => format!("{} (`{}`)", owner.describe(), t.path),
-    }
+    super::describe_template(ix.owner(t), t)
 }
 
 /// A sched reason about "the pool", said about the named pool.

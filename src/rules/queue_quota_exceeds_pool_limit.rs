@@ -1,6 +1,6 @@
 use super::Ctx;
 use crate::diag::{Diagnostic, Loc};
-use crate::index::{PoolCap, flavor_pools_for, pool_cap, show_quantity};
+use crate::index::{PoolCap, flavor_pools_for, shared_pool_cap, show_quantity};
 use crate::model::{FlavorQuotas, is_gpu_resource, resource_groups};
 use crate::yaml::Node;
 
@@ -13,7 +13,12 @@ declare_rule! {
     /// launch is its `limits` on the resource, or for `nvidia.com/gpu` what its `cpu`, `memory`
     /// or `nodes` limit allows on the instance types its requirements limit it to (the catalog's
     /// best GPUs-per-unit ratio among them, so no mix of instance types exceeds it); a static pool
-    /// (`replicas`) counts its nodes.
+    /// (`replicas`) counts its nodes. Shared GPUs count as what one GPU is advertised as: a
+    /// pool whose `nvidia.com/mig.config` layout cuts each GPU into seven `1g.10gb` instances
+    /// holds seven `nvidia.com/mig-1g.10gb` per GPU (and seven `nvidia.com/gpu` under the
+    /// `single` strategy), and one whose device plugin configuration time-slices or MPS-shares
+    /// its GPUs four ways holds four per GPU (see `mig-strategy-mismatch` and
+    /// `shared-gpu-for-training` for where gpuops reads the strategy and the configuration).
     ///
     /// The rule is silent when a pool behind the flavor is unbounded (no limit that caps the
     /// resource), when no pool in the files is behind the flavor (the pools may be created
@@ -121,7 +126,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         }
         let caps: Option<Vec<(usize, PoolCap)>> = pools
             .iter()
-            .map(|&p| Some((p, pool_cap(&ix.nodepools[p], resource)?)))
+            .map(|&p| Some((p, shared_pool_cap(ix, &ix.nodepools[p], resource)?)))
             .collect();
         let Some(caps) = caps else { continue };
         let capacity: i128 = caps.iter().map(|(_, c)| c.max).sum();
@@ -200,7 +205,12 @@ fn finding(
             .limits
             .and_then(|l| l.entries().find(|(_, _, v)| v.is(c.node)))
             .map_or("replicas", |(k, _, _)| k);
-        let why = if c.derived {
+        let why = if let Some(n) = c.per_gpu {
+            format!(
+                "its `{key}` limit allows {} GPUs, each advertised as {n} {resource}",
+                show_quantity(c.max / i128::from(n))
+            )
+        } else if c.derived {
             format!(
                 "its `{key}` limit allows at most {} {resource} on the instance types it may launch",
                 show_quantity(c.max)
@@ -216,7 +226,15 @@ fn finding(
             format!("NodePool `{}`: {why}", pool.name),
         );
     }
+    // Shared GPUs: the limits count GPUs, each advertised as several of the resource.
+    let raise = match caps.first().and_then(|(_, c)| c.per_gpu) {
+        Some(n) => format!(
+            "{} GPUs ({n} {resource} each)",
+            show_quantity((quota + i128::from(n) * 1000 - 1) / (i128::from(n) * 1000) * 1000)
+        ),
+        None => quota_s.clone(),
+    };
     d.help(format!(
-        "lower the nominal quota on flavor `{flavor}` to {capacity_s} {resource} in all, or raise the `limits` of the NodePools behind it to at least {quota_s}"
+        "lower the nominal quota on flavor `{flavor}` to {capacity_s} {resource} in all, or raise the `limits` of the NodePools behind it to at least {raise}"
     ))
 }

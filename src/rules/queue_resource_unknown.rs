@@ -70,87 +70,14 @@ const DEVICES: [&str; 8] = [
     "habana.ai/gaudi",
 ];
 
-/// MIG profiles per GPU (catalog name, memory per GPU in GiB), from NVIDIA's MIG user guide.
-const MIG: [(&str, u64, &[&str]); 5] = [
-    (
-        "a100",
-        40,
-        &[
-            "1g.5gb",
-            "1g.5gb+me",
-            "1g.10gb",
-            "2g.10gb",
-            "3g.20gb",
-            "4g.20gb",
-            "7g.40gb",
-        ],
-    ),
-    (
-        "a100",
-        80,
-        &[
-            "1g.10gb",
-            "1g.10gb+me",
-            "1g.20gb",
-            "2g.20gb",
-            "3g.40gb",
-            "4g.40gb",
-            "7g.80gb",
-        ],
-    ),
-    (
-        "h100",
-        80,
-        &[
-            "1g.10gb",
-            "1g.10gb+me",
-            "1g.20gb",
-            "2g.20gb",
-            "3g.40gb",
-            "4g.40gb",
-            "7g.80gb",
-        ],
-    ),
-    (
-        "h200",
-        141,
-        &[
-            "1g.18gb",
-            "1g.18gb+me",
-            "1g.35gb",
-            "2g.35gb",
-            "3g.71gb",
-            "4g.71gb",
-            "7g.141gb",
-        ],
-    ),
-    (
-        "b200",
-        180,
-        &[
-            "1g.23gb",
-            "1g.23gb+me",
-            "1g.45gb",
-            "2g.45gb",
-            "3g.90gb",
-            "4g.90gb",
-            "7g.180gb",
-        ],
-    ),
-];
-
-/// The MIG profiles a GPU of the catalog supports (GiB rounded to the nearest of the table).
-fn mig_profiles(gpu: &str, memory_mib: u64) -> &'static [&'static str] {
-    let gib = memory_mib / 1024;
-    MIG.iter()
-        .filter(|(name, _, _)| *name == gpu)
-        .min_by_key(|(_, mem, _)| mem.abs_diff(gib))
-        .map_or(&[], |(_, _, p)| *p)
+/// The MIG profiles a GPU of the catalog is advertised under (none without MIG).
+fn mig_profiles(gpu: &str, memory_mib: u64) -> Vec<&'static str> {
+    crate::catalog::mig::mig_gpu(gpu, memory_mib).map_or_else(Vec::new, |m| m.resource_profiles())
 }
 
 fn all_mig_names() -> impl Iterator<Item = String> {
-    MIG.iter()
-        .flat_map(|(_, _, p)| p.iter())
+    crate::catalog::mig::all_resource_profiles()
+        .into_iter()
         .map(|p| format!("nvidia.com/mig-{p}"))
 }
 
@@ -328,7 +255,7 @@ fn mig_on_pools(cx: &Ctx, cq: &ClusterQueue, requested: &HashSet<&str>, out: &mu
             let names: Vec<&str> = gpus.iter().map(|(g, _)| *g).collect();
             let supported: Vec<String> = gpus
                 .iter()
-                .flat_map(|(g, m)| mig_profiles(g, *m).iter())
+                .flat_map(|(g, m)| mig_profiles(g, *m))
                 .map(|p| format!("nvidia.com/mig-{p}"))
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
@@ -364,18 +291,7 @@ fn mig_on_pools(cx: &Ctx, cq: &ClusterQueue, requested: &HashSet<&str>, out: &mu
                     ),
                 )
                 .related(
-                    pool.requirements
-                        .iter()
-                        .find(|q| {
-                            q.op == "In"
-                                && matches!(
-                                    q.key,
-                                    "node.kubernetes.io/instance-type"
-                                        | "karpenter.k8s.aws/instance-family"
-                                        | "karpenter.k8s.aws/instance-gpu-name"
-                                )
-                        })
-                        .map_or(pool.loc(pool.anchor), |q| pool.loc(q.node)),
+                    pool.loc(crate::sched::bounding_requirement(pool)),
                     format!("NodePool `{}` limits its instance types here", pool.name),
                 )
                 .help(help),

@@ -20,6 +20,23 @@ pub(super) fn bounded_cached<'p>(
         .as_deref()
 }
 
+/// The requirement that limits the pool's instance types (`In` on instance type, family or GPU
+/// name), else the pool's name: where to point on the pool's side of an instance finding.
+pub fn bounding_requirement<'a>(pool: &NodePool<'a>) -> crate::yaml::Node<'a> {
+    pool.requirements
+        .iter()
+        .find(|r| {
+            r.op == "In"
+                && matches!(
+                    catalog::karpenter_key(r.key),
+                    "node.kubernetes.io/instance-type"
+                        | "karpenter.k8s.aws/instance-family"
+                        | "karpenter.k8s.aws/instance-gpu-name"
+                )
+        })
+        .map_or(pool.anchor, |r| r.node)
+}
+
 /// Whether `key In values` limits instances to known catalog ones: instance types, families or
 /// GPU names that all stand in the catalog.
 pub(super) fn names_catalog_instances(key: &str, values: &[&str]) -> bool {

@@ -10,7 +10,8 @@
 //!   suppressions, clusters, output formats, `--changed`, policies, user CRDs), the other
 //!   commands (`rules`, `rule`, `cost`, `policy test`, completions, the man page) and the files
 //!   CI systems read (pre-commit hooks, the GitHub Action and workflows).
-//! - `render`: `gpuops render`, `init` and `schema`.
+//! - `render`: `gpuops render`, `init` and `schema`; `render_sharing`: classes that share their
+//!   GPUs (MIG, time-slicing, MPS).
 //! - `sources`: kustomize overlays, Helm charts and Argo CD Applications, built and linted.
 //! - `why`: `gpuops why`.
 //!
@@ -24,5 +25,6 @@ mod cache;
 mod formats;
 mod lint;
 mod render;
+mod render_sharing;
 mod sources;
 mod why;

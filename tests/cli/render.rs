@@ -35,7 +35,7 @@ fn clean_profiles() -> Vec<(String, String)> {
     v
 }
 
-fn render_text(path: &str, text: &str) -> Vec<RenderedFile> {
+pub(crate) fn render_text(path: &str, text: &str) -> Vec<RenderedFile> {
     let platform = match render::parse_profile(path, text) {
         Ok(p) => p,
         Err(e) => panic!("{path} does not validate:\n{}", e.report(false)),
@@ -46,7 +46,7 @@ fn render_text(path: &str, text: &str) -> Vec<RenderedFile> {
         .expect("renders")
 }
 
-fn write_profile(dir: &Path, text: &str) {
+pub(crate) fn write_profile(dir: &Path, text: &str) {
     write(dir, "platform.yaml", text);
 }
 
@@ -218,7 +218,7 @@ fn layout_is_kind_plural_and_namespace_dot_name() {
 // ---------------------------------------------------------------------------------------------
 // Rendered objects against the real API
 
-fn parse_one(path: &str, text: &str) -> (Node<'static>, Value) {
+pub(crate) fn parse_one(path: &str, text: &str) -> (Node<'static>, Value) {
     let parsed = yaml::parse(text, Budget::default());
     assert!(parsed.problems.is_empty(), "{path}: {:?}", parsed.problems);
     assert_eq!(parsed.docs.len(), 1, "{path}: one document per file");
@@ -273,7 +273,7 @@ fn s<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
 }
 
 /// Focused checks for the core kinds (no CRD to validate against).
-fn check_core(path: &str, kind: &str, o: &Value) {
+pub(crate) fn check_core(path: &str, kind: &str, o: &Value) {
     let name = s(o, &["metadata", "name"]).as_str().unwrap_or_default();
     assert!(
         !name.is_empty() && name.len() <= 63,
@@ -347,8 +347,13 @@ fn check_core(path: &str, kind: &str, o: &Value) {
             );
             let containers = pod["containers"].as_array().expect("containers");
             for c in containers {
-                let req = &c["resources"]["requests"]["nvidia.com/gpu"];
-                let lim = &c["resources"]["limits"]["nvidia.com/gpu"];
+                // Whole GPUs, or the MIG instances of a class that shares them.
+                let gpu = c["resources"]["limits"]
+                    .as_object()
+                    .and_then(|l| l.keys().find(|k| k.starts_with("nvidia.com/")))
+                    .map_or("nvidia.com/gpu", String::as_str);
+                let req = &c["resources"]["requests"][gpu];
+                let lim = &c["resources"]["limits"][gpu];
                 assert!(
                     req.is_i64() && req.as_i64() > Some(0),
                     "{path}: integer GPU request"
@@ -429,6 +434,33 @@ fn check_core(path: &str, kind: &str, o: &Value) {
                 o["spec"]["selector"]["batch.kubernetes.io/job-name"].is_string(),
                 "{path}"
             );
+        }
+        "ConfigMap" => {
+            assert_eq!(o["apiVersion"], "v1", "{path}");
+            // Device plugin configurations: each value a `version: v1` file.
+            for (k, v) in o["data"].as_object().expect("data") {
+                let text = v.as_str().expect("a string");
+                let (_, config) = parse_one(&format!("{path}#{k}"), text);
+                assert_eq!(config["version"], "v1", "{path}: {k}");
+            }
+        }
+        "NodeOverlay" => {
+            assert_eq!(o["apiVersion"], "karpenter.sh/v1alpha1", "{path}");
+            for r in o["spec"]["requirements"].as_array().expect("requirements") {
+                assert_eq!(r["operator"], "In", "{path}");
+                assert!(
+                    r["values"].as_array().is_some_and(|v| !v.is_empty()),
+                    "{path}"
+                );
+            }
+            for (k, v) in o["spec"]["capacity"].as_object().expect("capacity") {
+                assert!(k.starts_with("nvidia.com/mig-"), "{path}: {k}");
+                assert!(
+                    v.as_str()
+                        .is_some_and(|q| q.parse::<u64>().is_ok_and(|n| n > 0)),
+                    "{path}: {k}"
+                );
+            }
         }
         "DaemonSet" => {
             assert_eq!(o["apiVersion"], "apps/v1", "{path}");
@@ -566,7 +598,12 @@ fn check_cel_equivalents(path: &str, kind: &str, o: &Value) {
                         "{path}: flavor resources in coveredResources order"
                     );
                 }
-                assert!(covered.iter().any(|c| *c == "nvidia.com/gpu"), "{path}");
+                assert!(
+                    covered
+                        .iter()
+                        .any(|c| c.as_str().is_some_and(|c| c.starts_with("nvidia.com/"))),
+                    "{path}"
+                );
             }
             assert!(
                 o["spec"]["namespaceSelector"].is_object(),
@@ -801,6 +838,12 @@ fn schema_describes_the_profiles() {
     ] {
         assert!(schema["properties"][key].is_object(), "{key}");
     }
+    // A class's GPU sharing, one of three ways.
+    let sharing = &schema["$defs"]["Sharing"]["properties"];
+    for key in ["mig", "strategy", "timeSlicing", "mps"] {
+        assert!(sharing[key].is_object(), "sharing.{key}");
+    }
+    assert!(schema["$defs"]["Class"]["properties"]["sharing"].is_object());
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
     for (path, text) in clean_profiles() {
         let (_, obj) = parse_one(&path, &text);
@@ -921,7 +964,7 @@ fn profile_with(replacements: &[(&str, &str)]) -> String {
 }
 
 /// `line:column` of `token` on the `nth` (1-based) line containing `line_needle`.
-fn at(text: &str, line_needle: &str, nth: usize, token: &str) -> String {
+pub(crate) fn at(text: &str, line_needle: &str, nth: usize, token: &str) -> String {
     let (i, line) = text
         .lines()
         .enumerate()
@@ -1212,7 +1255,7 @@ fn device_plugin_profile() -> String {
 
 /// Whether a toleration tolerates a taint (Kubernetes' rule: key, operator Exists or equal
 /// values, and an empty effect matching any).
-fn tolerates(t: &Value, taint: &Value) -> bool {
+pub(crate) fn tolerates(t: &Value, taint: &Value) -> bool {
     let key_ok = t["key"].is_null() && t["operator"] == "Exists" || t["key"] == taint["key"];
     let value_ok = t["operator"] == "Exists" || t["value"] == taint["value"];
     let effect_ok = t["effect"].is_null() || t["effect"] == taint["effect"];

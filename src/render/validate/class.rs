@@ -109,6 +109,7 @@ pub(super) fn class(v: &mut V, c: &Class, family: AmiFamily) -> Option<ClassSpec
         "a whole number with Gi, G, Ti or T, e.g. `500Gi`",
     );
     let (selector, instances) = selector?;
+    let (sharing, selector, instances) = super::sharing::sharing(v, c, selector, instances)?;
     let tier = c.priority.unwrap_or(match c.class_type {
         ClassType::Inference => Tier::Production,
         ClassType::Training => Tier::Training,
@@ -129,5 +130,6 @@ pub(super) fn class(v: &mut V, c: &Class, family: AmiFamily) -> Option<ClassSpec
         root_volume,
         data_volume,
         instances,
+        sharing,
     })
 }

@@ -4,10 +4,56 @@ use super::checkpoint::job_checkpoint;
 use super::hints::{did_you_mean, unique};
 use super::{DEFAULT_GRACE_SECONDS, SPOT_NOTICE_SECONDS, V, class_names, spot_min_grace_seconds};
 use crate::render::ProfileProblem;
-use crate::render::platform::{ClassSpec, JobSpec, TeamSpec};
+use crate::render::platform::{ClassSpec, JobSpec, SharingSpec, TeamSpec};
 use crate::render::profile::{ClassType, Profile};
 use crate::render::wrong::Wrong;
 use crate::yaml::Span;
+
+/// A job on a class that shares its GPUs: only MIG instances (isolated), one per worker (a CUDA
+/// process uses one MIG instance), one worker.
+fn shared_class_job(
+    v: &mut V,
+    j: &crate::render::profile::Job,
+    c: &ClassSpec,
+    workers: u32,
+) -> bool {
+    let Some(sharing) = &c.sharing else {
+        return true;
+    };
+    match sharing {
+        SharingSpec::Mig { profile, .. } => {
+            let mut ok = true;
+            if j.gpus_per_worker.value != 1 {
+                v.err(&j.gpus_per_worker, format!(
+                    "class `{}` cuts its GPUs into `{profile}` MIG instances, and a CUDA process uses one: a worker asks for one",
+                    c.name
+                ))
+                .help("set `gpusPerWorker: 1`, or run the job on a class of whole GPUs");
+                ok = false;
+            }
+            if workers > 1
+                && let Some(w) = &j.workers
+            {
+                v.err(w, format!(
+                    "class `{}` cuts its GPUs into MIG instances, which gpuops does not train across: one worker per job",
+                    c.name
+                ))
+                .help("run distributed training on a class of whole GPUs");
+                ok = false;
+            }
+            ok
+        }
+        SharingSpec::TimeSlicing { .. } | SharingSpec::Mps { .. } => {
+            v.err(&j.class, format!(
+                "class `{}` shares its GPUs ({}) without isolation: jobs run on whole GPUs or MIG instances",
+                c.name,
+                sharing.name()
+            ))
+            .help("run the job on a class without `sharing`, or one with `sharing: {mig: …}`");
+            false
+        }
+    }
+}
 
 pub(super) fn jobs(
     v: &mut V,
@@ -188,6 +234,7 @@ pub(super) fn jobs(
                 }
                 ok = false;
             }
+            ok &= shared_class_job(v, j, c, workers);
             let per_node = c.max_gpus_per_node();
             if gpus > per_node {
                 let biggest = c

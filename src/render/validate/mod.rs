@@ -8,6 +8,7 @@ mod formats;
 mod gpus;
 mod hints;
 mod jobs;
+mod sharing;
 mod teams;
 #[cfg(test)]
 mod tests;
@@ -128,6 +129,7 @@ pub(super) fn validate(p: &Profile, text: &str) -> Result<Platform, Vec<ProfileP
             "`classes` is empty: a platform needs at least one workload class",
         );
     }
+    sharing::cluster_needs(&mut v, p, cluster.ami_family);
     let teams = teams(&mut v, p, &classes);
     let jobs = jobs(&mut v, p, &classes, &teams);
     if v.out.is_empty() {

@@ -1,0 +1,3 @@
+//! Helpers more than one rule reads the index through.
+
+pub mod shared_gpu;
