@@ -24,7 +24,7 @@ fn shared_class_job(
         SharingSpec::Mig { profile, .. } => {
             let mut ok = true;
             if j.gpus_per_worker.value != 1 {
-                v.err(&j.gpus_per_worker, format!(
+                v.err(Wrong::Conflict, &j.gpus_per_worker, format!(
                     "class `{}` cuts its GPUs into `{profile}` MIG instances, and a CUDA process uses one: a worker asks for one",
                     c.name
                 ))
@@ -34,7 +34,7 @@ fn shared_class_job(
             if workers > 1
                 && let Some(w) = &j.workers
             {
-                v.err(w, format!(
+                v.err(Wrong::Conflict, w, format!(
                     "class `{}` cuts its GPUs into MIG instances, which gpuops does not train across: one worker per job",
                     c.name
                 ))
@@ -44,7 +44,7 @@ fn shared_class_job(
             ok
         }
         SharingSpec::TimeSlicing { .. } | SharingSpec::Mps { .. } => {
-            v.err(&j.class, format!(
+            v.err(Wrong::Conflict, &j.class, format!(
                 "class `{}` shares its GPUs ({}) without isolation: jobs run on whole GPUs or MIG instances",
                 c.name,
                 sharing.name()

@@ -9,6 +9,7 @@ use crate::catalog::mig_layouts::Layout;
 use crate::catalog::{Instance, instances};
 use crate::render::platform::{AmiFamily, GpuSelector, SharingSpec};
 use crate::render::profile::{Class, ClassType, MigStrategyChoice, Profile, Replicas};
+use crate::render::wrong::Wrong;
 
 /// The class's sharing, and its selector and instances narrowed to the GPUs that take it.
 pub(super) type Shared = (Option<SharingSpec>, GpuSelector, Vec<&'static Instance>);
@@ -26,13 +27,18 @@ pub(super) fn sharing(
     let modes = [s.mig.is_some(), s.time_slicing.is_some(), s.mps.is_some()];
     match modes.iter().filter(|m| **m).count() {
         0 => {
-            v.err(sp, "`sharing` names no way of sharing the GPUs")
-                .help("give one of `mig: 1g.10gb`, `timeSlicing: {replicas: 4}`, `mps: {replicas: 4}`");
+            v.err(
+                Wrong::MissingKey,
+                sp,
+                "`sharing` names no way of sharing the GPUs",
+            )
+            .help("give one of `mig: 1g.10gb`, `timeSlicing: {replicas: 4}`, `mps: {replicas: 4}`");
             return None;
         }
         1 => {}
         _ => {
             v.err(
+                Wrong::Conflict,
                 sp,
                 "`sharing` gives more than one way of sharing: a class's GPUs are shared one way",
             )
@@ -41,8 +47,12 @@ pub(super) fn sharing(
         }
     }
     if s.strategy.is_some() && s.mig.is_none() {
-        v.err(sp, "`strategy` is the MIG strategy: it goes with `mig`")
-            .help("drop `strategy`");
+        v.err(
+            Wrong::Conflict,
+            sp,
+            "`strategy` is the MIG strategy: it goes with `mig`",
+        )
+        .help("drop `strategy`");
         return None;
     }
     if let Some(profile) = &s.mig {
@@ -56,6 +66,7 @@ pub(super) fn sharing(
     };
     if replicas.replicas.value < 2 {
         v.err(
+            Wrong::OutOfRange,
             &replicas.replicas,
             format!(
                 "{} replica{} per GPU shares nothing",
@@ -71,7 +82,7 @@ pub(super) fn sharing(
         return None;
     }
     if c.class_type == ClassType::Training {
-        v.err(sp, format!(
+        v.err(Wrong::Conflict, sp, format!(
             "class `{}` is for training, whose pods get no isolation on time-sliced or MPS-shared GPUs: a neighbour's allocation or crash can kill the run",
             c.name.value
         ))
@@ -92,7 +103,7 @@ fn mig(
     let name = format!("nvidia.com/mig-{p}");
     if requested_profile(&name) != Some(p) || !is_known_profile(p) {
         let known = crate::catalog::mig::all_resource_profiles();
-        v.err(profile, format!("`{p}` is not a MIG profile of any GPU gpuops knows"))
+        v.err(Wrong::InvalidValue, profile, format!("`{p}` is not a MIG profile of any GPU gpuops knows"))
             .help(format!(
                 "{}profiles are `<compute>g.<memory>gb` and follow the GPU's memory: `1g.10gb` … `7g.80gb` on an 80 GB A100 or H100",
                 did_you_mean(p, &known)
@@ -125,6 +136,7 @@ fn mig(
             }
         }
         v.err(
+            Wrong::Unschedulable,
             profile,
             format!(
                 "no GPU of class `{}` has MIG profile `{p}`: {}",
@@ -174,12 +186,12 @@ pub(super) fn cluster_needs(v: &mut V, p: &Profile, family: AmiFamily) {
         let Some(sp) = &c.sharing else { continue };
         if family == AmiFamily::Bottlerocket {
             let at = v.at(&p.cluster.ami_alias);
-            v.err(sp, "Bottlerocket runs the NVIDIA device plugin on the host, configured by its own settings: gpuops renders GPU sharing for AL2023 nodes with the NVIDIA GPU operator")
+            v.err(Wrong::Conflict, sp, "Bottlerocket runs the NVIDIA device plugin on the host, configured by its own settings: gpuops renders GPU sharing for AL2023 nodes with the NVIDIA GPU operator")
                 .related(at, "Bottlerocket chosen here")
                 .help("use an `al2023@…` AMI alias, or drop `sharing`");
         } else if let Some(dp) = &p.device_plugin {
             let at = v.at(dp);
-            v.err(sp, "gpuops' device plugin DaemonSet reads no per-node configuration, so it cannot share GPUs: the NVIDIA GPU operator does")
+            v.err(Wrong::Conflict, sp, "gpuops' device plugin DaemonSet reads no per-node configuration, so it cannot share GPUs: the NVIDIA GPU operator does")
                 .related(at, "device plugin DaemonSet asked for here")
                 .help("drop `devicePlugin` and point the GPU operator at the rendered ConfigMap");
         }
@@ -188,7 +200,7 @@ pub(super) fn cluster_needs(v: &mut V, p: &Profile, family: AmiFamily) {
             match first_strategy {
                 None => first_strategy = Some((strategy, c.name.value.as_str())),
                 Some((s, other)) if s != strategy => {
-                    v.err(sp, format!(
+                    v.err(Wrong::Conflict, sp, format!(
                         "class `{}` asks for another MIG strategy than class `{other}`: the GPU operator runs one for the cluster",
                         c.name.value
                     ))
