@@ -196,7 +196,11 @@ pub(super) fn jobs(
             .map(|(_, q)| u64::from(q.value))
             .sum();
         let total = u64::from(gpus) * u64::from(workers);
-        if cohort > 0 && total > cohort {
+        // A team without quota for the class is told above; one whose quota (and its cohort's)
+        // is 0 can never be admitted either.
+        let has_quota_entry =
+            team.is_some_and(|t| t.gpu_quota.0.iter().any(|(k, _)| k.value == j.class.value));
+        if (cohort > 0 || has_quota_entry) && total > cohort {
             let at = j
                 .workers
                 .as_ref()
