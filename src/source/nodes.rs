@@ -41,10 +41,10 @@ fn nodes(f: &SourceFile) -> Vec<Node<'_>> {
     out
 }
 
-/// One group of alike nodes: the first one and every node's allocatable.
+/// One group of alike nodes: the first one and every node's capacity.
 struct Group<'a> {
     first: Node<'a>,
-    allocatable: Vec<Node<'a>>,
+    capacity: Vec<Node<'a>>,
 }
 
 fn pools_of(f: &SourceFile) -> Vec<Document> {
@@ -59,10 +59,10 @@ fn pools_of(f: &SourceFile) -> Vec<Document> {
         }
         let g = groups.entry(signature(n)).or_insert(Group {
             first: n,
-            allocatable: Vec::new(),
+            capacity: Vec::new(),
         });
         // Karpenter's limits count node capacity; allocatable when that is all there is.
-        g.allocatable.extend(
+        g.capacity.extend(
             n.at(&["status", "capacity"])
                 .or_else(|| n.at(&["status", "allocatable"])),
         );
@@ -145,7 +145,7 @@ fn pool(g: &Group<'_>, f: &SourceFile) -> Document {
     }
     template.push((key("spec"), map(spec)));
     let mut pool_spec = vec![(key("template"), map(template))];
-    if let Some(l) = limits(&g.allocatable, at) {
+    if let Some(l) = limits(&g.capacity, at) {
         pool_spec.push((key("limits"), l));
     }
     let root = map(vec![
@@ -167,38 +167,30 @@ fn pool(g: &Group<'_>, f: &SourceFile) -> Document {
 }
 
 /// The group's summed capacity of cpu and GPUs: what its nodes hold.
-fn limits(allocatable: &[Node<'_>], at: crate::yaml::Span) -> Option<Shape<'static>> {
+fn limits(capacity: &[Node<'_>], at: crate::yaml::Span) -> Option<Shape<'static>> {
     let mut entries = Vec::new();
     // Memory is left out: a kubelet reports less than the instance's nominal memory, so it would
     // count fewer nodes than there are.
-    for (res, unit) in [("cpu", ""), ("nvidia.com/gpu", "")] {
-        let mut sum: i128 = 0;
-        for a in allocatable {
-            let q = a
+    for res in ["cpu", "nvidia.com/gpu"] {
+        let mut milli: i128 = 0;
+        for c in capacity {
+            match c
                 .get(res)
                 .and_then(|v| v.as_str())
-                .and_then(crate::quantity::parse);
-            match q {
-                Some(q) => sum += q.0,
+                .and_then(crate::quantity::parse)
+            {
+                Some(q) => milli += q.0,
                 None if res == "nvidia.com/gpu" => {}
                 None => return None,
             }
         }
-        if res == "nvidia.com/gpu" && sum == 0 {
+        if res == "nvidia.com/gpu" && milli == 0 {
             continue;
         }
-        // Milli-units; memory in MiB.
-        let value = if unit == "Mi" {
-            format!("{}Mi", sum / 1000 / (1 << 20))
-        } else {
-            format!("{}", sum / 1000)
-        };
-        let shape = if unit.is_empty() {
-            Shape::plain(at, value)
-        } else {
-            Shape::str(at, value)
-        };
-        entries.push((Shape::str(at, res), shape));
+        entries.push((
+            Shape::str(at, res),
+            Shape::plain(at, (milli / 1000).to_string()),
+        ));
     }
     Some(Shape::Map { span: at, entries })
 }
