@@ -4,7 +4,8 @@
 //! capacity, marked as made from Nodes. A pod that fits a node that exists is not reported as
 //! unschedulable, and `why` and `cost` count the nodes.
 //!
-//! Cordoned nodes (`spec.unschedulable`) take no new pods and are left out.
+//! Cordoned nodes (`spec.unschedulable`) take no new pods and are left out, and so are nodes
+//! Karpenter launched for a NodePool the same context holds (that pool stands for them).
 
 use super::SourceFile;
 use crate::model::nodepool::{DEFINED_BY, EKS_NODE_GROUP, NODE};
@@ -22,18 +23,18 @@ pub fn derive(files: &mut [SourceFile]) {
     }
 }
 
-/// The Node objects of a file: documents, or the items of a `kind: List`.
-fn nodes(f: &SourceFile) -> Vec<Node<'_>> {
+/// The objects of a kind in a file: documents, or the items of a `kind: List`.
+fn of_kind<'f>(f: &'f SourceFile, kind: &str) -> Vec<Node<'f>> {
     let mut out = Vec::new();
     for d in &f.docs {
         let root = d.root();
         match root.str_at(&["kind"]) {
-            Some("Node") => out.push(root),
+            Some(k) if k == kind => out.push(root),
             Some(k) if k.ends_with("List") => out.extend(
                 root.get("items")
                     .into_iter()
                     .flat_map(|i| i.items())
-                    .filter(|i| i.str_at(&["kind"]) == Some("Node")),
+                    .filter(|i| i.str_at(&["kind"]) == Some(kind)),
             ),
             _ => {}
         }
@@ -48,13 +49,24 @@ struct Group<'a> {
 }
 
 fn pools_of(f: &SourceFile) -> Vec<Document> {
+    // A node Karpenter launched for a NodePool in the same context is that pool's capacity
+    // already (pulled together): a pool of its own would count it twice.
+    let nodepools: Vec<&str> = of_kind(f, "NodePool")
+        .into_iter()
+        .filter_map(|p| p.str_at(&["metadata", "name"]))
+        .collect();
     let mut groups: BTreeMap<String, Group<'_>> = BTreeMap::new();
-    for n in nodes(f) {
+    for n in of_kind(f, "Node") {
         let cordoned = n
             .at(&["spec", "unschedulable"])
             .and_then(|u| u.as_str())
             .is_some_and(|u| u == "true");
-        if cordoned || n.str_at(&["metadata", "name"]).is_none() {
+        let karpenter = n
+            .at(&["metadata", "labels"])
+            .and_then(|l| l.get("karpenter.sh/nodepool"))
+            .and_then(|v| v.as_str())
+            .is_some_and(|p| nodepools.contains(&p));
+        if cordoned || karpenter || n.str_at(&["metadata", "name"]).is_none() {
             continue;
         }
         let g = groups.entry(signature(n)).or_insert(Group {
@@ -246,6 +258,18 @@ items:
         cpu: 47810m
         memory: 186897004Ki
         nvidia.com/gpu: \"4\"
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata:
+      name: spot-gpu
+  - apiVersion: v1
+    kind: Node
+    metadata:
+      name: ip-10-0-5-5
+      labels:
+        kubernetes.io/hostname: ip-10-0-5-5
+        node.kubernetes.io/instance-type: g6.xlarge
+        karpenter.sh/nodepool: spot-gpu
   - apiVersion: v1
     kind: Node
     metadata:
@@ -264,7 +288,8 @@ items:
         let mut files = vec![f];
         derive(&mut files);
         let pools: Vec<_> = files[0].docs.iter().skip(1).map(|d| d.root()).collect();
-        // The two GPU nodes are one pool; the cordoned node is none.
+        // The two GPU nodes are one pool; the cordoned node and the one of NodePool spot-gpu
+        // (in the same context) are none.
         assert_eq!(pools.len(), 1);
         let p = pools[0];
         assert_eq!(p.str_at(&["metadata", "name"]), Some("gpu"));
