@@ -527,17 +527,6 @@ impl<'a> Index<'a> {
             || self.unread_file_names(&[kind, name])
     }
 
-    /// Whether the pool was made from something other than a NodePool (a Terraform node group, a
-    /// chart's values, an existing Node). Such pools are a lower bound of the cluster's:
-    /// Terraform modules are parametrised and often only some of their pools are readable, and
-    /// the Nodes of the moment are not all a cluster can have; so they confirm that a pod fits but
-    /// never alone show that nothing does.
-    pub fn pool_is_derived(&self, p: usize) -> bool {
-        self.nodepools
-            .get(p)
-            .is_some_and(|pool| pool.defined_by.is_some())
-    }
-
     /// Whether a file of this index that could not be read whole (a YAML syntax error, content
     /// that is not text, a template skipped until rendered) names every one of `words`, each as
     /// a whole word. What such a file defines is unknown: a rule that would report one of these

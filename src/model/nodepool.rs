@@ -130,6 +130,14 @@ impl<'a> NodePool<'a> {
         pool.startup_taints.shrink_to_fit();
         Some(pool)
     }
+    /// Whether the pool was made from something other than a NodePool (a Terraform node group, a
+    /// chart's values, an existing Node). Such pools are a lower bound of the cluster's:
+    /// Terraform modules are parametrised and often only some of their pools are readable, and
+    /// the Nodes of the moment are not all a cluster can have; so they confirm that a pod fits but
+    /// never alone show that nothing does.
+    pub fn is_derived(&self) -> bool {
+        self.defined_by.is_some()
+    }
     /// Whether Karpenter launches this pool's nodes (a NodePool, or the one a chart makes).
     pub fn is_karpenter(&self) -> bool {
         self.defined_by.is_none_or(|d| d == CHART_VALUES)

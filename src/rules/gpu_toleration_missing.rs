@@ -104,10 +104,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             // A pod pinned to no pool, whose only candidates are pools derived from Terraform or
             // chart values: the cluster may have others it tolerates.
             let unpinned = v.constraints.base.is_empty() && v.constraints.terms.is_empty();
-            let only_derived = placement
-                .gpu_classes
-                .iter()
-                .all(|c| c.pools.iter().all(|&p| ix.pool_is_derived(p as usize)));
+            let only_derived = placement.gpu_classes.iter().all(|c| {
+                c.pools
+                    .iter()
+                    .all(|&p| ix.nodepools[p as usize].is_derived())
+            });
             if verdicts.is_empty()
                 || (unpinned && only_derived)
                 || verdicts

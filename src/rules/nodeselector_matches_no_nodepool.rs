@@ -64,7 +64,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         .capability
         .iter()
         .enumerate()
-        .any(|(p, c)| *c != GpuCapability::None && !ix.pool_is_derived(p))
+        .any(|(p, c)| *c != GpuCapability::None && !ix.nodepools[p].is_derived())
     {
         return;
     }
