@@ -140,6 +140,22 @@ impl Diagnostic {
 }
 
 /// `a`, `b` in backticks, joined with `sep`: how lists of names appear in messages.
+/// [`backticked`], at most [`FEW`] of them and then how many more: a list of every pool of a
+/// large repository is no help.
+pub fn backticked_few(values: &[impl AsRef<str>], sep: &str) -> String {
+    if values.len() <= FEW {
+        return backticked(values, sep);
+    }
+    format!(
+        "{} and {} more",
+        backticked(&values[..FEW], sep),
+        values.len() - FEW
+    )
+}
+
+/// Names listed in a message before "and N more".
+pub const FEW: usize = 8;
+
 pub fn backticked(values: &[impl AsRef<str>], sep: &str) -> String {
     values
         .iter()

@@ -1,4 +1,4 @@
-use super::{Ctx, close_enough, usable};
+use super::{Ctx, NearNames, usable};
 use crate::diag::Diagnostic;
 
 declare_rule! {
@@ -40,6 +40,7 @@ declare_rule! {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let mut names = None;
     for lq in &cx.ix.local_queues {
         let Some(node) = lq.cluster_queue else {
             continue;
@@ -57,19 +58,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 owner.describe()
             ),
         );
-        let near = super::Near::new(name, 3);
-        let best = cx
-            .ix
-            .cluster_queues
-            .iter()
-            .filter_map(|q| Some((near.distance(q.name)?, q)))
-            .filter(|(dist, _)| close_enough(name, *dist))
-            .min_by_key(|(dist, q)| (*dist, q.name));
+        let best = names
+            .get_or_insert_with(|| NearNames::new(cx.ix.cluster_queues.iter().map(|q| (q.name, q))))
+            .closest(name);
         let external = format!(
             "if it is created outside this repo, declare it in .gpuops.yaml: `external: {{ClusterQueue: [{name}]}}`"
         );
         let help = match best {
-            Some((_, q)) => {
+            Some((_, _, q)) => {
                 let o = &cx.ix.objects[q.obj];
                 d = d.related(o.loc(o.anchor()), "the closest ClusterQueue");
                 format!("did you mean `{}`? Otherwise, {external}", q.name)

@@ -1,7 +1,8 @@
-use super::{Ctx, edit_distance};
+use super::{Ctx, NearNames};
 use crate::diag::Diagnostic;
 use crate::model::Flavor;
 use crate::sched::{self, LabelIssue, PodConstraints};
+use std::cell::OnceCell;
 
 declare_rule! {
     /// ## What it does
@@ -49,6 +50,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     if ix.nodepools.is_empty() {
         return;
     }
+    // The pools' names, for hints; gathered on the first flavor that names a pool.
+    let names = OnceCell::new();
     for f in &ix.flavors {
         let Some(fobj) = ix.objects.get(f.obj) else {
             continue;
@@ -60,12 +63,19 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         let best = ix.pools.closest(&pod, &ix.nodepools, |_| true, false);
         let Some((p, issues)) = best else { continue };
         for issue in &issues {
-            out.push(finding(cx, f, &pod, p, issue));
+            out.push(finding(cx, &names, f, &pod, p, issue));
         }
     }
 }
 
-fn finding(cx: &Ctx, f: &Flavor, pod: &PodConstraints, p: usize, issue: &LabelIssue) -> Diagnostic {
+fn finding<'a>(
+    cx: &Ctx<'_, 'a>,
+    names: &OnceCell<(NearNames<'a, ()>, String)>,
+    f: &Flavor,
+    pod: &PodConstraints,
+    p: usize,
+    issue: &LabelIssue,
+) -> Diagnostic {
     let ix = cx.ix;
     let fobj = &ix.objects[f.obj];
     let pool = &ix.nodepools[p];
@@ -95,13 +105,16 @@ fn finding(cx: &Ctx, f: &Flavor, pod: &PodConstraints, p: usize, issue: &LabelIs
         format!("closest NodePool `{}`", pool.name)
     };
     let help = if issue.key == "karpenter.sh/nodepool" {
-        let near = ix
-            .nodepools
-            .iter()
-            .map(|np| (edit_distance(value, np.name), np.name))
-            .filter(|(d, n)| *d <= (n.len().max(value.len()) / 3).max(2))
-            .min();
-        match ix.nodepools.iter().find(|np| np.name == value) {
+        let (near_names, listed) = names.get_or_init(|| {
+            let all: Vec<&str> = ix.nodepools.iter().map(|np| np.name).collect();
+            (
+                NearNames::new(all.iter().map(|n| (*n, ()))),
+                crate::diag::backticked_few(&all, ", "),
+            )
+        });
+        let near = near_names.closest(value);
+        let named = ix.nodepool(value).map(|p| &ix.nodepools[p]);
+        match named {
             Some(np) => {
                 reason = format!("NodePool `{value}` cannot provide the flavor's other labels");
                 related_loc = np.loc(np.anchor);
@@ -110,18 +123,13 @@ fn finding(cx: &Ctx, f: &Flavor, pod: &PodConstraints, p: usize, issue: &LabelIs
             None => reason = format!("there is no NodePool `{value}`"),
         }
         match near {
-            Some((_, n)) if n != value => format!("did you mean `karpenter.sh/nodepool: {n}`?"),
-            _ if ix.nodepools.iter().any(|np| np.name == value) => format!(
+            Some((_, n, _)) if named.is_none() => {
+                format!("did you mean `karpenter.sh/nodepool: {n}`?")
+            }
+            _ if named.is_some() => format!(
                 "make the flavor's other labels match NodePool `{value}`, or point the flavor at a NodePool that has them"
             ),
-            _ => format!(
-                "name an existing NodePool: {}",
-                ix.nodepools
-                    .iter()
-                    .map(|np| format!("`{}`", np.name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            _ => format!("name an existing NodePool: {listed}"),
         }
     } else if issue.reason.starts_with("none of the instance types")
         || issue.reason.contains("rule out GPU instances")

@@ -1,7 +1,8 @@
-use super::{Ctx, close_enough, usable};
+use super::{Ctx, NearNames, close_enough, usable};
 use crate::diag::Diagnostic;
 use crate::model::Object;
 use crate::yaml::{Node, Span};
+use std::collections::HashMap;
 
 declare_rule! {
     /// ## What it does
@@ -70,6 +71,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // one missing queue.
     let mut reported: std::collections::HashSet<(usize, Span, &str)> =
         std::collections::HashSet::new();
+    // Queues by namespace (indices in index order), and all of them, for the likely typo; built
+    // on the first missing queue.
+    let mut by_ns: Option<HashMap<Option<&str>, Vec<usize>>> = None;
+    let mut all = None;
     for (owner, value) in labels {
         if !seen.insert((owner.file, value.span())) {
             continue;
@@ -125,15 +130,34 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 owner.describe()
             ),
         );
-        let near = super::Near::new(name, 3);
-        let best = cx
-            .ix
-            .local_queues
-            .iter()
-            .filter(|q| ns.is_none() || q.namespace.is_none() || q.namespace == ns)
-            .filter_map(|q| Some((near.distance(q.name)?, q)))
-            .filter(|(dist, _)| close_enough(name, *dist))
-            .min_by_key(|(dist, q)| (*dist, q.name));
+        let queues = &cx.ix.local_queues;
+        let best = if ns.is_none() {
+            all.get_or_insert_with(|| NearNames::new(queues.iter().map(|q| (q.name, q))))
+                .closest(name)
+                .map(|(d, _, q)| (d, *q))
+        } else {
+            // The namespace's queues and those of no namespace: a team's few, searched in full.
+            let by_ns = by_ns.get_or_insert_with(|| {
+                let mut m: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
+                for (i, q) in queues.iter().enumerate() {
+                    m.entry(q.namespace).or_default().push(i);
+                }
+                m
+            });
+            let mut ids: Vec<usize> = [ns, None]
+                .iter()
+                .filter_map(|k| by_ns.get(k))
+                .flatten()
+                .copied()
+                .collect();
+            ids.sort_unstable();
+            let near = super::Near::new(name, 3);
+            ids.into_iter()
+                .map(|i| &queues[i])
+                .filter_map(|q| Some((near.distance(q.name)?, q)))
+                .filter(|(dist, _)| close_enough(name, *dist))
+                .min_by_key(|(dist, q)| (*dist, q.name))
+        };
         let help = match best {
             Some((_, q)) => {
                 let o = &cx.ix.objects[q.obj];

@@ -1,6 +1,7 @@
-use super::{Ctx, usable};
+use super::{Ctx, NearNames, usable};
 use crate::diag::Diagnostic;
 use crate::model::Object;
+use std::collections::HashMap;
 
 declare_rule! {
     /// ## What it does
@@ -56,6 +57,8 @@ const CLASS_KINDS: [&str; 2] = ["EC2NodeClass", "AWSNodeTemplate"];
 const AUTO_MODE_BUILT_IN: &str = "default";
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    // Built for a kind on its first missing name.
+    let mut names: HashMap<&str, NearNames<&Object>> = HashMap::new();
     for pool in &cx.ix.nodepools {
         let Some(r) = pool.node_class_ref else {
             continue;
@@ -133,9 +136,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 an(kind)
             )
         } else {
-            let candidates = cx.ix.of_kind(kind).filter_map(|o| o.name.map(|n| (n, o)));
-            match closest(name, candidates) {
-                Some((n, o)) => {
+            let near = names.entry(kind).or_insert_with(|| {
+                NearNames::new(cx.ix.of_kind(kind).filter_map(|o| o.name.map(|n| (n, o))))
+            });
+            match near.closest(name) {
+                Some((_, n, o)) => {
                     certain = true;
                     d = d.related(o.loc(o.anchor()), format!("the closest {kind}"));
                     format!(
@@ -157,19 +162,6 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             cx.unresolved(d, kind)
         });
     }
-}
-
-/// The candidate closest to `name`, when it is close enough to be a likely typo.
-fn closest<'o, 'a>(
-    name: &str,
-    candidates: impl Iterator<Item = (&'a str, &'o Object<'a>)>,
-) -> Option<(&'a str, &'o Object<'a>)> {
-    let near = super::Near::new(name, 3);
-    candidates
-        .filter_map(|(n, o)| Some((near.distance(n)?, n, o)))
-        .filter(|(d, _, _)| *d > 0 && *d <= 3 && *d * 3 <= name.chars().count().max(3))
-        .min_by_key(|(d, n, _)| (*d, *n))
-        .map(|(_, n, o)| (n, o))
 }
 
 fn an(word: &str) -> &'static str {

@@ -1,10 +1,11 @@
-use super::{Ctx, edit_distance};
+use super::{Ctx, NearNames};
 use crate::diag::{Diagnostic, Loc};
 use crate::index::FlavorReject;
 use crate::index::Index;
 use crate::model::PodTemplate;
 use crate::sched::{self, GpuCapability, LabelIssue, PodConstraints, Req};
 use crate::yaml::Node;
+use std::cell::OnceCell;
 
 declare_rule! {
     /// ## What it does
@@ -68,6 +69,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     {
         return;
     }
+    let gpu_names = OnceCell::new();
     for (ti, t) in cx.templates() {
         let owner = ix.owner(t);
         // DaemonSet pods are not provisioned for: they land on nodes that already exist.
@@ -83,7 +85,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     continue;
                 }
                 for issue in &issues {
-                    out.push(template_finding(cx, t, own, p, issue));
+                    out.push(template_finding(cx, &gpu_names, t, own, p, issue));
                 }
                 continue;
             }
@@ -163,8 +165,28 @@ fn gpu_count_node<'a>(t: &PodTemplate<'a>) -> Option<Node<'a>> {
     })
 }
 
-fn template_finding(
-    cx: &Ctx,
+/// The GPU pools' names, for hints; gathered on the first finding that names a pool.
+struct GpuNames<'a> {
+    names: Vec<&'a str>,
+    near: NearNames<'a, ()>,
+}
+
+impl<'a> GpuNames<'a> {
+    fn of(ix: &Index<'a>) -> Self {
+        let names: Vec<&str> = ix
+            .nodepools
+            .iter()
+            .filter(|np| sched::gpu_capability(np) != GpuCapability::None)
+            .map(|np| np.name)
+            .collect();
+        let near = NearNames::new(names.iter().map(|n| (*n, ())));
+        GpuNames { names, near }
+    }
+}
+
+fn template_finding<'a>(
+    cx: &Ctx<'_, 'a>,
+    gpu_names: &OnceCell<GpuNames<'a>>,
     t: &PodTemplate,
     pod: &PodConstraints,
     p: usize,
@@ -238,30 +260,20 @@ fn template_finding(
             }
             (None, _) => reason = format!("there is no NodePool `{v}`"),
         }
-        let gpu_names: Vec<&str> = ix
-            .nodepools
-            .iter()
-            .filter(|np| sched::gpu_capability(np) != GpuCapability::None)
-            .map(|np| np.name)
-            .collect();
-        let near = gpu_names
-            .iter()
-            .filter(|n| n.len().abs_diff(v.len()) <= (n.len().max(v.len()) / 3).max(2))
-            .map(|n| (edit_distance(v, n), *n))
-            .filter(|(d, n)| *d <= (n.len().max(v.len()) / 3).max(2))
-            .min();
+        let gpus = gpu_names.get_or_init(|| GpuNames::of(ix));
+        let near = gpus.near.closest(v);
         let exists = ix.nodepool(v).is_some();
-        let others: Vec<&str> = gpu_names.iter().copied().filter(|n| *n != v).collect();
+        let others: Vec<&str> = gpus.names.iter().copied().filter(|n| *n != v).collect();
         help = Some(match near {
-            Some((_, n)) if !exists => format!("did you mean `karpenter.sh/nodepool: {n}`?"),
+            Some((_, n, _)) if !exists => format!("did you mean `karpenter.sh/nodepool: {n}`?"),
             _ if named_mismatch && !others.is_empty() => format!(
                 "select what NodePool `{v}` may launch, or another GPU NodePool: {}",
-                crate::diag::backticked(&others, ", ")
+                crate::diag::backticked_few(&others, ", ")
             ),
             _ if named_mismatch => format!("select what NodePool `{v}` may launch"),
             _ => format!(
                 "select a GPU NodePool: {}",
-                crate::diag::backticked(&gpu_names, ", ")
+                crate::diag::backticked_few(&gpus.names, ", ")
             ),
         });
     }

@@ -1,6 +1,7 @@
-use super::{Ctx, close_enough, usable};
+use super::{Ctx, NearNames, usable};
 use crate::diag::Diagnostic;
 use crate::model::Object;
+use std::collections::HashMap;
 
 declare_rule! {
     /// ## What it does
@@ -51,6 +52,8 @@ declare_rule! {
 const WPC_LABEL: &str = "kueue.x-k8s.io/priority-class";
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    // Built for a kind on its first missing name.
+    let mut names = HashMap::new();
     for (_, t) in cx.templates() {
         let Some(node) = t.priority_class() else {
             continue;
@@ -74,7 +77,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 owner.describe()
             ),
         );
-        out.extend(suggest(cx, d, "PriorityClass", "scheduling.k8s.io", name));
+        out.extend(suggest(
+            cx,
+            &mut names,
+            d,
+            "PriorityClass",
+            "scheduling.k8s.io",
+            name,
+        ));
     }
     for (_, o) in cx.objects() {
         // Kueue reads the label on the workloads it admits.
@@ -98,6 +108,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         );
         out.extend(suggest(
             cx,
+            &mut names,
             d,
             "WorkloadPriorityClass",
             "kueue.x-k8s.io",
@@ -107,7 +118,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 }
 
 /// Adds the closest existing class (as help and a related place), or how to declare it.
-fn suggest(cx: &Ctx, mut d: Diagnostic, kind: &str, group: &str, name: &str) -> Option<Diagnostic> {
+fn suggest<'i>(
+    cx: &'i Ctx,
+    names: &mut HashMap<&'static str, NearNames<'i, &'i Object<'i>>>,
+    mut d: Diagnostic,
+    kind: &'static str,
+    group: &str,
+    name: &str,
+) -> Option<Diagnostic> {
     let external = format!(
         "if it is created outside this repo, declare it in .gpuops.yaml: `external: {{{kind}: [{name}]}}`"
     );
@@ -139,15 +157,17 @@ fn suggest(cx: &Ctx, mut d: Diagnostic, kind: &str, group: &str, name: &str) -> 
             "`{name}` is a {other_kind}, not a {kind}: {hint}; create a {kind} `{name}` or move the name to the matching field"
         )));
     }
-    let near = super::Near::new(name, 3);
-    let best: Option<(usize, &str, &Object)> = cx
-        .ix
-        .of_kind(kind)
-        .filter(|o| o.group == group)
-        .filter_map(|o| o.name.map(|n| (n, o)))
-        .filter_map(|(n, o)| Some((near.distance(n)?, n, o)))
-        .filter(|(dist, _, _)| close_enough(name, *dist))
-        .min_by_key(|(dist, n, _)| (*dist, *n));
+    let best = names
+        .entry(kind)
+        .or_insert_with(|| {
+            NearNames::new(
+                cx.ix
+                    .of_kind(kind)
+                    .filter(|o| o.group == group)
+                    .filter_map(|o| o.name.map(|n| (n, o))),
+            )
+        })
+        .closest(name);
     let help = match best {
         Some((_, n, o)) => {
             d = d.related(o.loc(o.anchor()), format!("the closest {kind}"));

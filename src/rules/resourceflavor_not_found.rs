@@ -1,4 +1,4 @@
-use super::{Ctx, close_enough, usable};
+use super::{Ctx, NearNames, usable};
 use crate::diag::Diagnostic;
 
 declare_rule! {
@@ -46,6 +46,7 @@ declare_rule! {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let mut names = None;
     for (_, o) in cx.objects() {
         if o.group != "kueue.x-k8s.io" || !matches!(o.kind, "ClusterQueue" | "Cohort") {
             continue;
@@ -74,16 +75,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 let external = format!(
                     "if it is created outside this repo, declare it in .gpuops.yaml: `external: {{ResourceFlavor: [{name}]}}`"
                 );
-                let near = super::Near::new(name, 3);
-                let best = cx
-                    .ix
-                    .flavors
-                    .iter()
-                    .filter_map(|fl| Some((near.distance(fl.name)?, fl)))
-                    .filter(|(dist, _)| close_enough(name, *dist))
-                    .min_by_key(|(dist, fl)| (*dist, fl.name));
+                let best = names
+                    .get_or_insert_with(|| {
+                        NearNames::new(cx.ix.flavors.iter().map(|f| (f.name, f)))
+                    })
+                    .closest(name);
                 let help = match best {
-                    Some((_, fl)) => {
+                    Some((_, _, fl)) => {
                         let fo = &cx.ix.objects[fl.obj];
                         d = d.related(fo.loc(fo.anchor()), "the closest ResourceFlavor");
                         format!("did you mean `{}`? Otherwise, {external}", fl.name)

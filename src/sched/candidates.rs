@@ -256,16 +256,8 @@ impl<'a> PoolIndex<'a> {
             .iter()
             .filter_map(|r| self.req_candidates(r))
             .collect();
-        // Pools by lower bound (unmet plain requirements), each bucket in pool order.
-        let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); sets.len() + 1];
-        for p in (0..self.len).filter(|&p| keep(p)) {
-            let met = sets.iter().filter(|s| s.contains(p)).count();
-            buckets[sets.len() - met].push(p);
-        }
-        let order = buckets
-            .iter()
-            .enumerate()
-            .flat_map(|(bound, ps)| ps.iter().map(move |&p| (bound, p)));
+        // Pools by lower bound (unmet plain requirements), each bound in pool order.
+        let order = by_unmet(&sets, self.len).filter(|&(_, p)| keep(p));
         let rank = |p: usize, n: usize| {
             let explicit = prefer_explicit && self.capability[p] == GpuCapability::Explicit;
             (n, !explicit, p)
@@ -288,6 +280,56 @@ impl<'a> PoolIndex<'a> {
         }
         best
     }
+}
+
+/// Pools `0..len` with how many of `sets` each is not in, fewest first and ascending within one
+/// count. Counted a word of pools at a time, and one count at a time as the caller asks: a search
+/// that stops after the first counts never looks at the other pools one by one (it runs once per
+/// pod that fits no pool, and pools number in the tens of thousands).
+fn by_unmet(sets: &[FixedBitSet], len: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    const BITS: usize = usize::BITS as usize;
+    let words = len.div_ceil(BITS);
+    // planes[i][w]: bit i of the count of sets each pool of word w is in (a ripple-carry adder).
+    let planes_n = (usize::BITS - sets.len().leading_zeros()) as usize;
+    let mut planes = vec![vec![0usize; words]; planes_n];
+    for set in sets {
+        for (w, &block) in set.as_slice().iter().enumerate().take(words) {
+            let mut carry = block;
+            for plane in planes.iter_mut() {
+                let sum = plane[w] ^ carry;
+                carry &= plane[w];
+                plane[w] = sum;
+                if carry == 0 {
+                    break;
+                }
+            }
+        }
+    }
+    let planes = std::rc::Rc::new(planes);
+    (0..=sets.len()).flat_map(move |bound| {
+        let met = sets.len() - bound;
+        let planes = std::rc::Rc::clone(&planes);
+        (0..words).flat_map(move |w| {
+            let tail = len - w * BITS;
+            let mut m = if tail >= BITS {
+                !0
+            } else {
+                (1usize << tail) - 1
+            };
+            for (i, plane) in planes.iter().enumerate() {
+                m &= if met >> i & 1 == 1 {
+                    plane[w]
+                } else {
+                    !plane[w]
+                };
+            }
+            std::iter::successors((m != 0).then_some(m), |m| {
+                let next = m & (m - 1);
+                (next != 0).then_some(next)
+            })
+            .map(move |m| (bound, w * BITS + m.trailing_zeros() as usize))
+        })
+    })
 }
 
 /// Where constraints with one label signature may land.
@@ -502,6 +544,29 @@ spec:
                     assert_eq!(got, want, "closest for {sel} ({gpus} GPUs)");
                 }
             }
+        }
+    }
+
+    /// Counting a word of pools at a time gives the order counting pool by pool gives, across
+    /// word boundaries and for any number of sets.
+    #[test]
+    fn pools_by_unmet_requirements_agree_with_counting_each() {
+        let len = 200;
+        for k in 0..6 {
+            let sets: Vec<FixedBitSet> = (0..k)
+                .map(|i| {
+                    let mut s = FixedBitSet::with_capacity(len);
+                    (0..len)
+                        .filter(|p| (p * 7 + i * 13) % (i + 2) == 0)
+                        .for_each(|p| s.insert(p));
+                    s
+                })
+                .collect();
+            let mut want: Vec<(usize, usize)> = (0..len)
+                .map(|p| (k - sets.iter().filter(|s| s.contains(p)).count(), p))
+                .collect();
+            want.sort();
+            assert_eq!(by_unmet(&sets, len).collect::<Vec<_>>(), want, "{k} sets");
         }
     }
 

@@ -1,0 +1,67 @@
+//! Text helpers every layer may use: edit distances for "did you mean" hints, and
+//! shortening names from the input for tables and messages.
+
+use std::borrow::Cow;
+
+/// Characters of a name or value shown in a table column or a message; longer ones are cut with
+/// an ellipsis. Names come from the input and may be any length, and `{:width$}` panics past
+/// 65,535.
+pub const MAX_SHOWN: usize = 100;
+
+/// `s` cut to `max` characters, the last one `…`, when it is longer.
+pub fn shorten(s: &str, max: usize) -> Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => Cow::Borrowed(s),
+        Some(_) => {
+            let keep = max.saturating_sub(1);
+            let end = s.char_indices().nth(keep).map_or(s.len(), |(i, _)| i);
+            Cow::Owned(format!("{}…", &s[..end]))
+        }
+    }
+}
+
+mod typo;
+pub use typo::{Near, NearNames, close_enough, closest, edit_distance, edit_distance_within};
+
+/// A repository URL reduced to host and path, so that the forms Argo CD accepts for one
+/// repository compare equal: `git@github.com:o/r.git`, `ssh://git@github.com:22/o/r`,
+/// `https://GitHub.com/o/r/` all give `github.com/o/r`.
+pub fn normalize_repo(url: &str) -> String {
+    let mut s = url.trim().to_ascii_lowercase();
+    if let Some(i) = s.find("://") {
+        s.drain(..i + 3);
+    } else if let Some(colon) = s.find(':')
+        && s.find('/').is_none_or(|slash| colon < slash)
+    {
+        // scp-like `user@host:path`.
+        s.replace_range(colon..=colon, "/");
+    }
+    let host_end = s.find('/').unwrap_or(s.len());
+    if let Some(at) = s[..host_end].rfind('@') {
+        s.drain(..=at);
+    }
+    let host_end = s.find('/').unwrap_or(s.len());
+    if let Some(colon) = s[..host_end].find(':')
+        && s[colon + 1..host_end].bytes().all(|b| b.is_ascii_digit())
+    {
+        s.replace_range(colon..host_end, "");
+    }
+    let mut s = s.trim_end_matches('/').to_string();
+    if let Some(stripped) = s.strip_suffix(".git") {
+        s = stripped.trim_end_matches('/').to_string();
+    }
+    s
+}
+
+#[cfg(test)]
+mod shorten_tests {
+    use super::shorten;
+
+    #[test]
+    fn long_names_end_in_an_ellipsis() {
+        assert_eq!(shorten("abc", 3), "abc");
+        assert_eq!(shorten("abcd", 3), "ab…");
+        assert_eq!(shorten("ééééé", 4), "ééé…");
+        assert_eq!(shorten(&"x".repeat(100_000), 10).chars().count(), 10);
+    }
+}
