@@ -107,25 +107,26 @@ pub fn read_repo(
             .collect()
     };
     let mut sources = crate::source::Sources::plan(found, walked.charts, settings);
-    // Kustomize builds wait on processes: they run while the raw files are read and parsed.
-    let ((mut files, mut load_problems), builds) = std::thread::scope(|s| {
+    // Kustomize builds wait on processes: they run while the raw files are read and parsed. The
+    // context (a cluster's dump is one large file, parsed by one thread) is read alongside too.
+    let ((mut files, mut load_problems), builds, (context, problems)) = std::thread::scope(|s| {
         let builds = s.spawn(|| sources.build_tops());
+        let context = s.spawn(|| {
+            let (mut context, problems) = source::load(&context_paths);
+            for f in &mut context {
+                if let Some(role) = context_roles.get(&f.path) {
+                    f.role = role.clone();
+                }
+            }
+            source::nodes::derive(&mut context);
+            (context, problems)
+        });
         let loaded = load(sources.raw(), progress);
-        let builds = builds
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        (loaded, builds)
+        (loaded, joined(builds), joined(context))
     });
-    // Context is read first: the cluster Secrets in it are clusters Argo CD deploys to.
-    let (mut context, problems) = source::load(&context_paths);
+    // Context is added before rendering: the cluster Secrets in it are clusters Argo CD deploys to.
     load_problems.extend(problems);
     load_problems.extend(context_problems);
-    for f in &mut context {
-        if let Some(role) = context_roles.get(&f.path) {
-            f.role = role.clone();
-        }
-    }
-    source::nodes::derive(&mut context);
     sources.add_context(&context);
     sources.render(&mut files, builds);
     sources.describe_terraform(&files);
@@ -136,6 +137,11 @@ pub fn read_repo(
         walk_problems: walked.problems,
         load_problems,
     }
+}
+
+/// What a scoped thread returned; its panic goes on.
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// Reads and parses the files; with a progress line, in slices so it can count them.
