@@ -146,6 +146,10 @@ struct KubeArgs {
     /// Time limit of one request (connecting, each wait for an answer), in seconds [default: 10].
     #[arg(long, value_name = "SECS", value_parser = cli::context::parse_secs)]
     request_timeout: Option<std::time::Duration>,
+    /// The namespace of Argo CD's cluster Secrets (their names, servers and labels are read,
+    /// never their credentials) [default: argocd].
+    #[arg(long, value_name = "NS")]
+    argocd_namespace: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

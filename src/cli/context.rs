@@ -50,9 +50,10 @@ pub(crate) fn live(on: bool, kube: &KubeArgs) -> Result<Option<SourceFile>, Exit
             || kube.kube_context.is_some()
             || kube.timeout.is_some()
             || kube.request_timeout.is_some()
+            || kube.argocd_namespace.is_some()
         {
             eprintln!(
-                "error: --kubeconfig, --kube-context, --timeout and --request-timeout go with --live"
+                "error: --kubeconfig, --kube-context, --timeout, --request-timeout and --argocd-namespace go with --live"
             );
             return Err(ExitCode::from(2));
         }
@@ -81,6 +82,10 @@ fn pull(kube: &KubeArgs) -> Result<context::Pulled, ExitCode> {
             .unwrap_or(Options::DEFAULT_REQUEST_TIMEOUT),
         page_size: Options::DEFAULT_PAGE_SIZE,
         pulled_at: pulled_at(),
+        argocd_namespace: kube
+            .argocd_namespace
+            .clone()
+            .unwrap_or_else(|| context::kinds::ARGOCD_NAMESPACE.into()),
     };
     match context::pull(&opts) {
         Ok(p) => {

@@ -9,7 +9,22 @@ pub enum Shape {
     Crd,
     /// A Node: labels, taints and resources; no status but capacity and a few `nodeInfo` facts.
     Node,
+    /// An Argo CD cluster Secret: its Argo CD name, server and project, never its credentials.
+    ClusterSecret,
 }
+
+/// The ConfigMap of MIG layouts the GPU operator makes when its ClusterPolicy names none.
+pub const DEFAULT_MIG_CONFIG: &str = "default-mig-parted-config";
+
+/// The namespace Argo CD's cluster Secrets are read from unless told otherwise.
+pub const ARGOCD_NAMESPACE: &str = "argocd";
+
+/// The label of Argo CD's cluster Secrets, and its value.
+pub const CLUSTER_SECRET_SELECTOR: &str = "argocd.argoproj.io/secret-type=cluster";
+
+/// The keys of a cluster Secret's `data` kept: what the `clusters` generator gives a template.
+/// `config` (the credentials) never leaves the cluster.
+pub const CLUSTER_SECRET_KEYS: &[&str] = &["name", "server", "project"];
 
 /// One kind to list. Its resource name and version come from discovery: a cluster serves the
 /// version it serves (Kueue's `v1beta1` or `v1beta2`), and an older one still reads.

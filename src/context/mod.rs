@@ -42,6 +42,8 @@ pub struct Options {
     pub page_size: u32,
     /// The time the header gives (seconds since the epoch).
     pub pulled_at: i64,
+    /// Where Argo CD's cluster Secrets are read (`--argocd-namespace`).
+    pub argocd_namespace: String,
 }
 
 impl Options {

@@ -68,10 +68,21 @@ impl Session {
     /// Every object of a collection, `page_size` at a time (`limit`, then `continue` until the
     /// server gives no more).
     pub async fn list(&self, path: &str, page_size: u32) -> Result<Vec<Value>, Failure> {
+        self.list_selected(path, page_size, &ListParams::default())
+            .await
+    }
+
+    /// [`Self::list`] of the objects a label or field selector of `select` picks.
+    pub async fn list_selected(
+        &self,
+        path: &str,
+        page_size: u32,
+        select: &ListParams,
+    ) -> Result<Vec<Value>, Failure> {
         let mut items = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let mut params = ListParams::default().limit(page_size);
+            let mut params = select.clone().limit(page_size);
             if let Some(t) = &token {
                 params = params.continue_token(t);
             }

@@ -2,7 +2,7 @@
 //! bookkeeping. Two pulls of an unchanged cluster give the same bytes, and a diff of two pulls
 //! shows what someone changed, not what controllers touched.
 
-use super::kinds::Shape;
+use super::kinds::{CLUSTER_SECRET_KEYS, Shape};
 use serde_json::{Map, Value};
 
 /// Metadata the API server and controllers write (it changes on every update, or is unique per
@@ -33,6 +33,14 @@ pub fn strip(obj: &mut Value, shape: Shape) {
             o.remove("status");
         }
         Shape::Node => strip_node(o),
+        Shape::ClusterSecret => {
+            o.remove("status");
+            for part in ["data", "stringData"] {
+                if let Some(Value::Object(d)) = o.get_mut(part) {
+                    d.retain(|k, _| CLUSTER_SECRET_KEYS.contains(&k.as_str()));
+                }
+            }
+        }
     }
 }
 
@@ -100,6 +108,31 @@ mod tests {
                 "apiVersion": "karpenter.sh/v1", "kind": "NodePool",
                 "metadata": {"name": "gpu", "labels": {"team": "ml"}},
                 "spec": {"limits": {"nvidia.com/gpu": "8"}},
+            })
+        );
+    }
+
+    #[test]
+    fn a_cluster_secret_keeps_its_name_and_server_never_its_credentials() {
+        let mut o = json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "prod", "namespace": "argocd", "uid": "u",
+                         "labels": {"argocd.argoproj.io/secret-type": "cluster", "env": "prod"},
+                         "annotations": {LAST_APPLIED: "{\"stringData\":{\"config\":\"token\"}}"}},
+            "type": "Opaque",
+            "data": {"name": "cHJvZA==", "server": "aHR0cHM6Ly9r", "config": "c2VjcmV0"},
+            "stringData": {"config": "secret", "project": "ml"},
+        });
+        strip(&mut o, Shape::ClusterSecret);
+        assert_eq!(
+            o,
+            json!({
+                "apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "prod", "namespace": "argocd",
+                             "labels": {"argocd.argoproj.io/secret-type": "cluster", "env": "prod"}},
+                "type": "Opaque",
+                "data": {"name": "cHJvZA==", "server": "aHR0cHM6Ly9r"},
+                "stringData": {"project": "ml"},
             })
         );
     }

@@ -19,6 +19,7 @@ type Served = (&'static str, &'static str, &'static str, &'static str, bool);
 const SERVED: &[Served] = &[
     ("", "v1", "Node", "nodes", false),
     ("", "v1", "ConfigMap", "configmaps", true),
+    ("", "v1", "Secret", "secrets", true),
     (
         "apiextensions.k8s.io",
         "v1",
@@ -286,8 +287,24 @@ fn answer(
         );
         return (403, status(403, "Forbidden", &message));
     }
-    match objects.get(path) {
-        Some(items) => (200, page(path, items, query)),
+    // A namespace's collection: the cluster's, of that namespace.
+    let (path, namespace) = match path.strip_prefix("/api/v1/namespaces/") {
+        Some(rest) => match rest.split_once('/') {
+            Some((ns, plural)) => (format!("/api/v1/{plural}"), Some(ns)),
+            None => (path.to_string(), None),
+        },
+        None => (path.to_string(), None),
+    };
+    match objects.get(&path) {
+        Some(items) => {
+            let items: Vec<Value> = items
+                .iter()
+                .filter(|o| namespace.is_none_or(|ns| o["metadata"]["namespace"] == ns))
+                .filter(|o| selected(o, query))
+                .cloned()
+                .collect();
+            (200, page(&path, &items, query))
+        }
         None => (
             404,
             status(
@@ -343,6 +360,47 @@ fn resource_list(path: &str) -> Option<Value> {
     Some(
         json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version(first), "resources": resources}),
     )
+}
+
+/// Whether the object passes the query's `labelSelector` and `fieldSelector`, each one
+/// `key=value` (as much of the selector syntax as gpuops sends).
+fn selected(o: &Value, query: &str) -> bool {
+    query.split('&').all(|kv| {
+        let Some((name, value)) = kv.split_once('=') else {
+            return true;
+        };
+        let value = percent_decoded(value);
+        let Some((k, v)) = value.split_once('=') else {
+            return true;
+        };
+        match name {
+            "labelSelector" => o["metadata"]["labels"][k] == v,
+            "fieldSelector" => {
+                let field = k.split('.').fold(o, |at, part| &at[part]);
+                *field == v
+            }
+            _ => true,
+        }
+    })
+}
+
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && let Some(h) = s.get(i + 1..i + 3)
+            && let Ok(byte) = u8::from_str_radix(h, 16)
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// One page of a collection: `continue` is the offset of the next item.

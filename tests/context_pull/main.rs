@@ -124,6 +124,14 @@ fn pull_writes_the_served_objects_trimmed_and_in_order() {
         "providerID",
         "cert-manager.io",
         "pendingWorkloads",
+        // Credentials, and objects nothing in the context needs.
+        "s3cr3t",
+        "config: eyJ",
+        "bearerToken",
+        "repo-creds",
+        "password",
+        "kube-root-ca",
+        "name: elsewhere",
     ] {
         assert!(!out.contains(gone), "{gone} is still in\n{out}");
     }
@@ -144,7 +152,7 @@ fn two_pulls_give_the_same_bytes_and_o_writes_what_stdout_shows() {
     assert!(
         second
             .err
-            .contains("wrote 16 objects from context `fake` to "),
+            .contains("wrote 18 objects from context `fake` to "),
         "{}",
         second.err
     );
@@ -420,9 +428,21 @@ fn the_example_cluster_role_grants_exactly_what_a_pull_lists() {
         .iter()
         .map(|w| format!("{}/{}", w.group, plural(w.kind)))
         .collect();
+    // The GPU operator's ConfigMaps, read by name.
+    wanted.push("/configmaps".into());
     granted.sort();
     wanted.sort();
     assert_eq!(granted, wanted);
+    // Secrets only in Argo CD's namespace, and only to get and list.
+    let role = docs
+        .iter()
+        .find(|d| d["kind"] == "Role")
+        .expect("a Role for the cluster Secrets");
+    assert_eq!(role["metadata"]["namespace"], "argocd");
+    assert_eq!(
+        role["rules"],
+        serde_json::json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}])
+    );
 }
 
 #[test]
