@@ -112,6 +112,8 @@ pub struct Behaviour {
     pub forbidden: Vec<&'static str>,
     /// Paths answered only after this long.
     pub slow: Option<(&'static str, Duration)>,
+    /// Items a page holds at most instead of [`PAGE`] (the `limit` asked, up to this).
+    pub page: Option<usize>,
 }
 
 /// A request as the server read it.
@@ -132,7 +134,12 @@ impl ApiServer {
     /// Serves the items of `list` (a `kind: List` in YAML) until the test process ends.
     pub fn start(list: &str, behaviour: Behaviour) -> ApiServer {
         let list: Value = serde_saphyr::from_str(list).expect("the cluster fixture is YAML");
-        let objects = collections(&list);
+        Self::serving(&list, behaviour)
+    }
+
+    /// Serves the items of `list` (a `kind: List`).
+    pub fn serving(list: &Value, behaviour: Behaviour) -> ApiServer {
+        let objects = collections(list);
         let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
         let port = listener.local_addr().expect("bound").port();
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -297,13 +304,12 @@ fn answer(
     };
     match objects.get(&path) {
         Some(items) => {
-            let items: Vec<Value> = items
+            let items: Vec<&Value> = items
                 .iter()
                 .filter(|o| namespace.is_none_or(|ns| o["metadata"]["namespace"] == ns))
                 .filter(|o| selected(o, query))
-                .cloned()
                 .collect();
-            (200, page(&path, &items, query))
+            (200, page(&path, &items, query, b.page.unwrap_or(PAGE)))
         }
         None => (
             404,
@@ -404,7 +410,7 @@ fn percent_decoded(s: &str) -> String {
 }
 
 /// One page of a collection: `continue` is the offset of the next item.
-fn page(path: &str, items: &[Value], query: &str) -> Value {
+fn page(path: &str, items: &[&Value], query: &str, most: usize) -> Value {
     let param = |name: &str| {
         query
             .split('&')
@@ -416,7 +422,7 @@ fn page(path: &str, items: &[Value], query: &str) -> Value {
     let from: usize = param("continue")
         .and_then(|c| c.strip_prefix("offset-")?.parse().ok())
         .unwrap_or(0);
-    let to = (from + limit.min(PAGE)).min(items.len());
+    let to = (from + limit.min(most)).min(items.len());
     let mut metadata = json!({"resourceVersion": "48213"});
     if to < items.len() {
         metadata["continue"] = json!(format!("offset-{to}"));

@@ -469,3 +469,57 @@ fn why_and_cost_read_the_live_context_too() {
     assert!(out.contains("gpu-training"), "{out}");
     assert_read_only(&s);
 }
+
+/// How long a pull of a large cluster takes: 500 NodePools and 5,000 GPU Nodes, pages of 250 as
+/// a real API server gives them. A measurement, not a test of a time:
+/// `cargo test --release --test context_pull -- --ignored --nocapture a_large_cluster`.
+#[test]
+#[ignore]
+fn a_large_cluster_pull_measured() {
+    use serde_json::json;
+    let mut items: Vec<serde_json::Value> = (0..500)
+        .map(|i| {
+            json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+                "metadata": {"name": format!("pool-{i}"), "uid": format!("p{i}")},
+                "spec": {"template": {"metadata": {"labels": {"team": format!("team-{}", i % 50)}},
+                    "spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g5.12xlarge"]}],
+                        "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
+                        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}},
+                    "limits": {"nvidia.com/gpu": 64}}})
+        })
+        .collect();
+    items.extend((0..5000).map(|i| {
+        let name = format!("ip-10-0-{}-{}", i / 250, i % 250);
+        json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "uid": format!("u{i}"),
+                "labels": {"kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": "g5.12xlarge",
+                    "eks.amazonaws.com/nodegroup": format!("ng-{}", i % 40)},
+                "annotations": {"node.alpha.kubernetes.io/ttl": "0"}},
+            "spec": {"providerID": format!("aws:///us-east-1a/i-{i}"),
+                "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]},
+            "status": {"capacity": {"cpu": "48", "memory": "195784220Ki", "nvidia.com/gpu": "4"},
+                "allocatable": {"cpu": "47810m", "memory": "186897004Ki", "nvidia.com/gpu": "4"},
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "nodeInfo": {"architecture": "amd64", "kubeletVersion": "v1.33.1",
+                    "operatingSystem": "linux", "bootID": format!("b{i}")}}})
+    }));
+    let s = ApiServer::serving(
+        &json!({"apiVersion": "v1", "kind": "List", "items": items}),
+        Behaviour {
+            page: Some(250),
+            ..Behaviour::default()
+        },
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctx = dir.path().join("ctx.yaml");
+    let started = std::time::Instant::now();
+    let r = pull(dir.path(), &s.url(), &["-o", ctx.to_str().expect("utf-8")]);
+    let took = started.elapsed();
+    assert_eq!(r.code, 0, "{}", r.err);
+    let bytes = std::fs::metadata(&ctx).expect("written").len();
+    println!(
+        "pulled 500 NodePools and 5,000 Nodes in {:.2} s ({} requests, {bytes} bytes written)",
+        took.as_secs_f64(),
+        s.seen().len()
+    );
+}
