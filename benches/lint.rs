@@ -13,6 +13,7 @@
 //! BENCH_POLICIES=1 cargo bench --bench lint        # lint (and the whole run) without, then with the bundled pack
 //! BENCH_PACK=1 BENCH_RUNS=10 cargo bench --bench lint  # the bundled pack alone on one index, then each policy alone (wall and CPU; to profile it)
 //! BENCH_FLOOR=1 cargo bench --bench lint           # the parser floor: saphyr events, + tree, + load
+//! BENCH_KUSTOMIZE=1 cargo bench --bench lint       # 60 kustomizations through the binary: first run, second (cached), one patch changed
 //! ```
 //!
 //! The default mode prints files, documents, objects, NodePools, YAML bytes, the seconds of
@@ -27,6 +28,7 @@
 //! BENCH_FILES=1000 BENCH_RUNS=1 /usr/bin/time -v "$bin" --bench 2>&1 | grep 'Maximum resident'
 //! ```
 
+mod kustomize_gen;
 mod repo_gen;
 
 use gpuops::config::Settings;
@@ -46,6 +48,10 @@ fn main() {
     let runs = env_usize("BENCH_RUNS", 3).max(1);
     if let Some(sizes) = env_text("BENCH_SIZES") {
         sizes_table(&sizes, runs);
+        return;
+    }
+    if env_text("BENCH_KUSTOMIZE").is_some() {
+        kustomize_gen::run(runs);
         return;
     }
     let size = env_usize("BENCH_FILES", 10_000);

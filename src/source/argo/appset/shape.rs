@@ -160,8 +160,15 @@ pub(super) fn fill_gaps<'a>(dst: Shape<'a>, src: Shape<'a>) -> Shape<'a> {
 }
 
 /// A strategic merge patch as Argo CD applies `templatePatch` to a generated Application (whose
-/// fields declare no merge keys): maps merge, `null` removes, anything else replaces.
+/// fields declare no merge keys): maps merge, `null` removes, anything else replaces. The
+/// directives of a map are honoured: `$patch: replace` (the patch's map instead of a merge),
+/// `$patch: delete` (the key goes) and `$retainKeys` (only the keys listed stay); other `$`
+/// keys (`$setElementOrder/…`) order or trim lists without merge keys, which are replaced whole
+/// anyway, and are dropped.
 pub(super) fn patch<'a>(base: Shape<'a>, p: Shape<'a>) -> Shape<'a> {
+    if directive(&p) == Some("replace") {
+        return without_directives(p);
+    }
     match (base, p) {
         (
             Shape::Map { span, mut entries },
@@ -169,13 +176,26 @@ pub(super) fn patch<'a>(base: Shape<'a>, p: Shape<'a>) -> Shape<'a> {
                 entries: changes, ..
             },
         ) => {
+            let retain: Option<Vec<String>> = changes
+                .iter()
+                .find(|(k, _)| key(k) == Some("$retainKeys"))
+                .map(|(_, v)| match v {
+                    Shape::Seq { items, .. } => {
+                        items.iter().filter_map(key).map(str::to_string).collect()
+                    }
+                    _ => Vec::new(),
+                });
             for (k, v) in changes {
+                if key(&k).is_some_and(|n| n.starts_with('$')) {
+                    continue;
+                }
                 let name = key(&k).map(str::to_string);
                 let at = entries
                     .iter()
                     .position(|(ek, _)| key(ek).map(str::to_string) == name);
                 let removes = matches!(&v, Shape::Scalar { text, style: Style::Plain, .. }
-                    if matches!(text.as_str(), "" | "~" | "null"));
+                    if matches!(text.as_str(), "" | "~" | "null"))
+                    || directive(&v) == Some("delete");
                 match (at, removes) {
                     (Some(i), true) => {
                         entries.remove(i);
@@ -191,12 +211,45 @@ pub(super) fn patch<'a>(base: Shape<'a>, p: Shape<'a>) -> Shape<'a> {
                         );
                         entries[i].1 = patch(mine, v);
                     }
-                    (None, false) => entries.push((k, v)),
+                    (None, false) => entries.push((k, without_directives(v))),
                 }
+            }
+            if let Some(keep) = retain {
+                entries.retain(|(k, _)| key(k).is_some_and(|n| keep.iter().any(|r| r == n)));
             }
             Shape::Map { span, entries }
         }
-        (_, p) => p,
+        (_, p) => without_directives(p),
+    }
+}
+
+/// The `$patch` directive of a map.
+fn directive<'s>(s: &'s Shape<'_>) -> Option<&'s str> {
+    match s {
+        Shape::Map { entries, .. } => entries
+            .iter()
+            .find(|(k, _)| key(k) == Some("$patch"))
+            .and_then(|(_, v)| key(v)),
+        _ => None,
+    }
+}
+
+/// The shape without its patch directives, at every depth: what the patch adds as it is.
+fn without_directives(s: Shape<'_>) -> Shape<'_> {
+    match s {
+        Shape::Map { span, entries } => Shape::Map {
+            span,
+            entries: entries
+                .into_iter()
+                .filter(|(k, _)| !key(k).is_some_and(|n| n.starts_with('$')))
+                .map(|(k, v)| (k, without_directives(v)))
+                .collect(),
+        },
+        Shape::Seq { span, items } => Shape::Seq {
+            span,
+            items: items.into_iter().map(without_directives).collect(),
+        },
+        scalar => scalar,
     }
 }
 
@@ -239,6 +292,22 @@ mod tests {
         assert_eq!(
             json(&out, root),
             serde_json::json!({"spec": {"project": "p", "syncPolicy": {"syncOptions": ["b"]}, "info": ["c"], "source": {"path": "x", "helm": {"releaseName": "r"}}}})
+        );
+    }
+
+    #[test]
+    fn patch_directives_replace_delete_and_retain() {
+        let p = doc(
+            "base: {spec: {project: p, syncPolicy: {automated: {prune: true}, retry: {limit: 2}}, source: {path: x, helm: {releaseName: r}}, info: {a: '1'}}}\npatch: {spec: {syncPolicy: {$patch: replace, syncOptions: [b]}, source: {$retainKeys: [path, repoURL], repoURL: u}, info: {$patch: delete}, destination: {$patch: merge, name: in-cluster}}}\n",
+        );
+        let root = p.docs[0].root();
+        let out = patch(
+            copy(root.get("base").unwrap()),
+            copy(root.get("patch").unwrap()),
+        );
+        assert_eq!(
+            json(&out, root),
+            serde_json::json!({"spec": {"project": "p", "syncPolicy": {"syncOptions": ["b"]}, "source": {"path": "x", "repoURL": "u"}, "destination": {"name": "in-cluster"}}})
         );
     }
 
