@@ -64,7 +64,7 @@ pub fn generate(root: &Path) -> std::io::Result<usize> {
     for env in ENVS {
         let mut k = String::from("resources:\n");
         for a in 0..APPS {
-            let _ = writeln!(k, "  - ../apps/app-{a:02}/overlays/{env}");
+            let _ = writeln!(k, "  - ../../apps/app-{a:02}/overlays/{env}");
         }
         write(&format!("clusters/{env}/kustomization.yaml"), &k)?;
         kustomizations += 1;
@@ -155,11 +155,11 @@ spec:
             - {name: nvidia.com/gpu, nominalQuota: 64}
 ";
 
-/// A CRD bundle of about a megabyte: many versions of a wide schema, like the operators'
+/// A CRD bundle of about 700 KB: many versions of a wide schema, like the operators'
 /// bundles overlays pull in.
 fn crds() -> String {
     let mut s = String::new();
-    for c in 0..12 {
+    for c in 0..6 {
         let _ = write!(
             s,
             "---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets{c}.example.com\nspec:\n  group: example.com\n  names: {{kind: Widget{c}, plural: widgets{c}}}\n  scope: Namespaced\n  versions:\n"
