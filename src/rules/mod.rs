@@ -192,7 +192,7 @@ pub(crate) fn usable(n: Node<'_>) -> Option<&str> {
 }
 
 /// Where to point at a pod template as a whole: its `metadata` key, else the GPU resource key
-/// of its first GPU container, else the owner's name.
+/// of its first GPU container, else its first GPU ResourceClaim, else the owner's name.
 pub(crate) fn template_anchor<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<Node<'a>> {
     if let Some(m) = t.metadata
         && let Some(k) = key_of(owner.root, m)
@@ -205,6 +205,7 @@ pub(crate) fn template_anchor<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Op
         .flat_map(|c| c.accelerators())
         .find(|(name, _)| is_gpu_resource(name))
         .map(|(_, k)| k)
+        .or_else(|| t.dra_gpus().first().map(|g| g.entry))
         .or(Some(owner.anchor()))
 }
 
