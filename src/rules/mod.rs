@@ -314,6 +314,7 @@ mod resourceflavor_not_found;
 mod schema_violation;
 mod shared_gpu_count_above_one;
 mod shared_gpu_for_training;
+mod shared_gpu_pool_ambiguous;
 mod source_build_failed;
 mod spot_termination_grace_too_short;
 mod support;
@@ -337,6 +338,7 @@ static ALL: &[&Rule] = &[
     &mig_strategy_mismatch::RULE,
     &shared_gpu_for_training::RULE,
     &shared_gpu_count_above_one::RULE,
+    &shared_gpu_pool_ambiguous::RULE,
     &nodepool_requirements_unsatisfiable::RULE,
     &device_plugin_misses_gpu_pool::RULE,
     &gpu_nodepool_untainted::RULE,
