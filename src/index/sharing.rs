@@ -127,6 +127,18 @@ impl GpuSetup {
         named.all(|c| c.value == first.value).then_some(first)
     }
 
+    /// [`GpuSetup::plugin_config_for`], telling apart nodes that get no configuration at all (no
+    /// label and no default: `Some(None)`) from a configuration not in the files (`None`).
+    pub fn known_plugin_config_for(
+        &self,
+        pool: &NodePool<'_>,
+    ) -> Option<Option<&Setting<PluginConfig>>> {
+        if pool_label(pool, PLUGIN_CONFIG_LABEL).is_none() && self.plugin_default.is_none() {
+            return Some(None);
+        }
+        Some(Some(self.plugin_config_for(pool)?))
+    }
+
     /// How the pool's nodes share the GPUs advertised as `resource`: the sharing section of their
     /// device plugin configuration and its entry for that name (`None`: not shared, or unknown).
     pub fn sharing_of(

@@ -315,6 +315,7 @@ mod schema_violation;
 mod shared_gpu_count_above_one;
 mod shared_gpu_for_training;
 mod shared_gpu_pool_ambiguous;
+mod shared_gpu_quota_unadvertised;
 mod source_build_failed;
 mod spot_termination_grace_too_short;
 mod support;
@@ -364,6 +365,7 @@ static ALL: &[&Rule] = &[
     &queue_quota_exceeds_pool_limit::RULE,
     &workload_exceeds_queue_quota::RULE,
     &queue_resource_unknown::RULE,
+    &shared_gpu_quota_unadvertised::RULE,
     &flavor_toleration_mismatch::RULE,
     &object_defined_twice::RULE,
     &ami_alias_unpinned::RULE,

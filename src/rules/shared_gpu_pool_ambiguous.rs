@@ -227,11 +227,7 @@ fn unit_of(
     };
     // The device plugin configuration: the label's, else the default, else none at all.
     let label = pool_label(pool, PLUGIN_CONFIG_LABEL);
-    let config = match label {
-        Some(_) => Some(setup.plugin_config_for(pool)?),
-        None if setup.plugin_default.is_some() => Some(setup.plugin_config_for(pool)?),
-        None => None,
-    };
+    let config = setup.known_plugin_config_for(pool)?;
     match (config, label) {
         (Some(c), _) => why.push(format!("device plugin configuration `{}`", c.value.name)),
         (None, _) if !setup.plugin_configs.is_empty() => {
