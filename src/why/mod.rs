@@ -15,6 +15,7 @@ use std::fmt::Write;
 
 mod report;
 mod route;
+mod sharing;
 mod text;
 
 use route::route;
@@ -320,6 +321,8 @@ fn template(ix: &Index, ti: usize) -> TemplateReport {
         .chain(&failing)
         .map(|s| pool_row(ix, s, gpus, &tolerations))
         .collect();
+    let landing: Vec<usize> = passing.iter().take(MAX_PASSING).map(|s| s.pool).collect();
+    let sharing = sharing::rows(ix, t, &landing);
     TemplateReport {
         path: t.path.to_string(),
         location: at(ix, t.loc(t.spec)),
@@ -329,6 +332,7 @@ fn template(ix: &Index, ti: usize) -> TemplateReport {
         more_pools,
         route,
         instances,
+        sharing,
     }
 }
 
