@@ -21,7 +21,8 @@ declare_rule! {
     /// - it asks for a MIG profile (`nvidia.com/mig-1g.10gb`) on pools whose GPUs have it, but no
     ///   pool it can land on carries a `nvidia.com/mig.config` label, while the files declare a
     ///   GPU operator and label other pools' layouts: the MIG manager leaves unlabelled GPUs at
-    ///   its default layout (MIG off);
+    ///   its default layout (MIG off, unless `migManager.config.default` says otherwise: then
+    ///   unlabelled pools are not judged);
     /// - it asks for a renamed shared resource (`nvidia.com/gpu.shared`) that a device plugin
     ///   configuration in the files advertises, but no pool it can land on gets that
     ///   configuration (no `nvidia.com/device-plugin.config` label, and the default
@@ -147,7 +148,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 out.push(d);
             }
         }
-        if mig_labels && setup.operator {
+        if mig_labels && setup.unlabelled_mig_off() {
             for (resource, profile, at) in super::mig_requests(t) {
                 if let Some(d) = mig_unlabelled(cx, t, (resource, profile, at), &pools) {
                     out.push(d);
@@ -181,7 +182,7 @@ fn unit_of(
     let mut at = unlabelled;
     // The profiles the layout makes on these GPUs (empty: MIG off).
     let made: Vec<String> = match setup.layout_for(pool) {
-        None if capable && !setup.operator => return None,
+        None if capable && !setup.unlabelled_mig_off() => return None,
         None => {
             if capable {
                 why.push(format!("no `{MIG_CONFIG_LABEL}` label"));

@@ -19,7 +19,8 @@ declare_rule! {
     ///   `nvidia.com/mig.config` label picks (the GPU operator's defaults: `all-1g.10gb` makes
     ///   only `1g.10gb`, `all-balanced` 1g, 2g and 3g instances of the pool's GPUs; or one a MIG
     ///   manager ConfigMap in the files defines), or none for an unlabelled pool under the GPU
-    ///   operator, whose MIG manager leaves such GPUs at its default (MIG off);
+    ///   operator, whose MIG manager leaves such GPUs at its default (MIG off, unless
+    ///   `migManager.config.default` names another layout);
     /// - any MIG profile, when the device plugin runs the `single` strategy, which advertises MIG
     ///   instances as `nvidia.com/gpu`;
     /// - a shared resource (`nvidia.com/gpu.shared`, what `renameByDefault: true` advertises)
@@ -154,7 +155,7 @@ fn single_strategy(setup: &GpuSetup) -> Option<(Loc, String)> {
 fn layout_makes(setup: &GpuSetup, pool: &NodePool<'_>, profile: &str) -> Option<Made> {
     let Some((layout, at)) = setup.layout_for(pool) else {
         // The GPU operator's MIG manager leaves unlabelled GPUs at its default (MIG off).
-        return setup.operator.then(|| Made {
+        return setup.unlabelled_mig_off().then(|| Made {
             makes: false,
             instead: format!("NodePool `{}` has no `{MIG_CONFIG_LABEL}` label", pool.name),
             at: pool.loc(pool.anchor),
