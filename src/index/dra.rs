@@ -201,5 +201,6 @@ spec:
             ]
         );
         assert!(ix.templates[0].requests_gpu() && !ix.templates[1].requests_gpu());
+        assert_eq!(ix.templates[0].accelerator_name(), "GPU");
     }
 }

@@ -233,6 +233,10 @@ impl<'a> PodTemplate<'a> {
             .filter(|n| is_gpu_resource(n))
             .collect();
         let all = |p: &dyn Fn(&str) -> bool| !names.is_empty() && names.iter().all(|n| p(n));
+        // Only DRA claims: their classes are GPU classes.
+        if names.is_empty() && !self.dra.is_empty() {
+            return "GPU";
+        }
         if all(&|n| {
             n.starts_with("nvidia.com/") || n == "amd.com/gpu" || n.starts_with("gpu.intel.com/")
         }) {

@@ -26,7 +26,7 @@ declare_rule! {
     /// - it asks for a renamed shared resource (`nvidia.com/gpu.shared`) that a device plugin
     ///   configuration in the files advertises, but no pool it can land on gets that
     ///   configuration (no `nvidia.com/device-plugin.config` label, and the default
-    ///   configuration advertises no such resource).
+    ///   configuration advertises no such resource), while other pools get theirs by label.
     ///
     /// Pools are compared only where the files tell: a pool whose layout, configuration, MIG
     /// strategy or instance types are unknown is left out. Settings gpuops reads are those of
@@ -155,7 +155,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 }
             }
         }
-        for &(resource, at) in &requests {
+        // Configurations reach pools by label: without one on any pool, nodes may be labelled
+        // some other way (by hand, by a node group outside the files).
+        for &(resource, at) in requests.iter().filter(|_| plugin_labels) {
             if let Some(d) = shared_unlabelled(cx, t, resource, at, &pools) {
                 out.push(d);
             }

@@ -19,13 +19,14 @@ declare_rule! {
     ///   `nvidia.com/mig.config` label picks (the GPU operator's defaults: `all-1g.10gb` makes
     ///   only `1g.10gb`, `all-balanced` 1g, 2g and 3g instances of the pool's GPUs; or one a MIG
     ///   manager ConfigMap in the files defines), or none for an unlabelled pool under the GPU
-    ///   operator, whose MIG manager leaves such GPUs at its default (MIG off, unless
-    ///   `migManager.config.default` names another layout);
+    ///   operator when other pools carry the label, as its MIG manager leaves such GPUs at its
+    ///   default (MIG off, unless `migManager.config.default` names another layout);
     /// - any MIG profile, when the device plugin runs the `single` strategy, which advertises MIG
     ///   instances as `nvidia.com/gpu`;
     /// - a shared resource (`nvidia.com/gpu.shared`, what `renameByDefault: true` advertises)
     ///   that the device plugin configuration no pool's nodes get (their
-    ///   `nvidia.com/device-plugin.config` label, else the default) advertises.
+    ///   `nvidia.com/device-plugin.config` label, else the default; an unlabelled pool without a
+    ///   default counts only when other pools carry the label) advertises.
     ///
     /// It says nothing when a pool picks a layout or configuration the files do not define, when
     /// no pool in the files is behind the flavor, for a quota of 0, or for a name Kueue's DRA
@@ -77,6 +78,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         return;
     }
     let single = single_strategy(setup);
+    // Layouts and configurations reach pools by label: an unlabelled pool says what its nodes
+    // get only where other pools carry the label (else nodes may be labelled some other way).
+    let labelled = |key: &str| ix.nodepools.iter().any(|p| pool_label(p, key).is_some());
+    let evidence = Evidence {
+        mig: labelled(MIG_CONFIG_LABEL) && setup.unlabelled_mig_off(),
+        plugin: labelled(PLUGIN_CONFIG_LABEL),
+    };
     for cq in &ix.cluster_queues {
         let mut seen: Vec<&str> = Vec::new();
         for fq in &cq.quotas {
@@ -115,8 +123,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                             .map(|&p| {
                                 let pool = &ix.nodepools[p];
                                 match (shared, profile) {
-                                    (true, _) => advertised(setup, pool, name),
-                                    (false, Some(prof)) => layout_makes(setup, pool, prof),
+                                    (true, _) => advertised(setup, &evidence, pool, name),
+                                    (false, Some(prof)) => {
+                                        layout_makes(setup, &evidence, pool, prof)
+                                    }
                                     (false, None) => None,
                                 }
                             })
@@ -131,6 +141,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+}
+
+/// Whether an unlabelled pool's nodes are known to get no layout (MIG off) or no device plugin
+/// configuration.
+struct Evidence {
+    mig: bool,
+    plugin: bool,
 }
 
 /// What one pool behind a flavor makes of a name: whether it advertises it, and what it does
@@ -152,10 +169,15 @@ fn single_strategy(setup: &GpuSetup) -> Option<(Loc, String)> {
 }
 
 /// Whether the pool's MIG layout makes `profile` (`None`: the files cannot tell).
-fn layout_makes(setup: &GpuSetup, pool: &NodePool<'_>, profile: &str) -> Option<Made> {
+fn layout_makes(
+    setup: &GpuSetup,
+    evidence: &Evidence,
+    pool: &NodePool<'_>,
+    profile: &str,
+) -> Option<Made> {
     let Some((layout, at)) = setup.layout_for(pool) else {
         // The GPU operator's MIG manager leaves unlabelled GPUs at its default (MIG off).
-        return setup.unlabelled_mig_off().then(|| Made {
+        return evidence.mig.then(|| Made {
             makes: false,
             instead: format!("NodePool `{}` has no `{MIG_CONFIG_LABEL}` label", pool.name),
             at: pool.loc(pool.anchor),
@@ -202,9 +224,17 @@ fn default_profiles(l: Layout<'_>, pool: &NodePool<'_>) -> Vec<String> {
 
 /// Whether the device plugin configuration the pool's nodes get advertises `name` (`None`: that
 /// configuration is not in the files).
-fn advertised(setup: &GpuSetup, pool: &NodePool<'_>, name: &str) -> Option<Made> {
+fn advertised(
+    setup: &GpuSetup,
+    evidence: &Evidence,
+    pool: &NodePool<'_>,
+    name: &str,
+) -> Option<Made> {
     let label = pool_label(pool, PLUGIN_CONFIG_LABEL);
     let Some(c) = setup.known_plugin_config_for(pool)? else {
+        if !evidence.plugin {
+            return None;
+        }
         return Some(Made {
             makes: false,
             instead: format!(
