@@ -241,7 +241,9 @@ struct Seen<'a> {
 
 fn template(ix: &Index, ti: usize) -> TemplateReport {
     let t = &ix.templates[ti];
-    let gpus = t.gpus_per_pod();
+    // GPUs of DRA claims too, where their count is known: they come from the pod's node.
+    let dra: u64 = t.dra_gpus().iter().filter_map(|g| g.count).sum();
+    let gpus = t.gpus_per_pod() + dra;
     let wants_gpu = t.requests_gpu();
     let eks = ix.settings.eks;
     // The ways the pod may run: the flavors Kueue may assign; with none, its own constraints
