@@ -14,12 +14,16 @@ use foldhash::{HashMap, HashMapExt};
 
 /// Kueue's DRA mappings in the files.
 fn mappings(files: &[SourceFile], objects: &[Object<'_>]) -> Vec<DeviceClassMapping> {
+    // Each file's text is searched once, not once per object it holds.
+    let mut marked: foldhash::HashMap<usize, bool> = foldhash::HashMap::default();
     objects
         .iter()
         .filter(|o| {
-            files
-                .get(o.file)
-                .is_some_and(|f| f.text.contains(kueue_config::MARKER))
+            *marked.entry(o.file).or_insert_with(|| {
+                files
+                    .get(o.file)
+                    .is_some_and(|f| f.text.contains(kueue_config::MARKER))
+            })
         })
         .flat_map(|o| kueue_config::device_class_mappings(o))
         .collect()
