@@ -138,7 +138,7 @@ fn claim_object(
 #[cfg(test)]
 mod tests {
     use crate::config::Settings;
-    use crate::index::Index;
+    use crate::index::{Class, Index};
     use crate::source::SourceFile;
 
     #[test]
@@ -206,5 +206,27 @@ spec:
         );
         assert!(ix.templates[0].requests_gpu() && !ix.templates[1].requests_gpu());
         assert_eq!(ix.templates[0].accelerator_name(), "GPU");
+    }
+
+    /// What a DRA pod is for is read from the containers that use its GPU claims.
+    #[test]
+    fn a_dra_pod_is_classified_by_the_containers_using_its_claims() {
+        let deployment = |name: &str, args: &str| {
+            format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: ml}}\nspec:\n  replicas: 2\n  template:\n    spec:\n      resourceClaims: [{{name: gpu, resourceClaimTemplateName: one}}]\n      containers:\n        - name: main\n          image: ubuntu:22.04\n          command: [bash, -c]\n          args: [\"{args}\"]\n          resources: {{claims: [{{name: gpu}}]}}\n---\n"
+            )
+        };
+        let text = format!(
+            "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {{name: one, namespace: ml}}\nspec: {{spec: {{devices: {{requests: [{{name: g, exactly: {{deviceClassName: gpu.nvidia.com}}}}]}}}}}}\n---\n{}{}",
+            deployment("idle", "nvidia-smi -L; sleep 9999"),
+            deployment("server", "vllm serve meta-llama/Llama-3.1-8B")
+        );
+        let files = vec![SourceFile::from_text("a.yaml".into(), text)];
+        let settings = Settings::default();
+        let ix = Index::build(&files, &settings);
+        let classes: Vec<Class> = ix.classes.iter().map(|c| c.class()).collect();
+        assert_eq!(classes.len(), 2);
+        assert_ne!(classes[0], Class::Inference);
+        assert_eq!(classes[1], Class::Inference);
     }
 }

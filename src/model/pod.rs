@@ -223,6 +223,25 @@ impl<'a> PodTemplate<'a> {
     pub fn gpu_containers(&self) -> impl Iterator<Item = &Container<'a>> {
         self.containers.iter().filter(|c| c.requests_gpu())
     }
+    /// The containers that use its GPU ResourceClaims (`resources.claims` naming one).
+    pub fn dra_gpu_containers(&self) -> impl Iterator<Item = &Container<'a>> {
+        let names: Vec<&str> = self
+            .dra
+            .iter()
+            .filter_map(|g| g.entry.get("name")?.as_str())
+            .collect();
+        self.containers.iter().filter(move |c| {
+            c.get("resources")
+                .and_then(|r| r.get("claims"))
+                .into_iter()
+                .flat_map(|l| l.items())
+                .any(|i| {
+                    i.get("name")
+                        .and_then(Node::as_str)
+                        .is_some_and(|n| names.contains(&n))
+                })
+        })
+    }
     /// The accelerator its containers ask for, named as its users name it: `GPU`, `TPU`,
     /// `Neuron` (Inferentia, Trainium), `Gaudi`, else `accelerator`.
     pub fn accelerator_name(&self) -> &'static str {
