@@ -15,6 +15,9 @@ use std::collections::BTreeMap;
 pub use crate::catalog::pricing::{CostSettings, DEFAULT_SPOT_DISCOUNT, max_nodes, per_node};
 
 mod caps;
+mod slices;
+
+pub use slices::SliceCost;
 
 /// One instance type at a pool's limits.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -382,6 +385,9 @@ pub struct Report {
     pub cluster_queues: Vec<QueueCost>,
     pub teams: Vec<TeamCost>,
     pub total: Total,
+    /// Pools that share their GPUs: what one slice costs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<SliceCost>,
 }
 
 pub fn report(ix: &Index<'_>, cs: &CostSettings) -> Report {
@@ -391,6 +397,7 @@ pub fn report(ix: &Index<'_>, cs: &CostSettings) -> Report {
         spot_discount: cs.spot_discount,
         teams: teams(ix, &cluster_queues),
         total: total(&nodepools),
+        shared: slices::slices(ix, cs),
         nodepools,
         cluster_queues,
     }
@@ -549,6 +556,7 @@ impl Report {
             }
             out.push_str(&table(&rows));
         }
+        out.push_str(&slices::human(&self.shared));
         out.push_str(&format!(
             "\nTotal worst case over the NodePools: {} $/h: {} $/h of capacity that may run on demand, {} $/h of spot-only capacity (spot discount {:.0}%)\n",
             usd(self.total.worst),

@@ -149,6 +149,13 @@ pub(crate) fn compute_assignable(ix: &Index<'_>, ti: usize) -> Vec<usize> {
         .flat_map(|c| c.accelerators())
         .map(|(n, _)| n)
         .filter(|n| crate::model::is_gpu_resource(n))
+        // What Kueue charges a DRA claim's GPUs to.
+        .chain(
+            ix.templates[ti]
+                .dra_gpus()
+                .iter()
+                .filter_map(|g| g.kueue_resource.as_deref()),
+        )
         .collect();
     let cq = ix.queues[ti]
         .and_then(|q| q.cluster_queue)

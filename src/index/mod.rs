@@ -14,12 +14,14 @@ use rayon::prelude::*;
 use std::collections::hash_map::Entry;
 
 mod capacity;
+mod dra;
 mod installs;
 mod kueue;
 mod quota;
 mod sharing;
 
 pub use capacity::*;
+pub use dra::kueue_resource;
 pub use kueue::*;
 pub use quota::*;
 pub use sharing::*;
@@ -69,6 +71,8 @@ pub struct Index<'a> {
     pub flavors: Vec<Flavor<'a>>,
     pub cluster_queues: Vec<ClusterQueue<'a>>,
     pub local_queues: Vec<LocalQueue<'a>>,
+    /// Kueue's DRA `deviceClassMappings` in the files.
+    pub kueue_dra: Vec<crate::model::kueue_config::DeviceClassMapping>,
     /// Per template: what it is for, and the evidence that decided it.
     pub classes: Vec<crate::intent::Intent<'a>>,
     /// Per template: the Kueue queue it goes through, if any.
@@ -163,6 +167,7 @@ impl<'a> Index<'a> {
             templates.extend(own);
             template_ranges.push(start..templates.len());
         }
+        let kueue_dra = dra::resolve(files, &objects, &mut templates);
         fn each<'a, T: Send>(
             objects: &[Object<'a>],
             f: impl Fn(usize, &Object<'a>) -> Option<T> + Sync + Send,
@@ -263,6 +268,7 @@ impl<'a> Index<'a> {
             flavors,
             cluster_queues,
             local_queues,
+            kueue_dra,
             classes: Vec::new(),
             queues: Vec::new(),
             variants: Vec::new(),

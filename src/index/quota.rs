@@ -204,7 +204,8 @@ pub fn workload_requests<'a>(ix: &Index<'a>, oi: usize) -> Option<Vec<WorkloadRe
     let mut out: Vec<WorkloadRequest<'a>> = Vec::new();
     for (k, t) in templates.iter().enumerate() {
         let resources = gpu_resources(t);
-        if resources.is_empty() {
+        let dra = dra_requests(ix, t);
+        if resources.is_empty() && dra.is_empty() {
             continue;
         }
         let family = crate::model::kinds::family(obj);
@@ -223,8 +224,8 @@ pub fn workload_requests<'a>(ix: &Index<'a>, oi: usize) -> Option<Vec<WorkloadRe
             Some(Family::DaemonSet) => return None,
             _ => template_pods(obj, t)?,
         };
-        for r in resources {
-            let per_pod = pod_request(t, r);
+        let extended = resources.into_iter().map(|r| (r, pod_request(t, r)));
+        for (r, per_pod) in extended.chain(dra) {
             if per_pod == 0 || pods == 0 {
                 continue;
             }
@@ -243,6 +244,32 @@ pub fn workload_requests<'a>(ix: &Index<'a>, oi: usize) -> Option<Vec<WorkloadRe
         }
     }
     Some(out)
+}
+
+/// What Kueue charges one pod of `t` for its DRA claims: the devices of its ResourceClaimTemplates
+/// per resource `deviceClassMappings` names, when a ClusterQueue covers that name (the names are
+/// the queues', so they live as long as the index).
+fn dra_requests<'a>(ix: &Index<'a>, t: &crate::model::PodTemplate<'_>) -> Vec<(&'a str, u64)> {
+    let mut out: Vec<(&'a str, u64)> = Vec::new();
+    for g in t.dra_gpus().iter().filter(|g| g.per_pod) {
+        let (Some(k), Some(n)) = (g.kueue_resource.as_deref(), g.count) else {
+            continue;
+        };
+        let Some(name) = ix
+            .cluster_queues
+            .iter()
+            .flat_map(|q| q.groups.iter().flat_map(|g| g.covered.iter()))
+            .map(|(n, _)| *n)
+            .find(|n| *n == k)
+        else {
+            continue;
+        };
+        match out.iter_mut().find(|(r, _)| *r == name) {
+            Some((_, total)) => *total += n,
+            None => out.push((name, n)),
+        }
+    }
+    out
 }
 
 /// The NodePools a ResourceFlavor's `nodeLabels` select (every pool for a flavor without labels),

@@ -31,6 +31,9 @@ pub struct GpuSetup {
     /// The configuration of nodes without a `nvidia.com/device-plugin.config` label.
     pub plugin_default: Option<String>,
     pub layouts: Vec<Setting<LayoutDef>>,
+    /// A MIG manager default layout other than `all-disabled` is declared: nodes without a
+    /// `nvidia.com/mig.config` label may have MIG on.
+    pub mig_default_on: bool,
 }
 
 /// The MIG layout a pool's nodes get.
@@ -62,6 +65,7 @@ impl GpuSetup {
             s.plugin_configs.extend(plugin_config::configs(o));
             let d = declared(o);
             s.operator |= d.operator;
+            s.mig_default_on |= d.mig_default.is_some_and(|m| m != "all-disabled");
             s.strategies.extend(d.mig_strategy);
             s.plugin_configs.extend(d.plugin_configs);
             defaults.extend(d.plugin_default);
@@ -73,6 +77,12 @@ impl GpuSetup {
             s.plugin_default = defaults.pop();
         }
         s
+    }
+
+    /// Whether the GPUs of a pool without a `nvidia.com/mig.config` label are known to stay
+    /// whole: the GPU operator's MIG manager is declared and leaves them at `all-disabled`.
+    pub fn unlabelled_mig_off(&self) -> bool {
+        self.operator && !self.mig_default_on
     }
 
     /// Whether the files say a MIG strategy anywhere (else no pool's is known).
@@ -125,6 +135,18 @@ impl GpuSetup {
         let mut named = self.plugin_configs.iter().filter(|c| c.value.name == name);
         let first = named.next()?;
         named.all(|c| c.value == first.value).then_some(first)
+    }
+
+    /// [`GpuSetup::plugin_config_for`], telling apart nodes that get no configuration at all (no
+    /// label and no default: `Some(None)`) from a configuration not in the files (`None`).
+    pub fn known_plugin_config_for(
+        &self,
+        pool: &NodePool<'_>,
+    ) -> Option<Option<&Setting<PluginConfig>>> {
+        if pool_label(pool, PLUGIN_CONFIG_LABEL).is_none() && self.plugin_default.is_none() {
+            return Some(None);
+        }
+        Some(Some(self.plugin_config_for(pool)?))
     }
 
     /// How the pool's nodes share the GPUs advertised as `resource`: the sharing section of their

@@ -221,11 +221,15 @@ pub fn classify<'a>(obj: &Object<'a>, t: &PodTemplate<'a>, settings: &Settings) 
 
 fn from_evidence<'a>(obj: &Object<'a>, t: &PodTemplate<'a>) -> Intent<'a> {
     let inference_kind = is_inference_kind(obj);
-    let gpu: Vec<&crate::model::Container<'a>> = t
+    let mut gpu: Vec<&crate::model::Container<'a>> = t
         .gpu_containers()
         .filter(|c| !c.init)
         .chain(t.gpu_containers().filter(|c| c.init))
         .collect();
+    // A pod whose GPUs come from DRA claims only: the containers that use them.
+    if gpu.is_empty() {
+        gpu = t.dra_gpu_containers().collect();
+    }
 
     // 2. Own commands.
     let mut own = Scan::default();

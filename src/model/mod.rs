@@ -5,8 +5,10 @@ use crate::diag::{FileId, Loc, ObjectRef};
 use crate::yaml::Node;
 
 pub mod constraints;
+pub mod dra;
 pub mod kinds;
 mod kueue;
+pub mod kueue_config;
 mod nodeclass;
 pub mod nodepool;
 pub mod nvidia;

@@ -102,6 +102,8 @@ pub struct PodTemplate<'a> {
     pub containers: Vec<Container<'a>>,
     /// Whether any container requests a GPU resource.
     gpu: bool,
+    /// GPUs its ResourceClaims give it (DRA), resolved by the index: claims live in other objects.
+    dra: Vec<super::dra::DraGpu<'a>>,
     /// Its scheduling constraints, read on first use: the index and several rules ask for them.
     /// Shared with the Kueue variant that adds nothing to them (see `index::Variant`).
     constraints: std::sync::OnceLock<std::sync::Arc<super::constraints::PodConstraints<'a>>>,
@@ -164,6 +166,7 @@ impl<'a> PodTemplate<'a> {
             spec,
             containers,
             gpu,
+            dra: Vec::new(),
             constraints: std::sync::OnceLock::new(),
         })
     }
@@ -192,8 +195,25 @@ impl<'a> PodTemplate<'a> {
     pub fn label(&self, key: &str) -> Option<(Node<'a>, Node<'a>)> {
         self.metadata?.get("labels")?.entry(key)
     }
+    /// Whether it is a GPU pod: a container asks for a GPU resource, or a ResourceClaim of a GPU
+    /// device class is allocated to it.
     pub fn requests_gpu(&self) -> bool {
+        self.gpu || !self.dra.is_empty()
+    }
+    /// Whether a container asks for a GPU as an extended resource (not through DRA).
+    pub fn requests_gpu_resource(&self) -> bool {
         self.gpu
+    }
+    /// The GPUs its ResourceClaims give it.
+    pub fn dra_gpus(&self) -> &[super::dra::DraGpu<'a>] {
+        &self.dra
+    }
+    /// Its pod spec's `resourceClaims` (what the index resolves).
+    pub fn claims(&self) -> Vec<super::dra::PodClaim<'a>> {
+        super::dra::pod_claims(self.spec)
+    }
+    pub(crate) fn set_dra(&mut self, gpus: Vec<super::dra::DraGpu<'a>>) {
+        self.dra = gpus;
     }
     /// GPUs one pod needs at once: the sum over app containers, or the largest init container.
     pub fn gpus_per_pod(&self) -> u64 {
@@ -202,6 +222,25 @@ impl<'a> PodTemplate<'a> {
     }
     pub fn gpu_containers(&self) -> impl Iterator<Item = &Container<'a>> {
         self.containers.iter().filter(|c| c.requests_gpu())
+    }
+    /// The containers that use its GPU ResourceClaims (`resources.claims` naming one).
+    pub fn dra_gpu_containers(&self) -> impl Iterator<Item = &Container<'a>> {
+        let names: Vec<&str> = self
+            .dra
+            .iter()
+            .filter_map(|g| g.entry.get("name")?.as_str())
+            .collect();
+        self.containers.iter().filter(move |c| {
+            c.get("resources")
+                .and_then(|r| r.get("claims"))
+                .into_iter()
+                .flat_map(|l| l.items())
+                .any(|i| {
+                    i.get("name")
+                        .and_then(Node::as_str)
+                        .is_some_and(|n| names.contains(&n))
+                })
+        })
     }
     /// The accelerator its containers ask for, named as its users name it: `GPU`, `TPU`,
     /// `Neuron` (Inferentia, Trainium), `Gaudi`, else `accelerator`.
@@ -213,6 +252,10 @@ impl<'a> PodTemplate<'a> {
             .filter(|n| is_gpu_resource(n))
             .collect();
         let all = |p: &dyn Fn(&str) -> bool| !names.is_empty() && names.iter().all(|n| p(n));
+        // Only DRA claims: their classes are GPU classes.
+        if names.is_empty() && !self.dra.is_empty() {
+            return "GPU";
+        }
         if all(&|n| {
             n.starts_with("nvidia.com/") || n == "amd.com/gpu" || n.starts_with("gpu.intel.com/")
         }) {

@@ -14,9 +14,10 @@ declare_rule! {
     /// admitted to count; `PreferNoSchedule` taints and `startupTaints` do not. On EKS
     /// (`cluster: {eks: true}`) a `NoSchedule` taint whose key is an extended resource the pod
     /// requests is tolerated by the ExtendedResourceToleration admission plugin: that case is a
-    /// warning, because it silently breaks on any other cluster. A toleration whose key is a near
-    /// miss of the taint's (`nvidia/gpu` for `nvidia.com/gpu`) tolerates nothing: the finding
-    /// points at it too.
+    /// warning, because it silently breaks on any other cluster. A pod whose GPU comes from a
+    /// DRA ResourceClaim (`gpu.nvidia.com`) requests no extended resource, so that plugin gives it
+    /// no toleration. A toleration whose key is a near miss of the taint's (`nvidia/gpu` for
+    /// `nvidia.com/gpu`) tolerates nothing: the finding points at it too.
     ///
     /// ## Why is this bad?
     /// Karpenter will not launch a node for a pod that does not tolerate the NodePool's taints, and
@@ -270,7 +271,8 @@ fn near_miss(key: &str, taint_key: &str) -> bool {
     close || (taint_key.contains('/') && parts(key) == parts(taint_key))
 }
 
-/// The template's `tolerations` key, else the GPU resource key in the GPU container's limits.
+/// The template's `tolerations` key, else the GPU resource key in the GPU container's limits,
+/// else its first GPU ResourceClaim.
 fn anchor<'a>(t: &PodTemplate<'a>) -> Node<'a> {
     if let Some((k, _)) = t.spec.entry("tolerations") {
         return k;
@@ -282,7 +284,7 @@ fn anchor<'a>(t: &PodTemplate<'a>) -> Node<'a> {
             }
         }
     }
-    t.spec
+    t.dra_gpus().first().map_or(t.spec, |g| g.entry)
 }
 
 /// `Job ml/train` for a single-template workload, else with the template path.

@@ -26,7 +26,8 @@ declare_rule! {
     /// The GPUs are those of the instance types each pool may launch for the pod (its own
     /// selector narrows them). It says nothing when a pool leaves its instance types open, or
     /// labels its nodes with a layout neither the defaults nor the files define. A missing
-    /// layout label is no finding: the layout may be set on the nodes some other way. Whether
+    /// layout label is no finding here: the layout may be set on the nodes some other way
+    /// (`shared-gpu-pool-ambiguous` judges it where the files label other pools). Whether
     /// the device plugin advertises MIG profiles at all (its MIG strategy) is
     /// `mig-strategy-mismatch`'s concern.
     ///

@@ -192,7 +192,7 @@ pub(crate) fn usable(n: Node<'_>) -> Option<&str> {
 }
 
 /// Where to point at a pod template as a whole: its `metadata` key, else the GPU resource key
-/// of its first GPU container, else the owner's name.
+/// of its first GPU container, else its first GPU ResourceClaim, else the owner's name.
 pub(crate) fn template_anchor<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Option<Node<'a>> {
     if let Some(m) = t.metadata
         && let Some(k) = key_of(owner.root, m)
@@ -205,6 +205,7 @@ pub(crate) fn template_anchor<'a>(owner: &Object<'a>, t: &PodTemplate<'a>) -> Op
         .flat_map(|c| c.accelerators())
         .find(|(name, _)| is_gpu_resource(name))
         .map(|(_, k)| k)
+        .or_else(|| t.dra_gpus().first().map(|g| g.entry))
         .or(Some(owner.anchor()))
 }
 
@@ -313,6 +314,8 @@ mod resourceflavor_not_found;
 mod schema_violation;
 mod shared_gpu_count_above_one;
 mod shared_gpu_for_training;
+mod shared_gpu_pool_ambiguous;
+mod shared_gpu_quota_unadvertised;
 mod source_build_failed;
 mod spot_termination_grace_too_short;
 mod support;
@@ -336,6 +339,7 @@ static ALL: &[&Rule] = &[
     &mig_strategy_mismatch::RULE,
     &shared_gpu_for_training::RULE,
     &shared_gpu_count_above_one::RULE,
+    &shared_gpu_pool_ambiguous::RULE,
     &nodepool_requirements_unsatisfiable::RULE,
     &device_plugin_misses_gpu_pool::RULE,
     &gpu_nodepool_untainted::RULE,
@@ -361,6 +365,7 @@ static ALL: &[&Rule] = &[
     &queue_quota_exceeds_pool_limit::RULE,
     &workload_exceeds_queue_quota::RULE,
     &queue_resource_unknown::RULE,
+    &shared_gpu_quota_unadvertised::RULE,
     &flavor_toleration_mismatch::RULE,
     &object_defined_twice::RULE,
     &ami_alias_unpinned::RULE,

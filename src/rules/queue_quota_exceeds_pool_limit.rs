@@ -22,7 +22,8 @@ declare_rule! {
     ///
     /// The rule is silent when a pool behind the flavor is unbounded (no limit that caps the
     /// resource), when no pool in the files is behind the flavor (the pools may be created
-    /// elsewhere), and when a quota is not a quantity.
+    /// elsewhere), when a quota is not a quantity, and when no pool's layout makes the MIG
+    /// profile at all (`shared-gpu-quota-unadvertised` says so).
     ///
     /// ## Why is this bad?
     /// Kueue admits workloads against quota, not against capacity. When the quota is larger than
@@ -130,7 +131,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .collect();
         let Some(caps) = caps else { continue };
         let capacity: i128 = caps.iter().map(|(_, c)| c.max).sum();
-        if quota <= capacity {
+        // Pools whose layouts make none of it never advertise it: `shared-gpu-quota-unadvertised`.
+        let unadvertised = caps.iter().all(|(_, c)| c.per_gpu == Some(0));
+        if quota <= capacity || unadvertised {
             continue;
         }
         out.push(finding(cx, flavor, resource, &list, quota, &caps, capacity));

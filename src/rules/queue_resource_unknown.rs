@@ -22,9 +22,9 @@ declare_rule! {
     ///   none of the instance types of the NodePools behind the flavor has (when those pools are
     ///   limited to instance types the catalog knows).
     ///
-    /// A name any workload in the files requests is never flagged, and other names with a domain
-    /// (custom extended resources a device plugin advertises) are left alone unless they are a
-    /// near miss of a well-known one.
+    /// A name any workload in the files requests, or that Kueue's `deviceClassMappings` (DRA)
+    /// name, is never flagged, and other names with a domain (custom extended resources a device
+    /// plugin advertises) are left alone unless they are a near miss of a well-known one.
     ///
     /// ## Why is this bad?
     /// A quota on a resource nobody has is never used, and the resource the name was meant to be
@@ -93,6 +93,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         .flat_map(|c| [c.requests, c.limits])
         .flatten()
         .flat_map(|m| m.entries().map(|(k, _, _)| k))
+        // Kueue's DRA mappings name resources of their own.
+        .chain(ix.kueue_dra.iter().map(|m| m.name.as_str()))
         .collect();
     let mut known: Vec<String> = NATIVE
         .iter()

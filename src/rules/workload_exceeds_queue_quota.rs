@@ -13,7 +13,9 @@ declare_rule! {
     /// may lend (their nominal quota, capped by their `lendingLimit`). Only the flavors Kueue may
     /// assign to the pod sets count (their `nodeLabels` and `nodeTaints` against the pod
     /// template); pod sets may get different flavors, so the workload is flagged only when a pod
-    /// set exceeds every flavor it may get, or the whole exceeds them together.
+    /// set exceeds every flavor it may get, or the whole exceeds them together. GPUs a pod gets
+    /// from DRA ResourceClaimTemplates count as Kueue charges them: their devices, under the
+    /// resource Kueue's `deviceClassMappings` name for their device class.
     ///
     /// The rule is silent when it cannot know: a pod count or quota that is a placeholder,
     /// partial admission (`kueue.x-k8s.io/job-min-parallelism`), or a cohort that has a Cohort

@@ -15,6 +15,7 @@ use std::fmt::Write;
 
 mod report;
 mod route;
+mod sharing;
 mod text;
 
 use route::route;
@@ -240,7 +241,9 @@ struct Seen<'a> {
 
 fn template(ix: &Index, ti: usize) -> TemplateReport {
     let t = &ix.templates[ti];
-    let gpus = t.gpus_per_pod();
+    // GPUs of DRA claims too, where their count is known: they come from the pod's node.
+    let dra: u64 = t.dra_gpus().iter().filter_map(|g| g.count).sum();
+    let gpus = t.gpus_per_pod() + dra;
     let wants_gpu = t.requests_gpu();
     let eks = ix.settings.eks;
     // The ways the pod may run: the flavors Kueue may assign; with none, its own constraints
@@ -320,6 +323,8 @@ fn template(ix: &Index, ti: usize) -> TemplateReport {
         .chain(&failing)
         .map(|s| pool_row(ix, s, gpus, &tolerations))
         .collect();
+    let landing: Vec<usize> = passing.iter().take(MAX_PASSING).map(|s| s.pool).collect();
+    let sharing = sharing::rows(ix, t, &landing);
     TemplateReport {
         path: t.path.to_string(),
         location: at(ix, t.loc(t.spec)),
@@ -329,6 +334,7 @@ fn template(ix: &Index, ti: usize) -> TemplateReport {
         more_pools,
         route,
         instances,
+        sharing,
     }
 }
 

@@ -34,6 +34,21 @@ pub struct TemplateReport {
     pub more_pools: usize,
     pub route: Option<Route>,
     pub instances: Vec<InstanceRow>,
+    /// What its shared, MIG and DRA GPU requests are on the pools it lands on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sharing: Vec<SharingRow>,
+}
+
+/// One shared or MIG request on one pool (or one DRA claim): what a unit of it is there.
+#[derive(Debug, Serialize)]
+pub struct SharingRow {
+    /// The resource asked (`nvidia.com/mig-1g.10gb`), or the claim (`ResourceClaimTemplate x`).
+    pub request: String,
+    pub pool: Option<String>,
+    /// `a `1g.10gb` MIG instance on A100 80GB; layout `all-1g.10gb`; 7 per GPU`.
+    pub what: String,
+    /// Where the layout, configuration or device class is written.
+    pub location: Option<String>,
 }
 
 #[derive(Debug, Serialize)]

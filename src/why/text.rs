@@ -19,10 +19,29 @@ pub fn human(report: &Report) -> String {
             let _ = writeln!(out, "  {mark} {}", t.verdict.summary);
             pools_table(&mut out, t);
             route_text(&mut out, t.route.as_ref());
+            sharing_text(&mut out, &t.sharing);
             instances_text(&mut out, &t.instances);
         }
     }
     out
+}
+
+/// What the shared, MIG and DRA requests are on the pools the pod lands on.
+fn sharing_text(out: &mut String, rows: &[SharingRow]) {
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n  Shared GPUs:");
+    for r in rows {
+        let on = r
+            .pool
+            .as_ref()
+            .map_or(String::new(), |p| format!(" on {p}"));
+        let _ = writeln!(out, "    {}{on}: {}", r.request, r.what);
+        if let Some(l) = &r.location {
+            let _ = writeln!(out, "      {l}");
+        }
+    }
 }
 
 fn pools_table(out: &mut String, t: &TemplateReport) {

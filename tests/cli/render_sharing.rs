@@ -266,3 +266,31 @@ fn sharing_gpuops_cannot_render_is_a_located_error() {
         assert!(!tmp.path().join("deploy").exists(), "nothing is written");
     }
 }
+
+/// `gpuops cost` of the rendered example prices a slice per shared pool: the cheapest GPU-hour
+/// over what one GPU is advertised as.
+#[test]
+fn cost_prices_a_slice_of_each_shared_pool() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in render_text("sharing.yaml", &example()) {
+        crate::common::write(dir.path(), &f.path, &f.text);
+    }
+    let r = run(gpuops_in(dir.path()).args(["cost", "--format", "json"]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    let v: Value = serde_json::from_str(&r.out).unwrap();
+    let shared = v["shared"].as_array().expect("shared rows");
+    let row = |pool: &str| {
+        shared
+            .iter()
+            .find(|s| s["pool"].as_str().is_some_and(|p| p.starts_with(pool)))
+            .unwrap_or_else(|| panic!("no row for {pool}: {shared:?}"))
+    };
+    let mig = row("inference-mig");
+    assert_eq!(mig["per_gpu"], 7);
+    assert_eq!(mig["compute_slices_used"], 7);
+    let per = |s: &Value| s["gpu_usd_hour"].as_f64().unwrap() / s["per_gpu"].as_f64().unwrap();
+    assert!((mig["slice_usd_hour"].as_f64().unwrap() - per(mig)).abs() < 1e-9);
+    let ts = row("notebooks");
+    assert_eq!(ts["per_gpu"], 4);
+    assert!(ts["compute_slices_used"].is_null());
+}

@@ -175,3 +175,42 @@ fn why_of_the_rendered_example_has_no_repeated_rows_and_labels_the_flavor() {
         assert!(why_not.contains("      flavor  resourceflavors/"), "{out}");
     }
 }
+
+/// A MIG request: which profile, on which GPU model, from which layout, how many per GPU; a DRA
+/// claim: its device class and count.
+#[test]
+fn why_explains_mig_and_dra_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(root().join("testdata/rules/shared-gpu-pool-ambiguous/fail.yaml"))
+            .unwrap();
+    write(dir.path(), "mig.yaml", &text);
+    let text =
+        std::fs::read_to_string(root().join("testdata/rules/gpu-toleration-missing/fail.dra.yaml"))
+            .unwrap();
+    write(dir.path(), "dra.yaml", &text);
+    let json = |target: &str| -> serde_json::Value {
+        let out = gpuops_in(dir.path())
+            .args(["why", target, "--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = json("Deployment/serving/llm");
+    let rows = &v["objects"][0]["templates"][0]["sharing"];
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows}");
+    assert_eq!(rows[0]["pool"], "a100-mig");
+    assert_eq!(
+        rows[0]["what"],
+        "a `1g.10gb` MIG instance on A100 80GB; layout `all-1g.10gb`; MIG strategy `single`; 7 per GPU"
+    );
+    assert_eq!(rows[0]["location"], "mig.yaml:33:32");
+    let v = json("Job/ml/finetune");
+    let rows = &v["objects"][0]["templates"][0]["sharing"];
+    assert_eq!(rows[0]["request"], "ResourceClaimTemplate one-gpu");
+    assert_eq!(
+        rows[0]["what"],
+        "DRA device class `gpu.nvidia.com`, 1 device"
+    );
+}

@@ -27,6 +27,9 @@ pub struct Declared {
     /// It declares a GPU operator, which starts the device plugin with a MIG strategy of its
     /// own (`single` unless told otherwise).
     pub operator: bool,
+    /// The layout the MIG manager gives nodes without a `nvidia.com/mig.config` label
+    /// (`migManager.config.default`; `all-disabled` unless told otherwise).
+    pub mig_default: Option<String>,
 }
 
 /// Which chart a set of values is for.
@@ -115,6 +118,7 @@ fn merge(into: &mut Declared, from: Declared) {
     into.plugin_default = into.plugin_default.take().or(from.plugin_default);
     into.plugin_config_map = into.plugin_config_map.take().or(from.plugin_config_map);
     into.operator |= from.operator;
+    into.mig_default = into.mig_default.take().or(from.mig_default);
 }
 
 fn strategy(obj: &Object<'_>, n: Option<Node<'_>>, d: &mut Declared) {
@@ -132,6 +136,7 @@ fn strategy(obj: &Object<'_>, n: Option<Node<'_>>, d: &mut Declared) {
 /// A ClusterPolicy spec, or the gpu-operator chart's values (the same shape for these keys).
 fn operator_values(obj: &Object<'_>, v: Node<'_>, d: &mut Declared) {
     d.operator = true;
+    d.mig_default = text(v.at(&["migManager", "config"]), "default");
     strategy(obj, v.at(&["mig", "strategy"]), d);
     let config = v.at(&["devicePlugin", "config"]);
     d.plugin_default = text(config, "default");
