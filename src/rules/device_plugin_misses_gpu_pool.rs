@@ -99,7 +99,9 @@ declare_rule! {
     /// required node affinity excludes the pool's labels or instance types. The pools that need
     /// it: for the NVIDIA plugin, NodePools that explicitly launch NVIDIA GPU instances; for
     /// Neuron, pools of Inf/Trn families or tainted or budgeted for Neuron devices; for EFA, pools
-    /// where a pod asking for `vpc.amazonaws.com/efa` lands.
+    /// where a pod asking for `vpc.amazonaws.com/efa` lands and that may launch an instance with
+    /// EFA interfaces. Capacity read from Terraform node groups or chart values is not judged: it
+    /// may be another cluster's, configured with a plugin of its own.
     ///
     /// Selector keys no NodePool in the repository sets and that are not well-known (labels node
     /// feature discovery or the GPU operator add at run time, such as
@@ -178,6 +180,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         let mut missed: Vec<(usize, Miss)> = Vec::new();
         for p in needing(ix, kind) {
             let pool = &ix.nodepools[p];
+            // Capacity read from Terraform or chart values may be another cluster's (a repository
+            // of several configurations), and a plugin it installs may be configured there too.
+            if pool.is_derived() {
+                continue;
+            }
             if ds.iter().any(|(_, _, pod)| miss(ix, pod, pool).is_none()) {
                 continue;
             }
@@ -242,6 +249,13 @@ fn needing(ix: &Index, kind: Plugin) -> Vec<usize> {
                 .collect();
             pools.sort_unstable();
             pools.dedup();
+            // A pod lands by labels; only a pool that may launch an instance with EFA
+            // interfaces (known from the catalog) gets devices for the plugin to register.
+            pools.retain(|&p| {
+                allowed_instances(&ix.nodepools[p])
+                    .iter()
+                    .any(|i| i.efa > 0)
+            });
             pools
         }
     }

@@ -1677,6 +1677,36 @@ fn terraform_node_groups_belong_to_the_cluster_whose_paths_hold_them() {
     );
 }
 
+/// A device plugin manifest beside Terraform node groups may be another configuration's (a
+/// repository of several clusters, a vendored upstream manifest): node groups alone never make
+/// `device-plugin-misses-gpu-pool` fire; a NodePool in the manifests does.
+#[test]
+fn terraform_node_groups_alone_never_judge_a_device_plugin() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "infra/eks.tf",
+        "module \"eks\" {\n  eks_managed_node_groups = {\n    gpu = {\n      instance_types = [\"g5.xlarge\"]\n      taints = {\n        g = { key = \"nvidia.com/gpu\", value = \"true\", effect = \"NO_SCHEDULE\" }\n      }\n    }\n  }\n}\n",
+    );
+    // The plugin tolerates no GPU taint: on these nodes it would never run.
+    write(
+        d.path(),
+        "addons/nvidia-device-plugin.yaml",
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: nvidia-device-plugin-daemonset, namespace: kube-system}\nspec:\n  selector: {matchLabels: {name: ndp}}\n  template:\n    metadata: {labels: {name: ndp}}\n    spec:\n      containers:\n        - name: nvidia-device-plugin-ctr\n          image: nvcr.io/nvidia/k8s-device-plugin:v0.17.0\n",
+    );
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("device-plugin-misses-gpu-pool"), "{out}");
+    // The same pool as a NodePool of the manifests is judged.
+    write(
+        d.path(),
+        "karpenter/gpu.yaml",
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}\n      requirements:\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [g5.xlarge]}\n      taints:\n        - {key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}\n  limits: {nvidia.com/gpu: 8}\n---\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: gpu}\nspec:\n  role: R\n  amiSelectorTerms: [{alias: al2023@v20251120}]\n  subnetSelectorTerms: [{tags: {k: v}}]\n  securityGroupSelectorTerms: [{tags: {k: v}}]\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert!(out.contains("device-plugin-misses-gpu-pool"), "{out}{err}");
+}
+
 #[test]
 fn terraform_never_reads_a_file_outside_the_repository() {
     let d = tempfile::tempdir().unwrap();
