@@ -18,6 +18,8 @@ declare_rule! {
     /// `--explain-sources` lists the build as failed. Nor is one that only reads a file outside
     /// its directory, which kustomize refuses by default but builds with `--load-restrictor
     /// LoadRestrictionsNone` (the option its author evidently uses, and one Argo CD can be given).
+    /// Nor is a build in a test tree (`test/`, `tests/`, `e2e/`, `testdata/`, `fixtures/`) that
+    /// nothing deploys: the project's tests build it, often after a script has edited it.
     ///
     /// ## Why is this bad?
     /// ArgoCD builds the same overlay or chart before it syncs: when the build fails, the
@@ -57,6 +59,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             // Only a missing input, in a source nothing in view deploys: an input a build step
             // generates more often than a mistake; `--explain-sources` lists it.
             if !certain && p.kind == ProblemKind::MissingInput {
+                continue;
+            }
+            // A test tree's kustomization nothing deploys: its tests build it, often after a
+            // script edits it (`kustomize edit add resource`).
+            if !certain && crate::source::in_test_tree(&f.path) {
                 continue;
             }
             let mut d = cx.at(

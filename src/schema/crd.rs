@@ -43,13 +43,11 @@ fn rank(f: &crate::source::SourceFile) -> Rank {
     if f.synced_to().is_some() || crate::source::is_build_output(&f.path) {
         return Rank::Deployed;
     }
-    let fixture = f.path.split(['/', '\\']).any(|c| {
-        matches!(
-            c,
-            "test" | "tests" | "testdata" | "test-data" | "e2e" | "fixtures" | "__tests__"
-        )
-    });
-    if fixture { Rank::Fixture } else { Rank::Kept }
+    if crate::source::in_test_tree(&f.path) {
+        Rank::Fixture
+    } else {
+        Rank::Kept
+    }
 }
 
 /// The validators of every served version of the CRDs found among the objects.

@@ -511,6 +511,17 @@ pub fn is_build_output(path: &str) -> bool {
     path.ends_with(')') && (path.contains(" (kustomize build") || path.contains(" (helm template"))
 }
 
+/// Whether a path lies in a test tree (`test/`, `tests/`, `testdata/`, `e2e/`, `fixtures/`…):
+/// what is there serves a project's tests, and nothing deploys it as it stands.
+pub fn in_test_tree(path: &str) -> bool {
+    path.split(['/', '\\']).any(|c| {
+        matches!(
+            c,
+            "test" | "tests" | "testdata" | "test-data" | "e2e" | "fixtures" | "__tests__"
+        )
+    })
+}
+
 /// Turns raw bytes into a parsed file; binary or non-UTF-8 content is a located problem.
 pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
     if bytes.contains(&0) {

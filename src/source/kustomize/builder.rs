@@ -272,6 +272,8 @@ impl Builder for Kustomize {
             "it reads a file outside its directory, which builds with `--load-restrictor LoadRestrictionsNone`: reported as source-build-failed only where something deploys it"
         } else if kind == ProblemKind::MissingInput {
             "a file it reads is missing, usually one a build step generates: reported as source-build-failed only where something deploys it"
+        } else if kind == ProblemKind::Build && crate::source::in_test_tree(&at.file.path) {
+            "in a test tree: reported as source-build-failed only where something deploys it"
         } else {
             "reported as source-build-failed"
         };
