@@ -18,7 +18,8 @@ declare_rule! {
     /// value counts, `minValues`, reserved label domains (`karpenter.sh/*`, `karpenter.k8s.aws/*`,
     /// `kubernetes.io/hostname`) in requirements and template labels, budget `schedule`/`duration`
     /// pairs, empty `nodeClassRef` parts, what a static NodePool (`replicas`) may not set, `role`
-    /// xor `instanceProfile`, alias terms, `borrowingLimit` without a cohort, `borrowWithinCohort`
+    /// xor `instanceProfile`, EC2NodeClass selector terms, alias terms, restricted tags, root
+    /// volumes and network interfaces, `borrowingLimit` without a cohort, `borrowWithinCohort`
     /// with `reclaimWithinCohort: Never`, a flavor fungibility `preference` without
     /// `TryNextFlavor` (after defaults), flavors listing as many resources as their group covers,
     /// `topologyName` without node labels, Topology levels (unique, `kubernetes.io/hostname`

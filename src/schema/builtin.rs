@@ -188,14 +188,27 @@ fn schedule(s: &str) -> bool {
         "@annually" | "@yearly" | "@monthly" | "@weekly" | "@daily" | "@midnight" | "@hourly"
     ) || s.split_whitespace().count() == 5
 }
-/// An integer with `Gi`, `G`, `Ti` or `T`: no decimals, no bare numbers.
+/// The EC2NodeClass volume size pattern: 1 to 59000 `Gi`, 1 to 64000 `G`, up to 64 `T`, and the
+/// pattern's odd set of `Ti` (1 to 9, 10 to 17, 20 to 27, …, 50 to 57, 58; a bare `Ti` or `T`
+/// too, as its empty alternative allows).
 fn volume_size(s: &str) -> bool {
     let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     let unit = &s[digits.len()..];
-    !digits.is_empty()
-        && !digits.starts_with('0')
-        && digits.bytes().all(|c| c.is_ascii_digit())
-        && matches!(unit, "Gi" | "G" | "Ti" | "T")
+    if digits.starts_with('0') || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return false;
+    }
+    let n: u32 = match (digits.is_empty(), digits.parse()) {
+        (true, _) => return matches!(unit, "Ti" | "T"),
+        (false, Ok(n)) => n,
+        (false, Err(_)) => return false,
+    };
+    match unit {
+        "Gi" => n <= 59_000,
+        "G" => n <= 64_000,
+        "T" => n <= 64,
+        "Ti" => n <= 9 || n == 58 || (10..=57).contains(&n) && n % 10 <= 7,
+        _ => false,
+    }
 }
 
 /// A lower-case DNS-1123 subdomain of at most 253 characters: Kueue's object references.
@@ -281,7 +294,7 @@ static SCHEDULE: Format = Format {
     ok: schedule,
 };
 static VOLUME_SIZE: Format = Format {
-    what: "a whole size in `Gi`, `G`, `Ti` or `T` such as `200Gi`",
+    what: "a whole size from 1Gi to 59000Gi (64000G, 58Ti, 64T) such as `200Gi`",
     ok: volume_size,
 };
 
@@ -844,11 +857,15 @@ mod tests {
             assert!(!budget_nodes(bad), "{bad}");
         }
         assert!(schedule("0 9 * * mon-fri") && schedule("@daily") && !schedule("0 9 * *"));
-        assert!(
-            volume_size("200Gi")
-                && volume_size("1T")
-                && !volume_size("200")
-                && !volume_size("1.5Ti")
-        );
+        for ok in [
+            "200Gi", "1T", "500G", "50T", "59000Gi", "64000G", "58Ti", "17Ti", "Ti",
+        ] {
+            assert!(volume_size(ok), "{ok}");
+        }
+        for bad in [
+            "200", "1.5Ti", "0", "1m", "100T", "59001Gi", "18Ti", "65T", "0Gi",
+        ] {
+            assert!(!volume_size(bad), "{bad}");
+        }
     }
 }

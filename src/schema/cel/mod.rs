@@ -6,13 +6,15 @@ use super::names;
 use crate::quantity::is_placeholder;
 use crate::yaml::Node;
 
+mod ec2nodeclass;
 mod karpenter;
 mod kueue;
 mod kueue_webhook;
 mod pod;
 
+use ec2nodeclass::ec2nodeclass;
 pub use karpenter::restricted_label;
-use karpenter::{ec2nodeclass, nodepool, nodepool_names};
+use karpenter::{nodepool, nodepool_names};
 use pod::toleration_names;
 pub use pod::{node_affinity, pod_names, tolerations};
 
