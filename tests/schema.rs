@@ -1,7 +1,10 @@
 //! The built-in `schema-violation` checks, one case a file: `testdata/schema/<kind>/fail/*.yaml`
 //! must be rejected exactly on the lines marked `# rejected` (every marked line has a finding,
 //! every finding is on a marked line), `testdata/schema/<kind>/pass/*.yaml` not at all. Each case
-//! is linted as a repository of its own with only `schema-violation` on.
+//! is linted as a repository of its own with only `schema-violation` on. A case translated from
+//! an upstream validation test names it (`# upstream: …`), and a failing one the layer that
+//! rejects it (`# layer: schema`, `cel`, `webhook` or `karpenter`), which every finding must
+//! name.
 
 mod common;
 
@@ -33,8 +36,9 @@ fn cases(outcome: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The 1-based lines of the file's `schema-violation` findings, and the findings as text.
-fn lint(path: &Path) -> (BTreeSet<usize>, String) {
+/// The 1-based lines of the file's `schema-violation` findings, their messages, and the findings
+/// as text.
+fn lint(path: &Path) -> (BTreeSet<usize>, Vec<String>, String) {
     let text = std::fs::read_to_string(path).unwrap();
     let rel = path
         .strip_prefix(common::root())
@@ -56,7 +60,32 @@ fn lint(path: &Path) -> (BTreeSet<usize>, String) {
         .iter()
         .map(|d| text[..d.loc.span.start()].matches('\n').count() + 1)
         .collect();
-    (lines, human_text(&own, &files))
+    let messages = own.iter().map(|d| d.message.clone()).collect();
+    (lines, messages, human_text(&own, &files))
+}
+
+/// The layer a failing case says rejects it (`# layer: cel`).
+fn layer(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .find_map(|l| l.strip_prefix("# layer: ").map(str::to_string))
+}
+
+/// Whether a message names `layer` as the one that rejects the object.
+fn names_layer(message: &str, layer: &str) -> bool {
+    match layer {
+        "schema" => {
+            message.contains("the API server")
+                && !message.contains("CEL")
+                && !message.contains("webhook")
+        }
+        "cel" => message.contains("the API server") && message.contains("CEL"),
+        "webhook" => message.contains("Kueue's webhook"),
+        "karpenter" => message.contains("Karpenter's validation"),
+        other => panic!("unknown layer `{other}`"),
+    }
 }
 
 fn marked(path: &Path) -> BTreeSet<usize> {
@@ -77,10 +106,17 @@ fn failing_cases_are_rejected_at_the_marked_nodes() {
     for path in &all {
         let want = marked(path);
         assert!(!want.is_empty(), "{} marks no line", path.display());
-        let (got, text) = lint(path);
+        let (got, messages, text) = lint(path);
         if got != want {
             wrong.push(format!(
                 "{}: marked lines {want:?}, findings on {got:?}\n{text}",
+                path.display()
+            ));
+        } else if let Some(layer) = layer(path)
+            && let Some(m) = messages.iter().find(|m| !names_layer(m, &layer))
+        {
+            wrong.push(format!(
+                "{}: the finding does not name the {layer} layer: {m}",
                 path.display()
             ));
         }
@@ -95,7 +131,7 @@ fn passing_cases_are_clean() {
     let mut wrong = Vec::new();
     for path in &all {
         assert!(marked(path).is_empty(), "{} marks a line", path.display());
-        let (got, text) = lint(path);
+        let (got, _, text) = lint(path);
         if !got.is_empty() {
             wrong.push(format!("{}:\n{text}", path.display()));
         }

@@ -17,19 +17,26 @@ declare_rule! {
     /// versions), and the cross-field rules the CRDs enforce with CEL: requirement operators and
     /// value counts, `minValues`, reserved label domains (`karpenter.sh/*`, `karpenter.k8s.aws/*`,
     /// `kubernetes.io/hostname`) in requirements and template labels, budget `schedule`/`duration`
-    /// pairs, `role` xor `instanceProfile`, alias terms, `borrowingLimit` without a cohort,
-    /// `borrowWithinCohort` with `reclaimWithinCohort: Never`, and toleration
-    /// operator/value/effect rules. Kueue's webhook rules too: a ClusterQueue's flavor resources
-    /// in `coveredResources` order, a flavor or resource in two resource groups, negative quotas,
-    /// `lendingLimit` without a cohort or above `nominalQuota`, `namespaceSelector` operators,
-    /// ResourceFlavor node labels and taints. Karpenter's own validation after apply (a NodePool
-    /// it fails launches no nodes) adds the length limits of label and taint keys, template label
-    /// keys, and taints repeated by key and effect. Each message says which of these rejects it.
-    /// Unknown fields of core kinds are reported only when they are near-misses of known ones.
-    /// Objects whose CRD is given with `--crd` or `crds:` (or found among the linted files) are
-    /// validated against that CRD instead: its schema and its `x-kubernetes-validations` CEL
-    /// rules (for that kind and version the built-in checks are off, except Kueue's webhook
-    /// check of flavor resource order).
+    /// pairs, empty `nodeClassRef` parts, what a static NodePool (`replicas`) may not set, `role`
+    /// xor `instanceProfile`, EC2NodeClass selector terms, alias terms, restricted tags, root
+    /// volumes and network interfaces, `borrowingLimit` without a cohort, `borrowWithinCohort`
+    /// with `reclaimWithinCohort: Never`, a flavor fungibility `preference` without
+    /// `TryNextFlavor` (after defaults), flavors listing as many resources as their group covers,
+    /// `topologyName` without node labels, Topology levels (unique, `kubernetes.io/hostname`
+    /// last), and toleration operator/value/effect rules. Kueue's webhook rules too: a flavor's
+    /// resources in `coveredResources` order, a flavor or resource in two resource groups,
+    /// negative quotas, `lendingLimit` without a cohort or above `nominalQuota`, a fair-sharing
+    /// weight that is negative or at most `1n`, at most 256 flavors and 256 covered resources per
+    /// queue and 512 flavor×resource entries per group, admission checks `onFlavors` the queue
+    /// has, `namespaceSelector` operators, ResourceFlavor node labels and taints. Karpenter's own
+    /// validation after apply (a NodePool it fails launches no nodes) adds the length limits of
+    /// label and taint keys, template label keys, taints repeated by key and effect, and
+    /// capacity types and tenancies none of which it knows. Each message says which of these
+    /// rejects it, with the upstream rule's message. Unknown fields of core kinds are reported
+    /// only when they are near-misses of known ones. Objects whose CRD is given with `--crd` or
+    /// `crds:` (or found among the linted files) are validated against that CRD instead: its
+    /// schema and its `x-kubernetes-validations` CEL rules; the webhooks' checks and Karpenter's
+    /// validation after apply still run, as no CRD expresses them.
     ///
     /// ## Why is this bad?
     /// A GitOps sync that the API server rejects leaves the NodePool, queue or Job out of the
@@ -116,7 +123,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             &mut found,
         );
         if let Some(tol) = t.spec.get("tolerations") {
-            cel::tolerations(tol, &format!("{base}.tolerations"), obj.kind, &mut found);
+            cel::tolerations(
+                tol,
+                &format!("{base}.tolerations"),
+                obj.kind,
+                false,
+                &mut found,
+            );
         }
         if let Some(aff) = t.spec.at(&["affinity", "nodeAffinity"]) {
             cel::node_affinity(aff, &base, obj.kind, &mut found);
@@ -131,48 +144,12 @@ fn object<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
         return;
     };
     check::walk(obj.root, schema, "", what, obj.kind, found);
-    cel::object_name(obj.root, obj.kind, found);
-    let Some(spec) = obj.spec().filter(|s| s.as_map().is_some()) else {
-        return;
-    };
-    match obj.kind {
-        "NodePool" => {
-            cel::nodepool(spec, found);
-            cel::nodepool_names(spec, found);
-        }
-        "EC2NodeClass" => cel::ec2nodeclass(spec, found),
-        "ClusterQueue" => {
-            let cohort = if obj.version == "v1beta1" {
-                "cohort"
-            } else {
-                "cohortName"
-            };
-            cel::cluster_queue(spec, cohort, false, found);
-            cel::resource_groups(spec, obj.kind, cohort, found);
-            cel::preemption(spec, found);
-            if let Some(sel) = spec.get("namespaceSelector") {
-                cel::namespace_selector(sel, found);
-            }
-        }
-        "Cohort" => cel::resource_groups(spec, obj.kind, "parentName", found),
-        "ResourceFlavor" => {
-            if let Some(t) = spec.get("tolerations") {
-                cel::tolerations(t, "spec.tolerations", obj.kind, found);
-            }
-            cel::resource_flavor(spec, found);
-        }
-        _ => {}
-    }
+    cel::object_rules(obj.group, obj.kind, obj.version, obj.root, found);
 }
 
 /// Admission webhook checks that no CRD schema expresses, for objects validated by their CRD.
 fn webhook<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
-    if obj.kind == "ClusterQueue"
-        && obj.group == "kueue.x-k8s.io"
-        && let Some(spec) = obj.spec().filter(|s| s.as_map().is_some())
-    {
-        cel::cluster_queue(spec, "", true, found);
-    }
+    cel::webhook_rules(obj.group, obj.kind, obj.version, obj.root, found);
 }
 
 fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut Vec<Diagnostic>) {

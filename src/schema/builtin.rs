@@ -117,6 +117,13 @@ const fn any(name: &'static str) -> Field {
     f(name, Ty::Any)
 }
 
+mod kueue;
+
+use kueue::{
+    ADMISSION_CHECK, CLUSTER_QUEUE_V1B1, CLUSTER_QUEUE_V1B2, COHORT, LOCAL_QUEUE, RESOURCE_FLAVOR,
+    TOPOLOGY, WORKLOAD_PRIORITY_CLASS,
+};
+
 const ANY_INT: Ty = Ty::Int(i64::MIN, i64::MAX);
 const NON_NEG: Ty = Ty::Int(0, i64::MAX);
 const INT32: Ty = Ty::Int(i32::MIN as i64, i32::MAX as i64);
@@ -181,14 +188,27 @@ fn schedule(s: &str) -> bool {
         "@annually" | "@yearly" | "@monthly" | "@weekly" | "@daily" | "@midnight" | "@hourly"
     ) || s.split_whitespace().count() == 5
 }
-/// An integer with `Gi`, `G`, `Ti` or `T`: no decimals, no bare numbers.
+/// The EC2NodeClass volume size pattern: 1 to 59000 `Gi`, 1 to 64000 `G`, up to 64 `T`, and the
+/// pattern's odd set of `Ti` (1 to 9, 10 to 17, 20 to 27, …, 50 to 57, 58; a bare `Ti` or `T`
+/// too, as its empty alternative allows).
 fn volume_size(s: &str) -> bool {
     let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     let unit = &s[digits.len()..];
-    !digits.is_empty()
-        && !digits.starts_with('0')
-        && digits.bytes().all(|c| c.is_ascii_digit())
-        && matches!(unit, "Gi" | "G" | "Ti" | "T")
+    if digits.starts_with('0') || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return false;
+    }
+    let n: u32 = match (digits.is_empty(), digits.parse()) {
+        (true, _) => return matches!(unit, "Ti" | "T"),
+        (false, Ok(n)) => n,
+        (false, Err(_)) => return false,
+    };
+    match unit {
+        "Gi" => n <= 59_000,
+        "G" => n <= 64_000,
+        "T" => n <= 64,
+        "Ti" => n <= 9 || n == 58 || (10..=57).contains(&n) && n % 10 <= 7,
+        _ => false,
+    }
 }
 
 /// A lower-case DNS-1123 subdomain of at most 253 characters: Kueue's object references.
@@ -274,7 +294,7 @@ static SCHEDULE: Format = Format {
     ok: schedule,
 };
 static VOLUME_SIZE: Format = Format {
-    what: "a whole size in `Gi`, `G`, `Ti` or `T` such as `200Gi`",
+    what: "a whole size from 1Gi to 59000Gi (64000G, 58Ti, 64T) such as `200Gi`",
     ok: volume_size,
 };
 
@@ -600,18 +620,8 @@ pub static EC2NODECLASS_V1: Obj = crd(&[
 ]);
 
 // ---------------------------------------------------------------------------------------------
-// Kueue kueue.x-k8s.io/v1beta1 and v1beta2 (list bounds are the CRDs' `maxItems`, `minItems`
-// and `maxProperties`; names and references their DNS-subdomain pattern)
+// Core: scheduling.k8s.io/v1 PriorityClass and the pod-spec parts gpuops reads
 
-const STOP_POLICY: Ty = Ty::Enum(&["None", "Hold", "HoldAndDrain"], &[]);
-const KUEUE_NAME: Ty = Ty::Format(&DNS_SUBDOMAIN);
-static FAIR_SHARING: Obj = crd(&[f("weight", Ty::QuantityPattern)]);
-static KUEUE_TAINT: Obj = crd(&[
-    req("key", Ty::Str),
-    f("value", Ty::Text),
-    req("effect", Ty::Enum(EFFECTS, &[])),
-    f("timeAdded", Ty::Str),
-]);
 const TOLERATION_FIELDS: &[Field] = &[
     f("key", Ty::Str),
     f("operator", Ty::Enum(&["Equal", "Exists", ""], &[])),
@@ -623,260 +633,6 @@ const TOLERATION_FIELDS: &[Field] = &[
     f("tolerationSeconds", ANY_INT),
 ];
 static TOLERATION: Obj = core(TOLERATION_FIELDS);
-static KUEUE_TOLERATION: Obj = crd(TOLERATION_FIELDS);
-static RF_SPEC: Obj = crd(&[
-    f("nodeLabels", Ty::Count(0, 8, &TEXT_MAP)),
-    f(
-        "nodeTaints",
-        Ty::Count(0, 8, &Ty::List(&Ty::Obj(&KUEUE_TAINT))),
-    ),
-    f(
-        "tolerations",
-        Ty::Count(0, 8, &Ty::List(&Ty::Obj(&KUEUE_TOLERATION))),
-    ),
-    f("topologyName", KUEUE_NAME),
-]);
-pub static RESOURCE_FLAVOR: Obj = crd(&[
-    CRD_ROOT_FIELDS[0],
-    CRD_ROOT_FIELDS[1],
-    CRD_ROOT_FIELDS[2],
-    CRD_ROOT_FIELDS[3],
-    f("spec", Ty::Obj(&RF_SPEC)),
-]);
-static RESOURCE_QUOTA: Obj = crd(&[
-    req("name", Ty::Str),
-    req("nominalQuota", Ty::QuantityPattern),
-    f("borrowingLimit", Ty::QuantityPattern),
-    f("lendingLimit", Ty::QuantityPattern),
-]);
-static FLAVOR_QUOTAS: Obj = crd(&[
-    req("name", KUEUE_NAME),
-    req(
-        "resources",
-        Ty::Count(1, 64, &Ty::List(&Ty::Obj(&RESOURCE_QUOTA))),
-    ),
-]);
-static RESOURCE_GROUP: Obj = crd(&[
-    req("coveredResources", Ty::Count(1, 64, &STRINGS)),
-    req(
-        "flavors",
-        Ty::Count(1, 64, &Ty::List(&Ty::Obj(&FLAVOR_QUOTAS))),
-    ),
-]);
-const RESOURCE_GROUPS: Ty = Ty::Count(0, 16, &Ty::List(&Ty::Obj(&RESOURCE_GROUP)));
-static ADMISSION_CHECK_V1B2: Obj = crd(&[
-    req("name", Ty::Str),
-    f("onFlavors", Ty::Count(0, 64, &Ty::List(&KUEUE_NAME))),
-]);
-static ADMISSION_CHECK_V1B1: Obj =
-    crd(&[req("name", Ty::Str), f("onFlavors", Ty::List(&KUEUE_NAME))]);
-static ADMISSION_CHECKS_STRATEGY_V1B2: Obj = crd(&[req(
-    "admissionChecks",
-    Ty::Count(1, 64, &Ty::List(&Ty::Obj(&ADMISSION_CHECK_V1B2))),
-)]);
-static ADMISSION_CHECKS_STRATEGY_V1B1: Obj = crd(&[req(
-    "admissionChecks",
-    Ty::List(&Ty::Obj(&ADMISSION_CHECK_V1B1)),
-)]);
-static BORROW_WITHIN_COHORT: Obj = crd(&[
-    f("maxPriorityThreshold", INT32),
-    f("policy", Ty::Enum(&["Never", "LowerPriority"], &[])),
-]);
-static PREEMPTION: Obj = crd(&[
-    f("borrowWithinCohort", Ty::Obj(&BORROW_WITHIN_COHORT)),
-    f(
-        "reclaimWithinCohort",
-        Ty::Enum(&["Never", "LowerPriority", "Any"], &[]),
-    ),
-    f(
-        "withinClusterQueue",
-        Ty::Enum(
-            &["Never", "LowerPriority", "LowerOrNewerEqualPriority"],
-            &[],
-        ),
-    ),
-]);
-const PREFERENCE: Field = f(
-    "preference",
-    Ty::Enum(&["BorrowingOverPreemption", "PreemptionOverBorrowing"], &[]),
-);
-// v1beta1 still serves `Borrow` and `Preempt` (`deprecated-api` reports them); v1beta2 dropped
-// them from its enums.
-static FUNGIBILITY_V1B1: Obj = crd(&[
-    PREFERENCE,
-    f(
-        "whenCanBorrow",
-        Ty::Enum(&["MayStopSearch", "TryNextFlavor"], &["Borrow"]),
-    ),
-    f(
-        "whenCanPreempt",
-        Ty::Enum(&["MayStopSearch", "TryNextFlavor"], &["Preempt"]),
-    ),
-]);
-static FUNGIBILITY_V1B2: Obj = crd(&[
-    PREFERENCE,
-    f(
-        "whenCanBorrow",
-        Ty::Enum(&["MayStopSearch", "TryNextFlavor"], &[]),
-    ),
-    f(
-        "whenCanPreempt",
-        Ty::Enum(&["MayStopSearch", "TryNextFlavor"], &[]),
-    ),
-]);
-static ADMISSION_SCOPE_V1B2: Obj = crd(&[req(
-    "admissionMode",
-    Ty::Enum(
-        &["UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"],
-        &[],
-    ),
-)]);
-static ADMISSION_SCOPE_V1B1: Obj = crd(&[req("admissionMode", Ty::Str)]);
-const CQ_COMMON: [Field; 5] = [
-    f("fairSharing", Ty::Obj(&FAIR_SHARING)),
-    // A LabelSelector: its own shape; Kueue's webhook checks its operators (`cel`).
-    any("namespaceSelector"),
-    f("preemption", Ty::Obj(&PREEMPTION)),
-    f(
-        "queueingStrategy",
-        Ty::Enum(&["StrictFIFO", "BestEffortFIFO"], &[]),
-    ),
-    f("stopPolicy", STOP_POLICY),
-];
-static CQ_SPEC_V1B2: Obj = Obj {
-    moved: &[
-        Moved {
-            from: "cohort",
-            to: "spec.cohortName",
-        },
-        Moved {
-            from: "admissionChecks",
-            to: "spec.admissionChecksStrategy.admissionChecks",
-        },
-    ],
-    ..crd(&[
-        CQ_COMMON[0],
-        CQ_COMMON[1],
-        CQ_COMMON[2],
-        CQ_COMMON[3],
-        CQ_COMMON[4],
-        f("resourceGroups", RESOURCE_GROUPS),
-        f("flavorFungibility", Ty::Obj(&FUNGIBILITY_V1B2)),
-        f("cohortName", KUEUE_NAME),
-        f(
-            "admissionChecksStrategy",
-            Ty::Obj(&ADMISSION_CHECKS_STRATEGY_V1B2),
-        ),
-        f("admissionScope", Ty::Obj(&ADMISSION_SCOPE_V1B2)),
-        any("concurrentAdmissionPolicy"),
-    ])
-};
-static CQ_SPEC_V1B1: Obj = Obj {
-    moved: &[Moved {
-        from: "cohortName",
-        to: "spec.cohort",
-    }],
-    ..crd(&[
-        CQ_COMMON[0],
-        CQ_COMMON[1],
-        CQ_COMMON[2],
-        CQ_COMMON[3],
-        CQ_COMMON[4],
-        f("resourceGroups", RESOURCE_GROUPS),
-        f("flavorFungibility", Ty::Obj(&FUNGIBILITY_V1B1)),
-        f("cohort", KUEUE_NAME),
-        f("admissionChecks", STRINGS),
-        f(
-            "admissionChecksStrategy",
-            Ty::Obj(&ADMISSION_CHECKS_STRATEGY_V1B1),
-        ),
-        f("admissionScope", Ty::Obj(&ADMISSION_SCOPE_V1B1)),
-    ])
-};
-pub static CLUSTER_QUEUE_V1B2: Obj = crd(&[
-    CRD_ROOT_FIELDS[0],
-    CRD_ROOT_FIELDS[1],
-    CRD_ROOT_FIELDS[2],
-    CRD_ROOT_FIELDS[3],
-    f("spec", Ty::Obj(&CQ_SPEC_V1B2)),
-]);
-pub static CLUSTER_QUEUE_V1B1: Obj = crd(&[
-    CRD_ROOT_FIELDS[0],
-    CRD_ROOT_FIELDS[1],
-    CRD_ROOT_FIELDS[2],
-    CRD_ROOT_FIELDS[3],
-    f("spec", Ty::Obj(&CQ_SPEC_V1B1)),
-]);
-static COHORT_SPEC: Obj = Obj {
-    // `deprecated-api` reports v1alpha1's `parent`.
-    ignored: &["parent"],
-    ..crd(&[
-        f("parentName", KUEUE_NAME),
-        f("resourceGroups", RESOURCE_GROUPS),
-        f("fairSharing", Ty::Obj(&FAIR_SHARING)),
-    ])
-};
-pub static COHORT: Obj = crd(&[
-    CRD_ROOT_FIELDS[0],
-    CRD_ROOT_FIELDS[1],
-    CRD_ROOT_FIELDS[2],
-    CRD_ROOT_FIELDS[3],
-    f("spec", Ty::Obj(&COHORT_SPEC)),
-]);
-static LQ_SPEC: Obj = crd(&[
-    f("clusterQueue", KUEUE_NAME),
-    f("fairSharing", Ty::Obj(&FAIR_SHARING)),
-    f("stopPolicy", STOP_POLICY),
-]);
-pub static LOCAL_QUEUE: Obj = crd(&[
-    CRD_ROOT_FIELDS[0],
-    CRD_ROOT_FIELDS[1],
-    CRD_ROOT_FIELDS[2],
-    CRD_ROOT_FIELDS[3],
-    f("spec", Ty::Obj(&LQ_SPEC)),
-]);
-pub static WORKLOAD_PRIORITY_CLASS: Obj = crd(&[
-    CRD_ROOT_FIELDS[0],
-    CRD_ROOT_FIELDS[1],
-    CRD_ROOT_FIELDS[2],
-    req("value", INT32),
-    f("description", Ty::Str),
-]);
-// Topology and AdmissionCheck gained fields across releases: only near-misses of the known
-// names are reported, never a field a newer CRD may hold.
-static TOPOLOGY_LEVEL: Obj = typos(&[req("nodeLabel", Ty::Format(&NODE_LABEL_KEY))]);
-static TOPOLOGY_SPEC: Obj = typos(&[req(
-    "levels",
-    Ty::Count(1, 8, &Ty::List(&Ty::Obj(&TOPOLOGY_LEVEL))),
-)]);
-pub static TOPOLOGY: Obj = crd(&[
-    CRD_ROOT_FIELDS[0],
-    CRD_ROOT_FIELDS[1],
-    CRD_ROOT_FIELDS[2],
-    CRD_ROOT_FIELDS[3],
-    req("spec", Ty::Obj(&TOPOLOGY_SPEC)),
-]);
-static AC_PARAMETERS: Obj = typos(&[
-    req("apiGroup", KUEUE_NAME),
-    req("kind", Ty::Format(&KIND_NAME)),
-    req("name", Ty::Format(&DNS_LABEL)),
-]);
-static AC_SPEC: Obj = typos(&[
-    req("controllerName", Ty::Str),
-    f("parameters", Ty::Obj(&AC_PARAMETERS)),
-    f("retryDelayMinutes", ANY_INT),
-]);
-pub static ADMISSION_CHECK: Obj = crd(&[
-    CRD_ROOT_FIELDS[0],
-    CRD_ROOT_FIELDS[1],
-    CRD_ROOT_FIELDS[2],
-    CRD_ROOT_FIELDS[3],
-    req("spec", Ty::Obj(&AC_SPEC)),
-]);
-
-// ---------------------------------------------------------------------------------------------
-// Core: scheduling.k8s.io/v1 PriorityClass and the pod-spec parts gpuops reads
-
 pub static PRIORITY_CLASS: Obj = core(&[
     any("apiVersion"),
     any("kind"),
@@ -1101,11 +857,15 @@ mod tests {
             assert!(!budget_nodes(bad), "{bad}");
         }
         assert!(schedule("0 9 * * mon-fri") && schedule("@daily") && !schedule("0 9 * *"));
-        assert!(
-            volume_size("200Gi")
-                && volume_size("1T")
-                && !volume_size("200")
-                && !volume_size("1.5Ti")
-        );
+        for ok in [
+            "200Gi", "1T", "500G", "50T", "59000Gi", "64000G", "58Ti", "17Ti", "Ti",
+        ] {
+            assert!(volume_size(ok), "{ok}");
+        }
+        for bad in [
+            "200", "1.5Ti", "0", "1m", "100T", "59001Gi", "18Ti", "65T", "0Gi",
+        ] {
+            assert!(!volume_size(bad), "{bad}");
+        }
     }
 }

@@ -253,7 +253,22 @@ impl<'a> Walker<'a, '_> {
                 }
             }
             Ty::QuantityPattern => match n.yaml11() {
-                Some(Yaml11::Int | Yaml11::Float) => {}
+                Some(Yaml11::Int) => {}
+                // The CRD says integer or string: a JSON number with a fraction is neither.
+                Some(Yaml11::Float) => {
+                    if let Some(s) = scalar
+                        && s.replace('_', "")
+                            .parse::<f64>()
+                            .is_ok_and(|v| !v.is_finite() || v.fract() != 0.0)
+                    {
+                        let msg = format!(
+                            "`{}` is the number {s}, but the CRD takes an integer or a quantity string here: the API server rejects the {}",
+                            self.path(),
+                            self.kind
+                        );
+                        self.push(n, msg, Some(format!("quote it: `\"{s}\"`")));
+                    }
+                }
                 Some(Yaml11::Str) => {
                     if let Some(s) = scalar
                         && !is_placeholder(s)

@@ -52,8 +52,25 @@ pub fn restricted_label(key: &str) -> Option<&'static str> {
     }
 }
 
+const COMPARISON_RULE: &str =
+    "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value";
+
+/// The message of the CRD's rule that restricts `key` (one of [`restricted_label`]'s).
+fn restricted_message(key: &str) -> String {
+    match key {
+        "karpenter.sh/nodepool" | "kubernetes.io/hostname" => {
+            format!("label \"{key}\" is restricted")
+        }
+        k if k.starts_with("karpenter.k8s.aws/") => {
+            "label domain \"karpenter.k8s.aws\" is restricted".into()
+        }
+        _ => "label domain \"karpenter.sh\" is restricted".into(),
+    }
+}
+
 /// NodePool v1: requirement operators and value counts, minValues, restricted label domains,
-/// budget schedule/duration pairs.
+/// budget schedule/duration pairs, empty `nodeClassRef` parts, and what a static NodePool
+/// (`replicas`) may not set.
 pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
     let tspec = spec.at(&["template", "spec"]);
     for (i, r) in tspec
@@ -72,8 +89,12 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                 out,
                 anchor,
                 format!(
-                    "`{}` uses `In` without values: the API server rejects the NodePool (CEL: `In` needs at least one value)",
-                    at()
+                    "`{}` uses `In` without values: {}",
+                    at(),
+                    cel_layer(
+                        "NodePool",
+                        "requirements with operator 'In' must have a value defined"
+                    )
                 ),
                 Some("list at least one value, or use `Exists`"),
             ),
@@ -81,9 +102,10 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                 out,
                 anchor,
                 format!(
-                    "`{}` uses `{op}` with {} values: the API server rejects the NodePool (CEL: `{op}` takes exactly one value)",
+                    "`{}` uses `{op}` with {} values: {}",
                     at(),
-                    values.len()
+                    values.len(),
+                    cel_layer("NodePool", COMPARISON_RULE)
                 ),
                 Some("give exactly one integer value, e.g. `values: [\"3\"]`"),
             ),
@@ -96,8 +118,9 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                         out,
                         values[0],
                         format!(
-                            "`{}` uses `{op}` with `{v}`, which is not an integer ≥ 0: the API server rejects the NodePool",
-                            at()
+                            "`{}` uses `{op}` with `{v}`, which is not an integer ≥ 0: {}",
+                            at(),
+                            cel_layer("NodePool", COMPARISON_RULE)
                         ),
                         Some("use a whole number as a string, e.g. `\"3\"`"),
                     );
@@ -115,9 +138,13 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                 out,
                 mv,
                 format!(
-                    "`{}` asks for `minValues: {n}` but lists {} values: the API server rejects the NodePool",
+                    "`{}` asks for `minValues: {n}` but lists {} values: {}",
                     at(),
-                    values.len()
+                    values.len(),
+                    cel_layer(
+                        "NodePool",
+                        "requirements with 'minValues' must have at least that many values specified in the 'values' field"
+                    )
                 ),
                 None,
             );
@@ -130,7 +157,8 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                 out,
                 key_node,
                 format!(
-                    "requirement key `{key}` is restricted: {why}; the API server rejects the NodePool"
+                    "requirement key `{key}` is restricted: {why}; {}",
+                    cel_layer("NodePool", &restricted_message(key))
                 ),
                 None,
             );
@@ -146,7 +174,8 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                 out,
                 kn,
                 format!(
-                    "template label `{key}` is restricted: {why}; the API server rejects the NodePool"
+                    "template label `{key}` is restricted: {why}; {}",
+                    cel_layer("NodePool", &restricted_message(key))
                 ),
                 None,
             );
@@ -169,101 +198,68 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                 out,
                 kn,
                 format!(
-                    "`spec.disruption.budgets[{i}]` sets only one of `schedule` and `duration`: the API server rejects the NodePool (CEL: both or neither)"
+                    "`spec.disruption.budgets[{i}]` sets only one of `schedule` and `duration`: {}",
+                    cel_layer("NodePool", "'schedule' must be set with 'duration'")
                 ),
                 Some("add the other, or drop this one for an always-active budget"),
             );
         }
     }
-}
-
-/// EC2NodeClass v1: role xor instanceProfile, alias terms, amiFamily without alias.
-pub fn ec2nodeclass<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
-    match (spec.entry("role"), spec.entry("instanceProfile")) {
-        (Some((_, r)), Some((ipk, _))) if !r.is_null() => push(
-            out,
-            ipk,
-            "`spec.role` and `spec.instanceProfile` are both set: the API server rejects the EC2NodeClass (exactly one is allowed)".into(),
-            Some("keep one of them"),
-        ),
-        (None, None) => {
-            if let Some((k, _)) = spec.as_map().and_then(|m| m.first()) {
-                push(
-                    out,
-                    k,
-                    "`spec` has neither `role` nor `instanceProfile`: the API server rejects the EC2NodeClass (exactly one is required)".into(),
-                    Some("set `role` to the node IAM role name"),
-                );
-            }
-        }
-        _ => {}
-    }
-    let terms: Vec<Node<'_>> = spec
-        .get("amiSelectorTerms")
+    // One pass over the reference's few keys: this runs for every NodePool.
+    for (part, _, n) in tspec
+        .and_then(|s| s.get("nodeClassRef"))
         .into_iter()
-        .flat_map(Node::items)
-        .collect();
-    let mut has_alias = false;
-    for (i, t) in terms.iter().enumerate() {
-        let Some((ak, av)) = t.entry("alias") else {
-            continue;
-        };
-        has_alias = true;
-        if terms.len() > 1 {
+        .flat_map(Node::entries)
+    {
+        if matches!(part, "group" | "kind" | "name")
+            && n.as_str() == Some("")
+            && n.yaml11().is_some()
+        {
             push(
                 out,
-                ak,
+                n,
                 format!(
-                    "`spec.amiSelectorTerms[{i}].alias` is not the only term: the API server rejects the EC2NodeClass (an alias term must stand alone)"
+                    "`spec.template.spec.nodeClassRef.{part}` is empty: {}",
+                    cel_layer("NodePool", &format!("{part} may not be empty"))
                 ),
                 None,
             );
         }
-        let Some(alias) = text(Some(av)) else {
-            continue;
-        };
-        const FAMILIES: &[&str] = &[
-            "al2",
-            "al2023",
-            "bottlerocket",
-            "windows2019",
-            "windows2022",
-            "windows2025",
-        ];
-        match alias.split_once('@') {
-            Some((fam, ver)) if FAMILIES.contains(&fam) && !ver.is_empty() => {
-                if fam.starts_with("windows") && ver != "latest" {
-                    push(
-                        out,
-                        av,
-                        format!(
-                            "alias `{alias}`: Windows families accept only `@latest`; the API server rejects the EC2NodeClass"
-                        ),
-                        None,
-                    );
-                }
-            }
-            _ => push(
-                out,
-                av,
-                format!(
-                    "alias `{alias}` is not `family@version` with a family among {}: the API server rejects the EC2NodeClass",
-                    crate::diag::backticked(FAMILIES, ", ")
-                ),
-                Some("e.g. `al2023@v20250117` or `bottlerocket@v1.30.0`"),
-            ),
-        }
     }
-    if !has_alias
-        && !terms.is_empty()
-        && spec.get("amiFamily").is_none()
-        && let Some((k, _)) = spec.entry("amiSelectorTerms")
+    static_pool(spec, out);
+}
+
+/// A static NodePool (`replicas` set) may limit only `nodes` and has no `weight` (CEL).
+fn static_pool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
+    let set = |field: &str| spec.entry(field).filter(|(_, v)| !v.is_null());
+    if set("replicas").is_none() {
+        return;
+    }
+    if let Some((lk, limits)) = set("limits")
+        && limits.entries().any(|(k, _, _)| k != "nodes")
     {
         push(
             out,
-            k,
-            "`spec.amiFamily` is required when no `amiSelectorTerms` entry is an `alias`: the API server rejects the EC2NodeClass".into(),
-            Some("set `amiFamily` (e.g. `AL2023`), or select the AMI with an alias"),
+            lk,
+            format!(
+                "`spec.limits` limits more than `nodes` on a static NodePool (`replicas` is set): {}",
+                cel_layer(
+                    "NodePool",
+                    "only 'limits.nodes' is supported on static NodePools"
+                )
+            ),
+            Some("keep only `limits.nodes`, or drop `replicas`"),
+        );
+    }
+    if let Some((wk, _)) = set("weight") {
+        push(
+            out,
+            wk,
+            format!(
+                "`spec.weight` is set on a static NodePool (`replicas` is set): {}",
+                cel_layer("NodePool", "'weight' is not supported on static NodePools")
+            ),
+            Some("drop `weight`, or drop `replicas`"),
         );
     }
 }
@@ -297,6 +293,7 @@ pub fn nodepool_names<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                 KARPENTER_RUNTIME,
             );
         }
+        well_known_values(r, i, out);
     }
     for (key, kn, _) in spec
         .at(&["template", "metadata", "labels"])
@@ -358,5 +355,69 @@ pub fn nodepool_names<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                 seen.push((key, effect));
             }
         }
+    }
+}
+
+/// The values Karpenter knows for a requirement key (core's capacity types, the AWS provider's
+/// tenancies).
+fn known_values(key: &str) -> Option<&'static [&'static str]> {
+    match key {
+        "karpenter.sh/capacity-type" => Some(&["on-demand", "spot", "reserved"]),
+        "karpenter.k8s.aws/instance-tenancy" => Some(&["default", "dedicated"]),
+        _ => None,
+    }
+}
+
+/// An `In` requirement on a key with known values: Karpenter proceeds with the known ones and
+/// fails the NodePool when none is known (or fewer than `minValues`).
+fn well_known_values<'a>(r: Node<'a>, i: usize, out: &mut Vec<Violation<'a>>) {
+    // The key first: it rules out nearly every requirement at the cost of one lookup.
+    let Some(key) = r.get("key").and_then(Node::as_str) else {
+        return;
+    };
+    let Some(known) = known_values(key) else {
+        return;
+    };
+    if text(r.get("operator")) != Some("In") {
+        return;
+    }
+    let Some((vk, vals)) = r.entry("values") else {
+        return;
+    };
+    let mut values = Vec::new();
+    for v in vals.items() {
+        match v.as_str() {
+            Some(s) if !is_placeholder(s) => values.push(s),
+            // A value the linter cannot read may be a known one.
+            _ => return,
+        }
+    }
+    let valid = values.iter().filter(|v| known.contains(v)).count();
+    let min = r
+        .get("minValues")
+        .and_then(Node::as_str)
+        .and_then(|m| m.parse::<usize>().ok());
+    let problem = if values.is_empty() {
+        None
+    } else if valid == 0 {
+        Some(format!(
+            "none of its values is one of {}",
+            crate::diag::backticked(known, ", ")
+        ))
+    } else {
+        min.filter(|m| valid < *m).map(|m| {
+            format!(
+                "only {valid} of its values are among {}, fewer than `minValues: {m}`",
+                crate::diag::backticked(known, ", ")
+            )
+        })
+    };
+    if let Some(p) = problem {
+        push(
+            out,
+            vk,
+            format!("`spec.template.spec.requirements[{i}]` on `{key}`: {p}; {KARPENTER_RUNTIME}"),
+            None,
+        );
     }
 }

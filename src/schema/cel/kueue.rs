@@ -1,285 +1,89 @@
-//! Kueue's rules beyond types: the CRDs' CEL rules and the validating webhook's checks of
-//! ClusterQueues, Cohorts and ResourceFlavors.
+//! Kueue's CRD CEL rules (`x-kubernetes-validations`), checked by hand for the built-in kinds:
+//! ClusterQueue and Cohort resource groups, ClusterQueue preemption and flavor fungibility,
+//! ResourceFlavor topology, Topology levels. The API server runs them, before any webhook.
 
 use super::*;
 
-/// ClusterQueue: flavors list their resources as the group covers them, in the same order
-/// (webhook); `borrowingLimit` only with a cohort (CEL). With `webhook_only` (the CRD's own CEL
-/// rules run instead), only what the CRD cannot say: the same resources in another order.
-pub fn cluster_queue<'a>(
-    spec: Node<'a>,
-    cohort_field: &str,
-    webhook_only: bool,
-    out: &mut Vec<Violation<'a>>,
-) {
-    let cohort = webhook_only || text(spec.get(cohort_field)).is_some();
+const COUNT_RULE: &str = "flavors must have the same number of resources as the coveredResources";
+
+/// ClusterQueue and Cohort: every flavor of a resource group lists as many resources as the
+/// group covers. An empty list is the schema's finding (`minItems`), not this one.
+pub fn flavor_resource_counts<'a>(spec: Node<'a>, kind: &str, out: &mut Vec<Violation<'a>>) {
     for (g, rg) in spec
         .get("resourceGroups")
         .into_iter()
         .flat_map(Node::items)
         .enumerate()
     {
-        let covered: Vec<&str> = rg
-            .get("coveredResources")
-            .into_iter()
-            .flat_map(Node::items)
-            .filter_map(Node::as_str)
-            .collect();
-        for (fi, fl) in rg
-            .get("flavors")
-            .into_iter()
-            .flat_map(Node::items)
-            .enumerate()
-        {
+        let Some(covered) = rg.get("coveredResources").and_then(Node::as_seq) else {
+            continue;
+        };
+        for fl in rg.get("flavors").into_iter().flat_map(Node::items) {
             let Some((rk, res)) = fl.entry("resources") else {
                 continue;
             };
-            let names: Vec<&str> = res
-                .items()
-                .filter_map(|r| r.get("name").and_then(Node::as_str))
-                .collect();
-            // The CRD's CEL rule compares the counts; the webhook also the order.
-            let counted = webhook_only && names.len() != covered.len();
-            if !covered.is_empty() && !names.is_empty() && names != covered && !counted {
-                let fname = fl.get("name").and_then(Node::as_str).unwrap_or("?");
-                push(
-                    out,
-                    rk,
-                    format!(
-                        "flavor `{fname}` in `spec.resourceGroups[{g}]` lists {} but the group covers {}: Kueue's webhook rejects the ClusterQueue (same resources, same order)",
-                        crate::diag::backticked(&names, ", "),
-                        crate::diag::backticked(&covered, ", ")
-                    ),
-                    Some("list one entry per covered resource, in the `coveredResources` order"),
-                );
+            let Some(listed) = res.as_seq() else {
+                continue;
+            };
+            if listed.is_empty() || listed.len() == covered.len() {
+                continue;
             }
-            if !cohort {
-                for (ri, r) in res.items().enumerate() {
-                    if let Some((bk, _)) = r.entry("borrowingLimit") {
-                        push(
-                            out,
-                            bk,
-                            format!(
-                                "`spec.resourceGroups[{g}].flavors[{fi}].resources[{ri}].borrowingLimit` is set but the ClusterQueue has no `{cohort_field}`: the API server rejects it (nothing to borrow from)"
-                            ),
-                            Some("drop `borrowingLimit`, or put the queue in a cohort"),
-                        );
-                    }
-                }
-            }
+            let fname = fl.get("name").and_then(Node::as_str).unwrap_or("?");
+            push(
+                out,
+                rk,
+                format!(
+                    "flavor `{fname}` in `spec.resourceGroups[{g}]` lists {} resources but the group covers {}: {}",
+                    listed.len(),
+                    covered.len(),
+                    cel_layer(kind, COUNT_RULE)
+                ),
+                Some("list one entry per covered resource, in the `coveredResources` order"),
+            );
         }
     }
 }
 
-/// ResourceFlavor: Kueue's webhook checks `nodeLabels` as labels, `nodeTaints` as node taints
-/// (qualified-name keys, label-value values, unique by key and effect) and `tolerations` as a
-/// pod's.
-pub fn resource_flavor<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
-    const LAYER: &str = "Kueue's webhook rejects the ResourceFlavor";
-    for (key, kn, v) in spec.get("nodeLabels").into_iter().flat_map(Node::entries) {
-        if !is_placeholder(key)
-            && let Some(why) = names::qualified_name(key)
-        {
-            name_finding(out, kn, "`spec.nodeLabels` key", key, &why, LAYER);
-        }
-        if let Some(val) = judged(v)
-            && let Some(why) = names::label_value(val)
-        {
-            name_finding(
-                out,
-                v,
-                &format!("`spec.nodeLabels.{key}` value"),
-                val,
-                &why,
-                LAYER,
-            );
-        }
-    }
-    let mut seen: Vec<(&str, &str)> = Vec::new();
-    for (i, t) in spec
-        .get("nodeTaints")
-        .into_iter()
-        .flat_map(Node::items)
-        .enumerate()
+/// ClusterQueue: `borrowingLimit` only with a cohort.
+pub fn borrowing_limits<'a>(spec: Node<'a>, cohort_field: &str, out: &mut Vec<Violation<'a>>) {
+    if spec
+        .get(cohort_field)
+        .is_some_and(|c| !c.is_null() && c.as_str() != Some(""))
     {
-        if let Some(kn) = t.get("key")
-            && let Some(key) = judged(kn)
-            && let Some(why) = names::qualified_name(key)
-        {
-            name_finding(
-                out,
-                kn,
-                &format!("`spec.nodeTaints[{i}].key`"),
-                key,
-                &why,
-                LAYER,
-            );
-        }
-        if let Some(vn) = t.get("value")
-            && let Some(v) = judged(vn)
-            && let Some(why) = names::label_value(v)
-        {
-            name_finding(
-                out,
-                vn,
-                &format!("`spec.nodeTaints[{i}].value`"),
-                v,
-                &why,
-                LAYER,
-            );
-        }
-        if let (Some(key), Some(effect)) = (text(t.get("key")), text(t.get("effect"))) {
-            if seen.contains(&(key, effect)) {
-                push(
-                    out,
-                    t.get("effect").unwrap_or(t),
-                    format!(
-                        "`spec.nodeTaints[{i}]` repeats taint `{key}:{effect}` (taints must be unique by key and effect): {LAYER}"
-                    ),
-                    Some("keep one taint per key and effect"),
-                );
-            } else {
-                seen.push((key, effect));
-            }
-        }
+        return;
     }
-    if let Some(t) = spec.get("tolerations") {
-        toleration_names(t, "spec.tolerations", LAYER, out);
-    }
-}
-
-/// Kueue's webhook on the resource groups of a ClusterQueue or Cohort: covered resources are
-/// qualified names, each resource and each flavor in one group only, no negative quotas,
-/// `borrowingLimit` and `lendingLimit` only with a parent (`parent`: the field naming it, when
-/// set), and for a ClusterQueue `lendingLimit` at most `nominalQuota`.
-pub fn resource_groups<'a>(
-    spec: Node<'a>,
-    kind: &str,
-    parent_field: &str,
-    out: &mut Vec<Violation<'a>>,
-) {
-    let layer = format!("Kueue's webhook rejects the {kind}");
-    let has_parent = spec
-        .get(parent_field)
-        .and_then(Node::as_str)
-        .is_some_and(|s| !s.is_empty());
-    let mut resources: Vec<&str> = Vec::new();
-    let mut flavors: Vec<&str> = Vec::new();
     for (g, rg) in spec
         .get("resourceGroups")
         .into_iter()
         .flat_map(Node::items)
         .enumerate()
     {
-        for (j, rn) in rg
-            .get("coveredResources")
-            .into_iter()
-            .flat_map(Node::items)
-            .enumerate()
-        {
-            let Some(name) = text(Some(rn)) else {
-                continue;
-            };
-            let at = format!("`spec.resourceGroups[{g}].coveredResources[{j}]`");
-            if let Some(why) = names::qualified_name(name) {
-                name_finding(out, rn, &at, name, &why, &layer);
-            }
-            if resources.contains(&name) {
-                push(
-                    out,
-                    rn,
-                    format!(
-                        "{at} repeats resource `{name}` (a resource may be covered by one resource group only): {layer}"
-                    ),
-                    Some("list each resource once, in one resource group"),
-                );
-            } else {
-                resources.push(name);
-            }
-        }
         for (fi, fl) in rg
             .get("flavors")
             .into_iter()
             .flat_map(Node::items)
             .enumerate()
         {
-            let fat = format!("spec.resourceGroups[{g}].flavors[{fi}]");
-            if let Some(nn) = fl.get("name")
-                && let Some(name) = text(Some(nn))
-            {
-                if flavors.contains(&name) {
-                    push(
-                        out,
-                        nn,
-                        format!(
-                            "`{fat}.name` repeats flavor `{name}` (a flavor may appear once per {kind}, in one resource group): {layer}"
-                        ),
-                        Some("list each flavor once"),
-                    );
-                } else {
-                    flavors.push(name);
-                }
-            }
             for (ri, r) in fl
                 .get("resources")
                 .into_iter()
                 .flat_map(Node::items)
                 .enumerate()
             {
-                let rat = format!("{fat}.resources[{ri}]");
-                let amount = |field: &str| {
-                    r.get(field)
-                        .and_then(|n| judged(n).and_then(crate::quantity::parse).map(|q| (n, q)))
-                };
-                for field in ["nominalQuota", "borrowingLimit", "lendingLimit"] {
-                    if let Some((n, q)) = amount(field)
-                        && q.0 < 0
-                    {
-                        push(
-                            out,
-                            n,
-                            format!("`{rat}.{field}` is negative: {layer}"),
-                            None,
-                        );
-                    }
-                }
-                if !has_parent && let Some((lk, _)) = r.entry("lendingLimit") {
-                    push(
-                        out,
-                        lk,
-                        format!(
-                            "`{rat}.lendingLimit` is set but the {kind} has no `{parent_field}`: {layer} (nothing to lend to)"
-                        ),
-                        Some("drop `lendingLimit`, or give the queue a cohort"),
-                    );
-                }
-                // The CRD's CEL rule covers `borrowingLimit` for a ClusterQueue; a Cohort has
-                // only the webhook.
-                if !has_parent
-                    && kind == "Cohort"
-                    && let Some((bk, _)) = r.entry("borrowingLimit")
+                if let Some((bk, bv)) = r.entry("borrowingLimit")
+                    && !bv.is_null()
                 {
                     push(
                         out,
                         bk,
                         format!(
-                            "`{rat}.borrowingLimit` is set but the Cohort has no `parentName`: {layer} (nothing to borrow from)"
+                            "`spec.resourceGroups[{g}].flavors[{fi}].resources[{ri}].borrowingLimit` is set but the ClusterQueue has no `{cohort_field}` (nothing to borrow from): {}",
+                            cel_layer(
+                                "ClusterQueue",
+                                "borrowingLimit must be nil when cohort is empty"
+                            )
                         ),
-                        Some("drop `borrowingLimit`, or give the cohort a parent"),
-                    );
-                }
-                if kind == "ClusterQueue"
-                    && let (Some((ln, lend)), Some((_, nominal))) =
-                        (amount("lendingLimit"), amount("nominalQuota"))
-                    && lend.0 > nominal.0
-                {
-                    push(
-                        out,
-                        ln,
-                        format!(
-                            "`{rat}.lendingLimit` is more than its `nominalQuota`: {layer} (a queue lends at most its own quota)"
-                        ),
-                        Some("lower `lendingLimit` to at most `nominalQuota`"),
+                        Some("drop `borrowingLimit`, or put the queue in a cohort"),
                     );
                 }
             }
@@ -287,71 +91,7 @@ pub fn resource_groups<'a>(
     }
 }
 
-/// A ClusterQueue's `namespaceSelector`, as Kueue's webhook checks label selectors: operators
-/// and their values, keys and `matchLabels`.
-pub fn namespace_selector<'a>(sel: Node<'a>, out: &mut Vec<Violation<'a>>) {
-    const LAYER: &str = "Kueue's webhook rejects the ClusterQueue";
-    for (key, kn, v) in sel.get("matchLabels").into_iter().flat_map(Node::entries) {
-        if !is_placeholder(key)
-            && let Some(why) = names::qualified_name(key)
-        {
-            name_finding(
-                out,
-                kn,
-                "`spec.namespaceSelector.matchLabels` key",
-                key,
-                &why,
-                LAYER,
-            );
-        }
-        if let Some(val) = judged(v)
-            && let Some(why) = names::label_value(val)
-        {
-            name_finding(
-                out,
-                v,
-                &format!("`spec.namespaceSelector.matchLabels.{key}` value"),
-                val,
-                &why,
-                LAYER,
-            );
-        }
-    }
-    for (i, e) in sel
-        .get("matchExpressions")
-        .into_iter()
-        .flat_map(Node::items)
-        .enumerate()
-    {
-        let at = format!("spec.namespaceSelector.matchExpressions[{i}]");
-        if let Some(kn) = e.get("key")
-            && let Some(key) = judged(kn)
-            && let Some(why) = names::qualified_name(key)
-        {
-            name_finding(out, kn, &format!("`{at}.key`"), key, &why, LAYER);
-        }
-        let Some(op_node) = e.get("operator") else {
-            continue;
-        };
-        let Some(op) = text(Some(op_node)) else {
-            continue;
-        };
-        let values = e.get("values").map_or(0, |v| v.items().count());
-        let problem = match op {
-            "In" | "NotIn" if values == 0 => Some(format!("`{op}` needs at least one value")),
-            "Exists" | "DoesNotExist" if values > 0 => Some(format!("`{op}` takes no values")),
-            "In" | "NotIn" | "Exists" | "DoesNotExist" => None,
-            _ => Some(format!(
-                "`{op}` is not one of `In`, `NotIn`, `Exists`, `DoesNotExist`"
-            )),
-        };
-        if let Some(p) = problem {
-            push(out, op_node, format!("`{at}`: {p}; {LAYER}"), None);
-        }
-    }
-}
-
-/// ClusterQueue preemption (CEL): `borrowWithinCohort` needs `reclaimWithinCohort` other than
+/// ClusterQueue preemption: `borrowWithinCohort` needs `reclaimWithinCohort` other than
 /// `Never` (its default).
 pub fn preemption<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
     let Some(p) = spec.get("preemption") else {
@@ -370,14 +110,233 @@ pub fn preemption<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
             out,
             policy,
             format!(
-                "`spec.preemption.borrowWithinCohort.policy` is `{pol}` while `reclaimWithinCohort` is `Never`{}: the API server rejects the ClusterQueue (CEL: borrowing within the cohort needs reclaiming within it)",
+                "`spec.preemption.borrowWithinCohort.policy` is `{pol}` while `reclaimWithinCohort` is `Never`{} (borrowing within the cohort needs reclaiming within it): {}",
                 if reclaim.is_none() {
                     " (its default)"
                 } else {
                     ""
-                }
+                },
+                cel_layer(
+                    "ClusterQueue",
+                    "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"
+                )
             ),
             Some("set `reclaimWithinCohort` to `LowerPriority` or `Any`"),
+        );
+    }
+}
+
+/// ClusterQueue flavor fungibility: a `preference` only when `whenCanBorrow` and
+/// `whenCanPreempt` are both `TryNextFlavor`, after their defaults (`MayStopSearch`,
+/// `TryNextFlavor`).
+pub fn flavor_fungibility<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
+    let Some(f) = spec.get("flavorFungibility") else {
+        return;
+    };
+    let Some(pref) = f.get("preference").filter(|p| !p.is_null()) else {
+        return;
+    };
+    let mut wrong = Vec::new();
+    for (field, default) in [
+        ("whenCanBorrow", "MayStopSearch"),
+        ("whenCanPreempt", "TryNextFlavor"),
+    ] {
+        let (value, defaulted) = match f.get(field).filter(|n| !n.is_null()) {
+            None => (default, true),
+            Some(n) => match judged(n).filter(|_| n.yaml11() == Some(crate::yaml::Yaml11::Str)) {
+                Some(v) => (v, false),
+                // A placeholder or a wrong type: not this rule's to judge.
+                None => return,
+            },
+        };
+        if value != "TryNextFlavor" {
+            wrong.push(format!(
+                "`{field}` is `{value}`{}",
+                if defaulted { " (its default)" } else { "" }
+            ));
+        }
+    }
+    if wrong.is_empty() {
+        return;
+    }
+    push(
+        out,
+        pref,
+        format!(
+            "`spec.flavorFungibility.preference` is set while {}: {}",
+            wrong.join(" and "),
+            cel_layer(
+                "ClusterQueue",
+                "preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor"
+            )
+        ),
+        Some("set `whenCanBorrow` and `whenCanPreempt` to `TryNextFlavor`, or drop `preference`"),
+    );
+}
+
+/// ResourceFlavor: a `topologyName` needs at least one node label.
+pub fn resource_flavor_topology<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
+    let Some((tk, tv)) = spec.entry("topologyName") else {
+        return;
+    };
+    if tv.is_null() {
+        return;
+    }
+    let labels = spec.get("nodeLabels").filter(|n| !n.is_null());
+    let empty = match labels {
+        None => true,
+        Some(n) => n.as_map().is_some() && n.entries().next().is_none(),
+    };
+    if empty {
+        push(
+            out,
+            tk,
+            format!(
+                "`spec.topologyName` is set but `spec.nodeLabels` is empty: {}",
+                cel_layer(
+                    "ResourceFlavor",
+                    "at least one nodeLabel is required when topology is set"
+                )
+            ),
+            Some("add the node labels that select this flavor's nodes"),
+        );
+    }
+}
+
+const HOSTNAME: &str = "kubernetes.io/hostname";
+
+/// Topology: levels are unique, and `kubernetes.io/hostname` only as the lowest one.
+pub fn topology<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
+    let Some(items) = spec.get("levels").and_then(Node::as_seq) else {
+        return;
+    };
+    let mut labels = Vec::with_capacity(items.len());
+    for item in items {
+        match item.get("nodeLabel").and_then(|n| Some((n, n.as_str()?))) {
+            Some((_, s)) if is_placeholder(s) => return,
+            Some(l) => labels.push(l),
+            // A level without a label is the schema's finding; the rules below cannot run.
+            None => return,
+        }
+    }
+    let host_last = labels.last().is_some_and(|(_, s)| *s == HOSTNAME);
+    for (i, (n, s)) in labels.iter().enumerate() {
+        if labels[..i].iter().any(|(_, t)| t == s) {
+            push(
+                out,
+                *n,
+                format!(
+                    "`spec.levels[{i}].nodeLabel` repeats `{s}`: {}",
+                    cel_layer("Topology", "must be unique")
+                ),
+                Some("list each level once"),
+            );
+        } else if *s == HOSTNAME && !host_last {
+            push(
+                out,
+                *n,
+                format!(
+                    "`spec.levels[{i}].nodeLabel` is `{HOSTNAME}` but it is not the last level: {}",
+                    cel_layer(
+                        "Topology",
+                        "the kubernetes.io/hostname label can only be used at the lowest level of topology"
+                    )
+                ),
+                Some("make `kubernetes.io/hostname` the last level"),
+            );
+        }
+    }
+}
+
+const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+const EFFECT_RULE: &str =
+    "supported taint effect values: 'NoSchedule', 'PreferNoSchedule', 'NoExecute'";
+
+/// ResourceFlavor: taint and toleration effects and toleration operators, which the CRD
+/// leaves to CEL rather than enums.
+pub fn resource_flavor_values<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
+    let mut check = |n: Option<Node<'a>>, at: String, allowed: &[&str], rule: &str| {
+        if let Some(n) = n
+            && let Some(v) = judged(n)
+            && !allowed.contains(&v)
+        {
+            push(
+                out,
+                n,
+                format!("`{at}` is `{v}`: {}", cel_layer("ResourceFlavor", rule)),
+                None,
+            );
+        }
+    };
+    for (i, t) in spec
+        .get("nodeTaints")
+        .into_iter()
+        .flat_map(Node::items)
+        .enumerate()
+    {
+        check(
+            t.get("effect"),
+            format!("spec.nodeTaints[{i}].effect"),
+            &EFFECTS,
+            EFFECT_RULE,
+        );
+    }
+    for (i, t) in spec
+        .get("tolerations")
+        .into_iter()
+        .flat_map(Node::items)
+        .enumerate()
+    {
+        check(
+            t.get("operator"),
+            format!("spec.tolerations[{i}].operator"),
+            &["Equal", "Exists"],
+            "supported toleration values: 'Equal'(default), 'Exists'",
+        );
+        check(
+            t.get("effect"),
+            format!("spec.tolerations[{i}].effect"),
+            &EFFECTS,
+            EFFECT_RULE,
+        );
+    }
+}
+
+/// WorkloadPriorityClass: `value` is a top-level field. Written under `spec`, the API server
+/// prunes `spec` and rejects the object for the missing `value`: one finding, at `spec.value`.
+pub fn workload_priority_class<'a>(root: Node<'a>, out: &mut Vec<Violation<'a>>) {
+    let top = root.get("value").filter(|v| !v.is_null());
+    let spec = root.entry("spec");
+    let nested = spec.and_then(|(_, s)| s.entry("value"));
+    match (top, nested) {
+        (None, Some((vk, _))) => push(
+            out,
+            vk,
+            "`spec.value` belongs at the top level of a WorkloadPriorityClass, beside `metadata` (it has no `spec`): the API server prunes `spec` and rejects the object, as `value` is required".into(),
+            Some("move `value` to the top level and drop `spec`"),
+        ),
+        (None, None) => {
+            let at = root
+                .as_map()
+                .and_then(|m| m.first())
+                .map_or(root, |(k, _)| k);
+            push(
+                out,
+                at,
+                "`value` is required: the API server rejects the WorkloadPriorityClass".into(),
+                None,
+            );
+        }
+        (Some(_), _) => {}
+    }
+    if let Some((sk, _)) = spec
+        && !(top.is_none() && nested.is_some())
+    {
+        push(
+            out,
+            sk,
+            "`spec` is not a WorkloadPriorityClass field: the API server prunes (drops) it, and strict `kubectl apply` validation rejects it".into(),
+            None,
         );
     }
 }

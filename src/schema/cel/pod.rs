@@ -4,8 +4,22 @@
 use super::*;
 
 /// Tolerations (pods and ResourceFlavors): an empty key needs `Exists`, `Exists` takes no value,
-/// `tolerationSeconds` only with `NoExecute`.
-pub fn tolerations<'a>(list: Node<'a>, base: &str, kind: &str, out: &mut Vec<Violation<'a>>) {
+/// `tolerationSeconds` only with `NoExecute`. Core validation checks a pod's; a ResourceFlavor's
+/// CRD has CEL rules for them (`cel`), whose messages the findings quote.
+pub fn tolerations<'a>(
+    list: Node<'a>,
+    base: &str,
+    kind: &str,
+    cel: bool,
+    out: &mut Vec<Violation<'a>>,
+) {
+    let layer = |why: &str, rule: &str| {
+        if cel {
+            cel_layer(kind, rule)
+        } else {
+            format!("the API server rejects the {kind}{why}")
+        }
+    };
     for (i, t) in list.items().enumerate() {
         let key = t.get("key").and_then(Node::as_str).unwrap_or("");
         let op_node = t.get("operator");
@@ -17,9 +31,13 @@ pub fn tolerations<'a>(list: Node<'a>, base: &str, kind: &str, out: &mut Vec<Vio
                 out,
                 op_node.unwrap_or(t),
                 format!(
-                    "`{}` has no key but operator `{}`: the API server rejects the {kind} (an empty key needs `Exists`)",
+                    "`{}` has no key but operator `{}`: {}",
                     at(),
-                    if op.is_empty() { "Equal" } else { op }
+                    if op.is_empty() { "Equal" } else { op },
+                    layer(
+                        " (an empty key needs `Exists`)",
+                        "operator must be Exists when 'key' is empty, which means 'match all values and all keys'"
+                    )
                 ),
                 Some("set `key`, or `operator: Exists` to tolerate every taint"),
             );
@@ -32,8 +50,9 @@ pub fn tolerations<'a>(list: Node<'a>, base: &str, kind: &str, out: &mut Vec<Vio
                 out,
                 v,
                 format!(
-                    "`{}` sets a value with `operator: Exists`: the API server rejects the {kind}",
-                    at()
+                    "`{}` sets a value with `operator: Exists`: {}",
+                    at(),
+                    layer("", "a value must be empty when 'operator' is 'Exists'")
                 ),
                 Some("drop `value`, or use `operator: Equal`"),
             );
@@ -45,8 +64,12 @@ pub fn tolerations<'a>(list: Node<'a>, base: &str, kind: &str, out: &mut Vec<Vio
                 out,
                 sk,
                 format!(
-                    "`{}` sets `tolerationSeconds` without `effect: NoExecute`: the API server rejects the {kind}",
-                    at()
+                    "`{}` sets `tolerationSeconds` without `effect: NoExecute`: {}",
+                    at(),
+                    layer(
+                        "",
+                        "effect must be 'NoExecute' when 'tolerationSeconds' is set"
+                    )
                 ),
                 None,
             );
