@@ -16,6 +16,7 @@ mod capacity;
 mod dra;
 mod installs;
 mod kueue;
+mod names;
 mod quota;
 mod sharing;
 mod variants;
@@ -110,6 +111,7 @@ pub struct Index<'a> {
     pub documents: usize,
     /// Built on first use by the rules that need them, shared by their chunks.
     user_crds: std::sync::OnceLock<crate::schema::crd::UserCrds>,
+    names: names::Names<'a>,
     quotas: std::sync::OnceLock<QuotaIndex<'a>>,
     gpu_setup: std::sync::OnceLock<GpuSetup>,
     kueue_installs: std::sync::OnceLock<Vec<installs::KueueInstall<'a>>>,
@@ -285,6 +287,7 @@ impl<'a> Index<'a> {
             template_ranges,
             documents,
             user_crds: Default::default(),
+            names: Default::default(),
             quotas: Default::default(),
             gpu_setup: Default::default(),
             kueue_installs: Default::default(),

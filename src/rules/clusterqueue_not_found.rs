@@ -1,4 +1,4 @@
-use super::{Ctx, NearNames, usable};
+use super::{Ctx, usable};
 use crate::diag::Diagnostic;
 
 declare_rule! {
@@ -40,7 +40,6 @@ declare_rule! {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    let mut names = None;
     for lq in &cx.ix.local_queues {
         let Some(node) = lq.cluster_queue else {
             continue;
@@ -58,9 +57,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 owner.describe()
             ),
         );
-        let best = names
-            .get_or_insert_with(|| NearNames::new(cx.ix.cluster_queues.iter().map(|q| (q.name, q))))
-            .closest(name);
+        let best = cx
+            .ix
+            .near_cluster_queues()
+            .closest(name)
+            .map(|(d, n, &i)| (d, n, &cx.ix.cluster_queues[i]));
         let external = format!(
             "if it is created outside this repo, declare it in .gpuops.yaml: `external: {{ClusterQueue: [{name}]}}`"
         );

@@ -1,8 +1,7 @@
-use super::{Ctx, NearNames};
+use super::Ctx;
 use crate::diag::Diagnostic;
 use crate::model::Flavor;
 use crate::sched::{self, LabelIssue, PodConstraints};
-use std::cell::OnceCell;
 
 declare_rule! {
     /// ## What it does
@@ -50,8 +49,6 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     if ix.nodepools.is_empty() {
         return;
     }
-    // The pools' names, for hints; gathered on the first flavor that names a pool.
-    let names = OnceCell::new();
     for f in &ix.flavors {
         let Some(fobj) = ix.objects.get(f.obj) else {
             continue;
@@ -63,14 +60,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         let best = ix.pools.closest(&pod, &ix.nodepools, |_| true, false);
         let Some((p, issues)) = best else { continue };
         for issue in &issues {
-            out.push(finding(cx, &names, f, &pod, p, issue));
+            out.push(finding(cx, f, &pod, p, issue));
         }
     }
 }
 
 fn finding<'a>(
     cx: &Ctx<'_, 'a>,
-    names: &OnceCell<(NearNames<'a, ()>, String)>,
     f: &Flavor,
     pod: &PodConstraints,
     p: usize,
@@ -105,13 +101,7 @@ fn finding<'a>(
         format!("closest NodePool `{}`", pool.name)
     };
     let help = if issue.key == "karpenter.sh/nodepool" {
-        let (near_names, listed) = names.get_or_init(|| {
-            let all: Vec<&str> = ix.nodepools.iter().map(|np| np.name).collect();
-            (
-                NearNames::new(all.iter().map(|n| (*n, ()))),
-                crate::diag::backticked_few(&all, ", "),
-            )
-        });
+        let (all, near_names) = ix.near_pools();
         let near = near_names.closest(value);
         let named = ix.nodepool(value).map(|p| &ix.nodepools[p]);
         match named {
@@ -129,7 +119,10 @@ fn finding<'a>(
             _ if named.is_some() => format!(
                 "make the flavor's other labels match NodePool `{value}`, or point the flavor at a NodePool that has them"
             ),
-            _ => format!("name an existing NodePool: {listed}"),
+            _ => format!(
+                "name an existing NodePool: {}",
+                crate::diag::backticked_few(all, ", ")
+            ),
         }
     } else if issue.reason.starts_with("none of the instance types")
         || issue.reason.contains("rule out GPU instances")

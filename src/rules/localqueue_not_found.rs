@@ -1,8 +1,7 @@
-use super::{Ctx, NearNames, close_enough, usable};
+use super::{Ctx, close_enough, usable};
 use crate::diag::Diagnostic;
 use crate::model::Object;
 use crate::yaml::{Node, Span};
-use std::collections::HashMap;
 
 declare_rule! {
     /// ## What it does
@@ -71,10 +70,6 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // one missing queue.
     let mut reported: std::collections::HashSet<(usize, Span, &str)> =
         std::collections::HashSet::new();
-    // Queues by namespace (indices in index order), and all of them, for the likely typo; built
-    // on the first missing queue.
-    let mut by_ns: Option<HashMap<Option<&str>, Vec<usize>>> = None;
-    let mut all = None;
     for (owner, value) in labels {
         if !seen.insert((owner.file, value.span())) {
             continue;
@@ -132,18 +127,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         );
         let queues = &cx.ix.local_queues;
         let best = if ns.is_none() {
-            all.get_or_insert_with(|| NearNames::new(queues.iter().map(|q| (q.name, q))))
+            cx.ix
+                .near_local_queues()
                 .closest(name)
-                .map(|(d, _, q)| (d, *q))
+                .map(|(d, _, &i)| (d, &queues[i]))
         } else {
             // The namespace's queues and those of no namespace: a team's few, searched in full.
-            let by_ns = by_ns.get_or_insert_with(|| {
-                let mut m: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
-                for (i, q) in queues.iter().enumerate() {
-                    m.entry(q.namespace).or_default().push(i);
-                }
-                m
-            });
+            let by_ns = cx.ix.local_queues_by_namespace();
             let mut ids: Vec<usize> = [ns, None]
                 .iter()
                 .filter_map(|k| by_ns.get(k))

@@ -9,7 +9,7 @@ use crate::diag::{Diagnostic, FileId, Loc, Severity};
 use crate::index::Index;
 use crate::intent::Intent;
 use crate::model::{NodeClass, NodePool, Object, PodTemplate, is_gpu_resource};
-pub(crate) use crate::text::{Near, NearNames, close_enough, edit_distance_within};
+pub(crate) use crate::text::{Near, close_enough, edit_distance_within};
 use crate::yaml::{Node, Span};
 use std::ops::Range;
 

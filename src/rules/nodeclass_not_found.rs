@@ -1,7 +1,5 @@
-use super::{Ctx, NearNames, usable};
+use super::{Ctx, usable};
 use crate::diag::Diagnostic;
-use crate::model::Object;
-use std::collections::HashMap;
 
 declare_rule! {
     /// ## What it does
@@ -57,8 +55,6 @@ const CLASS_KINDS: [&str; 2] = ["EC2NodeClass", "AWSNodeTemplate"];
 const AUTO_MODE_BUILT_IN: &str = "default";
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    // Built for a kind on its first missing name.
-    let mut names: HashMap<&str, NearNames<&Object>> = HashMap::new();
     for pool in &cx.ix.nodepools {
         let Some(r) = pool.node_class_ref else {
             continue;
@@ -136,11 +132,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 an(kind)
             )
         } else {
-            let near = names.entry(kind).or_insert_with(|| {
-                NearNames::new(cx.ix.of_kind(kind).filter_map(|o| o.name.map(|n| (n, o))))
-            });
-            match near.closest(name) {
-                Some((_, n, o)) => {
+            let near = cx.ix.near_objects(kind, None);
+            match near.closest(name).map(|(_, n, &i)| (n, &cx.ix.objects[i])) {
+                Some((n, o)) => {
                     certain = true;
                     d = d.related(o.loc(o.anchor()), format!("the closest {kind}"));
                     format!(

@@ -1,11 +1,10 @@
-use super::{Ctx, NearNames};
+use super::Ctx;
 use crate::diag::{Diagnostic, Loc};
 use crate::index::FlavorReject;
 use crate::index::Index;
 use crate::model::PodTemplate;
 use crate::sched::{self, GpuCapability, LabelIssue, PodConstraints, Req};
 use crate::yaml::Node;
-use std::cell::OnceCell;
 
 declare_rule! {
     /// ## What it does
@@ -69,7 +68,6 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     {
         return;
     }
-    let gpu_names = OnceCell::new();
     for (ti, t) in cx.templates() {
         let owner = ix.owner(t);
         // DaemonSet pods are not provisioned for: they land on nodes that already exist.
@@ -85,7 +83,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     continue;
                 }
                 for issue in &issues {
-                    out.push(template_finding(cx, &gpu_names, t, own, p, issue));
+                    out.push(template_finding(cx, t, own, p, issue));
                 }
                 continue;
             }
@@ -165,28 +163,8 @@ fn gpu_count_node<'a>(t: &PodTemplate<'a>) -> Option<Node<'a>> {
     })
 }
 
-/// The GPU pools' names, for hints; gathered on the first finding that names a pool.
-struct GpuNames<'a> {
-    names: Vec<&'a str>,
-    near: NearNames<'a, ()>,
-}
-
-impl<'a> GpuNames<'a> {
-    fn of(ix: &Index<'a>) -> Self {
-        let names: Vec<&str> = ix
-            .nodepools
-            .iter()
-            .filter(|np| sched::gpu_capability(np) != GpuCapability::None)
-            .map(|np| np.name)
-            .collect();
-        let near = NearNames::new(names.iter().map(|n| (*n, ())));
-        GpuNames { names, near }
-    }
-}
-
 fn template_finding<'a>(
     cx: &Ctx<'_, 'a>,
-    gpu_names: &OnceCell<GpuNames<'a>>,
     t: &PodTemplate,
     pod: &PodConstraints,
     p: usize,
@@ -260,10 +238,10 @@ fn template_finding<'a>(
             }
             (None, _) => reason = format!("there is no NodePool `{v}`"),
         }
-        let gpus = gpu_names.get_or_init(|| GpuNames::of(ix));
-        let near = gpus.near.closest(v);
+        let (gpu_names, near) = ix.near_gpu_pools();
+        let near = near.closest(v);
         let exists = ix.nodepool(v).is_some();
-        let others: Vec<&str> = gpus.names.iter().copied().filter(|n| *n != v).collect();
+        let others: Vec<&str> = gpu_names.iter().copied().filter(|n| *n != v).collect();
         help = Some(match near {
             Some((_, n, _)) if !exists => format!("did you mean `karpenter.sh/nodepool: {n}`?"),
             _ if named_mismatch && !others.is_empty() => format!(
@@ -273,7 +251,7 @@ fn template_finding<'a>(
             _ if named_mismatch => format!("select what NodePool `{v}` may launch"),
             _ => format!(
                 "select a GPU NodePool: {}",
-                crate::diag::backticked_few(&gpus.names, ", ")
+                crate::diag::backticked_few(gpu_names, ", ")
             ),
         });
     }

@@ -1,7 +1,5 @@
-use super::{Ctx, NearNames, usable};
+use super::{Ctx, usable};
 use crate::diag::Diagnostic;
-use crate::model::Object;
-use std::collections::HashMap;
 
 declare_rule! {
     /// ## What it does
@@ -52,8 +50,6 @@ declare_rule! {
 const WPC_LABEL: &str = "kueue.x-k8s.io/priority-class";
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    // Built for a kind on its first missing name.
-    let mut names = HashMap::new();
     for (_, t) in cx.templates() {
         let Some(node) = t.priority_class() else {
             continue;
@@ -77,14 +73,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 owner.describe()
             ),
         );
-        out.extend(suggest(
-            cx,
-            &mut names,
-            d,
-            "PriorityClass",
-            "scheduling.k8s.io",
-            name,
-        ));
+        out.extend(suggest(cx, d, "PriorityClass", "scheduling.k8s.io", name));
     }
     for (_, o) in cx.objects() {
         // Kueue reads the label on the workloads it admits.
@@ -108,7 +97,6 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         );
         out.extend(suggest(
             cx,
-            &mut names,
             d,
             "WorkloadPriorityClass",
             "kueue.x-k8s.io",
@@ -118,9 +106,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 }
 
 /// Adds the closest existing class (as help and a related place), or how to declare it.
-fn suggest<'i>(
-    cx: &'i Ctx,
-    names: &mut HashMap<&'static str, NearNames<'i, &'i Object<'i>>>,
+fn suggest(
+    cx: &Ctx,
     mut d: Diagnostic,
     kind: &'static str,
     group: &str,
@@ -157,17 +144,10 @@ fn suggest<'i>(
             "`{name}` is a {other_kind}, not a {kind}: {hint}; create a {kind} `{name}` or move the name to the matching field"
         )));
     }
-    let best = names
-        .entry(kind)
-        .or_insert_with(|| {
-            NearNames::new(
-                cx.ix
-                    .of_kind(kind)
-                    .filter(|o| o.group == group)
-                    .filter_map(|o| o.name.map(|n| (n, o))),
-            )
-        })
-        .closest(name);
+    let near = cx.ix.near_objects(kind, Some(group));
+    let best = near
+        .closest(name)
+        .map(|(d, n, &i)| (d, n, &cx.ix.objects[i]));
     let help = match best {
         Some((_, n, o)) => {
             d = d.related(o.loc(o.anchor()), format!("the closest {kind}"));

@@ -1,4 +1,4 @@
-use super::{Ctx, NearNames, usable};
+use super::{Ctx, usable};
 use crate::diag::Diagnostic;
 
 declare_rule! {
@@ -46,7 +46,6 @@ declare_rule! {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    let mut names = None;
     for (_, o) in cx.objects() {
         if o.group != "kueue.x-k8s.io" || !matches!(o.kind, "ClusterQueue" | "Cohort") {
             continue;
@@ -75,11 +74,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 let external = format!(
                     "if it is created outside this repo, declare it in .gpuops.yaml: `external: {{ResourceFlavor: [{name}]}}`"
                 );
-                let best = names
-                    .get_or_insert_with(|| {
-                        NearNames::new(cx.ix.flavors.iter().map(|f| (f.name, f)))
-                    })
-                    .closest(name);
+                let best = cx
+                    .ix
+                    .near_flavors()
+                    .closest(name)
+                    .map(|(d, n, &i)| (d, n, &cx.ix.flavors[i]));
                 let help = match best {
                     Some((_, _, fl)) => {
                         let fo = &cx.ix.objects[fl.obj];

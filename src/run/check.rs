@@ -13,7 +13,7 @@ use rayon::prelude::*;
 /// Objects per chunk of the chunked rules. Many small tasks keep both cores busy to the end (37
 /// tasks of very unequal size did not: at 10,000 files a lint took 15 % longer). 64 to 4,096 gave
 /// the same time, 16,384 (four chunks) 10 % more.
-const RULE_CHUNK: usize = 256;
+pub const RULE_CHUNK: usize = 256;
 
 /// Runs the enabled rules over one index, in parallel, and the enabled policies beside them.
 fn run_rules(

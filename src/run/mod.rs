@@ -16,7 +16,7 @@ mod check;
 pub mod clusters;
 mod read;
 
-pub use check::{check, finish, lint, lint_with};
+pub use check::{RULE_CHUNK, check, finish, lint, lint_with};
 pub use clusters::{ClusterScope, clusters, explain as explain_clusters};
 pub use read::{Repo, read_repo};
 
