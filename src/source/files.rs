@@ -512,11 +512,19 @@ pub fn is_build_output(path: &str) -> bool {
 }
 
 /// Whether a path lies in a test tree (`test/`, `tests/`, `testdata/`, `e2e/`, `fixtures/`…):
-/// what is there serves a project's tests, and nothing deploys it as it stands.
+/// what is there serves a project's tests, and nothing deploys it as it stands. Only directories
+/// inside the file's repository count (below the nearest directory holding `.git`): a repository
+/// checked out under `~/tests/` is not a test tree.
 pub fn in_test_tree(path: &str) -> bool {
-    path.split(['/', '\\']).any(|c| {
+    let p = std::path::Path::new(path);
+    let repo = p
+        .ancestors()
+        .skip(1)
+        .find(|d| !d.as_os_str().is_empty() && d.join(".git").exists());
+    let inside = repo.and_then(|r| p.strip_prefix(r).ok()).unwrap_or(p);
+    inside.components().any(|c| {
         matches!(
-            c,
+            c.as_os_str().to_str().unwrap_or(""),
             "test" | "tests" | "testdata" | "test-data" | "e2e" | "fixtures" | "__tests__"
         )
     })
@@ -558,5 +566,22 @@ pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
                 lines: LineTable::default(),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod test_tree_tests {
+    use super::in_test_tree;
+
+    #[test]
+    fn only_directories_inside_the_repository_make_a_test_tree() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("tests/platform");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        let at = |rel: &str| repo.join(rel).to_string_lossy().into_owned();
+        assert!(!in_test_tree(&at("overlays/prod/kustomization.yaml")));
+        assert!(in_test_tree(&at("test/e2e/kustomization.yaml")));
+        assert!(in_test_tree("charts/x/tests/kustomization.yaml"));
+        assert!(!in_test_tree("charts/x/templates/kustomization.yaml"));
     }
 }
