@@ -279,18 +279,23 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_patch_merges_maps_replaces_lists_and_removes_nulls() {
-        let p = doc(
-            "base: {spec: {project: p, syncPolicy: {automated: {prune: true}}, info: [a], source: {path: x}}}\npatch: {spec: {syncPolicy: {automated: null, syncOptions: [b]}, info: [c], source: {helm: {releaseName: r}}}}\n",
-        );
+    /// The document's `patch` applied to its `base`, as JSON.
+    fn patched(p: &crate::yaml::Parsed) -> serde_json::Value {
         let root = p.docs[0].root();
         let out = patch(
             copy(root.get("base").unwrap()),
             copy(root.get("patch").unwrap()),
         );
+        json(&out, root)
+    }
+
+    #[test]
+    fn a_patch_merges_maps_replaces_lists_and_removes_nulls() {
+        let p = doc(
+            "base: {spec: {project: p, syncPolicy: {automated: {prune: true}}, info: [a], source: {path: x}}}\npatch: {spec: {syncPolicy: {automated: null, syncOptions: [b]}, info: [c], source: {helm: {releaseName: r}}}}\n",
+        );
         assert_eq!(
-            json(&out, root),
+            patched(&p),
             serde_json::json!({"spec": {"project": "p", "syncPolicy": {"syncOptions": ["b"]}, "info": ["c"], "source": {"path": "x", "helm": {"releaseName": "r"}}}})
         );
     }
@@ -300,13 +305,8 @@ mod tests {
         let p = doc(
             "base: {spec: {project: p, syncPolicy: {automated: {prune: true}, retry: {limit: 2}}, source: {path: x, helm: {releaseName: r}}, info: {a: '1'}}}\npatch: {spec: {syncPolicy: {$patch: replace, syncOptions: [b]}, source: {$retainKeys: [path, repoURL], repoURL: u}, info: {$patch: delete}, destination: {$patch: merge, name: in-cluster}}}\n",
         );
-        let root = p.docs[0].root();
-        let out = patch(
-            copy(root.get("base").unwrap()),
-            copy(root.get("patch").unwrap()),
-        );
         assert_eq!(
-            json(&out, root),
+            patched(&p),
             serde_json::json!({"spec": {"project": "p", "syncPolicy": {"syncOptions": ["b"]}, "source": {"path": "x", "repoURL": "u"}, "destination": {"name": "in-cluster"}}})
         );
     }
