@@ -136,6 +136,13 @@ impl Settings {
             None => selected == Some(true) || !off_by_default,
         }
     }
+    /// Whether the run selected this rule by name (`--rule`).
+    pub fn selected(&self, rule: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_some_and(|only| only.iter().any(|o| o == rule))
+    }
+
     pub fn is_external(&self, kind: &str, namespace: Option<&str>, name: &str) -> bool {
         self.external.iter().any(|e| {
             e.kind == kind

@@ -61,7 +61,9 @@ impl<'a> Object<'a> {
             version,
             kind,
             name: text("name").or_else(|| text("generateName")),
-            namespace: text("namespace"),
+            // A namespace still to be filled in (`<user_namespace>`, `${NS}`) is unknown, as an
+            // absent one is: it matches any.
+            namespace: text("namespace").filter(|n| !crate::quantity::is_placeholder(n)),
             workload: kinds::lookup(group, kind),
         })
     }

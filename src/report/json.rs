@@ -143,6 +143,7 @@ pub fn json(
         .collect();
     let skipped = files
         .iter()
+        .filter(|f| f.role != crate::source::Role::Derived)
         .filter_map(|f| {
             let s = f.skipped.as_ref()?;
             let at = f.pos(s.span.start());

@@ -368,6 +368,8 @@ fn classify(engine: Engine, name: &str) -> Class {
             Some(Class::Other)
         }
         (Engine::Vllm, n) if n.starts_with("--data-parallel-") => Some(Class::Unknown),
+        // vLLM-Omni: a stage config places each stage of the model on devices of its own.
+        (Engine::Vllm, "--omni" | "--stage-configs-path") => Some(Class::Unknown),
         (Engine::Sglang, "--tp-size" | "--tp") => Some(Class::Size(Size::Tensor)),
         (Engine::Sglang, "--pp-size") => Some(Class::Size(Size::Pipeline)),
         (Engine::Sglang, "--dp-size" | "--dp") => Some(Class::Size(Size::Data)),
@@ -738,6 +740,8 @@ mod tests {
             (Vllm, "-dpl"),
             (Vllm, "--data-parallel-size-local"),
             (Vllm, "--decode-context-parallel-size"),
+            (Vllm, "--omni"),
+            (Vllm, "--stage-configs-path"),
             (Vllm, "--$(FLAG)"),
             (Sglang, "--pp"),
             (Sglang, "--tp_size"),

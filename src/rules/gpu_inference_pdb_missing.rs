@@ -9,7 +9,11 @@ use std::collections::HashMap;
 declare_rule! {
     /// ## What it does
     /// Flags a GPU Deployment or StatefulSet classified as inference that runs more than one
-    /// replica while no PodDisruptionBudget in the repository selects its pods. A PDB counts when
+    /// replica while no PodDisruptionBudget in the repository selects its pods, in a cluster that
+    /// runs Karpenter (a NodePool in the files, or `cluster: {karpenter: true}` in the config)
+    /// unless its selectors fit only capacity Karpenter does not manage (a managed node group).
+    /// Without Karpenter, nodes are drained when people upgrade them, and a model server sample
+    /// or benchmark beside no pool is not judged. A PDB counts when
     /// it is in the same namespace (a missing namespace on either side matches any, as Kustomize
     /// often sets it later), in any file, and its `selector` matches the pod template's labels.
     ///
@@ -110,7 +114,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let obj = ix.owner(t);
-        if !is_server_kind(obj) {
+        if !is_server_kind(obj) || !ix.uses_karpenter() || cx.off_karpenter(ti) {
             continue;
         }
         let (replicas, at, via) = match autoscaled(&scalers, obj) {

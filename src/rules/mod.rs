@@ -108,6 +108,23 @@ impl<'i, 'a> Ctx<'i, 'a> {
         (lo..hi).map(move |i| (i, &ix.nodepools[i]))
     }
     /// A finding at the rule's default severity.
+    /// Whether template `ti`'s selectors fit pools, none of them Karpenter's (a managed node
+    /// group, a cluster-autoscaler group): Karpenter never disrupts the nodes it lands on. A
+    /// template that fits no pool at all is another rule's finding and is not judged so either.
+    pub fn off_karpenter(&self, ti: usize) -> bool {
+        let ix = self.ix;
+        if ix.nodepools.is_empty() {
+            return false;
+        }
+        let Some(p) = ix.own_placement.get(ti).copied().flatten() else {
+            return false;
+        };
+        !ix.placements[p]
+            .fits
+            .iter()
+            .any(|&pool| ix.nodepools[pool as usize].is_karpenter())
+    }
+
     pub fn at(&self, loc: Loc, message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(self.rule.name, self.rule.severity, loc, message)
     }

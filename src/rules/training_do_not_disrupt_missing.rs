@@ -130,7 +130,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         .help(format!("move it: {help}")),
                     ));
                 }
-                None if training && karpenter && !off_karpenter(cx, ti) => {
+                None if training && karpenter && !cx.off_karpenter(ti) => {
                     let Some(at) = template_anchor(owner, t) else {
                         continue;
                     };
@@ -154,23 +154,6 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             },
         }
     }
-}
-
-/// Whether the template's selectors fit pools, none of them Karpenter's (a managed node group, a
-/// cluster-autoscaler group): Karpenter never disrupts the nodes it lands on. A template that fits
-/// no pool at all is another rule's finding and is not judged here either.
-fn off_karpenter(cx: &Ctx, ti: usize) -> bool {
-    let ix = cx.ix;
-    if ix.nodepools.is_empty() {
-        return false;
-    }
-    let Some(p) = ix.own_placement.get(ti).copied().flatten() else {
-        return false;
-    };
-    !ix.placements[p]
-        .fits
-        .iter()
-        .any(|&pool| ix.nodepools[pool as usize].is_karpenter())
 }
 
 /// Points at the evidence that made the template training, when there is a place to point at.

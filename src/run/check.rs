@@ -149,6 +149,7 @@ pub fn finish(
 ) {
     let diagnostics = &mut outcome.diagnostics;
     suppress::apply(files, settings, policies, diagnostics);
+    diagnostics.retain(|d| settings.selected(d.rule) || !advice_on_test_data(d, files));
     // Context describes the cluster; only its unreadable files are worth a word.
     diagnostics.retain(|d| d.rule == "invalid-yaml" || !files[d.loc.file].is_context());
     for d in diagnostics.iter_mut() {
@@ -173,6 +174,30 @@ pub fn finish(
             ))
     });
     diagnostics.dedup();
+}
+
+/// Advice on how an object runs (disruption, cost, availability, performance, security,
+/// deprecation, consistency between copies) given on a file in a test tree: what is there is the
+/// input of a project's tests (fixtures, golden files, e2e scenarios, older releases' objects),
+/// not what a cluster runs, so how it would run is nobody's concern. Findings that the object
+/// cannot be applied at all stand, and a rule selected by name (`--rule`) judges every file.
+fn advice_on_test_data(d: &Diagnostic, files: &[SourceFile]) -> bool {
+    let advice = crate::rules::find(d.rule).is_some_and(|r| {
+        matches!(
+            r.category,
+            "disruption"
+                | "cost"
+                | "availability"
+                | "performance"
+                | "security"
+                | "deprecation"
+                | "consistency"
+        )
+    });
+    advice
+        && files
+            .get(d.loc.file)
+            .is_some_and(|f| crate::source::in_test_tree(&f.path))
 }
 
 /// The same finding from several clusters (a shared base) is one finding; in a file that more

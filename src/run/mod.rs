@@ -90,7 +90,11 @@ pub fn lint_repo(repo: Repo, settings: &Settings, policies: Option<&Policies>) -
 /// One line per template that was not linted, with how to lint it.
 fn skipped_notes(files: &[SourceFile]) -> Vec<String> {
     let mut out = Vec::new();
-    for f in files {
+    // A template found beside the manifests is not linted by design: no note for it.
+    for f in files
+        .iter()
+        .filter(|f| f.role != crate::source::Role::Derived)
+    {
         let Some(s) = &f.skipped else { continue };
         let how = if let Some(h) = &s.hint {
             h.as_str()

@@ -155,6 +155,12 @@ impl UserCrds {
         self.find(obj.group, obj.version, obj.kind).is_some()
     }
 
+    /// Whether the object's CRD was given as what the cluster has (`--crd`, `crds:`, context).
+    pub fn given(&self, obj: &Object) -> bool {
+        self.find(obj.group, obj.version, obj.kind)
+            .is_some_and(|e| e.rank == Rank::Given)
+    }
+
     /// Violations of the object against its CRD, each at the node its instance path names. With
     /// several copies of the CRD in view, the copies the cluster most surely serves judge (one
     /// given as context over one a kustomization, chart or Application deploys, over a file
@@ -184,6 +190,8 @@ impl UserCrds {
         // Required properties missing from one mapping are one mistake (a flat spec where the
         // CRD nests it): one finding that names them all.
         let mut required: Vec<(Node<'a>, String, Vec<String>)> = Vec::new();
+        // Unknown fields of a mapping: (the mapping, where its finding is in `out`, the names).
+        let mut unknown: Vec<(Node<'a>, usize, Vec<String>)> = Vec::new();
         for err in e.validator.iter_errors(&instance) {
             let segs: Vec<String> = err.instance_path().iter().map(|s| s.to_string()).collect();
             let mut node = obj.root;
@@ -221,6 +229,7 @@ impl UserCrds {
                         .first()
                         .and_then(|u| node.entry(u).map(|(k, _)| k))
                         .unwrap_or(node);
+                    unknown.push((node, out.len(), unexpected.clone()));
                     (
                         key,
                         format!(
@@ -260,8 +269,38 @@ impl UserCrds {
                 help: None,
             });
         }
-        for (node, shown, names) in required {
+        // An object whose name is still to be filled in is a template: its empty fields are slots
+        // the tool that renders it fills, not nulls the API server prunes.
+        let template = obj.name.is_some_and(crate::quantity::is_placeholder);
+        for (node, shown, mut names) in required {
+            if template {
+                names.retain(|n| node.get(n).is_none_or(|v| !v.is_null()));
+                if names.is_empty() {
+                    continue;
+                }
+            }
             let one = names.len() == 1;
+            // Fields the schema lacks where required ones are missing, in one mapping: one
+            // mistake (the object written for another shape or version of the CRD), one finding.
+            if let Some((_, at, extra)) = unknown.iter().find(|(m, _, _)| m.span() == node.span())
+                && let Some(v) = out.get_mut(*at)
+            {
+                *v = Violation {
+                    node,
+                    message: format!(
+                        "{shown} does not have the shape of the {} {} CRD schema: {} {} required, and {} {} not in it: the API server rejects the {} (is it written for another version of the CRD?)",
+                        e.kind,
+                        e.version,
+                        crate::diag::backticked(&names, ", "),
+                        if one { "is" } else { "are" },
+                        crate::diag::backticked(extra, ", "),
+                        if extra.len() == 1 { "is" } else { "are" },
+                        e.kind
+                    ),
+                    help: None,
+                };
+                continue;
+            }
             out.push(Violation {
                 node,
                 message: format!(

@@ -240,11 +240,29 @@ pub struct Discovery<'a> {
     pub exclude_root: Option<&'a Path>,
 }
 
-/// Whether discovery lints a file of this name: YAML, `Kustomization`, Terraform.
+/// Whether discovery reads a file of this name: YAML, `Kustomization`, Terraform, and templates
+/// that render YAML.
 fn wanted(p: &Path) -> bool {
     is_yaml(p)
         || p.file_name().is_some_and(|n| n == "Kustomization")
         || super::terraform::is_terraform(p)
+        || is_yaml_template(p)
+}
+
+/// A template named for the YAML it renders (`kueue.yaml.tftpl`, `pool.yml.j2`): a tool other
+/// than gpuops fills it in (Terraform's `templatefile()`, Jinja, `envsubst`, a script), so what
+/// it defines exists once rendered, while the template itself is not what is applied.
+pub fn is_yaml_template(p: &Path) -> bool {
+    let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let Some((stem, ext)) = name.rsplit_once('.') else {
+        return false;
+    };
+    matches!(
+        ext,
+        "tftpl" | "tpl" | "tmpl" | "gotmpl" | "j2" | "jinja" | "jinja2" | "template"
+    ) && is_yaml(Path::new(stem))
 }
 
 fn is_yaml(p: &Path) -> bool {
@@ -472,13 +490,23 @@ pub fn load(paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<IoProblem>) {
         .collect();
     // In the order of the paths, as one file per path would be.
     results.sort_by_key(|(i, _)| *i);
-    let mut files = Vec::with_capacity(results.len());
+    let mut files: Vec<SourceFile> = Vec::with_capacity(results.len());
     let mut problems = Vec::new();
     for (_, r) in results {
         match r {
             Ok(f) => files.extend(f),
             Err(p) => problems.push(p),
         }
+    }
+    // A template that Terraform renders is read with its module, as linted manifests: the copy
+    // discovery read of it on its own goes.
+    let linted: std::collections::HashSet<String> = files
+        .iter()
+        .filter(|f| f.role == Role::Linted && is_yaml_template(Path::new(&f.path)))
+        .map(|f| f.path.clone())
+        .collect();
+    if !linted.is_empty() {
+        files.retain(|f| f.role != Role::Derived || !linted.contains(&f.path));
     }
     (files, problems)
 }
@@ -490,6 +518,9 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
         path: path.clone(),
         message: e.to_string(),
     };
+    if is_yaml_template(p) {
+        return Ok(super::terraform::read_template(p));
+    }
     let file = std::fs::File::open(p).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     if len > MAX_FILE_BYTES {

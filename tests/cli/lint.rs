@@ -740,7 +740,8 @@ spec:
             limits: {nvidia.com/gpu: 1}
 ";
 
-fn findings(v: &serde_json::Value) -> Vec<(String, String)> {
+/// (rule, path) of every finding.
+pub(crate) fn findings(v: &serde_json::Value) -> Vec<(String, String)> {
     v["diagnostics"]
         .as_array()
         .unwrap()

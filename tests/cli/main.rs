@@ -13,6 +13,8 @@
 //! - `render`: `gpuops render`, `init` and `schema`; `render_sharing`: classes that share their
 //!   GPUs (MIG, time-slicing, MPS).
 //! - `sources`: kustomize overlays, Helm charts and Argo CD Applications, built and linted.
+//! - `test_data`: what a repository holds besides what it applies: templates other tools
+//!   render, objects still to be named, test trees.
 //! - `why`: `gpuops why`.
 //!
 //! Snapshots are in `tests/cli/snapshots/`, named `cli__<module>__<name>.snap`.
@@ -27,4 +29,5 @@ mod lint;
 mod render;
 mod render_sharing;
 mod sources;
+mod test_data;
 mod why;

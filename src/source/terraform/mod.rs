@@ -70,6 +70,29 @@ pub fn read_module(paths: &[PathBuf]) -> Vec<Result<Vec<SourceFile>, IoProblem>>
     module(&dir, &names, texts, true)
 }
 
+/// A template named for the YAML it renders, found on its own (see
+/// [`crate::source::files::is_yaml_template`]): read as the manifests it renders, with
+/// interpolations as placeholders, as objects that exist in its clusters but are never reported
+/// on (the template is not what is applied). One that does not read as manifests (directives that
+/// insert structure, YAML it only becomes once filled in) is listed as unread: what it names is
+/// then taken to exist.
+pub fn read_template(path: &Path) -> Option<SourceFile> {
+    let mut f = templates::read(path)?;
+    f.role = crate::source::Role::Derived;
+    if f.skipped.is_none() && !f.problems.is_empty() {
+        let at = f.problems[0].span;
+        f.skipped = Some(crate::source::Skipped {
+            reason: "template".into(),
+            marker: String::new(),
+            span: at,
+            hint: None,
+        });
+        f.docs.clear();
+        f.problems.clear();
+    }
+    Some(f)
+}
+
 /// Files of one module given as text (`render --format terraform` checks its output so): no
 /// `.tfvars` is read.
 pub fn read_texts(files: &[(String, String)]) -> Vec<SourceFile> {

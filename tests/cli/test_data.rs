@@ -1,0 +1,131 @@
+//! What a repository holds besides the manifests it applies: templates another tool renders,
+//! objects whose name or namespace is still to be filled in, and test trees (fixtures, e2e
+//! scenarios, older releases' objects).
+
+use crate::common::{Run, gpuops_in, run, write};
+
+const QUEUES_TFTPL: &str = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: \"a3\"\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [\"nvidia.com/gpu\"]\n    flavors:\n    - name: \"a3\"\n      resources:\n      - name: \"nvidia.com/gpu\"\n        nominalQuota: ${num_gpus}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  namespace: \"default\"\n  name: \"a3\"\nspec:\n  clusterQueue: \"a3\"\n";
+
+const DIRECTIVES_TFTPL: &str = "%{ for ns in namespaces ~}\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  namespace: ${ns}\n  name: dws\nspec:\n  clusterQueue: dws\n---\n%{ endfor ~}\n";
+
+fn job(name: &str, namespace: &str, queue: &str) -> String {
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: \"{namespace}\"\n  labels: {{kueue.x-k8s.io/queue-name: {queue}}}\nspec:\n  suspend: true\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: c\n          image: busybox:1.36\n          command: [\"true\"]\n"
+    )
+}
+
+fn findings(out: &str) -> Vec<(String, String)> {
+    crate::lint::findings(&crate::sources::json(out))
+}
+
+#[test]
+fn templates_rendered_elsewhere_define_what_workloads_name() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "kueue/queues.yaml.tftpl", QUEUES_TFTPL);
+    write(d.path(), "kueue/dws.yaml.tftpl", DIRECTIVES_TFTPL);
+    write(d.path(), "jobs/a3.yaml", &job("a3", "default", "a3"));
+    write(d.path(), "jobs/dws.yaml", &job("dws", "team-a", "dws"));
+    // A namespace still to be filled in matches any: the queue of `default` may be the one.
+    write(
+        d.path(),
+        "jobs/user.yaml",
+        &job("user", "<user_namespace>", "a3"),
+    );
+    write(
+        d.path(),
+        "jobs/missing.yaml",
+        &job("m", "default", "nowhere"),
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        findings(&out),
+        vec![(
+            "localqueue-not-found".to_string(),
+            "jobs/missing.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
+    // The templates are not linted, so nothing says they were skipped.
+    assert!(!err.contains("tftpl"), "{err}");
+    assert!(!out.contains("tftpl"), "{out}");
+}
+
+const SERVER: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: llm}}\n  template:\n    metadata:\n      labels: {app: llm}\n    spec:\n      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.9.0\n          command: [vllm, serve, m]\n          resources:\n            limits: {nvidia.com/gpu: 1}\n";
+
+const POOL: &str = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}\n      requirements:\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g6e]}\n";
+
+#[test]
+fn advice_is_not_given_on_test_data_unless_the_rule_is_asked_for() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "karpenter/gpu.yaml", POOL);
+    write(d.path(), "apps/llm.yaml", SERVER);
+    write(d.path(), "test/e2e/llm.yaml", SERVER);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let pdb: Vec<_> = findings(&out)
+        .into_iter()
+        .filter(|(r, _)| r == "gpu-inference-pdb-missing")
+        .collect();
+    assert_eq!(
+        pdb,
+        vec![(
+            "gpu-inference-pdb-missing".to_string(),
+            "apps/llm.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args([
+        "lint",
+        "--format",
+        "json",
+        "--rule",
+        "gpu-inference-pdb-missing",
+    ]));
+    assert_eq!(findings(&out).len(), 2, "{out}{err}");
+}
+
+const CACHE_CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: caches.example.com\nspec:\n  group: example.com\n  names: {kind: Cache, plural: caches}\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec:\n              type: object\n              required: [service]\n              properties:\n                service:\n                  type: object\n                  required: [ports]\n                  properties:\n                    ports: {type: array, items: {type: integer}}\n";
+
+const OLD_CACHE: &str = "apiVersion: example.com/v1\nkind: Cache\nmetadata:\n  name: c\nspec:\n  service:\n    port: 9600\n";
+
+#[test]
+fn test_data_of_an_older_release_is_not_judged_by_the_current_crd() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "config/crd.yaml", CACHE_CRD);
+    write(d.path(), "test/regression/v0.2.1/cache.yaml", OLD_CACHE);
+    write(d.path(), "test/e2e/cache.yaml", OLD_CACHE);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let found = findings(&out);
+    assert!(!found.is_empty(), "{out}{err}");
+    assert!(
+        found
+            .iter()
+            .all(|(r, p)| r == "schema-violation" && p == "test/e2e/cache.yaml"),
+        "{out}{err}"
+    );
+}
+
+#[test]
+fn empty_fields_of_an_object_still_to_be_named_are_slots_not_nulls() {
+    let d = tempfile::tempdir().unwrap();
+    let crd = CACHE_CRD.replace(
+        "                    ports: {type: array, items: {type: integer}}\n",
+        "                    ports: {type: array, items: {type: integer}}\n                mode: {type: string}\n",
+    );
+    write(d.path(), "config/crd.yaml", &crd);
+    let object = |name: &str| {
+        format!(
+            "apiVersion: example.com/v1\nkind: Cache\nmetadata:\n  name: {name}\nspec:\n  service:\n  mode:\n"
+        )
+    };
+    write(d.path(), "templates/cache.yaml", &object("$NAME"));
+    write(d.path(), "apps/cache.yaml", &object("real"));
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        findings(&out),
+        vec![(
+            "schema-violation".to_string(),
+            "apps/cache.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
+}
