@@ -134,9 +134,17 @@ fn api_version(cx: &Ctx, obj: &Object, fields: &[Diagnostic], out: &mut Vec<Diag
                 .on(
                     obj,
                     node,
-                    format!(
-                        "`{av}` {since}: the API server rejects the {kind} and it never exists in the cluster"
-                    ),
+                    if obj.version == "v1beta1" {
+                        // Served up to v1.0: a pool of this version may exist in a cluster not
+                        // yet upgraded, and is judged as one by the other rules.
+                        format!(
+                            "`{av}` {since}: from v1.1 on, the API server rejects the {kind} as written, so applying this file fails"
+                        )
+                    } else {
+                        format!(
+                            "`{av}` {since}: the API server rejects the {kind} and it never exists in the cluster"
+                        )
+                    },
                 )
                 .help(if fields.is_empty() {
                     format!(
