@@ -1,5 +1,6 @@
 use super::Ctx;
 use crate::diag::{Diagnostic, Loc};
+use crate::model::dra::{self, Devices};
 use crate::model::{Container, PodTemplate};
 use crate::yaml::Node;
 
@@ -10,7 +11,10 @@ declare_rule! {
     /// scripts included) and environment: `torchrun` / `torch.distributed.run`
     /// `--nproc_per_node` (or `--nproc-per-node`), DeepSpeed `--num_gpus`, `NPROC_PER_NODE` and
     /// `PET_NPROC_PER_NODE`, a PyTorchJob's `spec.nprocPerNode`, and, on pods classified as
-    /// training, Lightning's `--gpus` and `trainer.devices=`. Only whole numbers are compared
+    /// training, Lightning's `--gpus` and `trainer.devices=`. The container's GPUs are its GPU
+    /// resources and the devices of the DRA claims it uses (`resources.claims`; a request's
+    /// `count`, 1 by default); a claim asking `allocationMode: All` leaves them unknown and the
+    /// container is not judged. Only whole numbers are compared
     /// (`auto`, `gpu` and placeholders are not), and only against GPUs and NeuronCores: a Neuron
     /// device has two to eight cores (one process each), and JAX runs one process per TPU host.
     ///
@@ -140,9 +144,26 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     loc: owner.loc(v),
                 })
             });
-        let gpu_containers: Vec<&Container> = t.gpu_containers().filter(|c| !c.init).collect();
+        // Containers asking GPUs as a resource or using GPU claims (DRA).
+        let gpu_containers: Vec<&Container> = t
+            .containers
+            .iter()
+            .filter(|c| !c.init)
+            .filter(|c| c.requests_gpu() || !t.container_dra_gpus(c).is_empty())
+            .collect();
         for c in &gpu_containers {
-            let gpus = c.gpu_count();
+            // A claim of unknown count (`allocationMode: All`) leaves the GPUs unknown.
+            let claims = t.container_dra_gpus(c);
+            let via = if claims.is_empty() {
+                ""
+            } else {
+                " (counting the devices of its DRA claims)"
+            };
+            let gpus = match dra::devices(claims) {
+                None => c.gpu_count(),
+                Some(Devices::Known(n)) => c.gpu_count().saturating_add(n),
+                Some(Devices::Unknown) => continue,
+            };
             if gpus == 0 || !one_process_per_device(c) {
                 continue;
             }
@@ -175,7 +196,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     .at(
                         claim.loc,
                         format!(
-                            "{} starts {} processes per node but container `{name}` of `{}` asks for {gpus} GPU{}: {effect}",
+                            "{} starts {} processes per node but container `{name}` of `{}` asks for {gpus} GPU{}{via}: {effect}",
                             claim.what,
                             claim.n,
                             t.path,
