@@ -1,6 +1,6 @@
 use super::Ctx;
 use crate::diag::{Diagnostic, Loc};
-use crate::model::dra::{self, Devices};
+use crate::model::dra::{self, Devices, DraGpu};
 use crate::model::{Container, PodTemplate};
 use crate::yaml::Node;
 
@@ -144,22 +144,22 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     loc: owner.loc(v),
                 })
             });
-        // Containers asking GPUs as a resource or using GPU claims (DRA).
-        let gpu_containers: Vec<&Container> = t
+        // Containers asking GPUs as a resource or using GPU claims (DRA), with those claims.
+        let gpu_containers: Vec<(&Container, Vec<&DraGpu>)> = t
             .containers
             .iter()
             .filter(|c| !c.init)
-            .filter(|c| c.requests_gpu() || !t.container_dra_gpus(c).is_empty())
+            .map(|c| (c, t.container_dra_gpus(c)))
+            .filter(|(c, claims)| c.requests_gpu() || !claims.is_empty())
             .collect();
-        for c in &gpu_containers {
-            // A claim of unknown count (`allocationMode: All`) leaves the GPUs unknown.
-            let claims = t.container_dra_gpus(c);
+        for (i, (c, claims)) in gpu_containers.iter().enumerate() {
             let via = if claims.is_empty() {
                 ""
             } else {
                 " (counting the devices of its DRA claims)"
             };
-            let gpus = match dra::devices(claims) {
+            // A claim of unknown count (`allocationMode: All`) leaves the GPUs unknown.
+            let gpus = match dra::devices(claims.iter().copied()) {
                 None => c.gpu_count(),
                 Some(Devices::Known(n)) => c.gpu_count().saturating_add(n),
                 Some(Devices::Unknown) => continue,
@@ -170,7 +170,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             let mut claims = command_claims(cx, t, c, training);
             claims.extend(env_claims(t, c));
             // The job-level count is judged against the first GPU container only.
-            if std::ptr::eq(*c, gpu_containers[0])
+            if i == 0
                 && let Some(j) = &job_level
             {
                 claims.push(Claim {

@@ -15,8 +15,9 @@ declare_rule! {
     /// pool's instance types has (also when the pool leaves its types open but its instance
     /// requirements rule out every instance type the pod pins), or more GPUs per pod than the
     /// largest instance the pool may launch (`nvidia.com/gpu`, and the whole GPUs its DRA claims
-    /// of `gpu.nvidia.com` ask for; a claim of every matching device adds none). EKS Auto Mode pools count with their own labels
-    /// (`eks.amazonaws.com/compute-type: auto`, `eks.amazonaws.com/instance-*`).
+    /// of `gpu.nvidia.com` ask for; a claim of every matching device adds none). EKS Auto Mode
+    /// pools count with their own labels (`eks.amazonaws.com/compute-type: auto`,
+    /// `eks.amazonaws.com/instance-*`).
     /// It also flags a template that fits a NodePool on its own but not after Kueue adds the
     /// `nodeLabels` of every ResourceFlavor its ClusterQueue may admit it to (or whose own selectors
     /// rule out every such flavor). NodePools that cannot launch GPU instances are ignored; the rule
