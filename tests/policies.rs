@@ -492,3 +492,35 @@ deny contains {"msg": "no object"} if true
         "{errors:?}"
     );
 }
+
+#[test]
+fn templates_list_the_gpus_of_their_dra_claims() {
+    // Kueue maps both NVIDIA classes; a shared ResourceClaim is charged to nothing, a claim of
+    // every device has no count.
+    let files: Vec<SourceFile> = [
+        "testdata/rules/dra-class-unmapped/pass.yaml",
+        "testdata/rules/nodeselector-matches-no-nodepool/pass.dra.yaml",
+    ]
+    .iter()
+    .map(|p| SourceFile::from_text(p.to_string(), std::fs::read_to_string(p).unwrap()))
+    .collect();
+    let policy = r#"package org.dra
+import rego.v1
+metadata := {"id": "dra", "severity": "warning", "summary": "s"}
+deny contains {"msg": sprintf("%v: %v %v %v/%v %v %v", [t.name, g.class, g.count, g.claim_kind, g.claim_name, g.per_pod, g.kueue_resource]), "object": t.object, "path": t.path} if {
+	some t in input.gpu_templates
+	some g in t.dra_gpus
+}
+"#;
+    assert_eq!(
+        messages_of(&files, policy, "dra"),
+        [
+            "burn-in: gpu.nvidia.com null ResourceClaimTemplate/every-gpu true example.com/gpu",
+            "finetune: gpu.nvidia.com 4 ResourceClaimTemplate/four-gpus true example.com/gpu",
+            "rocm-smoke: amd.example.com 1 ResourceClaimTemplate/amd true null",
+            "sweep: amd.example.com 1 ResourceClaim/shared-amd false null",
+            "sweep: mig.nvidia.com 1 ResourceClaimTemplate/mig-slice true example.com/gpu",
+            "sweep: mig.nvidia.com 8 ResourceClaimTemplate/mig-slices true example.com/gpu",
+        ]
+    );
+}

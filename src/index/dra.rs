@@ -92,6 +92,7 @@ pub(super) fn resolve<'a>(
                 gpus.push(DraGpu {
                     entry: pc.entry,
                     class,
+                    request: r.name,
                     count: r.count,
                     source,
                     class_node: r.class_node,
@@ -139,6 +140,7 @@ fn claim_object(
 mod tests {
     use crate::config::Settings;
     use crate::index::{Class, Index};
+    use crate::model::dra::Devices;
     use crate::source::SourceFile;
 
     #[test]
@@ -205,6 +207,11 @@ spec:
             ]
         );
         assert!(ix.templates[0].requests_gpu() && !ix.templates[1].requests_gpu());
+        // Devices of every GPU claim; whole GPUs only of `gpu.nvidia.com` (not MIG devices).
+        assert_eq!(ix.templates[0].dra_devices(), Some(Devices::Known(3)));
+        assert_eq!(ix.templates[0].dra_whole_gpus(), 2);
+        assert_eq!(ix.templates[0].constraints().nvidia_gpus, 2);
+        assert_eq!(ix.templates[1].dra_devices(), None);
         assert_eq!(ix.templates[0].accelerator_name(), "GPU");
     }
 

@@ -62,7 +62,8 @@ pub struct PodConstraints<'a> {
     pub tolerations: Vec<Toleration<'a>>,
     /// Extended resources the pod requests (for EKS's ExtendedResourceToleration).
     pub extended: Vec<&'a str>,
-    /// nvidia.com/gpu one pod needs (for the instance-size check).
+    /// nvidia.com/gpu one pod needs, with the whole GPUs of its DRA claims (for the
+    /// instance-size check).
     pub nvidia_gpus: u64,
 }
 
@@ -134,7 +135,8 @@ impl<'a> PodConstraints<'a> {
             terms,
             tolerations: t.tolerations(),
             extended,
-            nvidia_gpus: nvidia.max(nvidia_init),
+            // Whole GPUs of DRA claims come from the same node as the containers' own.
+            nvidia_gpus: nvidia.saturating_add(t.dra_whole_gpus()).max(nvidia_init),
         };
         // Kept with the template for the whole run (one per template of the repository): at
         // their size, not the four slots a first push makes.

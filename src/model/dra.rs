@@ -21,6 +21,8 @@ const GPU_DRIVERS: [&str; 3] = ["gpu.nvidia.com", "gpu.amd.com", "gpu.intel.com"
 /// One device request of a claim.
 #[derive(Debug, Clone)]
 pub struct DeviceRequest<'a> {
+    /// Its `name` (what a container's `resources.claims[].request` picks).
+    pub name: Option<&'a str>,
     /// The device class, or each alternative of `firstAvailable`.
     pub classes: Vec<&'a str>,
     /// The `deviceClassName` node (the first alternative's).
@@ -55,6 +57,7 @@ fn request(r: Node<'_>) -> Option<DeviceRequest<'_>> {
             .collect();
         let (first, c) = *subs.first()?;
         return Some(DeviceRequest {
+            name: r.get("name").and_then(Node::as_str),
             classes: subs.iter().filter_map(|(n, _)| n.as_str()).collect(),
             class_node: first,
             count: c.filter(|c| subs.iter().all(|(_, o)| *o == Some(*c))),
@@ -66,6 +69,7 @@ fn request(r: Node<'_>) -> Option<DeviceRequest<'_>> {
     }
     let node = exact.get("deviceClassName")?;
     Some(DeviceRequest {
+        name: r.get("name").and_then(Node::as_str),
         classes: vec![node.as_str()?],
         class_node: node,
         count: count(exact),
@@ -154,6 +158,8 @@ pub struct DraGpu<'a> {
     pub entry: Node<'a>,
     /// The device class.
     pub class: &'a str,
+    /// The claim's request it comes from (its `name`).
+    pub request: Option<&'a str>,
     /// Devices asked (`None`: every matching device, or alternatives of different counts).
     pub count: Option<u64>,
     /// The claim object (index into the index's objects) and its `deviceClassName` node.
@@ -163,6 +169,34 @@ pub struct DraGpu<'a> {
     pub per_pod: bool,
     /// The resource Kueue charges it to (its `deviceClassMappings`), when the files say.
     pub kueue_resource: Option<String>,
+}
+
+/// How many devices some GPU claims give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Devices {
+    Known(u64),
+    /// A request asks for every matching device (`allocationMode: All`), or alternatives ask
+    /// different counts: what the pod gets depends on the node.
+    Unknown,
+}
+
+/// The devices of some GPU claims together; `None` when there are none.
+pub fn devices<'x, 'a: 'x>(gpus: impl IntoIterator<Item = &'x DraGpu<'a>>) -> Option<Devices> {
+    let mut total: Option<Devices> = None;
+    for g in gpus {
+        total = Some(match (total, g.count) {
+            (Some(Devices::Unknown), _) | (_, None) => Devices::Unknown,
+            (Some(Devices::Known(t)), Some(n)) => Devices::Known(t.saturating_add(n)),
+            (None, Some(n)) => Devices::Known(n),
+        });
+    }
+    total
+}
+
+/// The class of NVIDIA's driver that gives whole GPUs (not MIG devices): what an instance's GPU
+/// count is compared with.
+pub fn whole_gpu_class(name: &str) -> bool {
+    name == GPU_CLASSES[0]
 }
 
 #[cfg(test)]
@@ -203,6 +237,29 @@ mod tests {
                 ("mig.nvidia.com|gpu.nvidia.com".to_string(), Some(1))
             ]
         );
+    }
+
+    #[test]
+    fn devices_add_up_unless_one_count_is_unknown() {
+        let text = "k: v\n";
+        let p = parse(text, Budget::default());
+        let node = p.docs[0].root();
+        let gpu = |count: Option<u64>| DraGpu {
+            entry: node,
+            class: "gpu.nvidia.com",
+            request: None,
+            count,
+            source: 0,
+            class_node: node,
+            per_pod: true,
+            kueue_resource: None,
+        };
+        assert_eq!(devices(&[]), None);
+        assert_eq!(
+            devices(&[gpu(Some(2)), gpu(Some(1))]),
+            Some(Devices::Known(3))
+        );
+        assert_eq!(devices(&[gpu(Some(2)), gpu(None)]), Some(Devices::Unknown));
     }
 
     #[test]

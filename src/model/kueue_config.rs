@@ -4,6 +4,7 @@
 //! Only its DRA `deviceClassMappings` are read.
 
 use super::Object;
+use crate::diag::Loc;
 use crate::yaml::{Budget, Node, parse};
 
 /// The key that marks the text worth reading: most files never hold it.
@@ -14,6 +15,9 @@ pub const MARKER: &str = "deviceClassMappings";
 pub struct DeviceClassMapping {
     pub name: String,
     pub device_classes: Vec<String>,
+    /// Where the files declare it: the `deviceClassMappings` key, or the text that holds it (a
+    /// ConfigMap value, chart values), in which the key stands verbatim.
+    pub at: Loc,
 }
 
 /// The mappings an object declares, at any depth of YAML held as text (bounded).
@@ -27,7 +31,7 @@ pub fn device_class_mappings(obj: &Object<'_>) -> Vec<DeviceClassMapping> {
                 | ("argoproj.io", "Application")
         );
     if wanted {
-        walk(obj.root, 0, &mut out);
+        walk(obj, obj.root, None, &mut out);
     }
     out
 }
@@ -36,30 +40,39 @@ pub fn device_class_mappings(obj: &Object<'_>) -> Vec<DeviceClassMapping> {
 /// not read.
 const MAX_DEPTH: u32 = 3;
 
-fn walk(n: Node<'_>, depth: u32, out: &mut Vec<DeviceClassMapping>) {
-    if let Some(list) = n.at(&["resources", MARKER]) {
-        out.extend(list.items().filter_map(mapping));
+/// `holder`: where the text being read stands in the object (with its depth of nesting); `None`
+/// while reading the object itself, whose nodes are located directly.
+fn walk(
+    obj: &Object<'_>,
+    n: Node<'_>,
+    holder: Option<(Loc, u32)>,
+    out: &mut Vec<DeviceClassMapping>,
+) {
+    if let Some((key, list)) = n.get("resources").and_then(|r| r.entry(MARKER)) {
+        let at = holder.map_or_else(|| obj.loc(key), |(h, _)| h);
+        out.extend(list.items().filter_map(|m| mapping(m, at)));
     }
     if n.as_map().is_some() {
         for (_, _, v) in n.entries() {
-            walk(v, depth, out);
+            walk(obj, v, holder, out);
         }
     } else if n.as_seq().is_some() {
         for item in n.items() {
-            walk(item, depth, out);
+            walk(obj, item, holder, out);
         }
     } else if let Some(text) = n.as_str()
-        && depth < MAX_DEPTH
+        && holder.is_none_or(|(_, depth)| depth < MAX_DEPTH)
         && text.contains(MARKER)
     {
+        let inner = holder.map_or_else(|| (obj.loc(n), 1), |(h, depth)| (h, depth + 1));
         let parsed = parse(text, Budget::default());
         for d in &parsed.docs {
-            walk(d.root(), depth + 1, out);
+            walk(obj, d.root(), Some(inner), out);
         }
     }
 }
 
-fn mapping(n: Node<'_>) -> Option<DeviceClassMapping> {
+fn mapping(n: Node<'_>, at: Loc) -> Option<DeviceClassMapping> {
     let name = n.get("name")?.as_str()?.to_string();
     let device_classes = n
         .get("deviceClassNames")
@@ -70,6 +83,7 @@ fn mapping(n: Node<'_>) -> Option<DeviceClassMapping> {
     Some(DeviceClassMapping {
         name,
         device_classes,
+        at,
     })
 }
 
@@ -108,15 +122,28 @@ spec:
                 - {name: gpus, deviceClassNames: [gpu.nvidia.com]}
 "#;
         let p = parse(text, Budget::default());
-        let got: Vec<Vec<DeviceClassMapping>> = p
+        let all: Vec<Vec<DeviceClassMapping>> = p
             .docs
             .iter()
             .map(|d| device_class_mappings(&Object::from_node(0, d.root()).unwrap()))
             .collect();
-        let m = |n: &str, cs: &[&str]| DeviceClassMapping {
-            name: n.to_string(),
-            device_classes: cs.iter().map(|s| s.to_string()).collect(),
+        type Read = (String, Vec<String>);
+        let got: Vec<Vec<Read>> = all
+            .iter()
+            .map(|ms| {
+                ms.iter()
+                    .map(|m| (m.name.clone(), m.device_classes.clone()))
+                    .collect()
+            })
+            .collect();
+        let m = |n: &str, cs: &[&str]| -> Read {
+            (n.to_string(), cs.iter().map(|s| s.to_string()).collect())
         };
+        // Each located at the text that holds it, where the key stands verbatim.
+        for ms in &all {
+            let at = ms[0].at.span;
+            assert!(text[at.range()].contains(MARKER), "{at:?}");
+        }
         assert_eq!(
             got,
             [

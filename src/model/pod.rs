@@ -208,6 +208,44 @@ impl<'a> PodTemplate<'a> {
     pub fn dra_gpus(&self) -> &[super::dra::DraGpu<'a>] {
         &self.dra
     }
+    /// The devices its GPU claims give one pod; `None` without GPU claims.
+    pub fn dra_devices(&self) -> Option<super::dra::Devices> {
+        super::dra::devices(&self.dra)
+    }
+    /// Whole GPUs (`gpu.nvidia.com`) its claims certainly give one pod: a request of unknown
+    /// count adds none, so a comparison with an instance's GPUs never overstates the need.
+    pub fn dra_whole_gpus(&self) -> u64 {
+        self.dra
+            .iter()
+            .filter(|g| super::dra::whole_gpu_class(g.class))
+            .filter_map(|g| g.count)
+            .fold(0, u64::saturating_add)
+    }
+    /// The GPU claims a container uses (`resources.claims` naming the pod's entry, and the
+    /// request when it names one).
+    pub fn container_dra_gpus(&self, c: &Container<'_>) -> Vec<&super::dra::DraGpu<'a>> {
+        let uses: Vec<(Option<&str>, Option<&str>)> = c
+            .get("resources")
+            .and_then(|r| r.get("claims"))
+            .into_iter()
+            .flat_map(|l| l.items())
+            .map(|i| {
+                (
+                    i.get("name").and_then(Node::as_str),
+                    i.get("request").and_then(Node::as_str),
+                )
+            })
+            .collect();
+        self.dra
+            .iter()
+            .filter(|g| {
+                let entry = g.entry.get("name").and_then(Node::as_str);
+                uses.iter().any(|(name, request)| {
+                    name.is_some() && *name == entry && request.is_none_or(|r| g.request == Some(r))
+                })
+            })
+            .collect()
+    }
     /// Its pod spec's `resourceClaims` (what the index resolves).
     pub fn claims(&self) -> Vec<super::dra::PodClaim<'a>> {
         super::dra::pod_claims(self.spec)

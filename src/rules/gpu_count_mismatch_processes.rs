@@ -1,5 +1,6 @@
 use super::Ctx;
 use crate::diag::{Diagnostic, Loc};
+use crate::model::dra::{self, Devices, DraGpu};
 use crate::model::{Container, PodTemplate};
 use crate::yaml::Node;
 
@@ -10,7 +11,10 @@ declare_rule! {
     /// scripts included) and environment: `torchrun` / `torch.distributed.run`
     /// `--nproc_per_node` (or `--nproc-per-node`), DeepSpeed `--num_gpus`, `NPROC_PER_NODE` and
     /// `PET_NPROC_PER_NODE`, a PyTorchJob's `spec.nprocPerNode`, and, on pods classified as
-    /// training, Lightning's `--gpus` and `trainer.devices=`. Only whole numbers are compared
+    /// training, Lightning's `--gpus` and `trainer.devices=`. The container's GPUs are its GPU
+    /// resources and the devices of the DRA claims it uses (`resources.claims`; a request's
+    /// `count`, 1 by default); a claim asking `allocationMode: All` leaves them unknown and the
+    /// container is not judged. Only whole numbers are compared
     /// (`auto`, `gpu` and placeholders are not), and only against GPUs and NeuronCores: a Neuron
     /// device has two to eight cores (one process each), and JAX runs one process per TPU host.
     ///
@@ -140,16 +144,33 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     loc: owner.loc(v),
                 })
             });
-        let gpu_containers: Vec<&Container> = t.gpu_containers().filter(|c| !c.init).collect();
-        for c in &gpu_containers {
-            let gpus = c.gpu_count();
+        // Containers asking GPUs as a resource or using GPU claims (DRA), with those claims.
+        let gpu_containers: Vec<(&Container, Vec<&DraGpu>)> = t
+            .containers
+            .iter()
+            .filter(|c| !c.init)
+            .map(|c| (c, t.container_dra_gpus(c)))
+            .filter(|(c, claims)| c.requests_gpu() || !claims.is_empty())
+            .collect();
+        for (i, (c, claims)) in gpu_containers.iter().enumerate() {
+            let via = if claims.is_empty() {
+                ""
+            } else {
+                " (counting the devices of its DRA claims)"
+            };
+            // A claim of unknown count (`allocationMode: All`) leaves the GPUs unknown.
+            let gpus = match dra::devices(claims.iter().copied()) {
+                None => c.gpu_count(),
+                Some(Devices::Known(n)) => c.gpu_count().saturating_add(n),
+                Some(Devices::Unknown) => continue,
+            };
             if gpus == 0 || !one_process_per_device(c) {
                 continue;
             }
             let mut claims = command_claims(cx, t, c, training);
             claims.extend(env_claims(t, c));
             // The job-level count is judged against the first GPU container only.
-            if std::ptr::eq(*c, gpu_containers[0])
+            if i == 0
                 && let Some(j) = &job_level
             {
                 claims.push(Claim {
@@ -175,7 +196,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     .at(
                         claim.loc,
                         format!(
-                            "{} starts {} processes per node but container `{name}` of `{}` asks for {gpus} GPU{}: {effect}",
+                            "{} starts {} processes per node but container `{name}` of `{}` asks for {gpus} GPU{}{via}: {effect}",
                             claim.what,
                             claim.n,
                             t.path,

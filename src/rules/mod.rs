@@ -297,6 +297,7 @@ mod checkpoint_volume_missing;
 mod clusterqueue_not_found;
 mod deprecated_api;
 mod device_plugin_misses_gpu_pool;
+mod dra_class_unmapped;
 mod ebs_unencrypted;
 mod efa_not_requested;
 mod expire_after_shorter_than_job;
@@ -381,6 +382,7 @@ static ALL: &[&Rule] = &[
     &queue_name_as_annotation::RULE,
     &queue_quota_exceeds_pool_limit::RULE,
     &workload_exceeds_queue_quota::RULE,
+    &dra_class_unmapped::RULE,
     &queue_resource_unknown::RULE,
     &shared_gpu_quota_unadvertised::RULE,
     &flavor_toleration_mismatch::RULE,

@@ -14,8 +14,10 @@ declare_rule! {
     /// `karpenter.sh/nodepool` that does not exist, an instance label (GPU name, family) none of the
     /// pool's instance types has (also when the pool leaves its types open but its instance
     /// requirements rule out every instance type the pod pins), or more GPUs per pod than the
-    /// largest instance the pool may launch. EKS Auto Mode pools count with their own labels
-    /// (`eks.amazonaws.com/compute-type: auto`, `eks.amazonaws.com/instance-*`).
+    /// largest instance the pool may launch (`nvidia.com/gpu`, and the whole GPUs its DRA claims
+    /// of `gpu.nvidia.com` ask for; a claim of every matching device adds none). EKS Auto Mode
+    /// pools count with their own labels (`eks.amazonaws.com/compute-type: auto`,
+    /// `eks.amazonaws.com/instance-*`).
     /// It also flags a template that fits a NodePool on its own but not after Kueue adds the
     /// `nodeLabels` of every ResourceFlavor its ClusterQueue may admit it to (or whose own selectors
     /// rule out every such flavor). NodePools that cannot launch GPU instances are ignored; the rule
@@ -154,13 +156,24 @@ fn req_at<'c, 'a>(pod: &'c PodConstraints<'a>, loc: Loc) -> Option<&'c Req<'a>> 
         .find(|r| r.loc == loc)
 }
 
-/// The `nvidia.com/gpu` count node of the first GPU container (limit, else request).
+/// The `nvidia.com/gpu` count node of the first GPU container (limit, else request), else the
+/// pod's `resourceClaims` entry of its first DRA claim of whole GPUs.
 fn gpu_count_node<'a>(t: &PodTemplate<'a>) -> Option<Node<'a>> {
-    t.containers.iter().find_map(|c| {
-        c.limits
-            .and_then(|l| l.get("nvidia.com/gpu"))
-            .or_else(|| c.requests.and_then(|r| r.get("nvidia.com/gpu")))
-    })
+    t.containers
+        .iter()
+        .find_map(|c| {
+            c.limits
+                .and_then(|l| l.get("nvidia.com/gpu"))
+                .or_else(|| c.requests.and_then(|r| r.get("nvidia.com/gpu")))
+        })
+        .or_else(|| whole_gpu_claim(t).map(|g| g.entry))
+}
+
+/// The first DRA claim of whole GPUs of a known count.
+fn whole_gpu_claim<'t, 'a>(t: &'t PodTemplate<'a>) -> Option<&'t crate::model::dra::DraGpu<'a>> {
+    t.dra_gpus()
+        .iter()
+        .find(|g| crate::model::dra::whole_gpu_class(g.class) && g.count.is_some())
 }
 
 fn template_finding<'a>(
@@ -178,8 +191,7 @@ fn template_finding<'a>(
     let mut related_loc = issue.pool.unwrap_or_else(|| pool.loc(pool.anchor));
     if issue.key == "nvidia.com/gpu" {
         let loc = gpu_count_node(t).map_or(issue.pod, |n| t.loc(n));
-        return cx
-            .at(
+        let mut d = cx.at(
                 loc,
                 format!(
                     "{what} fits no GPU NodePool: {}; Karpenter launches no node for it and its pods stay Pending",
@@ -192,6 +204,23 @@ fn template_finding<'a>(
                 "spread the GPUs over more pods (more replicas or workers), or allow an instance type with enough GPUs in NodePool `{}`",
                 pool.name
             ));
+        // GPUs that come from DRA claims are counted where the claim asks for them.
+        if t.dra_whole_gpus() > 0
+            && let Some(g) = whole_gpu_claim(t)
+        {
+            let claim = &ix.objects[g.source];
+            d = d.related(
+                claim.loc(g.class_node),
+                format!(
+                    "{} asks for {} `{}` device{} per claim",
+                    claim.describe(),
+                    g.count.unwrap_or(0),
+                    g.class,
+                    if g.count == Some(1) { "" } else { "s" }
+                ),
+            );
+        }
+        return d;
     }
     let req = req_at(pod, issue.pod);
     let shown = req.map_or_else(

@@ -241,8 +241,9 @@ struct Seen<'a> {
 
 fn template(ix: &Index, ti: usize) -> TemplateReport {
     let t = &ix.templates[ti];
-    // GPUs of DRA claims too, where their count is known: they come from the pod's node.
-    let dra: u64 = t.dra_gpus().iter().filter_map(|g| g.count).sum();
+    // GPUs of DRA claims too: they come from the pod's node. A claim of unknown count gives at
+    // least one device, and the total is shown as "at least".
+    let dra: u64 = t.dra_gpus().iter().map(|g| g.count.unwrap_or(1)).sum();
     let gpus = t.gpus_per_pod() + dra;
     let wants_gpu = t.requests_gpu();
     let eks = ix.settings.eks;
@@ -329,6 +330,7 @@ fn template(ix: &Index, ti: usize) -> TemplateReport {
         path: t.path.to_string(),
         location: at(ix, t.loc(t.spec)),
         gpus_per_pod: gpus,
+        gpus_at_least: t.dra_devices() == Some(crate::model::dra::Devices::Unknown),
         verdict,
         pools,
         more_pools,

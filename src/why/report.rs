@@ -28,6 +28,10 @@ pub struct TemplateReport {
     pub path: String,
     pub location: String,
     pub gpus_per_pod: u64,
+    /// A DRA claim asks for every matching device (or alternatives of different counts): the pod
+    /// gets at least `gpus_per_pod` GPUs, how many more depends on the node.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gpus_at_least: bool,
     pub verdict: Verdict,
     pub pools: Vec<PoolRow>,
     /// Passing pools beyond those listed.

@@ -11,9 +11,10 @@ pub fn human(report: &Report) -> String {
         for t in &o.templates {
             let mark = if t.verdict.lands { "✓" } else { "✗" };
             let s = if t.gpus_per_pod == 1 { "" } else { "s" };
+            let least = if t.gpus_at_least { "at least " } else { "" };
             let _ = writeln!(
                 out,
-                "\n{} ({}, {} GPU{s} per pod)",
+                "\n{} ({}, {least}{} GPU{s} per pod)",
                 t.path, t.location, t.gpus_per_pod
             );
             let _ = writeln!(out, "  {mark} {}", t.verdict.summary);

@@ -214,3 +214,29 @@ fn why_explains_mig_and_dra_requests() {
         "DRA device class `gpu.nvidia.com`, 1 device"
     );
 }
+
+/// A DRA claim of every matching device (`allocationMode: All`): the GPUs per pod are a lower
+/// bound, said so.
+#[test]
+fn why_says_at_least_for_a_claim_of_every_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(
+        root().join("testdata/rules/nodeselector-matches-no-nodepool/pass.dra.yaml"),
+    )
+    .unwrap();
+    write(dir.path(), "dra.yaml", &text);
+    let out = gpuops_in(dir.path())
+        .args(["why", "Job/ml/burn-in"])
+        .output()
+        .unwrap();
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert!(human.contains("at least 1 GPU per pod"), "{human}");
+    let out = gpuops_in(dir.path())
+        .args(["why", "Job/ml/finetune", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &v["objects"][0]["templates"][0];
+    assert_eq!(t["gpus_per_pod"], 4, "{t}");
+    assert!(t.get("gpus_at_least").is_none(), "{t}");
+}

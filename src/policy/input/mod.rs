@@ -310,6 +310,30 @@ fn container(
     e.done()
 }
 
+/// The GPUs a template's DRA claims give one pod: per GPU request of a claim, its device class,
+/// count (null for `allocationMode: All` or alternatives of different counts), the claim object
+/// and the resource Kueue charges it to.
+fn dra_gpus(ix: &Index<'_>, t: &crate::model::PodTemplate<'_>, strings: &mut Strings) -> Value {
+    let gpus: Vec<Value> = t
+        .dra_gpus()
+        .iter()
+        .map(|g| {
+            let claim = ix.objects.get(g.source);
+            obj(vec![
+                ("class", strings.get(g.class)),
+                ("count", g.count.map_or(Value::Null, Value::from)),
+                ("request", strings.opt(g.request)),
+                ("claim_kind", strings.opt(claim.map(|c| c.kind))),
+                ("claim_name", strings.opt(claim.and_then(|c| c.name))),
+                ("claim_object", Value::from(g.source as u64)),
+                ("per_pod", Value::from(g.per_pod)),
+                ("kueue_resource", strings.opt(g.kueue_resource.as_deref())),
+            ])
+        })
+        .collect();
+    Value::from(gpus)
+}
+
 /// The fields of template and container facts to build: those the policies name
 /// ([`Needs::field`]), in a hash set since every fact asks for each of its fields.
 struct Fields {
@@ -480,6 +504,7 @@ fn template(
     };
     e.put("gpus", || Value::from(gpus_per_pod(&t.containers, &gpus)));
     e.put("requests_gpu", || Value::from(t.requests_gpu()));
+    e.put("dra_gpus", || dra_gpus(ix, t, strings));
     let intent = ix.classes.get(ti);
     e.put("intent", || {
         strings.get(intent.map_or("other", |i| intent_name(i.kind)))

@@ -1,9 +1,12 @@
 use super::Ctx;
 use crate::diag::{Diagnostic, Loc, Severity};
-use crate::intent::{Tok, image_repository, lex};
+use crate::model::dra::{self, Devices};
 use crate::model::kinds::{Family, family};
 use crate::model::{Container, Object, PodTemplate, is_gpu_resource};
 use crate::yaml::Node;
+
+mod command;
+use command::{Server, commands, entrypoint_server, server_in};
 
 declare_rule! {
     /// ## What it does
@@ -15,7 +18,9 @@ declare_rule! {
     /// and `--data-parallel-size`/`-dp` (SGLang also `--tp-size`/`--tp`, `--pp-size`,
     /// `--dp-size`/`--dp`; with `--enable-dp-attention` its data-parallel ranks share the
     /// tensor-parallel GPUs). The server needs tensor × pipeline × data parallel GPUs; the
-    /// container has its `nvidia.com/gpu` limit.
+    /// container has its `nvidia.com/gpu` limit, or the devices of the DRA claims it uses
+    /// (`resources.claims`; a request's `count`, 1 by default; not judged when a claim asks
+    /// `allocationMode: All` or the container also has GPU resources).
     ///
     /// Only what is certain is judged: nothing when a size is a variable, a placeholder or a
     /// template, when arguments may come from a variable (`$EXTRA_ARGS`, `"$@"`) or a
@@ -81,197 +86,6 @@ impl Engine {
             Engine::Sglang => ("--tp-size", "--dp-size"),
         }
     }
-}
-
-/// A word of a container's command line and the scalar it is written in.
-#[derive(Clone, Copy)]
-struct Word<'a> {
-    text: &'a str,
-    node: Node<'a>,
-    /// Read from a `sh -c` script, not an exec-form item.
-    script: bool,
-}
-
-/// Nested `sh -c` levels worth reading.
-const MAX_DEPTH: u8 = 3;
-
-/// The commands a container runs: its exec form (command, then args) as one, and each command
-/// of a `sh -c` script in it as one more; and that script.
-fn commands<'a>(c: &Container<'a>) -> (Vec<Vec<Word<'a>>>, Option<&'a str>) {
-    let mut out = vec![Vec::new()];
-    let mut script_next = false;
-    for key in ["command", "args"] {
-        for item in c.get(key).into_iter().flat_map(Node::items) {
-            let Some(text) = item.as_str() else { continue };
-            if script_next {
-                script(text, item, 1, &mut out);
-                // What follows the script is its `$0`, `$1`…, not a command.
-                return (out, Some(text));
-            }
-            out[0].push(Word {
-                text,
-                node: item,
-                script: false,
-            });
-            script_next = runs_script(&out[0]);
-        }
-    }
-    (out, None)
-}
-
-/// Splits a shell script into its commands (into `out`), reading `sh -c` scripts within.
-fn script<'a>(text: &'a str, node: Node<'a>, depth: u8, out: &mut Vec<Vec<Word<'a>>>) {
-    let mut cur: Vec<Word<'a>> = Vec::new();
-    let mut script_next = false;
-    for tok in lex(text) {
-        match tok {
-            Tok::Sep => {
-                out.push(std::mem::take(&mut cur));
-                script_next = false;
-            }
-            Tok::Word("") => {}
-            Tok::Word(w) => {
-                if std::mem::take(&mut script_next) && depth < MAX_DEPTH {
-                    script(w, node, depth + 1, out);
-                    continue;
-                }
-                cur.push(Word {
-                    text: w,
-                    node,
-                    script: true,
-                });
-                script_next = runs_script(&cur);
-            }
-        }
-    }
-    out.push(cur);
-}
-
-fn basename(w: &str) -> &str {
-    w.rsplit('/').next().unwrap_or(w)
-}
-
-fn is_env_assignment(w: &str) -> bool {
-    w.split_once('=').is_some_and(|(k, _)| {
-        !k.is_empty()
-            && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            && !k.starts_with(|c: char| c.is_ascii_digit())
-    })
-}
-
-/// Programs that run the words after them (and their own options) as the command.
-const WRAPPERS: &[&str] = &[
-    "exec", "env", "nohup", "time", "timeout", "stdbuf", "numactl", "taskset",
-];
-
-/// Where the program of a command stands: past environment assignments and wrappers with
-/// their options.
-fn program_at(cmd: &[Word<'_>]) -> usize {
-    let mut i = 0;
-    let mut wrapped = false;
-    while let Some(w) = cmd.get(i) {
-        let t = w.text;
-        let wrapper_option = wrapped
-            && (t.starts_with('-')
-                || t.bytes()
-                    .all(|b| b.is_ascii_digit() || b".,-smh".contains(&b)));
-        if WRAPPERS.contains(&basename(t)) {
-            wrapped = true;
-        } else if !is_env_assignment(t) && !wrapper_option {
-            break;
-        }
-        i += 1;
-    }
-    i
-}
-
-/// Whether a command so far is a shell told to run its next word as a script (`sh -c`,
-/// `bash -lc`).
-fn runs_script(cmd: &[Word<'_>]) -> bool {
-    let p = program_at(cmd);
-    let Some(program) = cmd.get(p) else {
-        return false;
-    };
-    let shell = ["sh", "bash", "zsh", "dash", "ash"].contains(&basename(program.text));
-    let opts = &cmd[p + 1..];
-    shell
-        && opts.iter().all(|w| w.text.starts_with('-'))
-        && opts.last().is_some_and(|w| {
-            !w.text.starts_with("--") && w.text.len() > 1 && w.text[1..].contains('c')
-        })
-}
-
-/// A model server invocation: its engine, where it is named, and its arguments.
-struct Server<'a> {
-    engine: Engine,
-    /// The word that names it (`serve`, the module), or the image for an entrypoint.
-    named: Node<'a>,
-    /// What to point at in `named`, and what stands before it there.
-    shown: &'a str,
-    after: Option<&'a str>,
-    args: Vec<Word<'a>>,
-}
-
-/// The server a command runs, if it runs one.
-fn server_in<'a>(cmd: &[Word<'a>]) -> Option<Server<'a>> {
-    let p = program_at(cmd);
-    let program = cmd.get(p)?;
-    let base = basename(program.text);
-    let next = cmd.get(p + 1);
-    let found = |engine, named: &Word<'a>, after: Option<&'a str>, from: usize| Server {
-        engine,
-        named: named.node,
-        shown: named.text,
-        after,
-        args: cmd.get(from..).unwrap_or_default().to_vec(),
-    };
-    if let Some(n) = next.filter(|n| n.text == "serve") {
-        return match base {
-            "vllm" => Some(found(Engine::Vllm, n, Some(program.text), p + 2)),
-            "sglang" => Some(found(Engine::Sglang, n, Some(program.text), p + 2)),
-            _ => None,
-        };
-    }
-    if !base.starts_with("python") {
-        return None;
-    }
-    // Interpreter options, then `-m module`.
-    let mut i = p + 1;
-    while let Some(w) = cmd.get(i) {
-        match w.text {
-            "-m" => break,
-            "-W" | "-X" => i += 2,
-            t if t.starts_with('-') && t.len() > 1 && !t.starts_with("--") => i += 1,
-            _ => return None,
-        }
-    }
-    let module = cmd.get(i + 1)?;
-    let engine = match module.text {
-        "vllm.entrypoints.openai.api_server" | "vllm.entrypoints.api_server" => Engine::Vllm,
-        "sglang.launch_server" => Engine::Sglang,
-        _ => return None,
-    };
-    Some(found(engine, module, None, i + 2))
-}
-
-/// The `vllm/vllm-openai` image runs the vLLM server as its entrypoint: a container of it with
-/// no command of its own serves with its arguments.
-fn entrypoint_server<'a>(c: &Container<'a>, exec: &[Word<'a>]) -> Option<Server<'a>> {
-    if c.get("command").is_some() {
-        return None;
-    }
-    let image = c.get("image")?;
-    let repo = image_repository(image.as_str()?.trim());
-    if repo != "vllm/vllm-openai" && !repo.ends_with("/vllm/vllm-openai") {
-        return None;
-    }
-    Some(Server {
-        engine: Engine::Vllm,
-        named: image,
-        shown: image.as_str()?,
-        after: None,
-        args: exec.to_vec(),
-    })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -567,7 +381,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if matches!(family(owner), Some(Family::LeaderWorkerSet | Family::Ray)) {
             continue;
         }
-        for c in t.containers.iter().filter(|c| !c.init && c.requests_gpu()) {
+        for c in t
+            .containers
+            .iter()
+            .filter(|c| !c.init && (c.requests_gpu() || !t.container_dra_gpus(c).is_empty()))
+        {
             if let Some(d) = judge(cx, owner, t, c) {
                 out.push(d);
             }
@@ -575,21 +393,77 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn judge(cx: &Ctx, owner: &Object, t: &PodTemplate, c: &Container) -> Option<Diagnostic> {
-    let limits = c.limits?;
-    let limit = limits.get(GPU)?;
-    let gpus = limit
-        .as_str()?
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|&n| n > 0)?;
-    if c.accelerators()
-        .iter()
-        .any(|(name, _)| is_gpu_resource(name) && *name != GPU)
-    {
+/// A container's GPUs and where they are set: its `nvidia.com/gpu` limit, or the DRA claims it
+/// uses (when those are all it has).
+struct Gpus {
+    n: u64,
+    loc: Loc,
+    /// `8 \`nvidia.com/gpu\``, `8 GPUs from its DRA claims`.
+    shown: String,
+    /// What to change to fix the count.
+    setting: String,
+    /// The note at `loc`.
+    note: String,
+}
+
+fn gpus_of(cx: &Ctx, t: &PodTemplate, c: &Container) -> Option<Gpus> {
+    let claims = t.container_dra_gpus(c);
+    if claims.is_empty() {
+        let limit = c.limits?.get(GPU)?;
+        let n = limit
+            .as_str()?
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)?;
+        if c.accelerators()
+            .iter()
+            .any(|(name, _)| is_gpu_resource(name) && *name != GPU)
+        {
+            return None;
+        }
+        return Some(Gpus {
+            n,
+            loc: t.loc(limit),
+            shown: format!("{n} `{GPU}`"),
+            setting: format!("the `{GPU}` limit"),
+            note: format!("its `{GPU}` limit: {n}"),
+        });
+    }
+    // GPUs from claims and from resources together, or of unknown count: not judged.
+    if c.requests_gpu() {
         return None;
     }
+    let Some(Devices::Known(n)) = dra::devices(claims.iter().copied()) else {
+        return None;
+    };
+    let first = claims.first()?;
+    let claim = cx.ix.objects.get(first.source)?;
+    Some(Gpus {
+        n,
+        loc: claim.loc(first.class_node),
+        shown: format!(
+            "{n} GPU{} from its DRA claims",
+            if n == 1 { "" } else { "s" }
+        ),
+        setting: if claims.len() == 1 {
+            format!("the `count` of the request in {}", claim.describe())
+        } else {
+            "the `count` of the requests in its claims".to_string()
+        },
+        note: format!(
+            "{} gives it {} `{}` device{}",
+            claim.describe(),
+            first.count.unwrap_or(0),
+            first.class,
+            if first.count == Some(1) { "" } else { "s" }
+        ),
+    })
+}
+
+fn judge(cx: &Ctx, owner: &Object, t: &PodTemplate, c: &Container) -> Option<Diagnostic> {
+    let source = gpus_of(cx, t, c)?;
+    let gpus = source.n;
     let env_names: Vec<&str> = c
         .get("env")
         .into_iter()
@@ -639,20 +513,21 @@ fn judge(cx: &Ctx, owner: &Object, t: &PodTemplate, c: &Container) -> Option<Dia
     }
     let name = c.name.unwrap_or("<unnamed>");
     let of = describe(owner, t);
-    let limit_loc = t.loc(limit);
     let s = |n: u64| if n == 1 { "" } else { "s" };
     let (tp_flag, dp_flag) = engine.flags();
     let (message, help, severity) = if ranks < gpus {
         let idle = gpus - ranks;
         (
             format!(
-                "{} runs on {ranks} GPU{} ({formula}) but container `{name}` of {of} has {gpus} `{GPU}`: {idle} {} idle, paid for as long as it runs",
+                "{} runs on {ranks} GPU{} ({formula}) but container `{name}` of {of} has {}: {idle} {} idle, paid for as long as it runs",
                 engine.name(),
                 s(ranks),
+                source.shown,
                 if idle == 1 { "GPU sits" } else { "GPUs sit" },
             ),
             format!(
-                "set the `{GPU}` limit to {ranks}, or make the parallel sizes come to {gpus} (`{tp_flag}`{})",
+                "set {} to {ranks}, or make the parallel sizes come to {gpus} (`{tp_flag}`{})",
+                source.setting,
                 if sizes.counts(engine, Size::Data) {
                     format!(", or `{dp_flag}` for more copies of the model")
                 } else {
@@ -678,12 +553,14 @@ fn judge(cx: &Ctx, owner: &Object, t: &PodTemplate, c: &Container) -> Option<Dia
         };
         (
             format!(
-                "{} runs {ranks} ranks of one GPU each ({formula}) but container `{name}` of {of} has {gpus} `{GPU}`: it cannot place them on the GPU{} it sees and fails at start{unless}",
+                "{} runs {ranks} ranks of one GPU each ({formula}) but container `{name}` of {of} has {}: it cannot place them on the GPU{} it sees and fails at start{unless}",
                 engine.name(),
+                source.shown,
                 s(gpus),
             ),
             format!(
-                "set the `{GPU}` limit to {ranks} (on an instance type with that many GPUs), or make the parallel sizes come to {gpus}; a model too large for one node's GPUs needs a multi-node server (LeaderWorkerSet, Ray)"
+                "set {} to {ranks} (on an instance type with that many GPUs), or make the parallel sizes come to {gpus}; a model too large for one node's GPUs needs a multi-node server (LeaderWorkerSet, Ray)",
+                source.setting
             ),
             if unless.is_empty() {
                 Severity::Error
@@ -704,7 +581,7 @@ fn judge(cx: &Ctx, owner: &Object, t: &PodTemplate, c: &Container) -> Option<Dia
     for other in counted.iter().skip(1) {
         d = d.related(other.loc, format!("`{}` {}", other.flag, other.n));
     }
-    Some(d.related(limit_loc, format!("its `{GPU}` limit: {gpus}")))
+    Some(d.related(source.loc, source.note))
 }
 
 /// `Deployment serving/chat` for a kind with one pod template, else with the template's path.
