@@ -147,8 +147,10 @@ fn object<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
     cel::object_rules(obj.group, obj.kind, obj.version, obj.root, found);
 }
 
-/// Admission webhook checks that no CRD schema expresses, for objects validated by their CRD.
+/// What no CRD schema expresses, for objects validated by their CRD: the API server's own check
+/// of a custom resource's name, and the admission webhooks' checks.
 fn webhook<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
+    cel::object_name(obj.root, obj.kind, found);
     cel::webhook_rules(obj.group, obj.kind, obj.version, obj.root, found);
 }
 

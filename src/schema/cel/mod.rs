@@ -154,7 +154,7 @@ fn judged(n: Node<'_>) -> Option<&str> {
 
 /// `metadata.name` of a kind whose names the API server checks as DNS subdomains (every custom
 /// resource, and PriorityClass).
-fn object_name<'a>(root: Node<'a>, kind: &str, out: &mut Vec<Violation<'a>>) {
+pub fn object_name<'a>(root: Node<'a>, kind: &str, out: &mut Vec<Violation<'a>>) {
     if let Some(n) = root.at(&["metadata", "name"])
         && let Some(name) = judged(n).filter(|s| !s.is_empty())
         && let Some(why) = names::dns_subdomain(name)
