@@ -1,0 +1,142 @@
+//! Built-in field knowledge of the AWS provider's EC2NodeClass (`karpenter.k8s.aws/v1`), from
+//! the CRD of Karpenter v1.14.
+
+use super::*;
+
+// ---------------------------------------------------------------------------------------------
+// Karpenter EC2NodeClass karpenter.k8s.aws/v1
+
+static AMI_TERM: Obj = crd(&[
+    f("alias", Ty::Str),
+    f("id", Ty::Str),
+    f("name", Ty::Str),
+    f("owner", Ty::Str),
+    f("ssmParameter", Ty::Str),
+    f("tags", STR_MAP),
+]);
+static ID_TAGS_TERM: Obj = crd(&[f("id", Ty::Str), f("tags", STR_MAP)]);
+static SG_TERM: Obj = crd(&[f("id", Ty::Str), f("name", Ty::Str), f("tags", STR_MAP)]);
+static CR_TERM: Obj = crd(&[
+    f("id", Ty::Str),
+    f(
+        "instanceMatchCriteria",
+        Ty::Enum(&["open", "targeted"], &[]),
+    ),
+    f("ownerID", Ty::Str),
+    f("tags", STR_MAP),
+]);
+static EBS: Obj = crd(&[
+    f("deleteOnTermination", Ty::Bool),
+    f("encrypted", Ty::Bool),
+    f("iops", ANY_INT),
+    f("kmsKeyID", Ty::Str),
+    f("snapshotID", Ty::Str),
+    f("throughput", ANY_INT),
+    f("volumeInitializationRate", Ty::Int(100, 300)),
+    f("volumeSize", Ty::Format(&VOLUME_SIZE)),
+    f(
+        "volumeType",
+        Ty::Enum(&["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"], &[]),
+    ),
+]);
+static BLOCK_DEVICE: Obj = crd(&[
+    f("deviceName", Ty::Str),
+    f("ebs", Ty::Obj(&EBS)),
+    f("rootVolume", Ty::Bool),
+]);
+static KUBELET: Obj = crd(&[
+    f("clusterDNS", STRINGS),
+    f("cpuCFSQuota", Ty::Bool),
+    f("evictionHard", STR_MAP),
+    f("evictionMaxPodGracePeriod", ANY_INT),
+    f("evictionSoft", STR_MAP),
+    f("evictionSoftGracePeriod", STR_MAP),
+    f("imageGCHighThresholdPercent", Ty::Int(0, 100)),
+    f("imageGCLowThresholdPercent", Ty::Int(0, 100)),
+    f("kubeReserved", STR_MAP),
+    f("maxPods", NON_NEG),
+    f("podsPerCore", NON_NEG),
+    f("systemReserved", STR_MAP),
+]);
+const ON_OFF: Ty = Ty::Enum(&["enabled", "disabled"], &[]);
+static METADATA_OPTIONS: Obj = crd(&[
+    f("httpEndpoint", ON_OFF),
+    f("httpProtocolIPv6", ON_OFF),
+    f("httpPutResponseHopLimit", Ty::Int(1, 64)),
+    f("httpTokens", Ty::Enum(&["required", "optional"], &[])),
+]);
+static NETWORK_INTERFACE: Obj = crd(&[
+    req("networkCardIndex", NON_NEG),
+    req("deviceIndex", NON_NEG),
+    req("interfaceType", Ty::Enum(&["interface", "efa-only"], &[])),
+]);
+static CONNECTION_TRACKING: Obj = crd(&[
+    f("tcpEstablishedTimeout", Ty::Int(60, 432_000)),
+    f("udpStreamTimeout", Ty::Int(60, 180)),
+    f("udpTimeout", Ty::Int(30, 60)),
+]);
+static CPU_OPTIONS: Obj = crd(&[f("nestedVirtualization", ON_OFF)]);
+static PLACEMENT_GROUP: Obj = crd(&[f("id", Ty::Str), f("name", Ty::Str)]);
+static EC2NC_SPEC: Obj = Obj {
+    moved: &[
+        Moved {
+            from: "amiSelector",
+            to: "spec.amiSelectorTerms",
+        },
+        Moved {
+            from: "subnetSelector",
+            to: "spec.subnetSelectorTerms",
+        },
+        Moved {
+            from: "securityGroupSelector",
+            to: "spec.securityGroupSelectorTerms",
+        },
+    ],
+    ..crd(&[
+        f(
+            "amiFamily",
+            Ty::Enum(
+                &[
+                    "AL2",
+                    "AL2023",
+                    "Bottlerocket",
+                    "Custom",
+                    "Windows2019",
+                    "Windows2022",
+                    "Windows2025",
+                ],
+                &[],
+            ),
+        ),
+        req("amiSelectorTerms", Ty::List(&Ty::Obj(&AMI_TERM))),
+        f("associatePublicIPAddress", Ty::Bool),
+        f("blockDeviceMappings", Ty::List(&Ty::Obj(&BLOCK_DEVICE))),
+        f(
+            "capacityReservationSelectorTerms",
+            Ty::List(&Ty::Obj(&CR_TERM)),
+        ),
+        f("connectionTracking", Ty::Obj(&CONNECTION_TRACKING)),
+        f("context", Ty::Str),
+        f("cpuOptions", Ty::Obj(&CPU_OPTIONS)),
+        f("detailedMonitoring", Ty::Bool),
+        f("instanceProfile", Ty::Str),
+        f("instanceStorePolicy", Ty::Enum(&["RAID0"], &[])),
+        f("ipPrefixCount", NON_NEG),
+        f("kubelet", Ty::Obj(&KUBELET)),
+        f("metadataOptions", Ty::Obj(&METADATA_OPTIONS)),
+        f("networkInterfaces", Ty::List(&Ty::Obj(&NETWORK_INTERFACE))),
+        f("placementGroupSelector", Ty::Obj(&PLACEMENT_GROUP)),
+        f("role", Ty::Str),
+        req("securityGroupSelectorTerms", Ty::List(&Ty::Obj(&SG_TERM))),
+        req("subnetSelectorTerms", Ty::List(&Ty::Obj(&ID_TAGS_TERM))),
+        f("tags", STR_MAP),
+        f("userData", Ty::Str),
+    ])
+};
+pub static EC2NODECLASS_V1: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    CRD_ROOT_FIELDS[3],
+    req("spec", Ty::Obj(&EC2NC_SPEC)),
+]);
