@@ -122,7 +122,7 @@ mod karpenter;
 mod kueue;
 
 use ec2nodeclass::EC2NODECLASS_V1;
-use karpenter::NODEPOOL_V1;
+use karpenter::{NODECLAIM_V1, NODEPOOL_V1};
 use kueue::{
     ADMISSION_CHECK, CLUSTER_QUEUE_V1B1, CLUSTER_QUEUE_V1B2, COHORT, LOCAL_QUEUE, RESOURCE_FLAVOR,
     TOPOLOGY, WORKLOAD_PRIORITY_CLASS,
@@ -495,6 +495,7 @@ pub static POD_SPEC: Obj = typos(&[
 pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<(&'static Obj, &'static str)> {
     Some(match (group, version, kind) {
         ("karpenter.sh", "v1", "NodePool") => (&NODEPOOL_V1, "NodePool v1"),
+        ("karpenter.sh", "v1", "NodeClaim") => (&NODECLAIM_V1, "NodeClaim v1"),
         ("karpenter.k8s.aws", "v1", "EC2NodeClass") => (&EC2NODECLASS_V1, "EC2NodeClass v1"),
         ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "ResourceFlavor") => {
             (&RESOURCE_FLAVOR, "ResourceFlavor")

@@ -33,14 +33,36 @@ static NP_REQUIREMENT: Obj = crd(&[
     f("values", TEXTS),
     f("minValues", Ty::Int(1, 50)),
 ]);
+/// The CRDs' `^[^/]*$`: a group, not a group and version.
+fn api_group(s: &str) -> bool {
+    !s.contains('/')
+}
+static API_GROUP: Format = Format {
+    what: "an API group without a version (no `/`), such as `karpenter.k8s.aws`",
+    ok: api_group,
+};
 static NODE_CLASS_REF: Obj = Obj {
     ignored: &["apiVersion"],
     ..crd(&[
-        req("group", Ty::Str),
+        req("group", Ty::Format(&API_GROUP)),
         req("kind", Ty::Str),
         req("name", Ty::Str),
     ])
 };
+static NC_RESOURCES: Obj = crd(&[f("requests", Ty::Map(&Ty::QuantityPattern))]);
+/// The fields of a NodeClaim's spec; all but the last (`resources`) are a NodePool template's.
+static NODE_SPEC: [Field; 7] = [
+    req("nodeClassRef", Ty::Obj(&NODE_CLASS_REF)),
+    req(
+        "requirements",
+        Ty::Count(0, 100, &Ty::List(&Ty::Obj(&NP_REQUIREMENT))),
+    ),
+    f("taints", Ty::List(&Ty::Obj(&TAINT))),
+    f("startupTaints", Ty::List(&Ty::Obj(&TAINT))),
+    f("expireAfter", Ty::Format(&DURATION_OR_NEVER)),
+    f("terminationGracePeriod", Ty::Format(&DURATION)),
+    f("resources", Ty::Obj(&NC_RESOURCES)),
+];
 static NP_TEMPLATE_SPEC: Obj = Obj {
     moved: &[
         Moved {
@@ -53,17 +75,7 @@ static NP_TEMPLATE_SPEC: Obj = Obj {
         },
     ],
     ignored: &["kubelet"],
-    ..crd(&[
-        req("nodeClassRef", Ty::Obj(&NODE_CLASS_REF)),
-        req(
-            "requirements",
-            Ty::Count(0, 100, &Ty::List(&Ty::Obj(&NP_REQUIREMENT))),
-        ),
-        f("taints", Ty::List(&Ty::Obj(&TAINT))),
-        f("startupTaints", Ty::List(&Ty::Obj(&TAINT))),
-        f("expireAfter", Ty::Format(&DURATION_OR_NEVER)),
-        f("terminationGracePeriod", Ty::Format(&DURATION)),
-    ])
+    ..crd(NODE_SPEC.split_at(6).0)
 };
 static NP_TEMPLATE_META: Obj = crd(&[
     f(
@@ -177,4 +189,19 @@ pub static NODEPOOL_V1: Obj = crd(&[
     CRD_ROOT_FIELDS[2],
     CRD_ROOT_FIELDS[3],
     req("spec", Ty::Obj(&NP_SPEC)),
+]);
+
+// ---------------------------------------------------------------------------------------------
+// Karpenter NodeClaim karpenter.sh/v1: a NodePool template's spec, with resource requests
+
+static NC_SPEC: Obj = Obj {
+    ignored: &["kubelet"],
+    ..crd(&NODE_SPEC)
+};
+pub static NODECLAIM_V1: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    CRD_ROOT_FIELDS[3],
+    req("spec", Ty::Obj(&NC_SPEC)),
 ]);

@@ -14,7 +14,7 @@ mod pod;
 
 use ec2nodeclass::ec2nodeclass;
 pub use karpenter::restricted_label;
-use karpenter::{nodepool, nodepool_names};
+use karpenter::{nodeclaim, nodepool, nodepool_names};
 use pod::toleration_names;
 pub use pod::{node_affinity, pod_names, tolerations};
 
@@ -45,6 +45,7 @@ pub fn object_rules<'a>(
     };
     match (group, kind) {
         ("karpenter.sh", "NodePool") => nodepool(spec, out),
+        ("karpenter.sh", "NodeClaim") => nodeclaim(spec, out),
         ("karpenter.k8s.aws", "EC2NodeClass") => ec2nodeclass(spec, out),
         ("kueue.x-k8s.io", "ClusterQueue") => {
             kueue::flavor_resource_counts(spec, kind, out);
