@@ -124,8 +124,8 @@ mod kueue;
 use ec2nodeclass::EC2NODECLASS_V1;
 use karpenter::{NODECLAIM_V1, NODEPOOL_V1};
 use kueue::{
-    ADMISSION_CHECK, CLUSTER_QUEUE_V1B1, CLUSTER_QUEUE_V1B2, COHORT, LOCAL_QUEUE, RESOURCE_FLAVOR,
-    TOPOLOGY, WORKLOAD_PRIORITY_CLASS,
+    ADMISSION_CHECK, CLUSTER_QUEUE_V1B1, CLUSTER_QUEUE_V1B2, COHORT, LOCAL_QUEUE,
+    PROVISIONING_REQUEST_CONFIG, RESOURCE_FLAVOR, TOPOLOGY, WORKLOAD_PRIORITY_CLASS,
 };
 
 const ANY_INT: Ty = Ty::Int(i64::MIN, i64::MAX);
@@ -516,6 +516,9 @@ pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<(&'static Obj,
         }
         ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "AdmissionCheck") => {
             (&ADMISSION_CHECK, "AdmissionCheck")
+        }
+        ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "ProvisioningRequestConfig") => {
+            (&PROVISIONING_REQUEST_CONFIG, "ProvisioningRequestConfig")
         }
         ("scheduling.k8s.io", "v1", "PriorityClass") => (&PRIORITY_CLASS, "PriorityClass"),
         _ => return None,

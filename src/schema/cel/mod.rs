@@ -62,6 +62,9 @@ pub fn object_rules<'a>(
             kueue::resource_flavor_topology(spec, out);
         }
         ("kueue.x-k8s.io", "Topology") => kueue::topology(spec, out),
+        ("kueue.x-k8s.io", "ProvisioningRequestConfig") => {
+            kueue::provisioning_request_config(spec, version, out);
+        }
         _ => {}
     }
     webhook_rules(group, kind, version, root, out);
