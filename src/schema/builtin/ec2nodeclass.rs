@@ -44,19 +44,68 @@ static BLOCK_DEVICE: Obj = crd(&[
     f("ebs", Ty::Obj(&EBS)),
     f("rootVolume", Ty::Bool),
 ]);
+/// A `kubeReserved` or `systemReserved` value: a quantity, as a string.
+fn reserved(s: &str) -> bool {
+    crate::schema::check::quantity_pattern(s)
+}
+/// An eviction threshold: a percentage up to `100%` with at most two decimals, a quantity, or
+/// empty (the CRD's pattern has an empty alternative).
+fn eviction(s: &str) -> bool {
+    let Some(p) = s.strip_suffix('%') else {
+        return s.is_empty() || reserved(s);
+    };
+    let digits =
+        |t: &str, max: usize| (1..=max).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_digit());
+    let (int, frac) = match p.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (p, None),
+    };
+    if int == "100" {
+        return frac.is_none_or(|f| digits(f, 2) && f.bytes().all(|b| b == b'0'));
+    }
+    digits(int, 2) && frac.is_none_or(|f| digits(f, 2))
+}
+/// A placement group id: `^pg-[0-9a-z]+$`.
+fn placement_group_id(s: &str) -> bool {
+    s.strip_prefix("pg-").is_some_and(|r| {
+        !r.is_empty()
+            && r.bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+    })
+}
+fn non_empty(s: &str) -> bool {
+    !s.is_empty()
+}
+static RESERVED: Format = Format {
+    what: "a quantity such as `100m`, `1Gi` or `10`",
+    ok: reserved,
+};
+static EVICTION: Format = Format {
+    what: "a percentage up to `100%` (two decimals at most) or a quantity such as `500Mi`",
+    ok: eviction,
+};
+static PLACEMENT_GROUP_ID: Format = Format {
+    what: "a placement group id (`pg-` and lower-case letters and digits)",
+    ok: placement_group_id,
+};
+static NON_EMPTY: Format = Format {
+    what: "a name (at least one character)",
+    ok: non_empty,
+};
+const INT32_NON_NEG: Ty = Ty::Int(0, i32::MAX as i64);
 static KUBELET: Obj = crd(&[
     f("clusterDNS", STRINGS),
     f("cpuCFSQuota", Ty::Bool),
-    f("evictionHard", STR_MAP),
-    f("evictionMaxPodGracePeriod", ANY_INT),
-    f("evictionSoft", STR_MAP),
+    f("evictionHard", Ty::Map(&Ty::Format(&EVICTION))),
+    f("evictionMaxPodGracePeriod", INT32),
+    f("evictionSoft", Ty::Map(&Ty::Format(&EVICTION))),
     f("evictionSoftGracePeriod", STR_MAP),
     f("imageGCHighThresholdPercent", Ty::Int(0, 100)),
     f("imageGCLowThresholdPercent", Ty::Int(0, 100)),
-    f("kubeReserved", STR_MAP),
-    f("maxPods", NON_NEG),
-    f("podsPerCore", NON_NEG),
-    f("systemReserved", STR_MAP),
+    f("kubeReserved", Ty::Map(&Ty::Format(&RESERVED))),
+    f("maxPods", INT32_NON_NEG),
+    f("podsPerCore", INT32_NON_NEG),
+    f("systemReserved", Ty::Map(&Ty::Format(&RESERVED))),
 ]);
 const ON_OFF: Ty = Ty::Enum(&["enabled", "disabled"], &[]);
 static METADATA_OPTIONS: Obj = crd(&[
@@ -76,7 +125,10 @@ static CONNECTION_TRACKING: Obj = crd(&[
     f("udpTimeout", Ty::Int(30, 60)),
 ]);
 static CPU_OPTIONS: Obj = crd(&[f("nestedVirtualization", ON_OFF)]);
-static PLACEMENT_GROUP: Obj = crd(&[f("id", Ty::Str), f("name", Ty::Str)]);
+static PLACEMENT_GROUP: Obj = crd(&[
+    f("id", Ty::Format(&PLACEMENT_GROUP_ID)),
+    f("name", Ty::Format(&NON_EMPTY)),
+]);
 static EC2NC_SPEC: Obj = Obj {
     moved: &[
         Moved {
@@ -140,3 +192,27 @@ pub static EC2NODECLASS_V1: Obj = crd(&[
     CRD_ROOT_FIELDS[3],
     req("spec", Ty::Obj(&EC2NC_SPEC)),
 ]);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eviction_thresholds_and_placement_groups() {
+        for ok in [
+            "5%", "10.5%", "99.99%", "100%", "100.00%", "0%", "500Mi", "1.5Gi", "",
+        ] {
+            assert!(eviction(ok), "{ok}");
+        }
+        for bad in [
+            "5%3", "110%", "100.5%", "1.234%", "%", "110GB", ".5%", "5%%",
+        ] {
+            assert!(!eviction(bad), "{bad}");
+        }
+        assert!(
+            placement_group_id("pg-0123abc")
+                && !placement_group_id("pg-")
+                && !placement_group_id("pg-ABC")
+        );
+    }
+}
