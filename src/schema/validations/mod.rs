@@ -3,7 +3,9 @@
 //! properties only (unknown fields are pruned first), schema defaults filled in, `number` fields
 //! as doubles, property names escaped (`__dash__`, `__dot__`, …).
 //!
-//! A rule that does not compile, calls a function not registered here, fails at run time or is
+//! A rule whose evaluation fails on the object's own data (a missing field, `int()` of a value
+//! that is no integer) is a rejection, as at the API server (`faults`). A rule that does not
+//! compile, calls a function not registered here, fails at run time for another reason or is
 //! over the cost guard is skipped: it never produces a finding, and [`Skips`] counts it.
 //! Transition rules (`oldSelf`) only apply on update and are not run.
 
