@@ -215,6 +215,12 @@ fn cases_with_the_reference_crds() {
         println!("note: ../shared/reference/crds not found beside the project: not run");
         return;
     };
+    // The cases come from Kueue v0.19 and Karpenter v1.14: other releases' CRDs may differ.
+    let sources = common::root().join("../shared/reference/crds/SOURCES.md");
+    let sources = std::fs::read_to_string(sources).unwrap_or_default();
+    if !(sources.contains("v0.19.2") && sources.contains("v1.14.1")) {
+        println!("note: the reference CRDs are not Kueue v0.19.2's and Karpenter v1.14.1's");
+    }
     let mut wrong = Vec::new();
     // (project, layer) of the cases translated from upstream tests → (cases, caught, on exactly
     // the marked lines): the figures docs/schema.md gives.

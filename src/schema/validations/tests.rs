@@ -210,7 +210,9 @@ x-kubernetes-validations:
   - rule: "!has(self.d) || duration(self.d) > duration('1s')"
   - rule: "!has(self.s) || duration(self.s) > duration('1s')"
   - rule: isURL('x') || self.nodeLabels.size() >= 1
+  - rule: self.mode.size() > 0
 properties:
+  mode: {type: string, default: all}
   topologyName: {type: string}
   nodeLabels: {type: object, additionalProperties: {type: string}}
   values: {type: array, items: {type: string}}
@@ -262,6 +264,7 @@ properties:
         "topologyName: t\nnodeLabels: null\nvalues: ['${X}']\n",
     );
     assert_eq!(found, Vec::<String>::new());
+    // `has()` guards hold and defaults are filled in before the rules run: neither fails here.
     let found = run(schema, "values: ['0x1p3']\nl: []\n");
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("int() conversion failed"), "{found:?}");
