@@ -16,14 +16,38 @@ static AMI_TERM: Obj = crd(&[
 ]);
 static ID_TAGS_TERM: Obj = crd(&[f("id", Ty::Str), f("tags", STR_MAP)]);
 static SG_TERM: Obj = crd(&[f("id", Ty::Str), f("name", Ty::Str), f("tags", STR_MAP)]);
+/// A capacity reservation id: `^cr-[0-9a-z]+$`.
+fn reservation_id(s: &str) -> bool {
+    id_after(s, "cr-")
+}
+/// An AWS account id: `^[0-9]{12}$`.
+fn account_id(s: &str) -> bool {
+    s.len() == 12 && s.bytes().all(|b| b.is_ascii_digit())
+}
+/// `prefix` and then at least one lower-case letter or digit.
+fn id_after(s: &str, prefix: &str) -> bool {
+    s.strip_prefix(prefix).is_some_and(|r| {
+        !r.is_empty()
+            && r.bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+    })
+}
+static RESERVATION_ID: Format = Format {
+    what: "a capacity reservation id (`cr-` and lower-case letters and digits)",
+    ok: reservation_id,
+};
+static ACCOUNT_ID: Format = Format {
+    what: "an AWS account id (12 digits)",
+    ok: account_id,
+};
 static CR_TERM: Obj = crd(&[
-    f("id", Ty::Str),
+    f("id", Ty::Format(&RESERVATION_ID)),
     f(
         "instanceMatchCriteria",
         Ty::Enum(&["open", "targeted"], &[]),
     ),
-    f("ownerID", Ty::Str),
-    f("tags", STR_MAP),
+    f("ownerID", Ty::Format(&ACCOUNT_ID)),
+    f("tags", Ty::Count(0, 20, &STR_MAP)),
 ]);
 static EBS: Obj = crd(&[
     f("deleteOnTermination", Ty::Bool),
@@ -165,7 +189,7 @@ static EC2NC_SPEC: Obj = Obj {
         f("blockDeviceMappings", Ty::List(&Ty::Obj(&BLOCK_DEVICE))),
         f(
             "capacityReservationSelectorTerms",
-            Ty::List(&Ty::Obj(&CR_TERM)),
+            Ty::Count(0, 30, &Ty::List(&Ty::Obj(&CR_TERM))),
         ),
         f("connectionTracking", Ty::Obj(&CONNECTION_TRACKING)),
         f("context", Ty::Str),
