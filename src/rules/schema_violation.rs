@@ -6,9 +6,10 @@ use crate::schema::{builtin, cel, check};
 declare_rule! {
     /// ## What it does
     /// Checks the objects gpuops models against what the API server and the Karpenter and Kueue
-    /// admission checks accept: NodePool and EC2NodeClass (`v1`), ResourceFlavor, ClusterQueue,
-    /// LocalQueue, Cohort, WorkloadPriorityClass and AdmissionCheck (`v1beta1`, `v1beta2`),
-    /// Topology, PriorityClass, and the pod-spec parts of every workload (tolerations,
+    /// admission checks accept: NodePool, NodeClaim and EC2NodeClass (`v1`), ResourceFlavor,
+    /// ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, AdmissionCheck and
+    /// ProvisioningRequestConfig (`v1beta1`, `v1beta2`), Topology, PriorityClass, and the
+    /// pod-spec parts of every workload (tolerations,
     /// nodeSelector, node affinity, containers and their resources and env, volumes). It reports
     /// wrong types, missing required fields, values outside an enum, range, pattern or list
     /// length, names that are not DNS subdomains, label and taint keys that are not qualified
@@ -19,7 +20,8 @@ declare_rule! {
     /// `kubernetes.io/hostname`) in requirements and template labels, budget `schedule`/`duration`
     /// pairs, empty `nodeClassRef` parts, what a static NodePool (`replicas`) may not set, `role`
     /// xor `instanceProfile`, EC2NodeClass selector terms, alias terms, restricted tags, root
-    /// volumes and network interfaces, `borrowingLimit` without a cohort, `borrowWithinCohort`
+    /// volumes, network interfaces, kubelet eviction and reservation keys and the placement
+    /// group selector, `borrowingLimit` without a cohort, `borrowWithinCohort`
     /// with `reclaimWithinCohort: Never`, a flavor fungibility `preference` without
     /// `TryNextFlavor` (after defaults), flavors listing as many resources as their group covers,
     /// `topologyName` without node labels, Topology levels (unique, `kubernetes.io/hostname`
@@ -35,8 +37,10 @@ declare_rule! {
     /// rejects it, with the upstream rule's message. Unknown fields of core kinds are reported
     /// only when they are near-misses of known ones. Objects whose CRD is given with `--crd` or
     /// `crds:` (or found among the linted files) are validated against that CRD instead: its
-    /// schema and its `x-kubernetes-validations` CEL rules; the webhooks' checks and Karpenter's
-    /// validation after apply still run, as no CRD expresses them.
+    /// schema and its `x-kubernetes-validations` CEL rules (a rule that fails to evaluate on the
+    /// object's own data, such as `int()` of a value that is no integer, rejects it as at the API
+    /// server); the name check, the webhooks' checks and Karpenter's validation after apply still
+    /// run, as no CRD expresses them.
     ///
     /// ## Why is this bad?
     /// A GitOps sync that the API server rejects leaves the NodePool, queue or Job out of the
@@ -176,8 +180,10 @@ fn object<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
     cel::object_rules(obj.group, obj.kind, obj.version, obj.root, found);
 }
 
-/// Admission webhook checks that no CRD schema expresses, for objects validated by their CRD.
+/// What no CRD schema expresses, for objects validated by their CRD: the API server's own check
+/// of a custom resource's name, and the admission webhooks' checks.
 fn webhook<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
+    cel::object_name(obj.root, obj.kind, found);
     cel::webhook_rules(obj.group, obj.kind, obj.version, obj.root, found);
 }
 

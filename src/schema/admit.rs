@@ -12,10 +12,15 @@ pub fn admit(v: &mut Value, schema: &Value) {
     admit_at(v, schema, 0);
 }
 
+/// Whether a mutating webhook gpuops knows fills fields of this kind before validation.
+pub fn has_webhook_defaults(group: &str, kind: &str) -> bool {
+    (group, kind) == ("jobset.x-k8s.io", "JobSet")
+}
+
 /// The defaults the mutating webhooks of the kinds gpuops knows fill in before validation.
 pub fn webhook_defaults(group: &str, kind: &str, v: &mut Value) {
     // JobSet's webhook names unnamed failure-policy rules `failurePolicyRule<i>`.
-    if (group, kind) == ("jobset.x-k8s.io", "JobSet")
+    if has_webhook_defaults(group, kind)
         && let Some(rules) = v
             .pointer_mut("/spec/failurePolicy/rules")
             .and_then(Value::as_array_mut)

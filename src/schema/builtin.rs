@@ -117,11 +117,15 @@ const fn any(name: &'static str) -> Field {
     f(name, Ty::Any)
 }
 
+mod ec2nodeclass;
+mod karpenter;
 mod kueue;
 
+use ec2nodeclass::EC2NODECLASS_V1;
+use karpenter::{NODECLAIM_V1, NODEPOOL_V1};
 use kueue::{
-    ADMISSION_CHECK, CLUSTER_QUEUE_V1B1, CLUSTER_QUEUE_V1B2, COHORT, LOCAL_QUEUE, RESOURCE_FLAVOR,
-    TOPOLOGY, WORKLOAD_PRIORITY_CLASS,
+    ADMISSION_CHECK, CLUSTER_QUEUE_V1B1, CLUSTER_QUEUE_V1B2, COHORT, LOCAL_QUEUE,
+    PROVISIONING_REQUEST_CONFIG, RESOURCE_FLAVOR, TOPOLOGY, WORKLOAD_PRIORITY_CLASS,
 };
 
 const ANY_INT: Ty = Ty::Int(i64::MIN, i64::MAX);
@@ -298,326 +302,12 @@ static VOLUME_SIZE: Format = Format {
     ok: volume_size,
 };
 
-// ---------------------------------------------------------------------------------------------
-// Karpenter NodePool karpenter.sh/v1
-
-static TAINT: Obj = crd(&[
-    req("key", Ty::Format(&TAINT_PART)),
-    f("value", Ty::Format(&TAINT_PART)),
-    req("effect", Ty::Enum(EFFECTS, &[])),
-    f("timeAdded", Ty::Str),
-]);
-static NP_REQUIREMENT: Obj = crd(&[
-    req("key", Ty::Format(&REQUIREMENT_KEY)),
-    req(
-        "operator",
-        Ty::Enum(
-            &[
-                "In",
-                "NotIn",
-                "Exists",
-                "DoesNotExist",
-                "Gt",
-                "Lt",
-                "Gte",
-                "Lte",
-            ],
-            &[],
-        ),
-    ),
-    f("values", TEXTS),
-    f("minValues", Ty::Int(1, 50)),
-]);
-static NODE_CLASS_REF: Obj = Obj {
-    ignored: &["apiVersion"],
-    ..crd(&[
-        req("group", Ty::Str),
-        req("kind", Ty::Str),
-        req("name", Ty::Str),
-    ])
-};
-static NP_TEMPLATE_SPEC: Obj = Obj {
-    moved: &[
-        Moved {
-            from: "consolidationPolicy",
-            to: "spec.disruption.consolidationPolicy",
-        },
-        Moved {
-            from: "labels",
-            to: "spec.template.metadata.labels",
-        },
-    ],
-    ignored: &["kubelet"],
-    ..crd(&[
-        req("nodeClassRef", Ty::Obj(&NODE_CLASS_REF)),
-        req(
-            "requirements",
-            Ty::Count(0, 100, &Ty::List(&Ty::Obj(&NP_REQUIREMENT))),
-        ),
-        f("taints", Ty::List(&Ty::Obj(&TAINT))),
-        f("startupTaints", Ty::List(&Ty::Obj(&TAINT))),
-        f("expireAfter", Ty::Format(&DURATION_OR_NEVER)),
-        f("terminationGracePeriod", Ty::Format(&DURATION)),
-    ])
-};
-static NP_TEMPLATE_META: Obj = crd(&[
-    f(
-        "labels",
-        Ty::Count(0, 100, &Ty::Map(&Ty::Format(&LABEL_VALUE))),
-    ),
-    f("annotations", TEXT_MAP),
-]);
-static NP_TEMPLATE: Obj = crd(&[
-    f("metadata", Ty::Obj(&NP_TEMPLATE_META)),
-    req("spec", Ty::Obj(&NP_TEMPLATE_SPEC)),
-]);
-static BUDGET: Obj = crd(&[
-    req("nodes", Ty::Format(&BUDGET_NODES)),
-    f("schedule", Ty::Format(&SCHEDULE)),
-    f("duration", Ty::Format(&BUDGET_DURATION)),
-    f(
-        "reasons",
-        Ty::List(&Ty::Enum(&["Underutilized", "Empty", "Drifted"], &[])),
-    ),
-]);
-static NP_DISRUPTION: Obj = Obj {
-    ignored: &["expireAfter"],
-    ..crd(&[
-        f(
-            "consolidationPolicy",
-            Ty::Enum(
-                &["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"],
-                &["WhenUnderutilized"],
-            ),
-        ),
-        req("consolidateAfter", Ty::Format(&DURATION_OR_NEVER)),
-        f("budgets", Ty::Count(0, 50, &Ty::List(&Ty::Obj(&BUDGET)))),
-    ])
-};
-static NP_SPEC: Obj = Obj {
-    moved: &[
-        Moved {
-            from: "consolidationPolicy",
-            to: "spec.disruption.consolidationPolicy",
-        },
-        Moved {
-            from: "consolidateAfter",
-            to: "spec.disruption.consolidateAfter",
-        },
-        Moved {
-            from: "consolidation",
-            to: "spec.disruption.consolidationPolicy",
-        },
-        Moved {
-            from: "ttlSecondsAfterEmpty",
-            to: "spec.disruption.consolidateAfter",
-        },
-        Moved {
-            from: "expireAfter",
-            to: "spec.template.spec.expireAfter",
-        },
-        Moved {
-            from: "ttlSecondsUntilExpired",
-            to: "spec.template.spec.expireAfter",
-        },
-        Moved {
-            from: "terminationGracePeriod",
-            to: "spec.template.spec.terminationGracePeriod",
-        },
-        Moved {
-            from: "requirements",
-            to: "spec.template.spec.requirements",
-        },
-        Moved {
-            from: "taints",
-            to: "spec.template.spec.taints",
-        },
-        Moved {
-            from: "startupTaints",
-            to: "spec.template.spec.startupTaints",
-        },
-        Moved {
-            from: "nodeClassRef",
-            to: "spec.template.spec.nodeClassRef",
-        },
-        Moved {
-            from: "providerRef",
-            to: "spec.template.spec.nodeClassRef",
-        },
-        Moved {
-            from: "labels",
-            to: "spec.template.metadata.labels",
-        },
-        Moved {
-            from: "annotations",
-            to: "spec.template.metadata.annotations",
-        },
-        Moved {
-            from: "kubeletConfiguration",
-            to: "EC2NodeClass `spec.kubelet`",
-        },
-    ],
-    ..crd(&[
-        req("template", Ty::Obj(&NP_TEMPLATE)),
-        f("disruption", Ty::Obj(&NP_DISRUPTION)),
-        f("limits", Ty::Map(&Ty::QuantityPattern)),
-        f("weight", Ty::Int(1, 100)),
-        f("replicas", NON_NEG),
-    ])
-};
-
 const CRD_ROOT_FIELDS: [Field; 4] = [
     any("apiVersion"),
     any("kind"),
     any("metadata"),
     any("status"),
 ];
-
-pub static NODEPOOL_V1: Obj = crd(&[
-    CRD_ROOT_FIELDS[0],
-    CRD_ROOT_FIELDS[1],
-    CRD_ROOT_FIELDS[2],
-    CRD_ROOT_FIELDS[3],
-    req("spec", Ty::Obj(&NP_SPEC)),
-]);
-
-// ---------------------------------------------------------------------------------------------
-// Karpenter EC2NodeClass karpenter.k8s.aws/v1
-
-static AMI_TERM: Obj = crd(&[
-    f("alias", Ty::Str),
-    f("id", Ty::Str),
-    f("name", Ty::Str),
-    f("owner", Ty::Str),
-    f("ssmParameter", Ty::Str),
-    f("tags", STR_MAP),
-]);
-static ID_TAGS_TERM: Obj = crd(&[f("id", Ty::Str), f("tags", STR_MAP)]);
-static SG_TERM: Obj = crd(&[f("id", Ty::Str), f("name", Ty::Str), f("tags", STR_MAP)]);
-static CR_TERM: Obj = crd(&[
-    f("id", Ty::Str),
-    f(
-        "instanceMatchCriteria",
-        Ty::Enum(&["open", "targeted"], &[]),
-    ),
-    f("ownerID", Ty::Str),
-    f("tags", STR_MAP),
-]);
-static EBS: Obj = crd(&[
-    f("deleteOnTermination", Ty::Bool),
-    f("encrypted", Ty::Bool),
-    f("iops", ANY_INT),
-    f("kmsKeyID", Ty::Str),
-    f("snapshotID", Ty::Str),
-    f("throughput", ANY_INT),
-    f("volumeInitializationRate", Ty::Int(100, 300)),
-    f("volumeSize", Ty::Format(&VOLUME_SIZE)),
-    f(
-        "volumeType",
-        Ty::Enum(&["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"], &[]),
-    ),
-]);
-static BLOCK_DEVICE: Obj = crd(&[
-    f("deviceName", Ty::Str),
-    f("ebs", Ty::Obj(&EBS)),
-    f("rootVolume", Ty::Bool),
-]);
-static KUBELET: Obj = crd(&[
-    f("clusterDNS", STRINGS),
-    f("cpuCFSQuota", Ty::Bool),
-    f("evictionHard", STR_MAP),
-    f("evictionMaxPodGracePeriod", ANY_INT),
-    f("evictionSoft", STR_MAP),
-    f("evictionSoftGracePeriod", STR_MAP),
-    f("imageGCHighThresholdPercent", Ty::Int(0, 100)),
-    f("imageGCLowThresholdPercent", Ty::Int(0, 100)),
-    f("kubeReserved", STR_MAP),
-    f("maxPods", NON_NEG),
-    f("podsPerCore", NON_NEG),
-    f("systemReserved", STR_MAP),
-]);
-const ON_OFF: Ty = Ty::Enum(&["enabled", "disabled"], &[]);
-static METADATA_OPTIONS: Obj = crd(&[
-    f("httpEndpoint", ON_OFF),
-    f("httpProtocolIPv6", ON_OFF),
-    f("httpPutResponseHopLimit", Ty::Int(1, 64)),
-    f("httpTokens", Ty::Enum(&["required", "optional"], &[])),
-]);
-static NETWORK_INTERFACE: Obj = crd(&[
-    req("networkCardIndex", NON_NEG),
-    req("deviceIndex", NON_NEG),
-    req("interfaceType", Ty::Enum(&["interface", "efa-only"], &[])),
-]);
-static CONNECTION_TRACKING: Obj = crd(&[
-    f("tcpEstablishedTimeout", Ty::Int(60, 432_000)),
-    f("udpStreamTimeout", Ty::Int(60, 180)),
-    f("udpTimeout", Ty::Int(30, 60)),
-]);
-static CPU_OPTIONS: Obj = crd(&[f("nestedVirtualization", ON_OFF)]);
-static PLACEMENT_GROUP: Obj = crd(&[f("id", Ty::Str), f("name", Ty::Str)]);
-static EC2NC_SPEC: Obj = Obj {
-    moved: &[
-        Moved {
-            from: "amiSelector",
-            to: "spec.amiSelectorTerms",
-        },
-        Moved {
-            from: "subnetSelector",
-            to: "spec.subnetSelectorTerms",
-        },
-        Moved {
-            from: "securityGroupSelector",
-            to: "spec.securityGroupSelectorTerms",
-        },
-    ],
-    ..crd(&[
-        f(
-            "amiFamily",
-            Ty::Enum(
-                &[
-                    "AL2",
-                    "AL2023",
-                    "Bottlerocket",
-                    "Custom",
-                    "Windows2019",
-                    "Windows2022",
-                    "Windows2025",
-                ],
-                &[],
-            ),
-        ),
-        req("amiSelectorTerms", Ty::List(&Ty::Obj(&AMI_TERM))),
-        f("associatePublicIPAddress", Ty::Bool),
-        f("blockDeviceMappings", Ty::List(&Ty::Obj(&BLOCK_DEVICE))),
-        f(
-            "capacityReservationSelectorTerms",
-            Ty::List(&Ty::Obj(&CR_TERM)),
-        ),
-        f("connectionTracking", Ty::Obj(&CONNECTION_TRACKING)),
-        f("context", Ty::Str),
-        f("cpuOptions", Ty::Obj(&CPU_OPTIONS)),
-        f("detailedMonitoring", Ty::Bool),
-        f("instanceProfile", Ty::Str),
-        f("instanceStorePolicy", Ty::Enum(&["RAID0"], &[])),
-        f("ipPrefixCount", NON_NEG),
-        f("kubelet", Ty::Obj(&KUBELET)),
-        f("metadataOptions", Ty::Obj(&METADATA_OPTIONS)),
-        f("networkInterfaces", Ty::List(&Ty::Obj(&NETWORK_INTERFACE))),
-        f("placementGroupSelector", Ty::Obj(&PLACEMENT_GROUP)),
-        f("role", Ty::Str),
-        req("securityGroupSelectorTerms", Ty::List(&Ty::Obj(&SG_TERM))),
-        req("subnetSelectorTerms", Ty::List(&Ty::Obj(&ID_TAGS_TERM))),
-        f("tags", STR_MAP),
-        f("userData", Ty::Str),
-    ])
-};
-pub static EC2NODECLASS_V1: Obj = crd(&[
-    CRD_ROOT_FIELDS[0],
-    CRD_ROOT_FIELDS[1],
-    CRD_ROOT_FIELDS[2],
-    CRD_ROOT_FIELDS[3],
-    req("spec", Ty::Obj(&EC2NC_SPEC)),
-]);
 
 // ---------------------------------------------------------------------------------------------
 // Core: scheduling.k8s.io/v1 PriorityClass and the pod-spec parts gpuops reads
@@ -805,6 +495,7 @@ pub static POD_SPEC: Obj = typos(&[
 pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<(&'static Obj, &'static str)> {
     Some(match (group, version, kind) {
         ("karpenter.sh", "v1", "NodePool") => (&NODEPOOL_V1, "NodePool v1"),
+        ("karpenter.sh", "v1", "NodeClaim") => (&NODECLAIM_V1, "NodeClaim v1"),
         ("karpenter.k8s.aws", "v1", "EC2NodeClass") => (&EC2NODECLASS_V1, "EC2NodeClass v1"),
         ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "ResourceFlavor") => {
             (&RESOURCE_FLAVOR, "ResourceFlavor")
@@ -825,6 +516,9 @@ pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<(&'static Obj,
         }
         ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "AdmissionCheck") => {
             (&ADMISSION_CHECK, "AdmissionCheck")
+        }
+        ("kueue.x-k8s.io", "v1beta1" | "v1beta2", "ProvisioningRequestConfig") => {
+            (&PROVISIONING_REQUEST_CONFIG, "ProvisioningRequestConfig")
         }
         ("scheduling.k8s.io", "v1", "PriorityClass") => (&PRIORITY_CLASS, "PriorityClass"),
         _ => return None,

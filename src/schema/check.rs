@@ -124,7 +124,7 @@ fn template_slot(n: Node<'_>) -> bool {
 }
 
 /// The CRDs' quantity pattern, `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`.
-fn quantity_pattern(s: &str) -> bool {
+pub(super) fn quantity_pattern(s: &str) -> bool {
     fn number(s: &str) -> Option<&str> {
         let int = s.bytes().take_while(u8::is_ascii_digit).count();
         let rest = &s[int..];

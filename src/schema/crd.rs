@@ -194,34 +194,8 @@ impl UserCrds {
         let mut unknown: Vec<(Node<'a>, usize, Vec<String>)> = Vec::new();
         for err in e.validator.iter_errors(&instance) {
             let segs: Vec<String> = err.instance_path().iter().map(|s| s.to_string()).collect();
-            let mut node = obj.root;
-            for s in &segs {
-                let next = match node.value() {
-                    YValue::Map(_) => node.get(s),
-                    YValue::Seq(items) => s.parse::<usize>().ok().and_then(|i| items.get(i)),
-                    YValue::Scalar { .. } => None,
-                };
-                match next {
-                    Some(v) => node = v,
-                    None => break,
-                }
-            }
-            let path = segs.iter().fold(String::new(), |mut acc, s| {
-                if s.parse::<usize>().is_ok() {
-                    acc.push_str(&format!("[{s}]"));
-                } else {
-                    if !acc.is_empty() {
-                        acc.push('.');
-                    }
-                    acc.push_str(s);
-                }
-                acc
-            });
-            let shown = if path.is_empty() {
-                "the object".to_string()
-            } else {
-                format!("`{path}`")
-            };
+            let node = node_at(obj.root, &segs);
+            let shown = shown_path(&segs);
             let (at, message) = match err.kind() {
                 jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => {
                     // Point at the first unknown key itself.
@@ -255,6 +229,9 @@ impl UserCrds {
                     }
                     continue;
                 }
+                // A slot filled in before apply (`${GPU_QUOTA}`) is judged by no pattern or
+                // format: what replaces it is unknown.
+                _ if node.as_str().is_some_and(crate::quantity::is_placeholder) => continue,
                 _ => (
                     node,
                     format!(
@@ -314,13 +291,72 @@ impl UserCrds {
                 help: None,
             });
         }
+        for r in super::listtype::repeats(&e.written, &instance) {
+            let declared = if r.keys.is_empty() {
+                "a set".to_string()
+            } else {
+                format!("a map keyed by {}", crate::diag::backticked(&r.keys, ", "))
+            };
+            out.push(Violation {
+                node: node_at(obj.root, &r.path),
+                message: format!(
+                    "{}: Duplicate value: {} is already in this list, which the {} {} CRD declares {declared} (`x-kubernetes-list-type`): the API server rejects the {}",
+                    shown_path(&r.path),
+                    r.what,
+                    e.kind,
+                    e.version,
+                    e.kind
+                ),
+                help: Some("list each item once".into()),
+            });
+        }
         if let Some(rules) = &e.rules {
-            rules.validate(obj.root, obj.kind, &self.skips, out);
+            // What a webhook fills in is not in the object as written: a rule failing on a
+            // missing field of such a kind is skipped rather than reported.
+            let as_written = !super::admit::has_webhook_defaults(obj.group, obj.kind);
+            rules.validate(obj.root, obj.kind, as_written, &self.skips, out);
         }
     }
 }
 
 pub use crate::yaml::to_json;
+
+/// The node an instance path (keys and indices) names, or the deepest one the object has.
+fn node_at<'a>(root: Node<'a>, segs: &[String]) -> Node<'a> {
+    let mut node = root;
+    for s in segs {
+        let next = match node.value() {
+            YValue::Map(_) => node.get(s),
+            YValue::Seq(items) => s.parse::<usize>().ok().and_then(|i| items.get(i)),
+            YValue::Scalar { .. } => None,
+        };
+        match next {
+            Some(v) => node = v,
+            None => break,
+        }
+    }
+    node
+}
+
+/// An instance path as messages show it: `` `spec.list[0].key` ``, or "the object".
+fn shown_path(segs: &[String]) -> String {
+    let path = segs.iter().fold(String::new(), |mut acc, s| {
+        if s.parse::<usize>().is_ok() {
+            acc.push_str(&format!("[{s}]"));
+        } else {
+            if !acc.is_empty() {
+                acc.push('.');
+            }
+            acc.push_str(s);
+        }
+        acc
+    });
+    if path.is_empty() {
+        "the object".to_string()
+    } else {
+        format!("`{path}`")
+    }
+}
 
 /// Every custom object has `apiVersion`, `kind` and `metadata`, whether or not its CRD's schema
 /// lists them (minimal schemas often describe `spec` only): the API server validates those itself.

@@ -6,6 +6,7 @@ pub mod builtin;
 pub mod cel;
 pub mod check;
 pub mod crd;
+mod listtype;
 pub mod names;
 pub mod validations;
 

@@ -2205,14 +2205,19 @@ fn a_crd_copy_in_test_data_does_not_outvote_the_repository_copy() {
     assert_eq!(code, 0, "{out}{err}");
 }
 
-const GPU_QUOTA_CEL_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+/// A one-version (`v1`) CRD of `platform.example.com` whose schema is an object with a `spec`
+/// (`spec` is the YAML of that property's schema, indented for its place).
+fn platform_crd(kind: &str, scope: &str, spec: &str) -> String {
+    let plural = format!("{}s", kind.to_lowercase());
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
-  name: gpuquotas.platform.example.com
+  name: {plural}.platform.example.com
 spec:
   group: platform.example.com
-  names: {kind: GpuQuota, plural: gpuquotas}
-  scope: Namespaced
+  names: {{kind: {kind}, plural: {plural}}}
+  scope: {scope}
   versions:
     - name: v1
       served: true
@@ -2222,7 +2227,11 @@ spec:
           type: object
           properties:
             spec:
-              type: object
+{spec}"
+    )
+}
+
+const GPU_QUOTA_SPEC: &str = "              type: object
               x-kubernetes-validations:
                 - rule: self.minGpus <= self.maxGpus
                   message: minGpus must not exceed maxGpus
@@ -2241,7 +2250,11 @@ spec:
 #[test]
 fn cel_rules_of_a_user_crd_are_checked_and_unsupported_ones_noted() {
     let d = tempfile::tempdir().unwrap();
-    write(d.path(), "crds/gpuquota.yaml", GPU_QUOTA_CEL_CRD);
+    write(
+        d.path(),
+        "crds/gpuquota.yaml",
+        &platform_crd("GpuQuota", "Namespaced", GPU_QUOTA_SPEC),
+    );
     write(
         d.path(),
         "apps/quota.yaml",
@@ -2286,6 +2299,65 @@ fn cel_rules_of_a_user_crd_are_checked_and_unsupported_ones_noted() {
         (Some(5), Some(12))
     );
     assert!(!err.contains("note:"), "{err}");
+}
+
+const GPU_POOL_SPEC: &str = "              type: object
+              x-kubernetes-validations:
+                - {rule: 'int(self.minGpus) >= 0', message: minGpus is a count}
+                - {rule: '!has(self.shared) || self.slices.size() > 0', message: shared pools have slices}
+              properties:
+                minGpus: {type: string}
+                shared: {type: boolean}
+                slices: {type: array, items: {type: string}}
+                models: {type: array, x-kubernetes-list-type: set, items: {type: string}}
+                ports:
+                  type: array
+                  x-kubernetes-list-type: map
+                  x-kubernetes-list-map-keys: [port, protocol]
+                  items:
+                    type: object
+                    required: [port]
+                    properties:
+                      port: {type: integer}
+                      protocol: {type: string, default: TCP}
+";
+
+/// A user CRD's CEL rule that fails to evaluate on the object's data (`int()` of a value that is
+/// no integer, a field it leaves out) rejects the object, as at the API server; so does an item
+/// repeated in a list the CRD declares a set or a map (a defaulted key counts).
+#[test]
+fn a_user_crd_rejects_rules_that_fail_on_the_data_and_repeated_list_items() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "crds/gpupool.yaml",
+        &platform_crd("GpuPool", "Cluster", GPU_POOL_SPEC),
+    );
+    write(
+        d.path(),
+        "apps/pool.yaml",
+        "apiVersion: platform.example.com/v1\nkind: GpuPool\nmetadata: {name: a100}\nspec:\n  minGpus: eight\n  shared: true\n  models: [llama, llama]\n  ports:\n    - {port: 80}\n    - {port: 80, protocol: TCP}\n    - {port: 80, protocol: UDP}\n",
+    );
+    let Run { code, out, err } = run(gpuops_in(d.path()).args([
+        "lint",
+        "apps",
+        "--rule",
+        "schema-violation",
+        "--crd",
+        "crds",
+    ]));
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(out.matches("× ").count(), 4, "{out}");
+    for want in [
+        "cannot be evaluated on this object (int() conversion failed",
+        "cannot be evaluated on this object (no such key: slices)",
+        "`spec.models[1]`: Duplicate value: \"llama\" is already in this list, which the GpuPool v1 CRD declares a set",
+        "`spec.ports[1]`: Duplicate value: 80, \"TCP\" is already in this list, which the GpuPool v1 CRD declares a map keyed by `port`, `protocol`",
+    ] {
+        assert!(out.replace("\n  │ ", " ").contains(want), "{want}\n{out}");
+    }
+    // Both rules are reported, so none is counted as skipped.
+    assert!(!err.contains("CEL rule"), "{err}");
 }
 
 /// The real Karpenter NodePool CRD given with `--crd` replaces the built-in NodePool knowledge:

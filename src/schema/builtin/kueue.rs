@@ -278,3 +278,74 @@ pub static ADMISSION_CHECK: Obj = crd(&[
     CRD_ROOT_FIELDS[3],
     req("spec", Ty::Obj(&AC_SPEC)),
 ]);
+
+// ProvisioningRequestConfig: its fields grew across releases (`podSetUpdates`,
+// `podSetMergePolicy`), so only near-misses of the known names are reported.
+
+/// A `parameters` value: `maxLength: 255`.
+fn parameter(s: &str) -> bool {
+    s.chars().count() <= 255
+}
+/// A `podSetUpdates.nodeSelector` key: the qualified-name pattern with `maxLength: 317`.
+fn selector_key(s: &str) -> bool {
+    s.len() <= 317 && crate::schema::names::qualified_name_shape(s)
+}
+/// `valueFromProvisioningClassDetail`: `minLength: 1`, `maxLength: 32768`.
+fn class_detail(s: &str) -> bool {
+    !s.is_empty() && s.chars().count() <= 32_768
+}
+static PARAMETER: Format = Format {
+    what: "a value of at most 255 characters",
+    ok: parameter,
+};
+static SELECTOR_KEY: Format = Format {
+    what: "a label key (`name` or `prefix/name`: a lower-case DNS prefix, a name of letters, digits, `-`, `_` and `.` starting and ending with a letter or digit)",
+    ok: selector_key,
+};
+static CLASS_DETAIL: Format = Format {
+    what: "a key of the ProvisioningRequest's `provisioningClassDetails` (1 to 32768 characters)",
+    ok: class_detail,
+};
+static PRC_SELECTOR: Obj = typos(&[
+    req("key", Ty::Format(&SELECTOR_KEY)),
+    req(
+        "valueFromProvisioningClassDetail",
+        Ty::Format(&CLASS_DETAIL),
+    ),
+]);
+static PRC_POD_SET_UPDATES: Obj = typos(&[f(
+    "nodeSelector",
+    Ty::Count(0, 8, &Ty::List(&Ty::Obj(&PRC_SELECTOR))),
+)]);
+static PRC_RETRY: Obj = typos(&[
+    f("backoffLimitCount", INT32),
+    f("backoffBaseSeconds", INT32),
+    f("backoffMaxSeconds", INT32),
+]);
+static PRC_SPEC: Obj = typos(&[
+    req("provisioningClassName", KUEUE_NAME),
+    f(
+        "parameters",
+        Ty::Count(0, 100, &Ty::Map(&Ty::Format(&PARAMETER))),
+    ),
+    f("managedResources", Ty::Count(0, 100, &STRINGS)),
+    f("retryStrategy", Ty::Obj(&PRC_RETRY)),
+    f("podSetUpdates", Ty::Obj(&PRC_POD_SET_UPDATES)),
+    f(
+        "podSetMergePolicy",
+        Ty::Enum(
+            &[
+                "IdenticalPodTemplates",
+                "IdenticalWorkloadSchedulingRequirements",
+            ],
+            &[],
+        ),
+    ),
+]);
+// No `status`: the kind has none.
+pub static PROVISIONING_REQUEST_CONFIG: Obj = crd(&[
+    CRD_ROOT_FIELDS[0],
+    CRD_ROOT_FIELDS[1],
+    CRD_ROOT_FIELDS[2],
+    f("spec", Ty::Obj(&PRC_SPEC)),
+]);

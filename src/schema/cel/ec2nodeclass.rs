@@ -1,8 +1,11 @@
 //! The EC2NodeClass CRD's CEL rules (Karpenter's AWS provider, v1), checked by hand: role or
 //! instance profile, AMI, subnet, security group and capacity reservation selector terms,
-//! restricted tags, block device mappings, network interfaces and connection tracking.
+//! restricted tags, block device mappings, network interfaces, connection tracking, the kubelet
+//! settings and the placement group selector.
 
 use super::*;
+
+mod kubelet;
 
 const KIND: &str = "EC2NodeClass";
 
@@ -39,6 +42,8 @@ pub fn ec2nodeclass<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
     tags(spec, out);
     block_devices(spec, out);
     network_interfaces(spec, out);
+    kubelet::kubelet(spec, out);
+    kubelet::placement_group(spec, out);
     if let Some((ck, c)) = spec.entry("connectionTracking")
         && c.as_map().is_some()
         && !["tcpEstablishedTimeout", "udpStreamTimeout", "udpTimeout"]

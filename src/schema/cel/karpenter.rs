@@ -73,13 +73,45 @@ fn restricted_message(key: &str) -> String {
 /// (`replicas`) may not set.
 pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
     let tspec = spec.at(&["template", "spec"]);
-    for (i, r) in tspec
+    requirements(tspec, "spec.template.spec", "NodePool", out);
+    for (key, kn, _) in spec
+        .at(&["template", "metadata", "labels"])
+        .into_iter()
+        .flat_map(Node::entries)
+    {
+        if let Some(why) = restricted_label(key) {
+            push(
+                out,
+                kn,
+                format!(
+                    "template label `{key}` is restricted: {why}; {}",
+                    cel_layer("NodePool", &restricted_message(key))
+                ),
+                None,
+            );
+        }
+    }
+    budgets(spec, out);
+    node_class_ref(tspec, "spec.template.spec", "NodePool", out);
+    static_pool(spec, out);
+}
+
+/// NodeClaim v1: the rules of a NodePool's template spec, at `spec` (its requirement keys may
+/// name `karpenter.sh/nodepool`, which Karpenter sets on the NodeClaims it creates).
+pub fn nodeclaim<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
+    requirements(Some(spec), "spec", "NodeClaim", out);
+    node_class_ref(Some(spec), "spec", "NodeClaim", out);
+}
+
+/// The CEL rules of a node spec's `requirements` (`base` is its path, `kind` the object's).
+fn requirements<'a>(spec: Option<Node<'a>>, base: &str, kind: &str, out: &mut Vec<Violation<'a>>) {
+    for (i, r) in spec
         .and_then(|s| s.get("requirements"))
         .into_iter()
         .flat_map(Node::items)
         .enumerate()
     {
-        let at = || format!("spec.template.spec.requirements[{i}]");
+        let at = || format!("{base}.requirements[{i}]");
         let values: Vec<Node<'_>> = r.get("values").into_iter().flat_map(Node::items).collect();
         let op_node = r.get("operator");
         let op = text(op_node).unwrap_or("");
@@ -92,7 +124,7 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                     "`{}` uses `In` without values: {}",
                     at(),
                     cel_layer(
-                        "NodePool",
+                        kind,
                         "requirements with operator 'In' must have a value defined"
                     )
                 ),
@@ -105,7 +137,7 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                     "`{}` uses `{op}` with {} values: {}",
                     at(),
                     values.len(),
-                    cel_layer("NodePool", COMPARISON_RULE)
+                    cel_layer(kind, COMPARISON_RULE)
                 ),
                 Some("give exactly one integer value, e.g. `values: [\"3\"]`"),
             ),
@@ -120,7 +152,7 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                         format!(
                             "`{}` uses `{op}` with `{v}`, which is not an integer ≥ 0: {}",
                             at(),
-                            cel_layer("NodePool", COMPARISON_RULE)
+                            cel_layer(kind, COMPARISON_RULE)
                         ),
                         Some("use a whole number as a string, e.g. `\"3\"`"),
                     );
@@ -142,7 +174,7 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                     at(),
                     values.len(),
                     cel_layer(
-                        "NodePool",
+                        kind,
                         "requirements with 'minValues' must have at least that many values specified in the 'values' field"
                     )
                 ),
@@ -152,35 +184,23 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
         if let Some(key_node) = r.get("key")
             && let Some(key) = text(Some(key_node))
             && let Some(why) = restricted_label(key)
+            && !(kind == "NodeClaim" && key == "karpenter.sh/nodepool")
         {
             push(
                 out,
                 key_node,
                 format!(
                     "requirement key `{key}` is restricted: {why}; {}",
-                    cel_layer("NodePool", &restricted_message(key))
+                    cel_layer(kind, &restricted_message(key))
                 ),
                 None,
             );
         }
     }
-    for (key, kn, _) in spec
-        .at(&["template", "metadata", "labels"])
-        .into_iter()
-        .flat_map(Node::entries)
-    {
-        if let Some(why) = restricted_label(key) {
-            push(
-                out,
-                kn,
-                format!(
-                    "template label `{key}` is restricted: {why}; {}",
-                    cel_layer("NodePool", &restricted_message(key))
-                ),
-                None,
-            );
-        }
-    }
+}
+
+/// Budgets: `schedule` and `duration` come together.
+fn budgets<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
     for (i, b) in spec
         .at(&["disruption", "budgets"])
         .into_iter()
@@ -205,8 +225,17 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
             );
         }
     }
+}
+
+/// Empty `nodeClassRef` parts of a node spec (`base` is its path).
+fn node_class_ref<'a>(
+    spec: Option<Node<'a>>,
+    base: &str,
+    kind: &str,
+    out: &mut Vec<Violation<'a>>,
+) {
     // One pass over the reference's few keys: this runs for every NodePool.
-    for (part, _, n) in tspec
+    for (part, _, n) in spec
         .and_then(|s| s.get("nodeClassRef"))
         .into_iter()
         .flat_map(Node::entries)
@@ -219,14 +248,13 @@ pub fn nodepool<'a>(spec: Node<'a>, out: &mut Vec<Violation<'a>>) {
                 out,
                 n,
                 format!(
-                    "`spec.template.spec.nodeClassRef.{part}` is empty: {}",
-                    cel_layer("NodePool", &format!("{part} may not be empty"))
+                    "`{base}.nodeClassRef.{part}` is empty: {}",
+                    cel_layer(kind, &format!("{part} may not be empty"))
                 ),
                 None,
             );
         }
     }
-    static_pool(spec, out);
 }
 
 /// A static NodePool (`replicas` set) may limit only `nodes` and has no `weight` (CEL).

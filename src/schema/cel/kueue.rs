@@ -340,3 +340,50 @@ pub fn workload_priority_class<'a>(root: Node<'a>, out: &mut Vec<Violation<'a>>)
         );
     }
 }
+
+/// ProvisioningRequestConfig: `managedResources` is a set (`x-kubernetes-list-type: set`) and,
+/// in v1beta2, `podSetUpdates.nodeSelector` a map keyed by `key`: the API server rejects a
+/// repeated entry (`Duplicate value`).
+pub fn provisioning_request_config<'a>(
+    spec: Node<'a>,
+    version: &str,
+    out: &mut Vec<Violation<'a>>,
+) {
+    let resources = spec.get("managedResources");
+    let resources = resources.into_iter().flat_map(Node::items).enumerate();
+    repeated(resources, "spec.managedResources", "", out);
+    if version == "v1beta2" {
+        let selectors = spec.at(&["podSetUpdates", "nodeSelector"]);
+        let keys = selectors
+            .into_iter()
+            .flat_map(Node::items)
+            .enumerate()
+            .filter_map(|(i, s)| Some((i, s.get("key")?)));
+        repeated(keys, "spec.podSetUpdates.nodeSelector", ".key", out);
+    }
+}
+
+/// Entries of a set (or keys of a map list) given again: each at its node.
+fn repeated<'a>(
+    items: impl Iterator<Item = (usize, Node<'a>)>,
+    list: &str,
+    part: &str,
+    out: &mut Vec<Violation<'a>>,
+) {
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, n) in items {
+        let Some(v) = judged(n) else { continue };
+        if seen.contains(&v) {
+            push(
+                out,
+                n,
+                format!(
+                    "`{list}[{i}]{part}` repeats `{v}` (Duplicate value): the API server rejects the ProvisioningRequestConfig"
+                ),
+                Some("list each entry once"),
+            );
+        } else {
+            seen.push(v);
+        }
+    }
+}

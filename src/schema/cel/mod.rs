@@ -14,7 +14,7 @@ mod pod;
 
 use ec2nodeclass::ec2nodeclass;
 pub use karpenter::restricted_label;
-use karpenter::{nodepool, nodepool_names};
+use karpenter::{nodeclaim, nodepool, nodepool_names};
 use pod::toleration_names;
 pub use pod::{node_affinity, pod_names, tolerations};
 
@@ -45,6 +45,7 @@ pub fn object_rules<'a>(
     };
     match (group, kind) {
         ("karpenter.sh", "NodePool") => nodepool(spec, out),
+        ("karpenter.sh", "NodeClaim") => nodeclaim(spec, out),
         ("karpenter.k8s.aws", "EC2NodeClass") => ec2nodeclass(spec, out),
         ("kueue.x-k8s.io", "ClusterQueue") => {
             kueue::flavor_resource_counts(spec, kind, out);
@@ -61,6 +62,9 @@ pub fn object_rules<'a>(
             kueue::resource_flavor_topology(spec, out);
         }
         ("kueue.x-k8s.io", "Topology") => kueue::topology(spec, out),
+        ("kueue.x-k8s.io", "ProvisioningRequestConfig") => {
+            kueue::provisioning_request_config(spec, version, out);
+        }
         _ => {}
     }
     webhook_rules(group, kind, version, root, out);
@@ -154,7 +158,7 @@ fn judged(n: Node<'_>) -> Option<&str> {
 
 /// `metadata.name` of a kind whose names the API server checks as DNS subdomains (every custom
 /// resource, and PriorityClass).
-fn object_name<'a>(root: Node<'a>, kind: &str, out: &mut Vec<Violation<'a>>) {
+pub fn object_name<'a>(root: Node<'a>, kind: &str, out: &mut Vec<Violation<'a>>) {
     if let Some(n) = root.at(&["metadata", "name"])
         && let Some(name) = judged(n).filter(|s| !s.is_empty())
         && let Some(why) = names::dns_subdomain(name)

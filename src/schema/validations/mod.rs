@@ -3,7 +3,9 @@
 //! properties only (unknown fields are pruned first), schema defaults filled in, `number` fields
 //! as doubles, property names escaped (`__dash__`, `__dot__`, …).
 //!
-//! A rule that does not compile, calls a function not registered here, fails at run time or is
+//! A rule whose evaluation fails on the object's own data (a missing field, `int()` of a value
+//! that is no integer) is a rejection, as at the API server (`faults`). A rule that does not
+//! compile, calls a function not registered here, fails at run time for another reason or is
 //! over the cost guard is skipped: it never produces a finding, and [`Skips`] counts it.
 //! Transition rules (`oldSelf`) only apply on update and are not run.
 
@@ -49,6 +51,9 @@ struct Rule {
     program: Program,
     /// How many comprehensions (`all`, `exists`, `map`, …) nest at most.
     loops: u32,
+    /// Every function the rule calls is one gpuops evaluates: no error of an unsupported call
+    /// can hide behind an error the object causes.
+    calls_known: bool,
     message: Option<String>,
     message_expression: Option<Program>,
     field_path: Option<(String, Vec<PathSeg>)>,
@@ -76,6 +81,11 @@ struct Shape {
     rules: Vec<Rule>,
     /// Rules here or below.
     has_rules: bool,
+    /// A string with a `format` the API server hands CEL as another type (`duration`,
+    /// `date-time`, `byte`), which gpuops leaves a string.
+    formatted: bool,
+    /// Such a string here or below.
+    typed: bool,
 }
 
 /// The CEL rules of one CRD version, compiled once.
@@ -120,26 +130,6 @@ impl Rules {
         })?;
         root.has_rules.then_some(Rules { root, what })
     }
-
-    /// Violations of the rules by the object `root`, each at the node its rule is declared on
-    /// (or its `fieldPath`).
-    /// Rules that cannot be evaluated on it are counted in `skips`.
-    pub fn validate<'a>(
-        &self,
-        root: Node<'a>,
-        kind: &str,
-        skips: &Skips,
-        out: &mut Vec<Violation<'a>>,
-    ) {
-        let mut w = Walk {
-            what: &self.what,
-            kind,
-            skips,
-            path: Vec::new(),
-            out,
-        };
-        w.node(&self.root, root, None, true);
-    }
 }
 
 fn shape(schema: Node<'_>, what: &str, skips: &Skips, depth: usize) -> Shape {
@@ -149,6 +139,11 @@ fn shape(schema: Node<'_>, what: &str, skips: &Skips, depth: usize) -> Shape {
         return s;
     }
     s.number = schema.get("type").and_then(Node::as_str) == Some("number");
+    s.formatted = matches!(
+        schema.get("format").and_then(Node::as_str),
+        Some("byte" | "duration" | "date" | "date-time")
+    );
+    s.typed = s.formatted;
     s.preserve = schema
         .get("x-kubernetes-preserve-unknown-fields")
         .and_then(Node::as_str)
@@ -156,17 +151,20 @@ fn shape(schema: Node<'_>, what: &str, skips: &Skips, depth: usize) -> Shape {
     for (name, _, sub) in schema.get("properties").into_iter().flat_map(Node::entries) {
         let child = shape(sub, what, skips, depth + 1);
         s.has_rules |= child.has_rules;
+        s.typed |= child.typed;
         s.props.push((name.to_string(), escape(name), child));
     }
     if let Some(items) = schema.get("items").filter(|i| i.as_map().is_some()) {
         let child = shape(items, what, skips, depth + 1);
         s.has_rules |= child.has_rules;
+        s.typed |= child.typed;
         s.items = Some(Box::new(child));
     }
     match schema.get("additionalProperties") {
         Some(a) if a.as_map().is_some() => {
             let child = shape(a, what, skips, depth + 1);
             s.has_rules |= child.has_rules;
+            s.typed |= child.typed;
             s.additional = Some(Box::new(child));
         }
         Some(a) if a.as_str() == Some("true") => s.preserve = true,
@@ -239,10 +237,17 @@ fn compile_rule(r: Node<'_>, what: &str, skips: &Skips) -> Option<Rule> {
         "FieldValueDuplicate" => "Duplicate value",
         _ => "Invalid value",
     });
+    // Operators (`_+_`, `@in`) are the interpreter's own; named functions may be missing.
+    let calls_known = program
+        .references()
+        .functions()
+        .iter()
+        .all(|f| !f.starts_with(|c: char| c.is_ascii_alphabetic()) || known_function(f));
     Some(Rule {
         text: text.to_string(),
         program,
         loops: comprehensions,
+        calls_known,
         message: scalar("message").map(str::to_string),
         message_expression,
         field_path,
@@ -494,179 +499,6 @@ fn metadata(n: Node<'_>) -> Value {
     Value::Map(Map::from(m))
 }
 
-#[derive(Clone, Copy)]
-enum Seg<'a> {
-    Key(&'a str),
-    Idx(usize),
-}
-
-struct Walk<'a, 'o> {
-    what: &'o str,
-    kind: &'o str,
-    skips: &'o Skips,
-    path: Vec<Seg<'a>>,
-    out: &'o mut Vec<Violation<'a>>,
-}
-
-fn path_string(segs: impl Iterator<Item = String>) -> String {
-    let mut s = String::new();
-    for seg in segs {
-        if !seg.starts_with('[') && !s.is_empty() {
-            s.push('.');
-        }
-        s.push_str(&seg);
-    }
-    s
-}
-
-fn size(n: Node<'_>) -> usize {
-    match n.value() {
-        YValue::Map(m) => 1 + m.iter().map(|(_, v)| size(v)).sum::<usize>(),
-        YValue::Seq(s) => 1 + s.iter().map(size).sum::<usize>(),
-        YValue::Scalar { .. } => 1,
-    }
-}
-
-impl<'a> Walk<'a, '_> {
-    fn node(&mut self, s: &Shape, n: Node<'a>, key: Option<Node<'a>>, root: bool) {
-        if !s.has_rules || n.is_null() {
-            return;
-        }
-        if !s.rules.is_empty() && !n.as_str().is_some_and(is_placeholder) {
-            self.run(s, n, key, root);
-        }
-        match n.value() {
-            YValue::Map(_) => {
-                for (k, kn, v) in n.entries() {
-                    let sub = match s.props.iter().find(|(p, _, _)| p == k) {
-                        Some((_, _, sub)) => Some(sub),
-                        None => s.additional.as_deref(),
-                    };
-                    if let Some(sub) = sub.filter(|sub| sub.has_rules) {
-                        self.path.push(Seg::Key(k));
-                        self.node(sub, v, Some(kn), false);
-                        self.path.pop();
-                    }
-                }
-            }
-            YValue::Seq(items) => {
-                if let Some(sub) = s.items.as_deref().filter(|sub| sub.has_rules) {
-                    for (i, item) in items.iter().enumerate() {
-                        self.path.push(Seg::Idx(i));
-                        self.node(sub, item, None, false);
-                        self.path.pop();
-                    }
-                }
-            }
-            YValue::Scalar { .. } => {}
-        }
-    }
-
-    fn run(&mut self, s: &Shape, n: Node<'a>, key: Option<Node<'a>>, root: bool) {
-        let nodes = size(n) as f64;
-        let value = to_cel(n, Some(s), root);
-        let Ok(val) = Box::<dyn Val>::try_from(value) else {
-            return;
-        };
-        let mut ctx = Context::with_env(Arc::clone(env()));
-        ctx.add_variable_as_val("self", val);
-        for rule in &s.rules {
-            if nodes.powi(rule.loops as i32) > MAX_COST {
-                self.skips.note(self.what, &rule.text, Skip::Cost);
-                continue;
-            }
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                rule.program.execute(&ctx)
-            }));
-            let Ok(result) = result else {
-                self.skips.note(self.what, &rule.text, Skip::Runtime);
-                continue;
-            };
-            match result {
-                Ok(Value::Bool(true)) => {}
-                Ok(Value::Bool(false)) => self.report(rule, &ctx, n, key),
-                Ok(_) => self.skips.note(self.what, &rule.text, Skip::Runtime),
-                Err(e) => self.skips.note(self.what, &rule.text, skip_of(&e)),
-            }
-        }
-    }
-
-    fn report(&mut self, rule: &Rule, ctx: &Context, n: Node<'a>, key: Option<Node<'a>>) {
-        let message = rule
-            .message_expression
-            .as_ref()
-            .and_then(|p| match p.execute(ctx) {
-                Ok(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
-                _ => None,
-            })
-            .or_else(|| rule.message.clone())
-            .unwrap_or_else(|| format!("failed rule: {}", rule.text));
-        let mut segs: Vec<String> = self
-            .path
-            .iter()
-            .map(|s| match s {
-                Seg::Key(k) => k.to_string(),
-                Seg::Idx(i) => format!("[{i}]"),
-            })
-            .collect();
-        // Scalars are shown at their value; blocks at the key that names them.
-        let mut at = if n.as_str().is_some() {
-            n
-        } else {
-            key.unwrap_or(n)
-        };
-        if let Some((_, fp)) = &rule.field_path {
-            let mut cur = Some(n);
-            for seg in fp {
-                let (next, shown) = match seg {
-                    PathSeg::Key(k) => {
-                        let e = cur.and_then(|c| c.entry(k));
-                        (e, k.clone())
-                    }
-                    PathSeg::Idx(i) => (
-                        cur.and_then(|c| c.as_seq())
-                            .and_then(|s| s.get(*i))
-                            .map(|v| (v, v)),
-                        format!("[{i}]"),
-                    ),
-                };
-                segs.push(shown);
-                cur = next.map(|(_, v)| v);
-                if let Some((kn, v)) = next {
-                    at = if v.as_str().is_some() { v } else { kn };
-                }
-            }
-        }
-        let path = path_string(segs.into_iter());
-        let shown = if path.is_empty() {
-            "the object".to_string()
-        } else {
-            format!("`{path}`")
-        };
-        let reason = rule
-            .reason
-            .filter(|r| *r != "Invalid value")
-            .map(|r| format!("{r}: "))
-            .unwrap_or_default();
-        self.out.push(Violation {
-            node: at,
-            message: format!(
-                "{shown}: {reason}{message} (a CEL rule of the {} CRD): the API server rejects the {}",
-                self.what, self.kind
-            ),
-            help: Some(format!("the rule: `{}`", shorten(&rule.text, 160))),
-        });
-    }
-}
-
-fn shorten(s: &str, max: usize) -> String {
-    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s,
-    }
-}
-
 /// Whether the environment declares a function of that name (a context refuses to add one).
 fn known_function(name: &str) -> bool {
     Context::with_env(Arc::clone(env()))
@@ -674,8 +506,10 @@ fn known_function(name: &str) -> bool {
         .is_err()
 }
 
+mod faults;
 mod k8s;
 mod skips;
+mod walk;
 
 use skips::skip_of;
 pub use skips::{Skip, SkipSet, Skips};
