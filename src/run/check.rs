@@ -149,7 +149,9 @@ pub fn finish(
 ) {
     let diagnostics = &mut outcome.diagnostics;
     suppress::apply(files, settings, policies, diagnostics);
-    diagnostics.retain(|d| settings.selected(d.rule) || !advice_on_test_data(d, files));
+    let mut test_tree: std::collections::HashMap<usize, bool> = std::collections::HashMap::new();
+    diagnostics
+        .retain(|d| settings.selected(d.rule) || !advice_on_test_data(d, files, &mut test_tree));
     // Context describes the cluster; only its unreadable files are worth a word.
     diagnostics.retain(|d| d.rule == "invalid-yaml" || !files[d.loc.file].is_context());
     for d in diagnostics.iter_mut() {
@@ -181,7 +183,11 @@ pub fn finish(
 /// input of a project's tests (fixtures, golden files, e2e scenarios, older releases' objects),
 /// not what a cluster runs, so how it would run is nobody's concern. Findings that the object
 /// cannot be applied at all stand, and a rule selected by name (`--rule`) judges every file.
-fn advice_on_test_data(d: &Diagnostic, files: &[SourceFile]) -> bool {
+fn advice_on_test_data(
+    d: &Diagnostic,
+    files: &[SourceFile],
+    test_tree: &mut std::collections::HashMap<usize, bool>,
+) -> bool {
     let advice = crate::rules::find(d.rule).is_some_and(|r| {
         matches!(
             r.category,
@@ -194,10 +200,13 @@ fn advice_on_test_data(d: &Diagnostic, files: &[SourceFile]) -> bool {
                 | "consistency"
         )
     });
+    // Each file's path is judged once (it looks for the repository's root on disk).
     advice
-        && files
-            .get(d.loc.file)
-            .is_some_and(|f| crate::source::in_test_tree(&f.path))
+        && *test_tree.entry(d.loc.file).or_insert_with(|| {
+            files
+                .get(d.loc.file)
+                .is_some_and(|f| crate::source::in_test_tree(&f.path))
+        })
 }
 
 /// The same finding from several clusters (a shared base) is one finding; in a file that more

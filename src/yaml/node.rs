@@ -379,19 +379,25 @@ impl<'a> Node<'a> {
     fn scalar_text(self) -> &'a str {
         self.tree.text_of(self.raw)
     }
+    // By the stored kind: a scalar's text (checked UTF-8) is not looked at.
     #[inline]
     pub fn as_map(self) -> Option<Map<'a>> {
-        match self.value() {
-            Value::Map(m) => Some(m),
-            _ => None,
-        }
+        (self.kind() == MAP).then(|| Map {
+            tree: self.tree,
+            raws: self.children(2 * self.raw.hi() as usize),
+        })
     }
     #[inline]
     pub fn as_seq(self) -> Option<Seq<'a>> {
-        match self.value() {
-            Value::Seq(s) => Some(s),
-            _ => None,
-        }
+        (self.kind() == SEQ).then(|| Seq {
+            tree: self.tree,
+            raws: self.children(self.raw.hi() as usize),
+        })
+    }
+    /// Whether it is a mapping (by the stored kind, without reading anything).
+    #[inline]
+    pub fn is_map(self) -> bool {
+        self.kind() == MAP
     }
     /// The scalar's text, whatever its type (`true`, `1`, `"a"` all give their text).
     #[inline]
