@@ -119,7 +119,8 @@ pub fn did_you_mean<'n>(word: &str, names: impl Iterator<Item = &'n str>) -> Opt
 /// An unquoted `{{ .Values.x }}` (a Helm template not rendered): YAML reads it as a map whose key
 /// is itself a map, which no Kubernetes object holds.
 fn template_slot(n: Node<'_>) -> bool {
-    n.as_map().is_some_and(|m| m.iter().any(|(k, _)| k.is_map()))
+    n.as_map()
+        .is_some_and(|m| m.iter().any(|(k, _)| k.is_map()))
 }
 
 /// The CRDs' quantity pattern, `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`.
