@@ -18,11 +18,12 @@ declare_rule! {
     /// and other network volumes, or a remote URI such as `s3://…`. Values with placeholders
     /// (`$(VAR)`, `${VAR}`) are skipped.
     ///
-    /// It runs on every cluster, and says why the loss is likely here: spot capacity (a NodePool
-    /// that allows spot, the pod's node selector or a Kueue flavor), Karpenter disruption (a
-    /// NodePool that consolidates underutilized nodes or expires them), Kueue preemption (a
-    /// preempting ClusterQueue), or, with none of those in view, the node replacement and
-    /// maintenance every cluster goes through.
+    /// It says why the loss is likely here: spot capacity (a NodePool that allows spot, the pod's
+    /// node selector or a Kueue flavor), Karpenter disruption (a NodePool that consolidates
+    /// underutilized nodes or expires them), Kueue preemption (a preempting ClusterQueue), or,
+    /// with none of those in view, the node replacement and maintenance every cluster goes
+    /// through. A container with no durable volume that shows no checkpoint argument or variable
+    /// may write no checkpoint at all: it is flagged only where one of those risks is in view.
     ///
     /// Only training is flagged, decided per pod template from evidence, first that decides wins:
     /// a configured training label (`training.labels`, default `workload-type: training`; another
@@ -212,13 +213,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
             let at = c.get("name").unwrap_or(c.node);
             let r = risk.get_or_insert_with(|| risk_of(cx, ti, preempting));
+            // Nothing says where it writes checkpoints, or that it writes any: said only where
+            // losing the pod is likely (spot, Karpenter disruption, Kueue preemption in view).
+            if r.reasons.is_empty() {
+                continue;
+            }
             // Merged only when the risk is alike: a spot worker beside an on-demand launcher is
             // a finding of its own.
-            let severity = if r.reasons.is_empty() {
-                Severity::Warning
-            } else {
-                cx.rule.severity
-            };
+            let severity = cx.rule.severity;
             if let Some((owner_at, i)) = generic
                 && owner_at == t.owner
                 && let Some(first) = out.get_mut(i)

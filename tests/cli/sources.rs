@@ -593,12 +593,6 @@ fn chart_findings_point_at_the_template_and_the_values_file() {
                 6,
                 5
             ),
-            f(
-                "checkpoint-volume-missing",
-                "charts/trainer/templates/job.yaml",
-                15,
-                11
-            ),
             f("gpu-quantity-invalid", "values-prod.yaml", 3, 21),
         ]
     );
@@ -1174,12 +1168,6 @@ spec:
                 6,
                 5
             ),
-            f(
-                "checkpoint-volume-missing",
-                "charts/trainer/templates/job.yaml",
-                15,
-                11
-            ),
             f("gpu-quantity-invalid", "values-prod.yaml", 3, 21),
         ]
     );
@@ -1503,7 +1491,11 @@ fn overlays_of_one_base_that_collide_are_each_linted() {
     let d = tempfile::tempdir().unwrap();
     // Three clusters' overlays of the same application, none renaming it: kustomize cannot build
     // them in one process; each is built and linted on its own, with its own finding.
-    write(d.path(), "app/job.yaml", BATCH_JOB);
+    write(
+        d.path(),
+        "app/job.yaml",
+        &BATCH_JOB.replace("gpu: 1", "gpu: 0.5"),
+    );
     write(
         d.path(),
         "app/kustomization.yaml",
@@ -1526,7 +1518,7 @@ fn overlays_of_one_base_that_collide_are_each_linted() {
     let v = json(&out);
     assert_eq!(
         findings(&v),
-        vec![f("checkpoint-volume-missing", "app/job.yaml", 10, 17)],
+        vec![f("gpu-quantity-invalid", "app/job.yaml", 14, 31)],
         "{out}"
     );
     let through = v["diagnostics"][0]["related"]
