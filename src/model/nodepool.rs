@@ -194,15 +194,26 @@ impl<'a> NodePool<'a> {
     /// Whether EKS Auto Mode launches its nodes: its `nodeClassRef` names a class of the
     /// `eks.amazonaws.com` group (v1 writes `group`; older refs may carry an `apiVersion`).
     pub fn is_auto_mode(&self) -> bool {
-        let Some(r) = self.node_class_ref else {
-            return false;
-        };
-        let group = r.get("group").and_then(|n| n.as_str()).or_else(|| {
+        self.class_group() == Some(AUTO_MODE_GROUP)
+    }
+    /// The API group of the node class it names (v1 writes `group`; older refs an `apiVersion`).
+    fn class_group(&self) -> Option<&'a str> {
+        let r = self.node_class_ref?;
+        r.get("group").and_then(|n| n.as_str()).or_else(|| {
             r.get("apiVersion")
                 .and_then(|n| n.as_str())
                 .map(|a| a.split_once('/').map_or(a, |(g, _)| g))
-        });
-        group == Some(AUTO_MODE_GROUP)
+        })
+    }
+    /// Whether its nodes are EKS nodes whatever the config says: a managed node group, or a
+    /// Karpenter pool whose node class is AWS's (`EC2NodeClass`, SageMaker HyperPod's, EKS Auto
+    /// Mode's): Karpenter's AWS provider runs on EKS.
+    pub fn on_eks(&self) -> bool {
+        self.eks_node_group
+            || matches!(
+                self.class_group(),
+                Some("karpenter.k8s.aws" | "karpenter.sagemaker.amazonaws.com" | AUTO_MODE_GROUP)
+            )
     }
     /// Capacity types the pool may launch (Karpenter defaults to on-demand when unconstrained).
     pub fn capacity_types(&self) -> Vec<&'a str> {

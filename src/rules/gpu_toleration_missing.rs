@@ -12,9 +12,11 @@ declare_rule! {
     /// labels and requirements fit the template's nodeSelector and required node affinity and that
     /// can launch GPU instances. Tolerations Kueue injects from the ResourceFlavor the workload is
     /// admitted to count; `PreferNoSchedule` taints and `startupTaints` do not. On EKS
-    /// (`cluster: {eks: true}`) a `NoSchedule` taint whose key is an extended resource the pod
-    /// requests is tolerated by the ExtendedResourceToleration admission plugin: that case is a
-    /// warning, because it silently breaks on any other cluster. A pod whose GPU comes from a
+    /// (`cluster: {eks: true}`, or a pool whose node class is AWS's: an `EC2NodeClass`, SageMaker
+    /// HyperPod's or EKS Auto Mode's, as Karpenter's AWS provider runs on EKS) a `NoSchedule` taint
+    /// whose key is an extended resource the pod requests is tolerated by the
+    /// ExtendedResourceToleration admission plugin: that case is a warning, because it silently
+    /// breaks on any other cluster. A pod whose GPU comes from a
     /// DRA ResourceClaim (`gpu.nvidia.com`) requests no extended resource, so that plugin gives it
     /// no toleration. A toleration whose key is a near miss of the taint's (`nvidia/gpu` for
     /// `nvidia.com/gpu`) tolerates nothing: the finding points at it too.
@@ -376,9 +378,22 @@ spec:
 
     #[test]
     fn without_eks_it_is_an_error() {
-        let d = run(FILES, false);
+        // A pool whose node class is not AWS's: nothing says the cluster is EKS.
+        let text = FILES.replace(
+            "nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}",
+            "nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: gpu}",
+        );
+        let d = run(&text, false);
         assert_eq!(d.len(), 1, "{d:#?}");
         assert_eq!(d[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn an_aws_node_class_means_eks() {
+        // Karpenter's AWS provider runs on EKS: the admission plugin is there.
+        let d = run(FILES, false);
+        assert_eq!(d.len(), 1, "{d:#?}");
+        assert_eq!(d[0].severity, Severity::Warning);
     }
 
     #[test]

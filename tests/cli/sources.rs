@@ -142,7 +142,7 @@ fn a_base_finding_with_different_messages_is_reported_per_overlay() {
     copy_dir(&fixture("overlays"), d.path());
     let job = d.path().join("apps/train/base/job.yaml");
     let text = fs::read_to_string(&job).unwrap().replace(
-        "      tolerations:\n        - key: nvidia.com/gpu\n          operator: Exists\n          effect: NoSchedule\n",
+        "      tolerations:\n        - key: dedicated\n          value: ml-training\n          effect: NoSchedule\n",
         "",
     );
     fs::write(&job, text).unwrap();
@@ -450,8 +450,8 @@ fn the_example_overlay_points_at_its_patch() {
         d["related"][0]["path"],
         "examples/platform/training/finetune/base/job.yaml"
     );
-    assert_eq!(v["summary"]["errors"], 14);
-    assert_eq!(v["summary"]["warnings"], 13);
+    assert_eq!(v["summary"]["errors"], 13);
+    assert_eq!(v["summary"]["warnings"], 14);
 }
 
 #[test]
@@ -1537,7 +1537,9 @@ fn overlays_of_one_base_that_collide_are_each_linted() {
 fn terraform_heredocs_are_manifests_located_in_the_tf_file() {
     let Run { code, out, err } =
         run(gpuops_in(fixture("terraform")).args(["lint", "--format", "json"]));
-    assert_eq!(code, 1, "{out}{err}");
+    // A warning: the pool's node class is AWS's, so on EKS the admission plugin tolerates the
+    // `nvidia.com/gpu` taint for the pod.
+    assert_eq!(code, 0, "{out}{err}");
     let v = json(&out);
     // The pool in Terraform judges the Job in YAML; its taint is pointed at in the `.tf` file.
     assert_eq!(
