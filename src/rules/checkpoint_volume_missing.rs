@@ -1,11 +1,12 @@
 use super::Ctx;
-use super::training_consolidation_underutilized::{Policy, protected};
-use crate::diag::{Diagnostic, Loc, Severity};
+use crate::diag::{Diagnostic, Loc};
 use crate::intent::Intent;
 use crate::model::{Container, PodTemplate};
 use crate::quantity;
-use crate::sched::{GpuCapability, PodConstraints, Req};
 use crate::yaml::Node;
+
+mod risk;
+use risk::{Risk, risk_of, with_risk};
 
 declare_rule! {
     /// ## What it does
@@ -84,8 +85,6 @@ declare_rule! {
     chunked: true,
 }
 
-const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
-
 /// Volume sources that do not outlive the pod or its node, or cannot be written to.
 const NOT_DURABLE: [&str; 9] = [
     "emptyDir",
@@ -124,12 +123,6 @@ struct Target<'a> {
     node: Node<'a>,
     /// The flag (or variable name) text to find the value after, inside the node's source.
     after: Option<String>,
-}
-
-/// Why the pod is likely to go away, with the places that say so.
-struct Risk {
-    reasons: Vec<String>,
-    related: Vec<(Loc, String)>,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
@@ -248,18 +241,6 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             out.push(with_evidence(cx, with_risk(d, r), t, intent));
         }
     }
-}
-
-/// Adds the places that make the loss likely; with none in view the finding stays a warning
-/// (every cluster replaces nodes, but nothing here says how often).
-fn with_risk(mut d: Diagnostic, r: &Risk) -> Diagnostic {
-    for (loc, msg) in &r.related {
-        d = d.related(*loc, msg.clone());
-    }
-    if r.reasons.is_empty() {
-        d = d.with_severity(Severity::Warning);
-    }
-    d
 }
 
 /// Points at what made the template training, when that is more than its kind.
@@ -569,192 +550,6 @@ fn likely_generic(r: &Risk) -> String {
             .to_string()
     } else {
         format!(", which is likely here: {}", r.reasons.join("; "))
-    }
-}
-
-/// Whether the pod's constraints (after flavor injection) let it run on spot capacity.
-fn allows_spot(c: &PodConstraints) -> bool {
-    let ok = |r: &&Req| {
-        r.key != CAPACITY_TYPE
-            || match r.op {
-                "In" => r.values.contains(&"spot"),
-                "NotIn" => !r.values.contains(&"spot"),
-                "DoesNotExist" => false,
-                _ => true,
-            }
-    };
-    c.base.iter().all(|r| ok(&r))
-        && (c.terms.is_empty() || c.terms.iter().any(|t| t.iter().all(|r| ok(&r))))
-}
-
-/// A requirement of the pod itself that asks for spot.
-fn selects_spot<'r>(c: &'r PodConstraints) -> Option<&'r Req<'r>> {
-    c.base
-        .iter()
-        .chain(c.terms.iter().flatten())
-        .find(|r| r.key == CAPACITY_TYPE && r.op == "In" && r.values.contains(&"spot"))
-}
-
-fn risk_of(cx: &Ctx, ti: usize, preempting: Option<usize>) -> Risk {
-    let mut risk = Risk {
-        reasons: Vec::new(),
-        related: Vec::new(),
-    };
-    let t = &cx.ix.templates[ti];
-    let variants = cx
-        .ix
-        .variants
-        .get(ti)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let own = t.constraints();
-    if let Some(r) = selects_spot(own) {
-        risk.reasons
-            .push("its node selector asks for spot capacity".to_string());
-        risk.related
-            .push((r.loc, "spot capacity selected here".to_string()));
-    } else if let Some((fname, loc)) = variants.iter().filter_map(|v| v.flavor).find_map(|fi| {
-        let f = &cx.ix.flavors[fi];
-        f.node_labels
-            .iter()
-            .find(|(k, _, v)| *k == CAPACITY_TYPE && v.as_str() == Some("spot"))
-            .map(|(_, _, v)| (f.name, cx.ix.objects[f.obj].loc(*v)))
-    }) {
-        risk.reasons.push(format!(
-            "Kueue may admit it to ResourceFlavor `{fname}`, whose nodes are spot"
-        ));
-        risk.related.push((
-            loc,
-            format!("ResourceFlavor `{fname}` selects spot capacity"),
-        ));
-    } else if cx.ix.uses_karpenter() {
-        // Pools the pod can land on; with none (or no fit information), every pool. A pool
-        // without GPU instances is no place for these pods, whatever its labels and taints.
-        let fitting: Vec<usize> = cx
-            .ix
-            .landing_pools(ti)
-            .into_iter()
-            .filter(|&p| cx.ix.pools.capability[p] != GpuCapability::None)
-            .collect();
-        let candidates: Vec<usize> = if fitting.is_empty() {
-            (0..cx.ix.nodepools.len()).collect()
-        } else {
-            fitting
-        };
-        let spot: Vec<usize> = candidates
-            .iter()
-            .copied()
-            .filter(|&pi| {
-                cx.ix.nodepools[pi].capacity_types().contains(&"spot")
-                    && (variants.is_empty() || variants.iter().any(|v| allows_spot(&v.constraints)))
-            })
-            .collect();
-        if spot.is_empty() {
-            disruption_risk(cx, t, &candidates, &mut risk);
-        }
-        if let Some(&first) = spot.first() {
-            let pool = &cx.ix.nodepools[first];
-            let names: Vec<String> = spot
-                .iter()
-                .map(|&pi| format!("`{}`", cx.ix.nodepools[pi].name))
-                .collect();
-            let noun = if names.len() == 1 {
-                "NodePool"
-            } else {
-                "NodePools"
-            };
-            risk.reasons.push(format!(
-                "{noun} {} may run it on spot capacity",
-                names.join(", ")
-            ));
-            let at = pool
-                .requirements
-                .iter()
-                .find(|r| r.key == CAPACITY_TYPE)
-                .map_or(pool.anchor, |r| r.node);
-            risk.related.push((
-                pool.loc(at),
-                format!("NodePool `{}` may launch spot instances", pool.name),
-            ));
-        }
-    }
-    if let Some(ci) = preempting {
-        let cq = &cx.ix.cluster_queues[ci];
-        risk.reasons.push(format!(
-            "ClusterQueue `{}` preempts admitted workloads",
-            cq.name
-        ));
-        if let Some(p) = cq.preemption {
-            let obj = &cx.ix.objects[cq.obj];
-            let at = obj
-                .root
-                .at(&["spec"])
-                .and_then(|s| s.entry("preemption"))
-                .map_or(p, |(k, _)| k);
-            risk.related.push((
-                obj.loc(at),
-                format!("ClusterQueue `{}` may preempt it", cq.name),
-            ));
-        }
-    }
-    risk
-}
-
-/// Karpenter's own disruption of the pools the pod may land on: consolidation of underutilized
-/// nodes (unless the pods carry `karpenter.sh/do-not-disrupt: "true"`), else expiry, which that
-/// annotation does not hold back.
-fn disruption_risk(cx: &Ctx, t: &PodTemplate, candidates: &[usize], risk: &mut Risk) {
-    if cx.ix.nodepools.is_empty() {
-        risk.reasons.push(
-            "Karpenter manages the nodes (config `cluster.karpenter`) and consolidates, expires and replaces them"
-                .to_string(),
-        );
-        return;
-    }
-    let pools = || {
-        candidates
-            .iter()
-            .filter(|&&pi| cx.ix.pools.capability[pi] != GpuCapability::None)
-            .map(|&pi| &cx.ix.nodepools[pi])
-    };
-    if !protected(t) {
-        let consolidating = pools().find_map(|p| {
-            let version = cx.ix.objects.get(p.obj).map_or("v1", |o| o.version);
-            Policy::of(p, version).map(|policy| (p, policy))
-        });
-        if let Some((pool, policy)) = consolidating {
-            let default = if policy.by_default {
-                ", its default"
-            } else {
-                ""
-            };
-            risk.reasons.push(format!(
-                "NodePool `{}` consolidates underutilized nodes with `{}`{default}",
-                pool.name, policy.name
-            ));
-            risk.related.push((
-                pool.loc(policy.node),
-                format!("NodePool `{}` consolidates underutilized nodes", pool.name),
-            ));
-            return;
-        }
-    }
-    if let Some((pool, after, node)) =
-        pools().find_map(|p| p.expire_after().map(|(a, n)| (p, a, n)))
-    {
-        let how = if node.is_some() {
-            format!("`expireAfter: {after}`")
-        } else {
-            format!("`expireAfter` defaults to {after}")
-        };
-        risk.reasons.push(format!(
-            "NodePool `{}` replaces its nodes on expiry ({how}), which `karpenter.sh/do-not-disrupt` does not prevent",
-            pool.name
-        ));
-        risk.related.push((
-            pool.loc(node.unwrap_or(pool.anchor)),
-            format!("NodePool `{}` expires its nodes after {after}", pool.name),
-        ));
     }
 }
 
