@@ -268,7 +268,7 @@ struct LintArgs {
     #[arg(long, value_enum)]
     fail_on: Option<FailOn>,
     /// Run only these rules (repeatable); a bundled policy named here runs even when the config
-    /// leaves it off.
+    /// leaves it off, and a rule named here also judges files in test trees.
     #[arg(long = "rule", value_name = "NAME", value_parser = RuleName, hide_possible_values = true)]
     rules: Vec<String>,
     /// A directory of Rego policies to run, beside the config's `policies:` (repeatable).

@@ -127,8 +127,8 @@ struct Target<'a> {
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // A workload whose templates all lack a durable volume is one finding: the first template's,
-    // with the other containers marked on it (`owner`, index in `out`).
-    let mut generic: Option<(usize, usize)> = None;
+    // with the other containers marked on it (`owner`, index in `out`, why the loss is likely).
+    let mut generic: Option<(usize, usize, Vec<String>)> = None;
     for (ti, t) in cx.templates() {
         let Some(intent) = cx.ix.classes.get(ti).filter(|i| i.is_training()) else {
             continue;
@@ -211,13 +211,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             if r.reasons.is_empty() {
                 continue;
             }
-            // Merged only when the risk is alike: a spot worker beside an on-demand launcher is
-            // a finding of its own.
-            let severity = cx.rule.severity;
-            if let Some((owner_at, i)) = generic
-                && owner_at == t.owner
-                && let Some(first) = out.get_mut(i)
-                && first.severity == severity
+            // Merged only when the risk is the same: a spot worker beside an on-demand launcher
+            // is a finding of its own.
+            if let Some((owner_at, i, reasons)) = &generic
+                && *owner_at == t.owner
+                && *reasons == r.reasons
+                && let Some(first) = out.get_mut(*i)
             {
                 first.related.push(crate::diag::Related {
                     loc: t.loc(at),
@@ -237,7 +236,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     ),
                 )
                 .help("mount a PersistentVolumeClaim (EBS, EFS or FSx through their CSI drivers) and write checkpoints under its mountPath, or checkpoint to object storage such as `s3://…`");
-            generic = Some((t.owner, out.len()));
+            generic = Some((t.owner, out.len(), r.reasons.clone()));
             out.push(with_evidence(cx, with_risk(d, r), t, intent));
         }
     }

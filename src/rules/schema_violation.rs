@@ -102,13 +102,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let user = cx.ix.user_crds();
     let mut found = Vec::new();
     let mut test_data: std::collections::HashMap<usize, bool> = std::collections::HashMap::new();
+    // A test tree's objects of another release (`test/regression/v0.2.1/`) are not judged by the
+    // repository's CRD copy, which is the current release's (one given as the cluster's still
+    // judges); built-in knowledge, which follows each object's own apiVersion, still does.
+    // Selected by name (`--rule`), the rule judges every file.
+    let selected = cx.ix.settings.selected(RULE.name);
     for (_, obj) in cx.objects() {
         found.clear();
-        // A test tree's objects of another release (`test/regression/v0.2.1/`) are not judged
-        // by the repository's CRD copy, which is the current release's (one given as the
-        // cluster's still judges); built-in knowledge, which follows each object's own
-        // apiVersion, still does. Selected by name (`--rule`), the rule judges every file.
-        let selected = cx.ix.settings.selected(RULE.name);
         let mut test_object = || {
             !selected
                 && *test_data.entry(obj.file).or_insert_with(|| {
