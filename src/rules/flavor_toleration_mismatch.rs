@@ -18,8 +18,9 @@ declare_rule! {
     ///   those pools has a hard taint they leave open.
     ///
     /// A pool taint that the flavor mirrors in its `nodeTaints` counts as tolerated (Kueue only
-    /// admits pods that tolerate those), and so does, on EKS, a `NoSchedule` taint on a device
-    /// resource (the ExtendedResourceToleration admission plugin adds it). A flavor whose
+    /// admits pods that tolerate those), and so does, on EKS (`eks: true`, or a pool whose node
+    /// class is AWS's), a `NoSchedule` taint on a device resource (the ExtendedResourceToleration
+    /// admission plugin adds it). A flavor whose
     /// `nodeTaints` are left for the workloads to tolerate — Kueue's way to keep a flavor for the
     /// workloads that opt in — is fine as long as its tolerations are not aimed at those taints.
     ///
@@ -33,7 +34,7 @@ declare_rule! {
     ///
     /// ## Example
     /// ```yaml
-    /// # NodePool `gpu` taints its nodes nvidia.com/gpu=true:NoSchedule
+    /// # NodePool `gpu` taints its nodes dedicated=gpu:NoSchedule
     /// apiVersion: kueue.x-k8s.io/v1beta2
     /// kind: ResourceFlavor
     /// metadata:
@@ -42,8 +43,8 @@ declare_rule! {
     ///   nodeLabels:
     ///     karpenter.sh/nodepool: gpu
     ///   tolerations:
-    ///     - key: nvidia.com/gpu
-    ///       value: "yes"          # the taint's value is "true"
+    ///     - key: dedicated
+    ///       value: "yes"          # the taint's value is "gpu"
     ///       effect: NoSchedule
     /// ```
     ///
@@ -51,7 +52,7 @@ declare_rule! {
     /// Tolerate the taint as the pools write it — `operator: Exists` matches any value:
     /// ```yaml
     /// tolerations:
-    ///   - key: nvidia.com/gpu
+    ///   - key: dedicated
     ///     operator: Exists
     ///     effect: NoSchedule
     /// ```
@@ -154,12 +155,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if pools.is_empty() {
             continue;
         }
-        let covered = |t: &Taint| {
+        // A pool of AWS's node classes is on EKS, where the admission plugin always runs.
+        let covered = |t: &Taint, on_eks: bool| {
             f.tolerations.iter().any(|x| x.tolerates(t))
                 || node_taints
                     .iter()
                     .any(|n| n.key == t.key && n.value == t.value && n.effect == t.effect)
-                || (eks && t.effect == "NoSchedule" && is_accelerator_resource(t.key))
+                || (on_eks && t.effect == "NoSchedule" && is_accelerator_resource(t.key))
         };
         let open: Vec<(usize, Vec<&Taint>)> = pools
             .iter()
@@ -168,7 +170,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 let left: Vec<&Taint> = pool
                     .taints
                     .iter()
-                    .filter(|t| t.is_hard() && !covered(t))
+                    .filter(|t| t.is_hard() && !covered(t, eks || pool.on_eks()))
                     .collect();
                 (p, left)
             })

@@ -1,5 +1,5 @@
 use super::Ctx;
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::Diagnostic;
 use crate::index::Index;
 use crate::model::{NodePool, PodTemplate, Taint, is_gpu_resource};
 use crate::sched;
@@ -15,8 +15,8 @@ declare_rule! {
     /// (`cluster: {eks: true}`, or a pool whose node class is AWS's: an `EC2NodeClass`, SageMaker
     /// HyperPod's or EKS Auto Mode's, as Karpenter's AWS provider runs on EKS) a `NoSchedule` taint
     /// whose key is an extended resource the pod requests is tolerated by the
-    /// ExtendedResourceToleration admission plugin: that case is a warning, because it silently
-    /// breaks on any other cluster. A pod whose GPU comes from a
+    /// ExtendedResourceToleration admission plugin, which EKS always runs: no finding (`gpuops
+    /// why` says the plugin tolerates it). A pod whose GPU comes from a
     /// DRA ResourceClaim (`gpu.nvidia.com`) requests no extended resource, so that plugin gives it
     /// no toleration. A toleration whose key is a near miss of the taint's (`nvidia/gpu` for
     /// `nvidia.com/gpu`) tolerates nothing: the finding points at it too.
@@ -35,6 +35,7 @@ declare_rule! {
     /// spec:
     ///   template:
     ///     spec:
+    ///       nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: gpu}  # not EKS
     ///       taints:
     ///         - {key: nvidia.com/gpu, value: "true", effect: NoSchedule}
     /// ---
@@ -74,8 +75,6 @@ struct Miss<'a> {
     taint: Taint<'a>,
     /// Flavors under which it is missing (`None`: no Kueue flavor).
     flavors: Vec<Option<usize>>,
-    /// Tolerated only by EKS's ExtendedResourceToleration plugin.
-    eks_only: bool,
     /// How many GPU pools the template's selectors fit.
     candidates: usize,
 }
@@ -114,25 +113,19 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             });
             if verdicts.is_empty()
                 || (unpinned && only_derived)
-                || verdicts
-                    .iter()
-                    .any(|(_, vd)| vd.untolerated.is_empty() && vd.eks_only.is_empty())
+                || verdicts.iter().any(|(_, vd)| vd.untolerated.is_empty())
             {
                 continue;
             }
-            // The closest pool: fewest untolerated taints, then fewest EKS-only ones, then first.
+            // The closest pool: fewest untolerated taints, then first. On EKS a taint the
+            // admission plugin tolerates is tolerated: the plugin cannot be turned off there.
             let Some((p, vd)) = verdicts
                 .iter()
-                .min_by_key(|(p, vd)| (vd.untolerated.len(), vd.eks_only.len(), *p))
+                .min_by_key(|(p, vd)| (vd.untolerated.len(), *p))
             else {
                 continue;
             };
-            let all = vd
-                .untolerated
-                .iter()
-                .map(|t| (t, false))
-                .chain(vd.eks_only.iter().map(|t| (t, true)));
-            for (taint, eks_only) in all {
+            for taint in &vd.untolerated {
                 let same = |m: &&mut Miss| {
                     m.taint.key == taint.key
                         && m.taint.value == taint.value
@@ -143,14 +136,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         if !m.flavors.contains(&v.flavor) {
                             m.flavors.push(v.flavor);
                         }
-                        m.eks_only &= eks_only;
                         m.candidates = m.candidates.max(candidates);
                     }
                     None => misses.push(Miss {
                         pool: *p,
                         taint: *taint,
                         flavors: vec![v.flavor],
-                        eks_only,
                         candidates,
                     }),
                 }
@@ -211,24 +202,13 @@ fn finding(cx: &Ctx, t: &PodTemplate, m: &Miss) -> Diagnostic {
             m.candidates
         )
     };
-    let d = if m.eks_only {
-        cx.at(
-            t.loc(node),
-            format!(
-                "{what}{via} does not tolerate taint `{taint}` of NodePool `{}`; it only schedules because EKS's ExtendedResourceToleration admission plugin adds a toleration for the `{}` resource it requests, so on any other cluster (or with the plugin off) its pods stay Pending",
-                pool.name, m.taint.key
-            ),
-        )
-        .with_severity(Severity::Warning)
-    } else {
-        cx.at(
-            t.loc(node),
-            format!(
-                "{what}{via} does not tolerate taint `{taint}` of {noun} `{}`, {which}: {consequence}",
-                pool.name
-            ),
-        )
-    };
+    let d = cx.at(
+        t.loc(node),
+        format!(
+            "{what}{via} does not tolerate taint `{taint}` of {noun} `{}`, {which}: {consequence}",
+            pool.name
+        ),
+    );
     let d = d.object(Some(owner.obj_ref())).related(
         pool.loc(m.taint.node),
         format!("{noun} `{}` taint `{taint}`", pool.name),
@@ -369,11 +349,10 @@ spec:
     }
 
     #[test]
-    fn eks_extended_resource_toleration_is_a_warning() {
+    fn eks_extended_resource_toleration_tolerates() {
+        // EKS always runs the admission plugin: the pod gets the toleration and schedules.
         let d = run(FILES, true);
-        assert_eq!(d.len(), 1, "{d:#?}");
-        assert_eq!(d[0].severity, Severity::Warning);
-        assert!(d[0].message.contains("ExtendedResourceToleration"));
+        assert!(d.is_empty(), "{d:#?}");
     }
 
     #[test]
@@ -392,8 +371,7 @@ spec:
     fn an_aws_node_class_means_eks() {
         // Karpenter's AWS provider runs on EKS: the admission plugin is there.
         let d = run(FILES, false);
-        assert_eq!(d.len(), 1, "{d:#?}");
-        assert_eq!(d[0].severity, Severity::Warning);
+        assert!(d.is_empty(), "{d:#?}");
     }
 
     #[test]
@@ -409,11 +387,7 @@ spec:
             2,
             "{d:#?}"
         );
-        assert_eq!(
-            sev.iter().filter(|s| **s == Severity::Warning).count(),
-            1,
-            "{d:#?}"
-        );
+        assert_eq!(d.len(), 2, "{d:#?}");
     }
 
     #[test]

@@ -40,7 +40,9 @@ declare_rule! {
     /// schema and its `x-kubernetes-validations` CEL rules (a rule that fails to evaluate on the
     /// object's own data, such as `int()` of a value that is no integer, rejects it as at the API
     /// server); the name check, the webhooks' checks and Karpenter's validation after apply still
-    /// run, as no CRD expresses them.
+    /// run, as no CRD expresses them. A pod spec with no `containers` at all is a fragment
+    /// (a Spark pod template file, a kustomize patch left beside its base): its own required
+    /// fields are not asked for.
     ///
     /// ## Why is this bad?
     /// A GitOps sync that the API server rejects leaves the NodePool, queue or Job out of the
@@ -138,10 +140,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         } else {
             format!("{}.spec", t.path)
         };
-        // A bare Pod with no containers is never applied as it is: it is a pod template file
-        // (Spark's `podTemplateFile`, Flink's) that the program adds its containers to.
-        let fragment =
-            obj.group.is_empty() && obj.kind == "Pod" && t.spec.get("containers").is_none();
+        // A pod spec with no containers is never applied as it is: a bare Pod is a pod template
+        // file (Spark's `podTemplateFile`, Flink's) that the program adds its containers to, and
+        // a workload is a strategic-merge patch (`spec.template.spec.serviceAccountName` alone)
+        // that kustomize merges into its target.
+        let fragment = t.spec.get("containers").is_none();
         let walk = if fragment {
             check::walk_fragment
         } else {

@@ -450,8 +450,8 @@ fn the_example_overlay_points_at_its_patch() {
         d["related"][0]["path"],
         "examples/platform/training/finetune/base/job.yaml"
     );
-    assert_eq!(v["summary"]["errors"], 13);
-    assert_eq!(v["summary"]["warnings"], 14);
+    assert_eq!(v["summary"]["errors"], 14);
+    assert_eq!(v["summary"]["warnings"], 13);
 }
 
 #[test]
@@ -1537,9 +1537,7 @@ fn overlays_of_one_base_that_collide_are_each_linted() {
 fn terraform_heredocs_are_manifests_located_in_the_tf_file() {
     let Run { code, out, err } =
         run(gpuops_in(fixture("terraform")).args(["lint", "--format", "json"]));
-    // A warning: the pool's node class is AWS's, so on EKS the admission plugin tolerates the
-    // `nvidia.com/gpu` taint for the pod.
-    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(code, 1, "{out}{err}");
     let v = json(&out);
     // The pool in Terraform judges the Job in YAML; its taint is pointed at in the `.tf` file.
     assert_eq!(
@@ -1593,7 +1591,7 @@ fn terraform_hcl_manifests_node_groups_and_chart_values_are_read_with_their_vari
         h100["message"]
             .as_str()
             .unwrap()
-            .contains("`nvidia.com/gpu=h100:NoSchedule` of NodePool `h100`"),
+            .contains("`gpu-model=h100:NoSchedule` of NodePool `h100`"),
         "{out}"
     );
     assert_eq!(h100["related"][0]["path"], "cluster/karpenter.tf", "{out}");

@@ -13,7 +13,7 @@ resource "kubectl_manifest" "gpu_pool" {
           requirements = [
             { key = "karpenter.k8s.aws/instance-family", operator = "In", values = [each.value.family] },
           ]
-          taints = [{ key = "nvidia.com/gpu", value = each.key, effect = "NoSchedule" }]
+          taints = [{ key = "gpu-model", value = each.key, effect = "NoSchedule" }]
         }
       }
       disruption = { consolidationPolicy = "WhenEmpty", consolidateAfter = "10m" }

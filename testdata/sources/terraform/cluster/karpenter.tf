@@ -44,8 +44,8 @@ resource "kubectl_manifest" "gpu_pool" {
               operator: In
               values: ["p5"]
           taints:
-            - key: nvidia.com/gpu
-              value: "true"
+            - key: workload
+              value: "training"
               effect: NoSchedule
       limits:
         nvidia.com/gpu: 64
