@@ -85,6 +85,8 @@ pub struct Index<'a> {
     pub assignable: Vec<Vec<usize>>,
     /// NodePools by what selects them, their GPU capability and taint classes.
     pub pools: PoolIndex<'a>,
+    /// Whether some Karpenter NodePool may launch GPU instances (`None`: no Karpenter pool).
+    karpenter_gpu: Option<bool>,
     /// Distinct placements of GPU templates' assignable variants.
     pub placements: Vec<Placement>,
     /// Per template: where each assignable variant lands (GPU templates only; else empty).
@@ -253,7 +255,17 @@ impl<'a> Index<'a> {
                 })
             })
             .collect();
+        // Computed once: rules ask it per template.
+        let karpenter_gpu = {
+            let mut karpenter = (0..nodepools.len())
+                .filter(|&i| nodepools[i].is_karpenter())
+                .peekable();
+            karpenter.peek().is_some().then(|| {
+                karpenter.any(|i| pools.capability[i] != crate::sched::GpuCapability::None)
+            })
+        };
         let mut ix = Index {
+            karpenter_gpu,
             files,
             file_ids: ids,
             settings,
@@ -564,6 +576,13 @@ impl<'a> Index<'a> {
     }
 
     /// Whether the cluster runs Karpenter (pools in the files, or the config says so).
+    /// Whether some Karpenter NodePool in view may launch GPU instances (or the config says
+    /// Karpenter runs, with no pool in view to say otherwise).
+    pub fn karpenter_launches_gpus(&self) -> bool {
+        self.karpenter_gpu
+            .unwrap_or(self.settings.karpenter || self.nodepools.is_empty())
+    }
+
     pub fn uses_karpenter(&self) -> bool {
         // Node groups and existing Nodes are capacity without Karpenter.
         self.nodepools.iter().any(NodePool::is_karpenter) || self.settings.karpenter

@@ -148,7 +148,9 @@ impl<'a> PodConstraints<'a> {
 }
 
 /// Whether a template is placed outside Karpenter: a fixed `nodeName`, or a selector on a managed
-/// node group / Fargate label (those nodes are not NodePool nodes, so NodePools say nothing).
+/// node group / Fargate label (EKS, GKE and AKS node pools), or on a label whose value names the
+/// cluster autoscaler (`provisioner: cluster-autoscaler`): those nodes are not NodePool nodes, so
+/// NodePools say nothing.
 pub fn targets_other_capacity(t: &PodTemplate<'_>) -> bool {
     if t.spec
         .get("nodeName")
@@ -160,8 +162,12 @@ pub fn targets_other_capacity(t: &PodTemplate<'_>) -> bool {
     let other = |key: &str, values: &[&str]| {
         matches!(
             key,
-            "eks.amazonaws.com/nodegroup" | "alpha.eksctl.io/nodegroup-name"
+            "eks.amazonaws.com/nodegroup"
+                | "alpha.eksctl.io/nodegroup-name"
+                | "cloud.google.com/gke-nodepool"
+                | "kubernetes.azure.com/agentpool"
         ) || (key == "eks.amazonaws.com/compute-type" && values.contains(&"fargate"))
+            || values.contains(&"cluster-autoscaler")
     };
     let selector = t
         .node_selector()

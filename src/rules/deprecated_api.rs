@@ -21,7 +21,9 @@ declare_rule! {
     ///   object, pod template or NodePool node template: removed in Karpenter v1.
     ///
     /// On an object of a Karpenter version no longer served, the fields v1 changed are the steps of
-    /// one migration: they are marked on the apiVersion's finding, not reported one by one.
+    /// one migration: they are marked on the apiVersion's finding, not reported one by one. A file
+    /// under a directory named for its object's version (`examples/v1beta1/`) is kept for that
+    /// version on purpose and is not judged.
     ///
     /// ## Why is this bad?
     /// An API version the cluster no longer serves is rejected at apply time, so the NodePool or
@@ -72,6 +74,17 @@ const OLD_ANNOTATIONS: [&str; 2] = [
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for (oi, obj) in cx.objects() {
+        // A file under a directory named for its object's version (`examples/v1beta1/`) is kept
+        // for that version on purpose, beside the current one.
+        if !obj.version.is_empty()
+            && cx.ix.files.get(obj.file).is_some_and(|f| {
+                std::path::Path::new(&f.path)
+                    .parent()
+                    .is_some_and(|d| d.components().any(|c| c.as_os_str() == obj.version))
+            })
+        {
+            continue;
+        }
         let mut fields = Vec::new();
         if obj.group == "karpenter.sh" && obj.kind == "NodePool" {
             nodepool_fields(cx, obj, &mut fields);

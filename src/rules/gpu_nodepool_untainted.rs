@@ -147,8 +147,15 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         } else {
             "spec.template.spec.taints"
         };
+        // The plugin tolerates the taint of the resource a pod requests: Neuron pods ask for
+        // devices or for cores.
+        let cores = if neuron {
+            "; pods that request `aws.amazon.com/neuroncore` get one for that key instead"
+        } else {
+            ""
+        };
         out.push(d.help(format!(
-            "add a hard taint under `{path}` and tolerate it in the pods that need the accelerator:\n- key: {key}\n  effect: NoSchedule\n(on EKS, pods that request `{key}` get this toleration from the ExtendedResourceToleration admission plugin)"
+            "add a hard taint under `{path}` and tolerate it in the pods that need the accelerator:\n- key: {key}\n  effect: NoSchedule\n(on EKS, pods that request `{key}` get this toleration from the ExtendedResourceToleration admission plugin{cores})"
         )));
     }
 }

@@ -109,12 +109,18 @@ impl<'i, 'a> Ctx<'i, 'a> {
     }
     /// A finding at the rule's default severity.
     /// Whether template `ti`'s selectors fit pools, none of them Karpenter's (a managed node
-    /// group, a cluster-autoscaler group): Karpenter never disrupts the nodes it lands on. A
-    /// template that fits no pool at all is another rule's finding and is not judged so either.
+    /// group, a cluster-autoscaler group), or no Karpenter pool can launch GPU instances at all:
+    /// Karpenter never disrupts the nodes it lands on. A template that fits no pool at all is
+    /// another rule's finding and is not judged so either.
     pub fn off_karpenter(&self, ti: usize) -> bool {
         let ix = self.ix;
         if ix.nodepools.is_empty() {
             return false;
+        }
+        // No Karpenter pool in view can launch a GPU instance (Azure D SKUs, CPU categories):
+        // the GPU nodes come from elsewhere.
+        if !ix.karpenter_launches_gpus() {
+            return true;
         }
         let Some(p) = ix.own_placement.get(ti).copied().flatten() else {
             return false;

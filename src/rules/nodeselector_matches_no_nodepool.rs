@@ -21,7 +21,10 @@ declare_rule! {
     /// It also flags a template that fits a NodePool on its own but not after Kueue adds the
     /// `nodeLabels` of every ResourceFlavor its ClusterQueue may admit it to (or whose own selectors
     /// rule out every such flavor). NodePools that cannot launch GPU instances are ignored; the rule
-    /// is silent when the repository has no GPU-capable NodePool.
+    /// is silent when the repository has no GPU-capable NodePool, and for a template placed on
+    /// other capacity: a `nodeName`, or a selector on a node group's own label (EKS, eksctl, GKE,
+    /// AKS, Fargate) or on a label whose value names the cluster autoscaler
+    /// (`provisioner: cluster-autoscaler`).
     ///
     /// ## Why is this bad?
     /// Karpenter only launches a node for a pod whose constraints intersect a NodePool's labels and

@@ -209,6 +209,51 @@ pub fn gpu_capability(pool: &NodePool<'_>) -> GpuCapability {
                     return GpuCapability::None;
                 }
             }
+            // Azure: the GPU SKUs are the N family (NC, ND, NV, NG); its GPU labels read as
+            // AWS's do.
+            (
+                "karpenter.azure.com/sku-gpu-count"
+                | "karpenter.azure.com/sku-gpu-name"
+                | "karpenter.azure.com/sku-gpu-manufacturer",
+                "DoesNotExist",
+            ) => return GpuCapability::None,
+            ("karpenter.azure.com/sku-gpu-count", "In")
+                if vals.iter().all(|v| v.parse::<u64>().is_ok_and(|n| n == 0)) =>
+            {
+                return GpuCapability::None;
+            }
+            (k, "In" | "Exists" | "Gt" | "Gte")
+                if k.starts_with("karpenter.azure.com/sku-gpu-") =>
+            {
+                explicit = true
+            }
+            ("karpenter.azure.com/sku-family", "In") => {
+                if vals.iter().any(|v| v.eq_ignore_ascii_case("N")) {
+                    explicit = true;
+                } else {
+                    return GpuCapability::None;
+                }
+            }
+            ("karpenter.azure.com/sku-series" | "karpenter.azure.com/sku-name", "In") => {
+                let sku = |v: &str| -> bool {
+                    let v = v.strip_prefix("Standard_").unwrap_or(v);
+                    v.starts_with('N') || v.starts_with('n')
+                };
+                if vals.iter().any(|v| sku(v)) {
+                    explicit = true;
+                } else {
+                    return GpuCapability::None;
+                }
+            }
+            ("node.kubernetes.io/instance-type", "In")
+                if vals.iter().any(|v| v.starts_with("Standard_")) =>
+            {
+                if vals.iter().any(|v| v.starts_with("Standard_N")) {
+                    explicit = true;
+                } else {
+                    return GpuCapability::None;
+                }
+            }
             ("node.kubernetes.io/instance-type", "In") => {
                 if vals
                     .iter()

@@ -256,6 +256,27 @@ spec:
                 "- {key: kubernetes.io/arch, operator: In, values: [amd64]}",
                 GpuCapability::Possible,
             ),
+            // Azure: GPU SKUs are the N family.
+            (
+                "- {key: karpenter.azure.com/sku-family, operator: In, values: [D]}",
+                GpuCapability::None,
+            ),
+            (
+                "- {key: karpenter.azure.com/sku-family, operator: In, values: [D, N]}",
+                GpuCapability::Explicit,
+            ),
+            (
+                "- {key: karpenter.azure.com/sku-name, operator: In, values: [Standard_D2s_v4]}",
+                GpuCapability::None,
+            ),
+            (
+                "- {key: node.kubernetes.io/instance-type, operator: In, values: [Standard_NC24ads_A100_v4]}",
+                GpuCapability::Explicit,
+            ),
+            (
+                "- {key: karpenter.azure.com/sku-gpu-count, operator: Gt, values: [\"0\"]}",
+                GpuCapability::Explicit,
+            ),
         ];
         for (req, want) in cases {
             let y = format!(

@@ -129,3 +129,22 @@ fn empty_fields_of_an_object_still_to_be_named_are_slots_not_nulls() {
         "{out}{err}"
     );
 }
+
+#[test]
+fn examples_kept_for_an_older_api_version_are_not_called_deprecated() {
+    let d = tempfile::tempdir().unwrap();
+    let old = "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: general}\nspec:\n  template:\n    spec:\n      nodeClassRef: {name: default}\n      requirements:\n        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m]}\n";
+    // The same example for each version, side by side: the v1beta1 one is kept on purpose.
+    write(d.path(), "examples/v1beta1/general.yaml", old);
+    // The same version elsewhere is applied as it stands.
+    write(d.path(), "hack/general.yaml", old);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        findings(&out),
+        vec![(
+            "deprecated-api".to_string(),
+            "hack/general.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
+}

@@ -85,14 +85,10 @@ pub(super) fn risk_of(cx: &Ctx, ti: usize, preempting: Option<usize>) -> Risk {
     } else if cx.ix.uses_karpenter() {
         // Pools the pod can land on; with none (or no fit information), every pool. A pool
         // without GPU instances is no place for these pods, whatever its labels and taints.
-        let fitting: Vec<usize> = cx
-            .ix
-            .landing_pools(ti)
-            .into_iter()
-            .filter(|&p| cx.ix.pools.capability[p] != GpuCapability::None)
-            .collect();
+        let gpu = |p: &usize| cx.ix.pools.capability[*p] != GpuCapability::None;
+        let fitting: Vec<usize> = cx.ix.landing_pools(ti).into_iter().filter(gpu).collect();
         let candidates: Vec<usize> = if fitting.is_empty() {
-            (0..cx.ix.nodepools.len()).collect()
+            (0..cx.ix.nodepools.len()).filter(gpu).collect()
         } else {
             fitting
         };
