@@ -12,7 +12,9 @@ declare_rule! {
     /// a printf format is not reported: it is not YAML until rendered, and `gpuops lint` lists it
     /// as skipped. Nor is YAML that is no Kubernetes manifest (it names no `apiVersion` and `kind`,
     /// or it is CI configuration under `.github/`): a values file or a workflow is another tool's
-    /// to check.
+    /// to check. Nor is a file whose name says it is broken on purpose (`invalid.yaml`,
+    /// `malformed-job.yaml`): a negative sample kept to show a rejection (unless the rule is
+    /// selected with `--rule`).
     ///
     /// ## Why is this bad?
     /// ArgoCD cannot apply a file that does not parse, so every object in it is silently missing
@@ -45,15 +47,21 @@ declare_rule! {
 /// configuration.
 fn is_manifest(path: &str, text: &str) -> bool {
     let ci = path.starts_with(".github/") || path.contains("/.github/");
-    !ci && text.contains("apiVersion") && text.contains("kind")
+    !ci && !crate::source::named_invalid(path)
+        && text.contains("apiVersion")
+        && text.contains("kind")
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    // A file named as broken on purpose (`invalid.yaml`) is a negative sample, unless the rule
+    // is selected by name.
+    let selected = cx.ix.settings.selected(RULE.name);
     for &fid in &cx.ix.file_ids {
         let Some(f) = cx.ix.files.get(fid) else {
             continue;
         };
-        let manifest = is_manifest(&f.path, &f.text);
+        let manifest =
+            is_manifest(&f.path, &f.text) && (selected || !crate::source::named_invalid(&f.path));
         for p in f.problems.iter().filter(|p| match p.kind {
             ProblemKind::Build
             | ProblemKind::MissingInput

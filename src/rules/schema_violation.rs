@@ -42,7 +42,8 @@ declare_rule! {
     /// server); the name check, the webhooks' checks and Karpenter's validation after apply still
     /// run, as no CRD expresses them. A pod spec with no `containers` at all is a fragment
     /// (a Spark pod template file, a kustomize patch left beside its base): its own required
-    /// fields are not asked for.
+    /// fields are not asked for. A file whose name says it is broken on purpose (`invalid.yaml`)
+    /// is not judged unless the rule is selected with `--rule`.
     ///
     /// ## Why is this bad?
     /// A GitOps sync that the API server rejects leaves the NodePool, queue or Job out of the
@@ -109,7 +110,22 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // judges); built-in knowledge, which follows each object's own apiVersion, still does.
     // Selected by name (`--rule`), the rule judges every file.
     let selected = cx.ix.settings.selected(RULE.name);
+    // A file named as broken on purpose (`invalid.yaml`) shows or tests a rejection (unless the
+    // rule is selected by name).
+    let mut deliberate: std::collections::HashMap<usize, bool> = std::collections::HashMap::new();
+    let mut named_invalid = |file: usize| {
+        !selected
+            && *deliberate.entry(file).or_insert_with(|| {
+                cx.ix
+                    .files
+                    .get(file)
+                    .is_some_and(|f| crate::source::named_invalid(&f.path))
+            })
+    };
     for (_, obj) in cx.objects() {
+        if named_invalid(obj.file) {
+            continue;
+        }
         found.clear();
         let mut test_object = || {
             !selected
@@ -130,6 +146,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     }
     for (_, t) in cx.templates() {
         let obj = cx.ix.owner(t);
+        if named_invalid(obj.file) {
+            continue;
+        }
         // The CRD of the owner describes its pod templates (or chooses not to).
         if !user.is_empty() && user.covers(obj) {
             continue;

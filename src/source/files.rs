@@ -561,6 +561,18 @@ pub fn in_test_tree(path: &str) -> bool {
     })
 }
 
+/// Whether a file's name says it is broken on purpose (`invalid.yaml`, `malformed-pool.yaml`,
+/// `job_invalid.yaml`): a negative sample kept to show or test a rejection, never applied.
+pub fn named_invalid(path: &str) -> bool {
+    let name = std::path::Path::new(path)
+        .file_stem()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    name.split(['-', '_', '.'])
+        .any(|w| matches!(w, "invalid" | "malformed"))
+}
+
 /// Turns raw bytes into a parsed file; binary or non-UTF-8 content is a located problem.
 pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
     if bytes.contains(&0) {

@@ -148,3 +148,33 @@ fn examples_kept_for_an_older_api_version_are_not_called_deprecated() {
         "{out}{err}"
     );
 }
+
+#[test]
+fn files_named_as_broken_on_purpose_are_not_judged() {
+    let d = tempfile::tempdir().unwrap();
+    let bad_yaml = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  maxHistory: !@#$%^&*()_+\n";
+    let bad_schema = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  namespaceSelector: {}\n  resourceGroups: oops\n";
+    // Negative samples, named so: kept to show what is rejected.
+    write(d.path(), "samples/invalid.yaml", bad_yaml);
+    write(d.path(), "samples/queue_invalid.yaml", bad_schema);
+    // The same content under an ordinary name is reported.
+    write(d.path(), "samples/queue.yaml", bad_schema);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        findings(&out),
+        vec![(
+            "schema-violation".to_string(),
+            "samples/queue.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
+    // Named with `--rule`, the rule judges them too.
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args([
+        "lint",
+        "--rule",
+        "schema-violation",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(findings(&out).len(), 2, "{out}{err}");
+}

@@ -20,6 +20,7 @@ mod base64;
 mod explain;
 pub mod fleet;
 pub mod gotmpl;
+mod resolve;
 pub mod selector;
 mod sets;
 mod sync;

@@ -16,19 +16,15 @@
 
 use super::app::{self, App, Source};
 use super::fleet::{self, Fleet};
-use super::normalize_repo;
-use super::units::{HelmKey, Made, Unit};
-use crate::config::sources::dns_label;
+use super::resolve::Resolved;
+use super::units::{Made, Unit};
 use crate::diag::FileId;
 use crate::source::SourceFile;
-use crate::source::{
-    ARGO_FAILED, Sources,
-    tree::{self, Forest, identity, normalize},
-};
+use crate::source::{ARGO_FAILED, Sources, tree::Forest};
 use crate::yaml::{Problem, Span};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Applications of Applications followed this deep, no deeper (a cycle ends sooner: each
 /// Application is read once).
@@ -97,16 +93,6 @@ pub(super) struct SetRecord {
     pub(super) error: Option<String>,
 }
 
-/// How one source of an Application resolves.
-enum Resolved {
-    Unit(Box<Unit>),
-    /// A `ref` source: values files only.
-    ValuesOnly,
-    NotLinted(String),
-    /// A source of this repository that Argo CD cannot sync (reported as source-build-failed).
-    Failed(String, Span),
-}
-
 /// The state of one run of [`Sources::sync_applications`].
 #[derive(Default)]
 pub(super) struct Run {
@@ -149,20 +135,6 @@ fn is_argo_doc(root: crate::yaml::Node<'_>) -> Option<bool> {
     } else {
         None
     }
-}
-
-/// Helm reads `a,b` in a `--set` value as two assignments; Argo CD escapes the commas.
-fn escape_commas(v: &str) -> String {
-    let mut out = String::with_capacity(v.len());
-    let mut prev = '\0';
-    for c in v.chars() {
-        if c == ',' && prev != '\\' {
-            out.push('\\');
-        }
-        out.push(c);
-        prev = c;
-    }
-    out
 }
 
 impl Sources {
@@ -522,211 +494,5 @@ impl Sources {
             },
             units,
         ))
-    }
-
-    /// Whether a source is this repository, and what Argo CD makes of it.
-    fn resolve_source(
-        &self,
-        a: &App,
-        s: &Source,
-        refs: &BTreeMap<&str, &Source>,
-        manifest: Option<&Path>,
-    ) -> Resolved {
-        if s.ref_name.is_some() && s.path.is_none() && s.chart.is_none() {
-            return Resolved::ValuesOnly;
-        }
-        if let Some(chart) = &s.chart {
-            return Resolved::NotLinted(format!(
-                "chart `{chart}` from the Helm repository {}",
-                s.repo_url
-            ));
-        }
-        let configured = !self.config.argo.repo.is_empty();
-        if configured && !self.is_this_repo(&s.repo_url) {
-            return Resolved::NotLinted(format!(
-                "a source from another repository ({})",
-                s.repo_url
-            ));
-        }
-        let (path, span) = s.path.clone().unwrap_or_else(|| (".".to_string(), s.span));
-        let root = identity(&self.root);
-        let joined = normalize(&root.join(path.trim_start_matches('/')));
-        let inside = joined.starts_with(&root);
-        if !inside || !joined.is_dir() {
-            if !configured {
-                return Resolved::NotLinted(format!(
-                    "a source from another repository ({}): `{path}` is not a directory of this one (list this repository's URLs under `argo: {{repo: […]}}` in .gpuops.yaml if it is)",
-                    s.repo_url
-                ));
-            }
-            return Resolved::Failed(
-                if inside {
-                    format!("path `{path}` does not exist in this repository")
-                } else {
-                    format!("path `{path}` leaves the repository")
-                },
-                span,
-            );
-        }
-        let dir = identity(&joined);
-        if !dir.starts_with(&root) {
-            // A symbolic link out of the checkout: Argo CD refuses it too.
-            return Resolved::Failed(format!("path `{path}` leaves the repository"), span);
-        }
-        if let Some(p) = &s.plugin {
-            let name = if p.is_empty() {
-                String::new()
-            } else {
-                format!(" `{p}`")
-            };
-            return Resolved::NotLinted(format!("config management plugin{name}: not run"));
-        }
-        let explicit = [
-            s.helm.is_some(),
-            s.kustomize.is_some(),
-            s.directory.is_some(),
-        ]
-        .iter()
-        .filter(|b| **b)
-        .count();
-        if explicit > 1 {
-            return Resolved::Failed(
-                "more than one of `helm`, `kustomize` and `directory` is set".into(),
-                s.span,
-            );
-        }
-        let has_chart = dir.join("Chart.yaml").is_file();
-        let kfile = tree::kustomization_in(&dir);
-        let as_helm = s.helm.is_some() || (explicit == 0 && has_chart);
-        let as_kustomize =
-            s.kustomize.is_some() || (explicit == 0 && !has_chart && kfile.is_some());
-        if as_helm {
-            if !has_chart {
-                return Resolved::Failed(format!("`{path}` has no Chart.yaml"), span);
-            }
-            return self.resolve_helm(a, s, &dir, &path, span, refs, manifest);
-        }
-        if as_kustomize {
-            let Some(k) = kfile else {
-                return Resolved::Failed(format!("`{path}` has no kustomization"), span);
-            };
-            let components = s.kustomize.iter().flat_map(|o| o.components.iter());
-            for c in components {
-                if !identity(&normalize(&dir.join(c))).starts_with(&root) {
-                    return Resolved::Failed(
-                        format!("component `{c}` leaves the repository"),
-                        span,
-                    );
-                }
-            }
-            return Resolved::Unit(Box::new(Unit::Kustomize {
-                top: identity(&k),
-                opts: s.kustomize.clone().unwrap_or_default(),
-            }));
-        }
-        Resolved::Unit(Box::new(Unit::Directory {
-            dir,
-            opts: s.directory.clone().unwrap_or_default(),
-        }))
-    }
-
-    fn is_this_repo(&self, url: &str) -> bool {
-        self.config.argo.repo.contains(&normalize_repo(url))
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn resolve_helm(
-        &self,
-        a: &App,
-        s: &Source,
-        dir: &Path,
-        path: &str,
-        span: Span,
-        refs: &BTreeMap<&str, &Source>,
-        manifest: Option<&Path>,
-    ) -> Resolved {
-        let opts = s.helm.clone().unwrap_or_default();
-        let root = identity(&self.root);
-        let release = opts.release_name.clone().unwrap_or_else(|| a.name.clone());
-        if !dns_label(&release, 53) {
-            return Resolved::Failed(
-                format!("`{release}` is not a Helm release name (lowercase letters, digits, `-`)"),
-                span,
-            );
-        }
-        let namespace = a.destination.namespace.clone();
-        if let Some(ns) = &namespace
-            && !dns_label(ns, 63)
-        {
-            return Resolved::Failed(format!("`{ns}` is not a namespace name"), span);
-        }
-        let mut values = Vec::new();
-        for vf in &opts.value_files {
-            let p = if let Some(rest) = vf.strip_prefix('$') {
-                let (name, rel) = rest.split_once('/').unwrap_or((rest, ""));
-                let Some(r) = refs.get(name) else {
-                    return Resolved::Failed(
-                        format!("values file `{vf}` names no source with `ref: {name}`"),
-                        span,
-                    );
-                };
-                let other = if self.config.argo.repo.is_empty() {
-                    !normalize(&root.join(rel)).is_file()
-                } else {
-                    !self.is_this_repo(&r.repo_url)
-                };
-                if other {
-                    return Resolved::NotLinted(format!(
-                        "values file `{vf}` from another repository ({})",
-                        r.repo_url
-                    ));
-                }
-                normalize(&root.join(rel))
-            } else if vf.contains("://") {
-                return Resolved::NotLinted(format!("values file `{vf}` from a URL"));
-            } else {
-                normalize(&dir.join(vf))
-            };
-            if !identity(&p).starts_with(&root) {
-                return Resolved::Failed(format!("values file `{vf}` leaves the repository"), span);
-            }
-            if !p.is_file() {
-                if opts.ignore_missing_value_files {
-                    continue;
-                }
-                return Resolved::Failed(
-                    format!("values file `{vf}` does not exist (in `{path}`)"),
-                    span,
-                );
-            }
-            values.push(identity(&p));
-        }
-        let mut set = Vec::new();
-        let mut set_string = Vec::new();
-        for p in &opts.parameters {
-            if p.name.is_empty() || p.name.starts_with('-') {
-                return Resolved::Failed(format!("`{}` is not a parameter name", p.name), span);
-            }
-            let kv = format!("{}={}", p.name, escape_commas(&p.value));
-            if p.force_string {
-                set_string.push(kv);
-            } else {
-                set.push(kv);
-            }
-        }
-        Resolved::Unit(Box::new(Unit::Helm {
-            chart: dir.to_path_buf(),
-            render: HelmKey {
-                release,
-                namespace,
-                values,
-                manifest: opts.values.as_ref().and(manifest.map(Path::to_path_buf)),
-                inline: opts.values,
-                set,
-                set_string,
-                skip_crds: opts.skip_crds,
-                ignored: opts.ignored,
-            },
-        }))
     }
 }

@@ -1,0 +1,129 @@
+//! Which texts are templates (Go/Helm, Jinja, Terraform, printf) and where their markers are.
+
+use super::*;
+
+#[test]
+fn template_lines_are_recognised() {
+    let src =
+        "apiVersion: apps/v1\nkind: Deployment\n{{- if .Values.gpu }}\nspec: {}\n{{- end }}\n";
+    let h = template_markers(src).unwrap();
+    assert_eq!(h.kind, "Go template");
+    assert_eq!(h.marker, "{{- if .Values.gpu }}");
+    assert_eq!(
+        (h.span.start_pos(src).line, h.span.start_pos(src).col),
+        (3, 1)
+    );
+    assert_eq!(&src[h.span.range()], h.marker);
+}
+
+#[test]
+fn template_unquoted_values_are_recognised() {
+    let src = "spec:\n  image: {{ .Values.image }}\n";
+    let h = template_markers(src).unwrap();
+    assert_eq!(
+        (h.span.start_pos(src).line, h.span.start_pos(src).col),
+        (2, 10)
+    );
+    let src = "metadata:\n  labels:\n    {{- include \"x.labels\" . | nindent 4 }}\n";
+    let h = template_markers(src).unwrap();
+    assert_eq!(h.span.start_pos(src).line, 3);
+    let h = template_markers("spec:\n  - {{ toYaml .Values.extra }}\n").unwrap();
+    assert_eq!(h.marker, "{{ toYaml .Values.extra }}");
+}
+
+#[test]
+fn jinja_templates_are_recognised() {
+    let src = "kind: Pod\n{% if gpu %}\nspec: {}\n{% endif %}\n";
+    let h = template_markers(src).unwrap();
+    assert_eq!(h.kind, "Jinja template");
+    assert_eq!(
+        (h.span.start_pos(src).line, h.marker.as_str()),
+        (2, "{% if gpu %}")
+    );
+    let h = template_markers("a: 1 {# note #}\n").unwrap();
+    assert_eq!(h.kind, "Jinja template");
+}
+
+#[test]
+fn helm_expressions_count_even_quoted() {
+    let src = "a: \"{{ .Values.x }}\"\nb: [\n";
+    let h = template_markers(src).unwrap();
+    assert_eq!(
+        (h.span.start_pos(src).line, h.span.start_pos(src).col),
+        (1, 5)
+    );
+}
+
+#[test]
+fn not_templates() {
+    // Plain broken YAML, Argo-style parameters, comments and block scalars mentioning braces.
+    assert_eq!(template_markers("a: [1, 2\nb: 3\n"), None);
+    assert_eq!(
+        template_markers("args: [\"{{inputs.parameters.x}}\"]\nname: step-{{item}}\n"),
+        None
+    );
+    assert_eq!(
+        template_markers("# {{- if .Values.x }}\na: 1 # {{ .Values.y }}\n"),
+        None
+    );
+    assert_eq!(
+        template_markers("alert: |\n  {{ $labels.instance }} is down\n  {{- end }}\nb: [\n"),
+        None
+    );
+    assert_eq!(template_markers("a: \"{{ x }}\"\n"), None);
+}
+
+#[test]
+fn template_after_a_block_scalar_is_found() {
+    let src = "data:\n  run.sh: |\n    echo {{ .Values.x }}\n{{- end }}\n";
+    let h = template_markers(src).unwrap();
+    assert_eq!(h.span.start_pos(src).line, 4);
+}
+
+#[test]
+fn terraform_printf_and_parsed_templates_are_recognised() {
+    let h =
+        template_markers("data:\n%{ if enable_ipv6 ~}\n  ipv6: \"true\"\n%{ endif ~}\n").unwrap();
+    assert_eq!(
+        (h.kind, h.marker.as_str()),
+        ("Terraform template", "%{ if enable_ipv6 ~}")
+    );
+    let h = template_markers("config: ${indent(4, var.extra)}\n").unwrap();
+    assert_eq!(h.kind, "Terraform template");
+    let h = template_markers("ipv6: ${enable_ipv6 ? \"on\" : \"off\"}\n").unwrap();
+    assert_eq!(h.kind, "Terraform template");
+    let h = template_markers("spec:\n  cluster:\n    name: %s\n").unwrap();
+    assert_eq!((h.kind, h.marker.as_str()), ("printf template", "%s"));
+    // envsubst names and shell expansions stay values (placeholders), not templates.
+    assert_eq!(
+        template_markers("image: ${IMAGE}\nargs: [\"--rate=50%\"]\n"),
+        None
+    );
+    assert_eq!(template_markers("ratio: 50%\ncmd: echo %s done\n"), None);
+    assert_eq!(
+        template_markers("args: curl -w %{http_code} http://x\n"),
+        None
+    );
+    // Jinja/mustache variables and format fields a program fills in.
+    let h = template_markers("metadata:\n  name: {{ graph_name }}\n").unwrap();
+    assert_eq!(
+        (h.kind, h.marker.as_str()),
+        ("Jinja template", "{{ graph_name }}")
+    );
+    let h = template_markers("spec:\n  image: {username}/torchserve:latest\n").unwrap();
+    assert_eq!(
+        (h.kind, h.marker.as_str()),
+        ("format template", "{username}")
+    );
+    assert_eq!(
+        template_markers("labels: {app: x}\nargs: [a, {b: c}]\n"),
+        None
+    );
+    // A file that parses: unquoted actions make it a template, quoted ones are values.
+    let h = structural_template_markers("spec:\n  replicas: {{.Replicas}}\n").unwrap();
+    assert_eq!(h.marker, "{{.Replicas}}");
+    assert_eq!(
+        structural_template_markers("metadata:\n  name: \"{{ .Values.name }}\"\n"),
+        None
+    );
+}
