@@ -56,7 +56,8 @@ fn main() {
     }
     let size = env_usize("BENCH_FILES", 10_000);
     let (root, summary) = prepare(size);
-    let settings = Settings::default();
+    // Opt-in rules on: every planted mistake is counted.
+    let settings = gpuops::rules::with_opt_in(Settings::default());
 
     if let Some(name) = env_text("BENCH_ONE") {
         let Some(rule) = rules::find(&name) else {
@@ -291,7 +292,7 @@ fn sizes_table(list: &str, runs: usize) {
             }
         }
     }
-    let settings = Settings::default();
+    let settings = gpuops::rules::with_opt_in(Settings::default());
     println!("best of {runs}, {} threads", rayon::current_num_threads());
     println!();
     println!("| files | objects | pools | parse s | lint s | total s | findings |");

@@ -421,8 +421,13 @@ fn main() -> ExitCode {
                 .max()
                 .unwrap_or(0);
             for r in gpuops::rules::all() {
+                let opt_in = if gpuops::rules::OPT_IN.contains(&r.name) {
+                    " (off until enabled)"
+                } else {
+                    ""
+                };
                 out.push_str(&format!(
-                    "{:w$}  {:11}  {:7}  {}\n",
+                    "{:w$}  {:11}  {:7}  {}{opt_in}\n",
                     r.name,
                     r.category,
                     r.severity.as_str(),

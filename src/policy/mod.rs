@@ -168,15 +168,17 @@ pub fn known(policies: Option<&Policies>, name: &str) -> Option<&'static str> {
     }
 }
 
-/// Whether a rule (built-in or policy) runs under these settings. Bundled policies are opt-in:
-/// they run when the config gives them a level or `--rule` names them.
+/// Whether a rule (built-in or policy) runs under these settings. Bundled policies and the
+/// opt-in built-in rules run when the config gives them a level or `--rule` names them.
 pub fn enabled(settings: &Settings, name: &str) -> bool {
     settings.rule_enabled(name, off_by_default(name))
 }
 
-/// Whether a rule name is a policy that is off unless enabled (a bundled one).
+/// Whether a rule is off unless enabled: a bundled policy, or an opt-in built-in rule
+/// ([`crate::rules::OPT_IN`]).
 pub fn off_by_default(name: &str) -> bool {
-    name.starts_with(PREFIX) && bundled::find(name).is_some()
+    crate::rules::OPT_IN.contains(&name)
+        || (name.starts_with(PREFIX) && bundled::find(name).is_some())
 }
 
 #[cfg(test)]

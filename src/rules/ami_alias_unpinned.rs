@@ -14,6 +14,10 @@ declare_rule! {
     /// none when several are equally near. Auto Mode pools name an EKS NodeClass, not an
     /// EC2NodeClass.
     ///
+    /// Off by default: pinning is a release-management choice that samples, labs and teams that
+    /// track the latest AMI on purpose rightly skip. Turn it on with
+    /// `rules: {ami-alias-unpinned: warning}` in `.gpuops.yaml`, or `--rule ami-alias-unpinned`.
+    ///
     /// ## Why is this bad?
     /// An `@latest` alias resolves to a new AMI every time AWS publishes one. Each release drifts
     /// every node of the class, and Karpenter replaces them all, GPU nodes included, on AWS's

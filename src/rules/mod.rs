@@ -408,6 +408,24 @@ pub fn all() -> &'static [&'static Rule] {
     ALL
 }
 
+/// Built-in rules that run only when enabled (a level in `rules:`, or `--rule`): advice that is
+/// a release-management choice more than a mistake, and that samples and labs rightly ignore.
+pub const OPT_IN: &[&str] = &["ami-alias-unpinned"];
+
+/// `settings` with every opt-in built-in rule on at its default severity (benchmarks and tests
+/// that exercise every rule).
+pub fn with_opt_in(mut settings: crate::config::Settings) -> crate::config::Settings {
+    use crate::config::Level;
+    for r in ALL.iter().filter(|r| OPT_IN.contains(&r.name)) {
+        let level = match r.severity {
+            crate::diag::Severity::Warning => Level::Warning,
+            crate::diag::Severity::Error => Level::Error,
+        };
+        settings.rules.entry(r.name.to_string()).or_insert(level);
+    }
+    settings
+}
+
 pub fn find(name: &str) -> Option<&'static Rule> {
     ALL.iter().copied().find(|r| r.name == name)
 }

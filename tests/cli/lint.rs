@@ -1067,7 +1067,7 @@ fn platform(format: &str) -> Option<(i32, String)> {
     let config = cfg.path().join(".gpuops.yaml");
     fs::write(
         &config,
-        "sources: {helm: false}\ncluster: {complete: true}\n",
+        "sources: {helm: false}\ncluster: {complete: true}\nrules: {ami-alias-unpinned: warning}\n",
     )
     .unwrap();
     let Run { code, out, .. } = run(gpuops_in(root())

@@ -169,12 +169,7 @@ fn files_named_as_broken_on_purpose_are_not_judged() {
         "{out}{err}"
     );
     // Named with `--rule`, the rule judges them too.
-    let Run { out, err, .. } = run(gpuops_in(d.path()).args([
-        "lint",
-        "--rule",
-        "schema-violation",
-        "--format",
-        "json",
-    ]));
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--rule", "schema-violation", "--format", "json"]));
     assert_eq!(findings(&out).len(), 2, "{out}{err}");
 }
