@@ -26,8 +26,10 @@ impl KueueInstall<'_> {
 }
 
 /// Every Kueue install among the index's files: a release manifest
-/// (`kubernetes-sigs/kueue/releases/download/v0.12.3/…`) or the controller image
-/// (`registry.k8s.io/kueue/kueue:v0.12.3`). One pass over the files.
+/// (`kubernetes-sigs/kueue/releases/download/v0.12.3/…`), the controller image
+/// (`registry.k8s.io/kueue/kueue:v0.12.3`), or the `kueue` chart at a version (a Terraform
+/// `helm_release`'s `chart`/`version`, an Argo CD source's `chart`/`targetRevision`, a Flux
+/// HelmRelease's `chart`/`version`). One pass over the files.
 pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<KueueInstall<'a>> {
     let mut out = Vec::new();
     for f in ix.file_ids.iter().filter_map(|&f| ix.files.get(f)) {
@@ -43,8 +45,48 @@ pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<KueueInstall<'a>> {
                 }
             }
         }
+        out.extend(
+            chart_versions(text)
+                .into_iter()
+                .map(|version| KueueInstall { scope, version }),
+        );
     }
     out
+}
+
+/// The versions of the `kueue` chart a file installs: each `chart` key naming it, with the
+/// nearest `version` or `targetRevision` key of the same block (within a few lines either way).
+fn chart_versions(text: &str) -> Vec<(u32, u32)> {
+    use regex::Regex;
+    use std::sync::LazyLock;
+    static CHART: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?m)^\s*"?chart"?\s*[:=]\s*["']?(?:\S*/)?kueue["']?\s*,?\s*(?:#.*)?$"#)
+            .expect("a valid pattern")
+    });
+    static VERSION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?m)^\s*"?(?:version|targetRevision)"?\s*[:=]\s*["']?v?(\d+\.\d+)"#)
+            .expect("a valid pattern")
+    });
+    // A block's keys lie within this many bytes of each other.
+    const NEAR: usize = 600;
+    let versions: Vec<(usize, (u32, u32))> = VERSION
+        .captures_iter(text)
+        .filter_map(|c| {
+            let m = c.get(1)?;
+            Some((m.start(), minor_version(m.as_str())?))
+        })
+        .collect();
+    CHART
+        .find_iter(text)
+        .filter_map(|c| {
+            versions
+                .iter()
+                .map(|&(at, v)| (at.abs_diff(c.start()), v))
+                .filter(|&(d, _)| d <= NEAR)
+                .min_by_key(|&(d, _)| d)
+                .map(|(_, v)| v)
+        })
+        .collect()
 }
 
 /// `(0, 12)` of `0.12.3/manifests.yaml`.
@@ -57,4 +99,20 @@ fn minor_version(s: &str) -> Option<(u32, u32)> {
         .take_while(char::is_ascii_digit)
         .collect();
     Some((major, minor.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chart_versions;
+
+    #[test]
+    fn the_kueue_chart_at_a_version_is_an_install() {
+        let tf = "resource \"helm_release\" \"kueue\" {\n  repository = \"oci://registry.k8s.io/kueue/charts\"\n  chart      = \"kueue\"\n  # a comment\n  version    = \"0.13.0\"\n}\n";
+        assert_eq!(chart_versions(tf), vec![(0, 13)]);
+        let argo = "source:\n  repoURL: registry.k8s.io/kueue/charts\n  targetRevision: v0.12.2\n  chart: kueue\n";
+        assert_eq!(chart_versions(argo), vec![(0, 12)]);
+        // Another chart, or the chart without a version, is none.
+        assert!(chart_versions("chart: kueue-extras\nversion: 0.1.0\n").is_empty());
+        assert!(chart_versions("chart: kueue\n").is_empty());
+    }
 }

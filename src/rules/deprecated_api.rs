@@ -12,7 +12,8 @@ declare_rule! {
     ///   v1.1 and later serve only `v1`.
     /// - `apiVersion: kueue.x-k8s.io/v1alpha1` and `v1beta1`: deprecated; `v1beta2` is the storage
     ///   version since Kueue v0.16. Not `v1beta1` where the files beside it install a Kueue older
-    ///   than v0.15 (a release manifest URL or controller image of that version, and none newer,
+    ///   than v0.15 (a release manifest URL, controller image or `kueue` chart version — a
+    ///   Terraform `helm_release`, an Argo CD `targetRevision` — of that release, and none newer,
     ///   in a file whose parent directory's parent holds the object): there v1beta1 is the only
     ///   version served, and v1beta2 would be rejected.
     /// - On a NodePool: `consolidationPolicy: WhenUnderutilized`, `spec.disruption.expireAfter`,

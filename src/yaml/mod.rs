@@ -541,7 +541,10 @@ pub(crate) fn parse_with_values(
                     let identical = dup.is_some_and(|i| {
                         let first = children[i + 1].span().range();
                         let again = node.span().range();
-                        b.text.get(first) == b.text.get(again)
+                        match (b.text.get(first), b.text.get(again)) {
+                            (Some(x), Some(y)) => x == y || same_shifted(x, y),
+                            _ => false,
+                        }
                     });
                     match dup.map(|i| children[i].span()) {
                         Some(_) if identical => {
@@ -570,6 +573,23 @@ pub(crate) fn parse_with_values(
         }
     }
     out
+}
+
+/// Whether two block values read the same but for where they are indented (a list written
+/// twice, once at each of two indentations): line by line the same text at the same indentation
+/// relative to their own lines after the first.
+fn same_shifted(x: &str, y: &str) -> bool {
+    fn shape(t: &str) -> Option<(&str, Vec<(usize, &str)>)> {
+        let mut lines = t.lines();
+        let first = lines.next()?.trim_end();
+        let rest: Vec<(usize, &str)> = lines
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| (l.len() - l.trim_start().len(), l.trim()))
+            .collect();
+        let min = rest.iter().map(|(i, _)| *i).min().unwrap_or(0);
+        Some((first, rest.into_iter().map(|(i, l)| (i - min, l)).collect()))
+    }
+    x.contains('\n') && shape(x).is_some_and(|a| shape(y).is_some_and(|b| a == b))
 }
 
 /// Where a quoted scalar starting at `start` really ends: saphyr's span of a block-context quoted

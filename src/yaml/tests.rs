@@ -155,6 +155,17 @@ fn duplicate_key_is_a_problem_and_first_value_wins() {
 }
 
 #[test]
+fn the_same_block_value_twice_at_another_indentation_is_no_problem() {
+    // The same list under the same key, written at two indentations: it reads the same.
+    let src = "spec:\n  tolerations:\n      - key: a\n        operator: Exists\n  containers: []\n  tolerations:\n    - key: a\n      operator: Exists\n";
+    let p = parse(src, Budget::default());
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
+    // Another value is still a problem, also when only its nesting differs.
+    let other = "spec:\n  t:\n    - a: 1\n      b: 2\n  t:\n    - a: 1\n    - b: 2\n";
+    assert_eq!(parse(other, Budget::default()).problems.len(), 1);
+}
+
+#[test]
 fn syntax_error_stops_with_location() {
     let p = parse("a: 1\n---\nb: [1, 2\nc: 3\n", Budget::default());
     assert_eq!(p.docs.len(), 1);

@@ -1554,6 +1554,36 @@ fn terraform_heredocs_are_manifests_located_in_the_tf_file() {
 }
 
 #[test]
+fn terraform_helm_release_of_kueue_says_which_api_versions_are_served() {
+    let d = tempfile::tempdir().unwrap();
+    let release = |version: &str| {
+        format!(
+            "resource \"helm_release\" \"kueue\" {{\n  name       = \"kueue\"\n  repository = \"oci://registry.k8s.io/kueue/charts\"\n  chart      = \"kueue\"\n  version    = \"{version}\"\n}}\n"
+        )
+    };
+    let queues = "resource \"kubectl_manifest\" \"flavor\" {\n  yaml_body = yamlencode({\n    apiVersion = \"kueue.x-k8s.io/v1beta1\"\n    kind       = \"ResourceFlavor\"\n    metadata   = { name = \"gpu\" }\n  })\n}\n";
+    write(d.path(), "terraform/kueue.tf", queues);
+    // Kueue v0.13 serves only v1beta1: nothing to say.
+    write(d.path(), "terraform/addons.tf", &release("0.13.0"));
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&json(&out)), vec![], "{out}{err}");
+    // From v0.16 on, v1beta2 is the storage version.
+    write(d.path(), "terraform/addons.tf", &release("0.16.1"));
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        findings(&json(&out))
+            .into_iter()
+            .map(|(rule, path, _, _)| (rule, path))
+            .collect::<Vec<_>>(),
+        vec![(
+            "deprecated-api".to_string(),
+            "terraform/kueue.tf".to_string()
+        )],
+        "{out}{err}"
+    );
+}
+
+#[test]
 fn terraform_hcl_manifests_node_groups_and_chart_values_are_read_with_their_variables() {
     let dir = fixture("terraform-hcl");
     let Run { code, out, err } = run(gpuops_in(&dir).args(["lint", "--format", "json"]));

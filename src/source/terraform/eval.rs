@@ -433,10 +433,36 @@ impl<'s, 'a> Eval<'s, 'a> {
         }
         let args: Vec<&Expression> = f.args.iter().collect();
         match name {
-            "tostring" | "tonumber" | "tobool" | "tolist" | "toset" | "tomap" | "sensitive"
-            | "nonsensitive"
-                if args.len() == 1 =>
-            {
+            // Conversions keep the type they name: `yamlencode` quotes a number made a string
+            // (`tostring(8 / 2)` is "4", not 4).
+            "tostring" if args.len() == 1 => {
+                let v = self.eval_in(args[0], origin);
+                let val = match v.val {
+                    Val::Num(n) => Val::Str(n),
+                    Val::Bool(b) => Val::Str(b.to_string()),
+                    other => other,
+                };
+                V { val, span: v.span }
+            }
+            "tonumber" if args.len() == 1 => {
+                let v = self.eval_in(args[0], origin);
+                let val = match v.val {
+                    Val::Str(s) if s.trim().parse::<f64>().is_ok() => {
+                        Val::Num(s.trim().to_string())
+                    }
+                    other => other,
+                };
+                V { val, span: v.span }
+            }
+            "tobool" if args.len() == 1 => {
+                let v = self.eval_in(args[0], origin);
+                let val = match v.val {
+                    Val::Str(s) if s == "true" || s == "false" => Val::Bool(s == "true"),
+                    other => other,
+                };
+                V { val, span: v.span }
+            }
+            "tolist" | "toset" | "tomap" | "sensitive" | "nonsensitive" if args.len() == 1 => {
                 self.eval_in(args[0], origin)
             }
             "try" | "coalesce" => {
@@ -657,6 +683,20 @@ mod tests {
             matches!(eval_local(&[text], "u").val, Val::Unknown(ref s) if s == "module.eks.cluster_name")
         );
         assert_eq!(eval_local(&[text], "t").str(), Some("fallback"));
+    }
+
+    #[test]
+    fn conversions_keep_the_type_they_name() {
+        let text = r#"locals {
+  s = tostring(8 / 2)
+  b = tostring(true)
+  n = tonumber("4")
+  t = tobool("true")
+}"#;
+        assert!(matches!(eval_local(&[text], "s").val, Val::Str(ref x) if x == "4"));
+        assert!(matches!(eval_local(&[text], "b").val, Val::Str(ref x) if x == "true"));
+        assert!(matches!(eval_local(&[text], "n").val, Val::Num(ref x) if x == "4"));
+        assert!(matches!(eval_local(&[text], "t").val, Val::Bool(true)));
     }
 
     #[test]

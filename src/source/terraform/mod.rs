@@ -51,7 +51,13 @@ const WORDS: [&str; 8] = [
 ];
 
 fn relevant(text: &str) -> bool {
-    WORDS.iter().any(|w| text.contains(w))
+    WORDS.iter().any(|w| text.contains(w)) || installs_kueue_chart(text)
+}
+
+/// Whether a file may install the Kueue chart (a `helm_release` naming it): the release it pins
+/// says which Kueue API versions the cluster serves (see `index::installs`).
+fn installs_kueue_chart(text: &str) -> bool {
+    text.contains("helm_release") && text.contains("kueue")
 }
 
 /// The `.tf` files of one directory (a Terraform module: its files share locals and variables),
@@ -398,7 +404,9 @@ fn read_file(
             lines: Default::default(),
         });
     }
-    if !derived.is_empty() {
+    // A file that only installs the Kueue chart is kept (without objects) for the release it
+    // pins.
+    if !derived.is_empty() || (out.is_empty() && installs_kueue_chart(&text)) {
         out.push(SourceFile {
             path,
             text,
