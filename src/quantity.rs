@@ -75,7 +75,8 @@ pub fn whole(s: &str) -> Option<i128> {
 
 /// Whether a value is a slot that envsubst, Helm, Kustomize or a pipeline fills in later, so the
 /// linter cannot judge it: `${GPUS}`, `$GPUS`, `$(GPUS)`, `{{ .Values.gpus }}`, `<GPU_COUNT>`,
-/// `__GPUS__`, `PLACEHOLDER_NUM_GPUS`, and ALL_CAPS names with an underscore (`NUM_GPUS`).
+/// `__GPUS__`, `PLACEHOLDER_NUM_GPUS`, ALL_CAPS names with an underscore (`NUM_GPUS`), and
+/// Chainsaw bindings (`($gpus)`).
 /// The one notion of placeholder for every rule and the scheduling model.
 pub fn is_placeholder(s: &str) -> bool {
     let s = s.trim();
@@ -86,7 +87,9 @@ pub fn is_placeholder(s: &str) -> bool {
         && (s.contains("${")
             || s.contains("{{")
             || s.contains("$(")
-            || (s.starts_with('$') && s.len() > 1))
+            || (s.starts_with('$') && s.len() > 1)
+            // A Chainsaw / Kyverno binding (`($node_gpus)`), filled in before the apply.
+            || (s.starts_with("($") && s.ends_with(')')))
     {
         return true;
     }
@@ -145,6 +148,8 @@ mod tests {
             "PLACEHOLDER_NUM_GPUS",
             "PLACEHOLDER",
             "NUM_GPUS",
+            "($node_gpus)",
+            "($victim.name)",
             "GPU_COUNT_2",
             "_X",
         ] {

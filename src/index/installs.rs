@@ -38,9 +38,15 @@ pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<KueueInstall<'a>> {
             continue;
         }
         let scope = f.path.rsplitn(3, '/').nth(2).unwrap_or("");
-        for marker in ["kueue/releases/download/v", "kueue/kueue:v"] {
+        for marker in ["kueue/releases/download/", "kueue/kueue:"] {
             for (i, m) in text.match_indices(marker) {
-                if let Some(version) = minor_version(&text[i + m.len()..]) {
+                let rest = &text[i + m.len()..];
+                let version = match rest.strip_prefix('v') {
+                    Some(v) => minor_version(v),
+                    // A shell variable (`…/download/$VERSION/…`), set in the same script.
+                    None => variable(rest).and_then(|name| assigned(text, name)),
+                };
+                if let Some(version) = version {
                     out.push(KueueInstall { scope, version });
                 }
             }
@@ -89,6 +95,27 @@ fn chart_versions(text: &str) -> Vec<(u32, u32)> {
         .collect()
 }
 
+/// The name of the shell variable `rest` starts with (`$VERSION/…`, `${KUEUE_VERSION}/…`).
+fn variable(rest: &str) -> Option<&str> {
+    let r = rest.strip_prefix('$')?;
+    let r = r.strip_prefix('{').unwrap_or(r);
+    let end = r
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(r.len());
+    (end > 0).then(|| &r[..end])
+}
+
+/// The Kueue release a script assigns to `name` (`VERSION=v0.8.1`, `export KUEUE_VERSION="v0.11.4"`).
+fn assigned(text: &str, name: &str) -> Option<(u32, u32)> {
+    text.lines().find_map(|l| {
+        let l = l.trim_start();
+        let l = l.strip_prefix("export ").unwrap_or(l).trim_start();
+        let value = l.strip_prefix(name)?.strip_prefix('=')?;
+        let value = value.trim_start_matches(['"', '\'']);
+        minor_version(value.strip_prefix('v')?)
+    })
+}
+
 /// `(0, 12)` of `0.12.3/manifests.yaml`.
 fn minor_version(s: &str) -> Option<(u32, u32)> {
     let mut parts = s.splitn(3, '.');
@@ -104,6 +131,23 @@ fn minor_version(s: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::chart_versions;
+
+    #[test]
+    fn a_release_through_a_shell_variable_is_an_install() {
+        use super::{assigned, variable};
+        let sh = "KUEUE_VERSION=v0.11.4\nkubectl apply -f https://github.com/kubernetes-sigs/kueue/releases/download/${KUEUE_VERSION}/manifests.yaml\n";
+        assert_eq!(
+            variable("${KUEUE_VERSION}/manifests.yaml"),
+            Some("KUEUE_VERSION")
+        );
+        assert_eq!(variable("$VERSION/manifests.yaml"), Some("VERSION"));
+        assert_eq!(assigned(sh, "KUEUE_VERSION"), Some((0, 11)));
+        assert_eq!(
+            assigned("export VERSION=\"v0.8.1\"\n", "VERSION"),
+            Some((0, 8))
+        );
+        assert_eq!(assigned("OTHER_VERSION=v0.8.1\n", "VERSION"), None);
+    }
 
     #[test]
     fn the_kueue_chart_at_a_version_is_an_install() {

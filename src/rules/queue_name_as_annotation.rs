@@ -10,7 +10,9 @@ declare_rule! {
     /// template (or a JobSet's Job template) of a batch Job, JobSet, Kubeflow training job,
     /// RayJob or RayCluster whose own metadata lacks it. Bare Pods (whose metadata is the pod's)
     /// and Deployments, StatefulSets and LeaderWorkerSets (whose pod-group integrations read the
-    /// template) are left alone.
+    /// template) are left alone, and so is an autoscaling RayCluster (`enableInTreeAutoscaling`),
+    /// which Kueue's RayCluster integration refuses to queue: labelled pods are then queued one by
+    /// one by its plain-Pod integration.
     ///
     /// ## Why is this bad?
     /// Kueue finds a workload's LocalQueue only through the label on the workload object itself;
@@ -130,7 +132,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             };
             out.push(d);
         }
-        if !is_job_like(obj) || has_label {
+        if !is_job_like(obj) || has_label || autoscaling_ray_cluster(obj) {
             continue;
         }
         // The label only on a template: Kueue reads the Job-like object's own labels.
@@ -156,6 +158,20 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+/// A RayCluster that autoscales (`enableInTreeAutoscaling: true`): Kueue's RayCluster integration
+/// refuses to queue one, so a queue label on its pod templates is Kueue's plain-Pod integration at
+/// work, each pod queued on its own, not a misplaced label.
+fn autoscaling_ray_cluster(obj: &Object) -> bool {
+    obj.kind == "RayCluster"
+        && obj
+            .spec()
+            .and_then(|s| s.get("enableInTreeAutoscaling"))
+            .is_some_and(|v| {
+                v.yaml11() == Some(crate::yaml::Yaml11::Bool)
+                    && v.as_str().is_some_and(|t| t.eq_ignore_ascii_case("true"))
+            })
 }
 
 /// A metadata block nested in an object, by the path of what holds it.

@@ -247,6 +247,21 @@ fn wanted(p: &Path) -> bool {
         || p.file_name().is_some_and(|n| n == "Kustomization")
         || super::terraform::is_terraform(p)
         || is_yaml_template(p)
+        || is_install_script(p)
+}
+
+/// A shell script, Makefile or Markdown page: not linted, but the controller releases it installs
+/// (`kubectl apply -f …/kueue/releases/download/$VERSION/manifests.yaml`) say which API versions
+/// the cluster serves.
+fn is_install_script(p: &Path) -> bool {
+    p.extension()
+        .is_some_and(|e| e == "sh" || e == "bash" || e == "md")
+        || p.file_name().is_some_and(|n| n == "Makefile")
+}
+
+/// Whether a script's text installs a Kueue release (a release manifest or the chart).
+fn installs_kueue_release(text: &str) -> bool {
+    text.contains("kueue/releases/download/") || text.contains("kueue/kueue:v")
 }
 
 /// A template named for the YAML it renders (`kueue.yaml.tftpl`, `pool.yml.j2`): a tool other
@@ -520,6 +535,22 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
     };
     if is_yaml_template(p) {
         return Ok(super::terraform::read_template(p));
+    }
+    if is_install_script(p) {
+        // Kept (without objects) only for the releases it installs.
+        let text = match std::fs::metadata(p) {
+            Ok(m) if m.len() <= MAX_FILE_BYTES => std::fs::read_to_string(p).unwrap_or_default(),
+            _ => String::new(),
+        };
+        return Ok(installs_kueue_release(&text).then(|| SourceFile {
+            path: path.clone(),
+            text: text.into(),
+            docs: Vec::new(),
+            problems: Vec::new(),
+            skipped: None,
+            role: Role::Derived,
+            lines: LineTable::default(),
+        }));
     }
     let file = std::fs::File::open(p).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();

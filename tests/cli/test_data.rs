@@ -173,3 +173,29 @@ fn files_named_as_broken_on_purpose_are_not_judged() {
         run(gpuops_in(d.path()).args(["lint", "--rule", "schema-violation", "--format", "json"]));
     assert_eq!(findings(&out).len(), 2, "{out}{err}");
 }
+
+#[test]
+fn chainsaw_bindings_and_releases_installed_by_scripts_are_read() {
+    let d = tempfile::tempdir().unwrap();
+    // A Chainsaw step resource: `($gpus)` is bound by the test before the apply.
+    write(
+        d.path(),
+        "e2e/preemption/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: victim\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      nodeSelector:\n        kubernetes.io/hostname: ($victim_node)\n      containers:\n        - name: c\n          image: busybox:1.36\n          resources:\n            limits:\n              nvidia.com/gpu: ($node_gpus)\n",
+    );
+    // Kueue v0.8 installed by the README through a shell variable: v1beta1 is all it serves.
+    write(
+        d.path(),
+        "README.md",
+        "# Setup\n\n```sh\nVERSION=v0.8.1\nkubectl apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/$VERSION/manifests.yaml\n```\n",
+    );
+    write(
+        d.path(),
+        "kueue/flavor.yaml",
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: gpu\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
+    // The README is read for the release only: it is not listed or counted as a linted file.
+    assert!(!out.contains("README.md"), "{out}");
+}
