@@ -11,8 +11,9 @@ pub struct KueueInstall<'a> {
     /// `sample/workloads/…`), as side-by-side samples in one repository install different
     /// releases.
     pub scope: &'a str,
-    /// Major and minor version.
-    pub version: (u32, u32),
+    /// Major and minor version; `None`: a release the files pin in a way that names no upstream
+    /// version (an OpenShift operator subscription's channel).
+    pub version: Option<(u32, u32)>,
 }
 
 impl KueueInstall<'_> {
@@ -38,24 +39,45 @@ pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<KueueInstall<'a>> {
             continue;
         }
         let scope = f.path.rsplitn(3, '/').nth(2).unwrap_or("");
-        for marker in ["kueue/releases/download/", "kueue/kueue:"] {
+        for marker in [
+            "kueue/releases/download/",
+            "kueue/kueue:",
+            "kueue/charts/kueue:",
+        ] {
             for (i, m) in text.match_indices(marker) {
                 let rest = &text[i + m.len()..];
                 let version = match rest.strip_prefix('v') {
                     Some(v) => minor_version(v),
                     // A shell variable (`…/download/$VERSION/…`), set in the same script.
-                    None => variable(rest).and_then(|name| assigned(text, name)),
+                    None => variable(rest)
+                        .and_then(|name| assigned(text, name))
+                        .or_else(|| minor_version(rest)),
                 };
                 if let Some(version) = version {
-                    out.push(KueueInstall { scope, version });
+                    out.push(KueueInstall {
+                        scope,
+                        version: Some(version),
+                    });
                 }
             }
         }
         out.extend(
             chart_versions(text)
                 .into_iter()
-                .map(|version| KueueInstall { scope, version }),
+                .chain(helm_cli_versions(text))
+                .map(|version| KueueInstall {
+                    scope,
+                    version: Some(version),
+                }),
         );
+        // The Kueue operator through OLM (OpenShift's build of Kueue): its channels are the
+        // vendor's releases, not upstream ones.
+        if text.contains("kind: Subscription") && text.contains("kueue-operator") {
+            out.push(KueueInstall {
+                scope,
+                version: None,
+            });
+        }
     }
     out
 }
@@ -91,6 +113,18 @@ fn chart_versions(text: &str) -> Vec<(u32, u32)> {
                 .filter(|&(d, _)| d <= NEAR)
                 .min_by_key(|&(d, _)| d)
                 .map(|(_, v)| v)
+        })
+        .collect()
+}
+
+/// The versions `helm install|upgrade … kueue … --version X` command lines install.
+fn helm_cli_versions(text: &str) -> Vec<(u32, u32)> {
+    text.lines()
+        .filter(|l| l.contains("helm ") && l.contains("kueue") && l.contains("--version"))
+        .filter_map(|l| {
+            let rest = &l[l.find("--version")? + "--version".len()..];
+            let rest = rest.trim_start_matches(['=', ' ', '"', '\'']);
+            minor_version(rest.strip_prefix('v').unwrap_or(rest))
         })
         .collect()
 }
@@ -131,6 +165,25 @@ fn minor_version(s: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::chart_versions;
+
+    #[test]
+    fn helm_command_lines_are_installs() {
+        use super::helm_cli_versions;
+        assert_eq!(
+            helm_cli_versions(
+                "helm install kueue oci://registry.k8s.io/kueue/charts/kueue --version 0.11.6 -n kueue-system\n"
+            ),
+            vec![(0, 11)]
+        );
+        assert_eq!(
+            helm_cli_versions("helm upgrade --install kueue kueue/kueue --version=v0.16.1\n"),
+            vec![(0, 16)]
+        );
+        assert!(
+            helm_cli_versions("helm install gpu-operator nvidia/gpu-operator --version 25.3.0\n")
+                .is_empty()
+        );
+    }
 
     #[test]
     fn a_release_through_a_shell_variable_is_an_install() {

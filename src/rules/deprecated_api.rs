@@ -13,9 +13,11 @@ declare_rule! {
     /// - `apiVersion: kueue.x-k8s.io/v1alpha1` and `v1beta1`: deprecated; `v1beta2` is the storage
     ///   version since Kueue v0.16. Not `v1beta1` where the files beside it install a Kueue older
     ///   than v0.15 (a release manifest URL, controller image or `kueue` chart version — a
-    ///   Terraform `helm_release`, an Argo CD `targetRevision` — of that release, and none newer,
-    ///   in a file whose parent directory's parent holds the object): there v1beta1 is the only
-    ///   version served, and v1beta2 would be rejected.
+    ///   Terraform `helm_release`, an Argo CD `targetRevision`, a `helm install` line — of that
+    ///   release, and none newer, in a file whose parent directory's parent holds the object;
+    ///   scripts and Markdown count, also through a shell variable): there v1beta1 is the only
+    ///   version served, and v1beta2 would be rejected. Nor where the Kueue operator is installed
+    ///   through an OLM Subscription, whose channel names no upstream release.
     /// - On a NodePool: `consolidationPolicy: WhenUnderutilized`, `spec.disruption.expireAfter`,
     ///   `spec.template.spec.kubelet` and `nodeClassRef.apiVersion`, all removed in `karpenter.sh/v1`.
     /// - The annotations `karpenter.sh/do-not-evict` and `karpenter.sh/do-not-consolidate`, on any
@@ -369,7 +371,8 @@ fn old_annotations(cx: &Ctx, oi: usize, obj: &Object, out: &mut Vec<Diagnostic>)
 }
 
 /// Whether the Kueue installs that speak for `obj` (see [`crate::index::Index::kueue_installs`])
-/// are all releases older than v0.15, the first to serve `v1beta2` (and there is one).
+/// are all releases older than v0.15, the first to serve `v1beta2`, or of a version the files do
+/// not name (and there is one): then `v1beta2` may well be rejected.
 fn installs_kueue_before_v1beta2(cx: &Ctx, obj: &Object) -> bool {
     let Some(path) = cx.ix.files.get(obj.file).map(|f| f.path.as_str()) else {
         return false;
@@ -380,5 +383,5 @@ fn installs_kueue_before_v1beta2(cx: &Ctx, obj: &Object) -> bool {
     };
     std::iter::once(first)
         .chain(near)
-        .all(|i| i.version < (0, 15))
+        .all(|i| i.version.is_none_or(|v| v < (0, 15)))
 }

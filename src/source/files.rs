@@ -259,9 +259,13 @@ fn is_install_script(p: &Path) -> bool {
         || p.file_name().is_some_and(|n| n == "Makefile")
 }
 
-/// Whether a script's text installs a Kueue release (a release manifest or the chart).
+/// Whether a script's text may install a Kueue release (a release manifest, the image, or the
+/// chart on a `helm` command line): `index::installs` reads which.
 fn installs_kueue_release(text: &str) -> bool {
-    text.contains("kueue/releases/download/") || text.contains("kueue/kueue:v")
+    text.contains("kueue/releases/download/")
+        || text.contains("kueue/kueue:")
+        || text.contains("kueue/charts/kueue")
+        || (text.contains("helm ") && text.contains("kueue") && text.contains("--version"))
 }
 
 /// A template named for the YAML it renders (`kueue.yaml.tftpl`, `pool.yml.j2`): a tool other

@@ -199,3 +199,49 @@ fn chainsaw_bindings_and_releases_installed_by_scripts_are_read() {
     // The README is read for the release only: it is not listed or counted as a linted file.
     assert!(!out.contains("README.md"), "{out}");
 }
+
+#[test]
+fn kueue_installed_by_a_helm_command_or_an_operator_subscription_is_read() {
+    let flavor =
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: gpu\n";
+    // A Helm command line in the docs beside the objects: Kueue 0.11 serves only v1beta1.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "configs/kueue/README.md",
+        "```sh\nhelm install kueue oci://registry.k8s.io/kueue/charts/kueue:0.11.6 --values values.yaml\n```\n",
+    );
+    write(d.path(), "configs/kueue/dev/flavor.yaml", flavor);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
+    // The operator through OLM: a vendor's channel names no upstream release, so nothing is
+    // said either way.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "scheduling/kueue/operator/subscription.yaml",
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata:\n  name: kueue-operator\n  namespace: openshift-kueue-operator\nspec:\n  channel: stable-v1.0\n  name: kueue-operator\n  source: redhat-operators\n  sourceNamespace: openshift-marketplace\n",
+    );
+    write(d.path(), "scheduling/kueue/queues/flavor.yaml", flavor);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
+}
+
+#[test]
+fn a_prometheus_template_in_a_value_does_not_make_the_file_a_template() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "monitoring/gpu.yaml",
+        "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: gpu\nspec:\n  groups:\n    - name: gpu\n      rules:\n        - alert: GpuPods\n          annotations:\n            description: A total of {{ $value }} GPUs requested.\n          expr: sum(x) > 0\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: c\n          image: busybox:1.36\n          resources:\n            requests: {nvidia.com/gpu: 1}\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        findings(&out),
+        vec![(
+            "gpu-limit-missing".to_string(),
+            "monitoring/gpu.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
+}

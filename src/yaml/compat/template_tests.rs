@@ -127,3 +127,18 @@ fn terraform_printf_and_parsed_templates_are_recognised() {
         None
     );
 }
+
+#[test]
+fn actions_inside_a_plain_scalar_of_a_parsed_file_are_text() {
+    // A Prometheus alert's annotation: text its own templating fills in, not a Helm action.
+    let alert = "spec:\n  groups:\n    - rules:\n        - annotations:\n            description: A total of {{ $value }} GPUs are down\n";
+    assert!(structural_template_markers(alert).is_none());
+    let jinja = "metadata:\n  name: job {{ idx }} of many\n";
+    assert!(structural_template_markers(jinja).is_none());
+    // One that starts a value changes what the file reads as.
+    assert!(structural_template_markers("spec:\n  replicas: {{ .Replicas }}\n").is_some());
+    assert!(structural_template_markers("args:\n  - {{ $value }}\n").is_some());
+    assert!(
+        structural_template_markers("{{- if .Values.gpu }}\nkind: Pod\n{{- end }}\n").is_some()
+    );
+}

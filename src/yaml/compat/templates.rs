@@ -228,7 +228,14 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
                     find.helm_word(line, body, end)
                 })
             };
-            if whole_line || end.is_some_and(|end| go(&mut find, end)) {
+            // In a file that parses, an action inside a plain scalar's text (`description: A
+            // total of {{ $value }} GPUs`, a Prometheus or Alertmanager template) is text: only
+            // one that starts a value changes what the file reads as.
+            let starts_value = quoted || {
+                let before = line[..i].trim_end();
+                before.is_empty() || before.ends_with([':', '-', '[', ',', '{'])
+            };
+            if whole_line || (starts_value && end.is_some_and(|end| go(&mut find, end))) {
                 return Some((i, end.unwrap_or(line.len()), "Go template"));
             }
             // Any other closed `{{ name }}` starting a value outside quotes: a Jinja or
@@ -236,6 +243,7 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
             // mapping). Inside a plain scalar (`step-{{item}}`) it is text.
             if let Some(end) = end
                 && matches!(prev, b' ' | b'\t' | b'[' | b',')
+                && starts_value
             {
                 return Some((i, end, "Jinja template"));
             }
