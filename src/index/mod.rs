@@ -117,6 +117,9 @@ pub struct Index<'a> {
     quotas: std::sync::OnceLock<QuotaIndex<'a>>,
     gpu_setup: std::sync::OnceLock<GpuSetup>,
     kueue_installs: std::sync::OnceLock<Vec<installs::KueueInstall<'a>>>,
+    /// (kind, namespace) of the objects whose name is still to be filled in (`${flavor_name}` in
+    /// a template Terraform renders): each may be any object of its kind (built once).
+    slots: std::sync::OnceLock<Vec<(&'a str, Option<&'a str>)>>,
     /// The files that could not be read whole (see [`Index::unread_file_names`]).
     unread: Vec<FileId>,
 }
@@ -303,6 +306,7 @@ impl<'a> Index<'a> {
             quotas: Default::default(),
             gpu_setup: Default::default(),
             kueue_installs: Default::default(),
+            slots: Default::default(),
             unread,
         };
         ix.classes = ix.templates.par_iter().map(|t| ix.classify(t)).collect();
@@ -539,13 +543,26 @@ impl<'a> Index<'a> {
     /// Whether an object of this kind and name exists in the files or is declared external.
     /// A missing namespace on either side matches any (kustomize often sets it later). A file
     /// that could not be read whole and names both the kind and the name may hold it (see
-    /// [`Index::unread_file_names`]).
+    /// [`Index::unread_file_names`]), and an object of the kind whose name is still to be filled
+    /// in (`${flavor_name}`) may be it.
     pub fn exists(&self, kind: &str, namespace: Option<&str>, name: &str) -> bool {
+        let near = |ns: Option<&str>| namespace.is_none() || ns.is_none() || ns == namespace;
         self.named(kind, name)
             .into_iter()
-            .any(|o| namespace.is_none() || o.namespace.is_none() || o.namespace == namespace)
+            .any(|o| near(o.namespace))
             || self.settings.is_external(kind, namespace, name)
             || self.unread_file_names(&[kind, name])
+            || self
+                .slots
+                .get_or_init(|| {
+                    self.objects
+                        .iter()
+                        .filter(|o| o.name.is_some_and(crate::quantity::is_placeholder))
+                        .map(|o| (o.kind, o.namespace))
+                        .collect()
+                })
+                .iter()
+                .any(|&(k, ns)| k == kind && near(ns))
     }
 
     /// Whether a file of this index that could not be read whole (a YAML syntax error, content
@@ -575,7 +592,6 @@ impl<'a> Index<'a> {
         self.kinds.contains(&(group, kind))
     }
 
-    /// Whether the cluster runs Karpenter (pools in the files, or the config says so).
     /// Whether some Karpenter NodePool in view may launch GPU instances (or the config says
     /// Karpenter runs, with no pool in view to say otherwise).
     pub fn karpenter_launches_gpus(&self) -> bool {
@@ -583,6 +599,7 @@ impl<'a> Index<'a> {
             .unwrap_or(self.settings.karpenter || self.nodepools.is_empty())
     }
 
+    /// Whether the cluster runs Karpenter (pools in the files, or the config says so).
     pub fn uses_karpenter(&self) -> bool {
         // Node groups and existing Nodes are capacity without Karpenter.
         self.nodepools.iter().any(NodePool::is_karpenter) || self.settings.karpenter

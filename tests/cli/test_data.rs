@@ -245,3 +245,34 @@ fn a_prometheus_template_in_a_value_does_not_make_the_file_a_template() {
         "{out}{err}"
     );
 }
+
+#[test]
+fn an_object_whose_name_is_still_to_be_filled_in_may_be_the_one_named() {
+    let d = tempfile::tempdir().unwrap();
+    // Terraform renders one LocalQueue per shape from this template.
+    write(
+        d.path(),
+        "terraform/files/local-queue.yaml.tpl",
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: ${flavor_name}\n  namespace: default\nspec:\n  clusterQueue: ${flavor_name}\n",
+    );
+    write(
+        d.path(),
+        "jobs/nccl.yaml",
+        &job("nccl", "default", "bm-gpu-h100-8-rdma"),
+    );
+    // In another namespace the template's queue is not there.
+    write(
+        d.path(),
+        "jobs/other.yaml",
+        &job("o", "team-b", "bm-gpu-h100-8-rdma"),
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        findings(&out),
+        vec![(
+            "localqueue-not-found".to_string(),
+            "jobs/other.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
+}
