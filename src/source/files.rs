@@ -259,13 +259,14 @@ fn is_install_script(p: &Path) -> bool {
         || p.file_name().is_some_and(|n| n == "Makefile")
 }
 
-/// Whether a script's text may install a Kueue release (a release manifest, the image, or the
-/// chart on a `helm` command line): `index::installs` reads which.
+/// Whether a script's text may install a Kueue release (a release manifest, the image, the chart
+/// on a `helm` command line, or the operator's OLM Subscription): `index::installs` reads which.
 fn installs_kueue_release(text: &str) -> bool {
     text.contains("kueue/releases/download/")
         || text.contains("kueue/kueue:")
         || text.contains("kueue/charts/kueue")
         || (text.contains("helm ") && text.contains("kueue") && text.contains("--version"))
+        || (text.contains("kind: Subscription") && text.contains("kueue-operator"))
 }
 
 /// A template named for the YAML it renders (`kueue.yaml.tftpl`, `pool.yml.j2`): a tool other

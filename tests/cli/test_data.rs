@@ -225,6 +225,16 @@ fn kueue_installed_by_a_helm_command_or_an_operator_subscription_is_read() {
     write(d.path(), "scheduling/kueue/queues/flavor.yaml", flavor);
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(findings(&out), vec![], "{out}{err}");
+    // The same Subscription in the installation guide.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "docs/install.md",
+        "```yaml\napiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata:\n  name: kueue-operator\nspec:\n  channel: stable-v1.2\n  name: kueue-operator\n```\n",
+    );
+    write(d.path(), "docs/scenarios/one/manifests/flavor.yaml", flavor);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
 }
 
 #[test]
