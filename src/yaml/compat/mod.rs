@@ -622,6 +622,4 @@ mod templates;
 pub use templates::{TemplateHint, structural_template_markers, template_markers};
 
 #[cfg(test)]
-mod template_tests;
-#[cfg(test)]
 mod tests;

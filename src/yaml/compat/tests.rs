@@ -680,3 +680,5 @@ fn check_starts(src: &str, n: yaml::Node<'_>) {
         }),
     }
 }
+
+mod templates;

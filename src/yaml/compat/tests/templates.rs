@@ -1,6 +1,6 @@
 //! Which texts are templates (Go/Helm, Jinja, Terraform, printf) and where their markers are.
 
-use super::*;
+use crate::yaml::compat::*;
 
 #[test]
 fn template_lines_are_recognised() {
