@@ -25,7 +25,7 @@ declare_rule! {
     ///
     /// On an object of a Karpenter version no longer served, the fields v1 changed are the steps of
     /// one migration: they are marked on the apiVersion's finding, not reported one by one. A file
-    /// under a directory named for its object's version (`examples/v1beta1/`) is kept for that
+    /// of an old version under a directory named for it (`examples/v1beta1/`) is kept for that
     /// version on purpose and is not judged.
     ///
     /// ## Why is this bad?
@@ -77,9 +77,9 @@ const OLD_ANNOTATIONS: [&str; 2] = [
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for (oi, obj) in cx.objects() {
-        // A file under a directory named for its object's version (`examples/v1beta1/`) is kept
-        // for that version on purpose, beside the current one.
-        if !obj.version.is_empty()
+        // A file under a directory named for its object's old version (`examples/v1beta1/`) is
+        // kept for that version on purpose, beside the current one.
+        if old_version(obj)
             && cx.ix.files.get(obj.file).is_some_and(|f| {
                 std::path::Path::new(&f.path)
                     .parent()
@@ -111,6 +111,16 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         }
         old_annotations(cx, oi, obj, out);
     }
+}
+
+/// Whether the object is of an API version Karpenter or Kueue removed or deprecated.
+fn old_version(obj: &Object) -> bool {
+    matches!(
+        (obj.group, obj.version),
+        ("karpenter.sh", "v1alpha5" | "v1beta1")
+            | ("karpenter.k8s.aws", "v1alpha1" | "v1beta1")
+            | ("kueue.x-k8s.io", "v1alpha1" | "v1beta1")
+    )
 }
 
 /// Reports a removed or deprecated API version; whether it reported a removed Karpenter one (with

@@ -138,13 +138,30 @@ fn examples_kept_for_an_older_api_version_are_not_called_deprecated() {
     write(d.path(), "examples/v1beta1/general.yaml", old);
     // The same version elsewhere is applied as it stands.
     write(d.path(), "hack/general.yaml", old);
+    // A directory named for the current version holds no kept copy: a removed field is still
+    // reported there.
+    write(
+        d.path(),
+        "examples/v1/general.yaml",
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: general}\nspec:\n  disruption:\n    consolidationPolicy: WhenUnderutilized\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements:\n        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m]}\n",
+    );
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let deprecated: Vec<(String, String)> = findings(&out)
+        .into_iter()
+        .filter(|(rule, _)| rule == "deprecated-api")
+        .collect();
     assert_eq!(
-        findings(&out),
-        vec![(
-            "deprecated-api".to_string(),
-            "hack/general.yaml".to_string()
-        )],
+        deprecated,
+        vec![
+            (
+                "deprecated-api".to_string(),
+                "examples/v1/general.yaml".to_string()
+            ),
+            (
+                "deprecated-api".to_string(),
+                "hack/general.yaml".to_string()
+            )
+        ],
         "{out}{err}"
     );
 }
@@ -168,10 +185,20 @@ fn files_named_as_broken_on_purpose_are_not_judged() {
         )],
         "{out}{err}"
     );
-    // Named with `--rule`, the rule judges them too.
+    // Named with `--rule`, each rule judges them too.
     let Run { out, err, .. } =
         run(gpuops_in(d.path()).args(["lint", "--rule", "schema-violation", "--format", "json"]));
     assert_eq!(findings(&out).len(), 2, "{out}{err}");
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--rule", "invalid-yaml", "--format", "json"]));
+    assert_eq!(
+        findings(&out),
+        vec![(
+            "invalid-yaml".to_string(),
+            "samples/invalid.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
 }
 
 #[test]
