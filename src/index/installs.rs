@@ -72,7 +72,10 @@ pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<KueueInstall<'a>> {
         );
         // The Kueue operator through OLM (OpenShift's build of Kueue): its channels are the
         // vendor's releases, not upstream ones.
-        if text.contains("kind: Subscription") && text.contains("kueue-operator") {
+        // The same operator's `Kueue` object (`kueue.openshift.io`) says so too.
+        let operator_cr = text.contains("kueue.openshift.io/v")
+            && text.lines().any(|l| l.trim_end() == "kind: Kueue");
+        if operator_cr || (text.contains("kind: Subscription") && text.contains("kueue-operator")) {
             out.push(KueueInstall {
                 scope,
                 version: None,

@@ -67,11 +67,14 @@ impl<'a> Index<'a> {
     /// The names of the NodePools that may launch GPU instances, in pool order, and prepared.
     pub fn near_gpu_pools(&self) -> &(Vec<&'a str>, NearNames<'a, ()>) {
         self.names.gpu_pools.get_or_init(|| {
+            // A name twice (one pool per cluster flavour, side by side) is listed once.
+            let mut seen = std::collections::HashSet::new();
             let names: Vec<&'a str> = self
                 .nodepools
                 .iter()
                 .filter(|np| crate::sched::gpu_capability(np) != crate::sched::GpuCapability::None)
                 .map(|np| np.name)
+                .filter(|n| seen.insert(*n))
                 .collect();
             let near = NearNames::new(names.iter().map(|n| (*n, ())));
             (names, near)

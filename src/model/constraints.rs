@@ -166,6 +166,8 @@ pub fn targets_other_capacity(t: &PodTemplate<'_>) -> bool {
                 | "alpha.eksctl.io/nodegroup-name"
                 | "cloud.google.com/gke-nodepool"
                 | "kubernetes.azure.com/agentpool"
+                // AKS's legacy name for the same label, still put on every node pool's nodes.
+                | "agentpool"
         ) || (key == "eks.amazonaws.com/compute-type" && values.contains(&"fargate"))
             || values.contains(&"cluster-autoscaler")
     };

@@ -215,6 +215,17 @@ impl<'a> NodePool<'a> {
                 Some("karpenter.k8s.aws" | "karpenter.sagemaker.amazonaws.com" | AUTO_MODE_GROUP)
             )
     }
+    /// Whether its instance types are AWS's, so the AWS catalog judges them: its node class is
+    /// AWS's, or it names none (a v1alpha5 Provisioner, a pool without `nodeClassRef`). Azure's
+    /// and other providers' pools launch instances the catalog does not hold.
+    pub fn uses_aws_catalog(&self) -> bool {
+        matches!(
+            self.class_group(),
+            None | Some(
+                "karpenter.k8s.aws" | "karpenter.sagemaker.amazonaws.com" | AUTO_MODE_GROUP
+            )
+        )
+    }
     /// Capacity types the pool may launch (Karpenter defaults to on-demand when unconstrained).
     pub fn capacity_types(&self) -> Vec<&'a str> {
         const ALL: [&str; 3] = ["on-demand", "spot", "reserved"];

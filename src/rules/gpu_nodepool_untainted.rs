@@ -154,8 +154,16 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         } else {
             ""
         };
+        // Only an AWS pool may run on EKS.
+        let eks = if pool.uses_aws_catalog() {
+            format!(
+                "\n(on EKS, pods that request `{key}` get this toleration from the ExtendedResourceToleration admission plugin{cores})"
+            )
+        } else {
+            String::new()
+        };
         out.push(d.help(format!(
-            "add a hard taint under `{path}` and tolerate it in the pods that need the accelerator:\n- key: {key}\n  effect: NoSchedule\n(on EKS, pods that request `{key}` get this toleration from the ExtendedResourceToleration admission plugin{cores})"
+            "add a hard taint under `{path}` and tolerate it in the pods that need the accelerator:\n- key: {key}\n  effect: NoSchedule{eks}"
         )));
     }
 }

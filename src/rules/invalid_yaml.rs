@@ -91,7 +91,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     // not certain to fail.
                     .with_severity(crate::diag::Severity::Warning);
             } else if crate::yaml::compat::is_syntax_error(p) {
-                d = d.help("fix the syntax here; nothing after it in this file is linted");
+                // A Terraform file's heredocs are read one by one: only this one is lost.
+                let rest = if f.path.ends_with(".tf") {
+                    "nothing after it in this manifest is linted"
+                } else {
+                    "nothing after it in this file is linted"
+                };
+                d = d.help(format!("fix the syntax here; {rest}"));
             }
             out.push(d);
         }

@@ -18,9 +18,11 @@ declare_rule! {
     ///   `aws.amazon.com/neuron-core`) — the well-known ones are `nvidia.com/gpu`, `amd.com/gpu`,
     ///   `aws.amazon.com/neuron`, `…/neuroncore`, `…/neurondevice`, `vpc.amazonaws.com/efa` and
     ///   `habana.ai/gaudi`;
-    /// - an NVIDIA MIG profile (`nvidia.com/mig-1g.5gb`) that no MIG-capable GPU has, or that
-    ///   none of the instance types of the NodePools behind the flavor has (when those pools are
-    ///   limited to instance types the catalog knows).
+    /// - an NVIDIA MIG profile not written as the device plugin writes one (`nvidia.com/mig-1g5gb`
+    ///   for `mig-1g.5gb`), or that none of the instance types of the NodePools behind the flavor
+    ///   has (when those pools are limited to instance types the catalog knows). A well-formed
+    ///   profile the catalog does not list (a newer GPU's, such as GB200's `3g.93gb`) is left
+    ///   alone where nothing bounds the flavor's nodes.
     ///
     /// A name any workload in the files requests, or that Kueue's `deviceClassMappings` (DRA)
     /// name, is never flagged, and other names with a domain (custom extended resources a device
@@ -138,6 +140,21 @@ fn is_known(name: &str) -> bool {
         || DEVICES.contains(&name)
         || name.starts_with("hugepages-")
         || all_mig_names().any(|m| m == name)
+        || name
+            .strip_prefix("nvidia.com/mig-")
+            .is_some_and(well_formed_mig)
+}
+
+/// Whether a MIG profile is written as the device plugin names them (`2g.47gb`, `1g.10gb+me`):
+/// a GPU newer than the catalog (GB200's `3g.93gb`) may have one it does not list. Profiles the
+/// GPUs behind a flavor lack are judged from the flavor's instance types below.
+fn well_formed_mig(profile: &str) -> bool {
+    let base = profile.split_once('+').map_or(profile, |(b, _)| b);
+    let Some((slices, memory)) = base.split_once("g.") else {
+        return false;
+    };
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    digits(slices) && memory.strip_suffix("gb").is_some_and(digits)
 }
 
 /// The finding for a name no node or workload has, if it is one.

@@ -89,6 +89,7 @@ pub fn check(
     policies: Option<&policy::Policies>,
 ) -> Outcome {
     let scopes = clusters(files, settings);
+    let (scopes, examples): (Vec<_>, Vec<_>) = scopes.into_iter().partition(|s| !s.refines);
     let mut membership = vec![0u32; files.len()];
     for sc in &scopes {
         for &f in &sc.files {
@@ -128,6 +129,9 @@ pub fn check(
                 .filter(|d| d.rule == "invalid-yaml" || !files[d.loc.file].is_context())
                 .map(|d| (d, sc.name.as_deref())),
         );
+    }
+    for ex in &examples {
+        refine(files, ex, policies, &mut found);
     }
     Outcome {
         diagnostics: merge_clusters(found, &membership),
@@ -207,6 +211,40 @@ fn advice_on_test_data(
                 .get(d.loc.file)
                 .is_some_and(|f| crate::source::in_test_tree(&f.path))
         })
+}
+
+/// An example judged on its own (with the files outside every example): each finding on its
+/// files stands only if it holds there too, in the words it has there; what another example's
+/// objects caused goes. It never adds a finding, and an example without one is not judged again.
+fn refine(
+    files: &[SourceFile],
+    ex: &super::ClusterScope,
+    policies: Option<&policy::Policies>,
+    found: &mut Vec<(Diagnostic, Option<&str>)>,
+) {
+    let Some(own) = &ex.reports else { return };
+    if !found.iter().any(|(d, _)| own.contains(&d.loc.file)) {
+        return;
+    }
+    let ix = index::Index::build_for(files, ex.files.clone(), &ex.settings);
+    let (again, _) = run_rules(&ix, &ex.settings, policies, None);
+    let mut held: std::collections::HashMap<(&'static str, diag::Loc), Diagnostic> = again
+        .into_iter()
+        .filter(|d| own.contains(&d.loc.file))
+        .map(|d| ((d.rule, d.loc), d))
+        .collect();
+    found.retain_mut(|(d, _)| {
+        if !own.contains(&d.loc.file) {
+            return true;
+        }
+        match held.remove(&(d.rule, d.loc)) {
+            Some(there) => {
+                *d = there;
+                true
+            }
+            None => false,
+        }
+    });
 }
 
 /// The same finding from several clusters (a shared base) is one finding; in a file that more

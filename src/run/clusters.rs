@@ -10,6 +10,12 @@ pub struct ClusterScope {
     /// `None`: the repository as one cluster, or the files no named cluster claims.
     pub name: Option<String>,
     pub files: Vec<diag::FileId>,
+    /// The files whose findings this cluster reports (`None`: all it holds). An example directory
+    /// is judged with the files outside every example, which it sees but does not report on.
+    pub reports: Option<std::collections::HashSet<diag::FileId>>,
+    /// It only takes findings back: one of the repository's examples, judged again on its own
+    /// ([`example_scopes`]).
+    pub refines: bool,
     pub settings: Settings,
 }
 
@@ -46,27 +52,10 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
             .synced_to()
             .is_some_and(|cs| cs.iter().any(|c| c == name))
     };
+    let rel = relative_paths(files, settings);
     if settings.clusters.is_empty() && synced.is_empty() {
-        return vec![ClusterScope {
-            name: None,
-            files: (0..files.len()).collect(),
-            settings: settings.clone(),
-        }];
+        return example_scopes(files, &rel, settings);
     }
-    let root = settings
-        .root
-        .clone()
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_default();
-    let root = std::path::absolute(&root).unwrap_or(root);
-    let rel: Vec<Option<String>> = files
-        .iter()
-        .map(|f| {
-            let abs = std::path::absolute(&f.path).ok()?;
-            let r = abs.strip_prefix(&root).ok()?;
-            Some(r.to_string_lossy().replace('\\', "/"))
-        })
-        .collect();
     let mut claimed: Vec<bool> = files.iter().map(|f| f.synced_to().is_some()).collect();
     let mut out = Vec::new();
     for def in &settings.clusters {
@@ -95,6 +84,8 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
         out.push(ClusterScope {
             name: Some(def.name.clone()),
             files: ids,
+            reports: None,
+            refines: false,
             settings: s,
         });
     }
@@ -109,6 +100,8 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
         out.push(ClusterScope {
             name: Some((*name).to_string()),
             files: ids,
+            reports: None,
+            refines: false,
             settings: settings.clone(),
         });
     }
@@ -121,6 +114,97 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
         out.push(ClusterScope {
             name: None,
             files: ids,
+            reports: None,
+            refines: false,
+            settings: settings.clone(),
+        });
+    }
+    out
+}
+
+/// Each file's path from the run's root, `/`-separated (`None`: outside it).
+fn relative_paths(files: &[SourceFile], settings: &Settings) -> Vec<Option<String>> {
+    let root = settings
+        .root
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let root = std::path::absolute(&root).unwrap_or(root);
+    files
+        .iter()
+        .map(|f| {
+            let abs = std::path::absolute(&f.path).ok()?;
+            let r = abs.strip_prefix(&root).ok()?;
+            Some(r.to_string_lossy().replace('\\', "/"))
+        })
+        .collect()
+}
+
+/// Directories whose subdirectories are separate examples, each meant for a cluster of its own.
+const EXAMPLE_DIRS: [&str; 10] = [
+    "examples",
+    "example",
+    "samples",
+    "sample",
+    "demos",
+    "demo",
+    "tutorials",
+    "tutorial",
+    "blueprints",
+    "blueprint",
+];
+
+/// The example a file belongs to: `examples/<name>` for a file inside one of its subdirectories,
+/// `examples` for a file directly in it (several files side by side are one example); `None`
+/// outside every example directory.
+pub fn example_of(rel: &str) -> Option<&str> {
+    // The end of each directory's name in `rel` (the last segment is the file's).
+    let ends: Vec<usize> = rel.match_indices('/').map(|(i, _)| i).collect();
+    let k = ends.iter().position(|&end| {
+        let start = rel[..end].rfind('/').map_or(0, |i| i + 1);
+        EXAMPLE_DIRS
+            .iter()
+            .any(|e| rel[start..end].eq_ignore_ascii_case(e))
+    })?;
+    Some(&rel[..*ends.get(k + 1).unwrap_or(&ends[k])])
+}
+
+/// The repository as one cluster, and when it holds two or more examples, each example judged
+/// again with the files outside every example (the platform they share) and not with the other
+/// examples: a finding on an example's file stands only if it holds there too. Without
+/// examples this is exactly one cluster of every file.
+fn example_scopes(
+    files: &[SourceFile],
+    rel: &[Option<String>],
+    settings: &Settings,
+) -> Vec<ClusterScope> {
+    let all = || ClusterScope {
+        name: None,
+        files: (0..files.len()).collect(),
+        reports: None,
+        refines: false,
+        settings: settings.clone(),
+    };
+    let mut examples: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    let mut shared: Vec<usize> = Vec::new();
+    for (i, r) in rel.iter().enumerate() {
+        match r.as_deref().and_then(example_of) {
+            Some(e) if !files[i].is_context() => examples.entry(e).or_default().push(i),
+            _ => shared.push(i),
+        }
+    }
+    if examples.len() < 2 {
+        return vec![all()];
+    }
+    let mut out = vec![all()];
+    for own in examples.into_values() {
+        let mut ids: Vec<usize> = shared.iter().chain(&own).copied().collect();
+        ids.sort_unstable();
+        out.push(ClusterScope {
+            name: None,
+            files: ids,
+            reports: Some(own.into_iter().collect()),
+            refines: true,
             settings: settings.clone(),
         });
     }
@@ -133,9 +217,14 @@ pub fn explain(files: &[SourceFile], settings: &Settings) -> String {
     let scopes = clusters(files, settings);
     let mut out = String::new();
     if settings.clusters.is_empty() && files.iter().all(|f| f.synced_to().is_none()) {
-        out.push_str(
-            "clusters: one, the whole repository (no `clusters:` in the config, no Argo CD Application): every object is judged with every other; `clusters:` splits it\n",
-        );
+        let aside = if scopes.iter().any(|s| s.refines) {
+            ", examples aside"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "clusters: one, the whole repository (no `clusters:` in the config, no Argo CD Application): every object is judged with every other{aside}; `clusters:` splits it\n",
+        ));
     } else {
         out.push_str(&format!(
             "clusters: {} (from {})\n",
@@ -150,6 +239,7 @@ pub fn explain(files: &[SourceFile], settings: &Settings) -> String {
             }
         ));
     }
+    let (scopes, examples): (Vec<_>, Vec<_>) = scopes.into_iter().partition(|s| !s.refines);
     for scope in &scopes {
         let (context, linted): (Vec<usize>, Vec<usize>) =
             scope.files.iter().partition(|&&i| files[i].is_context());
@@ -189,6 +279,27 @@ pub fn explain(files: &[SourceFile], settings: &Settings) -> String {
             linted.len(),
             if linted.len() == 1 { "" } else { "s" }
         ));
+    }
+    if !examples.is_empty() {
+        let rel = relative_paths(files, settings);
+        out.push_str(&format!(
+            "  {} examples are also judged on their own, each with the files outside every example and not with the other examples: a finding in an example stands only if it holds there too\n",
+            examples.len()
+        ));
+        for ex in &examples {
+            let own = ex.reports.as_ref().map_or(0, |r| r.len());
+            let name = ex
+                .reports
+                .iter()
+                .flatten()
+                .filter_map(|&i| rel[i].as_deref().and_then(example_of))
+                .next()
+                .unwrap_or("?");
+            out.push_str(&format!(
+                "    {name}/: {own} file{}\n",
+                if own == 1 { "" } else { "s" }
+            ));
+        }
     }
     out
 }
@@ -252,5 +363,59 @@ mod tests {
         let one = clusters(&files, &Settings::default());
         assert_eq!(one.len(), 1);
         assert_eq!(one[0].files, (0..files.len()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn an_example_is_the_directory_under_an_examples_directory() {
+        assert_eq!(
+            example_of("examples/train/job.yaml"),
+            Some("examples/train")
+        );
+        assert_eq!(
+            example_of("examples/train/a/b/job.yaml"),
+            Some("examples/train")
+        );
+        assert_eq!(example_of("docs/Samples/x/y.yaml"), Some("docs/Samples/x"));
+        // Files side by side directly in the examples directory are one example.
+        assert_eq!(example_of("examples/job.yaml"), Some("examples"));
+        assert_eq!(example_of("examples.yaml"), None);
+        assert_eq!(example_of("infra/pools/gpu.yaml"), None);
+        assert_eq!(example_of("my-examples/x/y.yaml"), None);
+    }
+
+    #[test]
+    fn examples_are_judged_with_the_shared_files_but_not_with_each_other() {
+        let files = vec![
+            file("infra/pools.yaml", Role::Linted),
+            file("examples/a/job.yaml", Role::Linted),
+            file("examples/a/pool.yaml", Role::Linted),
+            file("examples/b/job.yaml", Role::Linted),
+        ];
+        let settings = Settings {
+            root: std::env::current_dir().ok(),
+            ..Settings::default()
+        };
+        let scopes = clusters(&files, &settings);
+        let got: Vec<(&[usize], Vec<usize>, bool)> = scopes
+            .iter()
+            .map(|s| {
+                let mut r: Vec<usize> = s.reports.iter().flatten().copied().collect();
+                r.sort_unstable();
+                (s.files.as_slice(), r, s.refines)
+            })
+            .collect();
+        // The whole repository, then each example with the shared files, reporting on its own.
+        assert_eq!(
+            got,
+            vec![
+                (&[0, 1, 2, 3][..], vec![], false),
+                (&[0, 1, 2][..], vec![1, 2], true),
+                (&[0, 3][..], vec![3], true),
+            ]
+        );
+        // One example is the repository as one cluster.
+        let one = clusters(&files[..3], &settings);
+        assert_eq!(one.len(), 1);
+        assert!(one[0].reports.is_none());
     }
 }

@@ -56,6 +56,9 @@ pub(super) fn names_catalog_instances(key: &str, values: &[&str]) -> bool {
 }
 
 fn compute_bounded(pool: &NodePool<'_>) -> Option<Vec<&'static catalog::Instance>> {
+    if !pool.uses_aws_catalog() {
+        return None;
+    }
     let bounding = pool
         .requirements
         .iter()
@@ -90,8 +93,12 @@ pub fn is_stable_instance_label(key: &str) -> bool {
     )
 }
 
-/// Catalog instances the pool's requirements on instance labels allow, bounded set or not.
+/// Catalog instances the pool's requirements on instance labels allow, bounded set or not (none
+/// for a pool of another provider, whose instances the catalog does not hold).
 pub fn allowed_instances(pool: &NodePool<'_>) -> Vec<&'static catalog::Instance> {
+    if !pool.uses_aws_catalog() {
+        return Vec::new();
+    }
     catalog::instances()
         .iter()
         .filter(|i| pool_allows(pool, i))
@@ -254,6 +261,8 @@ pub fn gpu_capability(pool: &NodePool<'_>) -> GpuCapability {
                     return GpuCapability::None;
                 }
             }
+            // Another provider's instance types say nothing the catalog can read.
+            ("node.kubernetes.io/instance-type", "In") if !pool.uses_aws_catalog() => {}
             ("node.kubernetes.io/instance-type", "In") => {
                 if vals
                     .iter()
@@ -297,6 +306,9 @@ pub fn instances_for(
     let bounding = |r: &&crate::model::constraints::Req<'_>| {
         r.op == "In" && names_catalog_instances(r.key, &r.values)
     };
+    if !pool.uses_aws_catalog() {
+        return None;
+    }
     let base: Vec<&'static catalog::Instance> = match bounded_cached(pool) {
         Some(b) => b.to_vec(),
         None if pod.base.iter().any(|r| bounding(&r)) => catalog::instances()
@@ -326,6 +338,9 @@ pub fn candidate_instances(
     pod: &crate::model::constraints::PodConstraints<'_>,
     pool: &NodePool<'_>,
 ) -> Vec<&'static catalog::Instance> {
+    if !pool.uses_aws_catalog() {
+        return Vec::new();
+    }
     if let Some(known) = instances_for(pod, pool) {
         return known;
     }
@@ -344,7 +359,8 @@ pub fn candidate_instances(
 }
 
 /// The most GPUs one node of the pool may have: the largest catalog instance its requirements
-/// allow, capped by its `instance-gpu-count` bound (`None`: no GPU instance is allowed).
+/// allow, capped by its `instance-gpu-count` bound (`None`: no GPU instance is allowed). Only for
+/// a pool whose instances the catalog holds ([`NodePool::uses_aws_catalog`]).
 pub fn max_gpus_per_node(pool: &NodePool<'_>) -> Option<u64> {
     let largest = catalog::instances()
         .iter()

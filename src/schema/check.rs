@@ -188,7 +188,7 @@ impl<'a> Walker<'a, '_> {
     }
 
     fn type_error(&mut self, n: Node<'a>, ty: &Ty) {
-        if n.is_null() || n.as_str().is_some_and(is_placeholder) {
+        if n.is_null() || n.as_str().is_some_and(is_placeholder) || n.is_brace_slot() {
             return;
         }
         let msg = format!(
@@ -459,7 +459,13 @@ impl<'a> Walker<'a, '_> {
             "`{full}` is required: the API server rejects the {}",
             self.kind
         );
-        self.push(at, msg, None);
+        let place = if parent.is_empty() {
+            "at the top level".to_string()
+        } else {
+            format!("under `{parent}`")
+        };
+        let help = format!("add `{}` {place}", field.name);
+        self.push(at, msg, Some(help));
     }
 }
 

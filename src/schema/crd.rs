@@ -231,7 +231,11 @@ impl UserCrds {
                 }
                 // A slot filled in before apply (`${GPU_QUOTA}`) is judged by no pattern or
                 // format: what replaces it is unknown.
-                _ if node.as_str().is_some_and(crate::quantity::is_placeholder) => continue,
+                _ if node.as_str().is_some_and(crate::quantity::is_placeholder)
+                    || node.is_brace_slot() =>
+                {
+                    continue;
+                }
                 _ => (
                     node,
                     format!(

@@ -457,13 +457,16 @@ fn pool_row(ix: &Index, s: &Seen, gpus: u64, tolerations: &str) -> PoolRow {
             pool: Some(at(ix, pool_obj.loc(t.node))),
         }));
     }
-    let max = sched::max_gpus_per_node(pool);
-    let gpus_ok = gpus == 0 || max.is_some_and(|m| m >= gpus);
+    // Another provider's pool: the catalog does not know its instances, so nothing is judged.
+    let known = pool.uses_aws_catalog();
+    let max = known.then(|| sched::max_gpus_per_node(pool)).flatten();
+    let gpus_ok = gpus == 0 || !known || max.is_some_and(|m| m >= gpus);
     checks.push(Check {
         check: "gpus",
         ok: gpus_ok,
         detail: match max {
             Some(m) => format!("{gpus}/{m}"),
+            None if !known => format!("{gpus}/unknown"),
             None => format!("{gpus}/none"),
         },
         pod: None,

@@ -6,8 +6,8 @@
 //!
 //! Anchors are recorded and an alias shares its anchor's nodes, under a budget on the nodes a
 //! full expansion would have (alias bombs stop with a located error); nesting depth is bounded,
-//! duplicate keys with different values are kept as problems (first value wins; the same key
-//! and value twice is not), and merge keys (`<<`) are applied the way go-yaml does.
+//! duplicate keys with different values are kept as problems (the last value wins, as kubectl
+//! reads it; the same key and value twice is not), and merge keys (`<<`) are applied the way go-yaml does.
 //!
 //! Reading a file is linear in its size: each event is handled in constant time (amortized),
 //! duplicate keys of a large map are found through a hash of the key text and merge keys through
@@ -554,7 +554,7 @@ pub(crate) fn parse_with_values(
                             out.problems.push(Problem {
                                 span: key.span(),
                                 message: format!(
-                                    "duplicate key `{}`: kustomize refuses the file and kubectl keeps only one of the values (gpuops reads the first)",
+                                    "duplicate key `{}`: kustomize refuses the file, and kubectl applies only the last of the values (as gpuops reads it)",
                                     crate::text::shorten(
                                         b.text_of(&key).unwrap_or_default(),
                                         crate::text::MAX_SHOWN
@@ -563,7 +563,12 @@ pub(crate) fn parse_with_values(
                                 first: Some(first),
                                 kind: ProblemKind::Content,
                             });
+                            // The last value wins, as in go-yaml's maps behind kubectl; the
+                            // first key stays where it is.
                             children.pop();
+                            if let Some(i) = dup {
+                                children[i + 1] = node;
+                            }
                         }
                         None => children.push(node),
                     }

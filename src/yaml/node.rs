@@ -411,6 +411,29 @@ impl<'a> Node<'a> {
     pub fn is_null(self) -> bool {
         matches!(self.yaml11(), Some(Yaml11::Null))
     }
+    /// Whether it is a `{NAME}` slot: a flow map of one upper-case key and no value, which YAML
+    /// reads as a map but a test or script replaces (`strings.ReplaceAll`) before the apply.
+    pub fn is_brace_slot(self) -> bool {
+        let Some((k, v)) = self
+            .as_map()
+            .filter(|m| m.len() == 1)
+            .and_then(|m| m.first())
+        else {
+            return false;
+        };
+        let name = k.as_str().unwrap_or_default();
+        let upper = name.len() >= 2
+            && name.starts_with(|c: char| c.is_ascii_uppercase())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+        let flow = self
+            .tree
+            .text
+            .get(self.span().range())
+            .is_some_and(|t| t.starts_with('{'));
+        upper && flow && v.is_null()
+    }
     /// The map entry for `key`: (key node, value node).
     #[inline]
     pub fn entry(self, key: &str) -> Option<(Node<'a>, Node<'a>)> {

@@ -145,13 +145,14 @@ fn multi_document_and_empty_documents() {
 }
 
 #[test]
-fn duplicate_key_is_a_problem_and_first_value_wins() {
+fn duplicate_key_is_a_problem_and_the_last_value_wins() {
+    // go-yaml's maps behind kubectl (sigs.k8s.io/yaml) keep the last value.
     let src = "a: 1\nb: 2\na: 3\n";
     let p = parse(src, Budget::default());
     assert_eq!(p.problems.len(), 1);
     assert_eq!(p.problems[0].span.start_pos(src).line, 3);
     assert_eq!(p.problems[0].first.unwrap().start_pos(src).line, 1);
-    assert_eq!(p.docs[0].root().get("a").unwrap().as_str(), Some("1"));
+    assert_eq!(p.docs[0].root().get("a").unwrap().as_str(), Some("3"));
 }
 
 #[test]

@@ -6,6 +6,8 @@
 //!   Application linted in its own cluster.
 //! - `cache`: the build cache of kustomizations and charts, and `gpuops cache`.
 //! - `formats`: SARIF and JUnit as CI systems check them (schema, failures, stable names).
+//! - `inference`: what a run infers from the repository alone: examples judged on their own,
+//!   capacity outside Karpenter and of other providers, manifests Terraform fills in.
 //! - `lint`: `gpuops lint` on temporary repositories (exit codes, stdin, configuration,
 //!   suppressions, clusters, output formats, `--changed`, policies, user CRDs), the other
 //!   commands (`rules`, `rule`, `cost`, `policy test`, completions, the man page) and the files
@@ -25,6 +27,7 @@ mod common;
 mod appsets;
 mod cache;
 mod formats;
+mod inference;
 mod lint;
 mod render;
 mod render_sharing;

@@ -262,6 +262,16 @@ fn kueue_installed_by_a_helm_command_or_an_operator_subscription_is_read() {
     write(d.path(), "docs/scenarios/one/manifests/flavor.yaml", flavor);
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(findings(&out), vec![], "{out}{err}");
+    // The operator's own `Kueue` object beside the queues of a tutorial.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "chapter01/00-kueue.yaml",
+        "apiVersion: kueue.openshift.io/v1\nkind: Kueue\nmetadata:\n  name: cluster\nspec:\n  config:\n    integrations:\n      frameworks: [BatchJob]\n",
+    );
+    write(d.path(), "chapter02/01-flavor.yaml", flavor);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
 }
 
 #[test]

@@ -8,6 +8,13 @@ thread_local! {
 
 /// Messages of the violations of `object` against the rules of `schema`.
 fn run(schema: &str, object: &str) -> Vec<String> {
+    let mut messages = Vec::new();
+    violations(schema, object, |v| messages.push(v.message.clone()));
+    messages
+}
+
+/// Each violation of `object` under `schema`'s rules, with the object's tree alive.
+fn violations(schema: &str, object: &str, mut each: impl FnMut(&super::Violation<'_>)) {
     let s = parse(schema, Budget::default());
     let o = parse(object, Budget::default());
     let skips = Skips::default();
@@ -16,7 +23,7 @@ fn run(schema: &str, object: &str) -> Vec<String> {
         rules.validate(o.docs[0].root(), "Thing", true, &skips, &mut out);
     }
     SKIPPED.with(|m| m.borrow_mut().merge(skips.take()));
-    out.into_iter().map(|v| v.message).collect()
+    out.iter().for_each(&mut each);
 }
 
 fn skip_of_rule(rule: &str) -> Option<Skip> {
@@ -268,4 +275,35 @@ properties:
     let found = run(schema, "values: ['0x1p3']\nl: []\n");
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("int() conversion failed"), "{found:?}");
+}
+
+#[test]
+fn a_rule_without_field_path_points_at_the_field_its_message_names() {
+    let schema = r#"
+type: object
+properties:
+  spec:
+    type: object
+    properties:
+      replicas: {type: integer}
+      scale: {type: object, properties: {enabled: {type: boolean}}}
+    x-kubernetes-validations:
+      - rule: "!(has(self.scale) && self.scale.enabled && has(self.replicas))"
+        message: spec.replicas cannot be set when spec.scale.enabled is true
+"#;
+    let object = "spec:\n  scale: {enabled: true}\n  replicas: 1\n";
+    let mut found = Vec::new();
+    violations(schema, object, |v| {
+        found.push((v.message.clone(), v.node.span().start_pos(object).line))
+    });
+    assert_eq!(found.len(), 1);
+    assert!(
+        found[0]
+            .0
+            .starts_with("`spec.replicas`: spec.replicas cannot"),
+        "{}",
+        found[0].0
+    );
+    // At the value of `replicas` (line 3), not at `spec`.
+    assert_eq!(found[0].1, 3);
 }

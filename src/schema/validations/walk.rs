@@ -143,7 +143,19 @@ impl<'a> Walk<'a, '_> {
             })
             .or_else(|| rule.message.clone())
             .unwrap_or_else(|| format!("failed rule: {}", rule.text));
-        let (at, shown) = self.place(rule.field_path.as_ref().map(|(_, fp)| fp), n, key);
+        // Without a `fieldPath`, a field the message names under this node (`spec.replicas
+        // cannot be set when …` on `spec`) is where to point.
+        let named = rule
+            .field_path
+            .is_none()
+            .then(|| self.named_field(&message, n))
+            .flatten();
+        let fp = rule
+            .field_path
+            .as_ref()
+            .map(|(_, fp)| fp)
+            .or(named.as_ref());
+        let (at, shown) = self.place(fp, n, key);
         let reason = rule
             .reason
             .filter(|r| *r != "Invalid value")
@@ -183,6 +195,35 @@ impl<'a> Walk<'a, '_> {
 
     /// The node a finding of the rule at `n` (key `key`) goes to, and its path as shown: the
     /// rule's node, or the node its `fieldPath` names.
+    /// The first field a message names by its path from the object's root that stands under
+    /// `n` (its path relative to `n`), if any.
+    fn named_field(&self, message: &str, n: Node<'a>) -> Option<Vec<super::PathSeg>> {
+        if self.path.iter().any(|s| matches!(s, Seg::Idx(_))) {
+            return None;
+        }
+        let here: Vec<&str> = self
+            .path
+            .iter()
+            .filter_map(|s| match s {
+                Seg::Key(k) => Some(*k),
+                Seg::Idx(_) => None,
+            })
+            .collect();
+        let prefix = format!("{}.", here.join("."));
+        message
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+            .filter_map(|w| w.strip_prefix(prefix.as_str()))
+            .find_map(|rest| {
+                let mut cur = n;
+                let mut segs = Vec::new();
+                for k in rest.trim_end_matches('.').split('.') {
+                    cur = cur.get(k)?;
+                    segs.push(super::PathSeg::Key(k.to_string()));
+                }
+                (!segs.is_empty()).then_some(segs)
+            })
+    }
+
     fn place(
         &self,
         field_path: Option<&Vec<PathSeg>>,

@@ -48,7 +48,8 @@ pub fn read(body: &Body, ev: &mut Eval<'_, '_>, text: &Arc<str>) -> Vec<Document
         .into_iter()
         .filter_map(|s| heredoc::heredoc_body(text, s))
     {
-        let blanked: Arc<str> = Arc::from(heredoc::blank_outside(text, range));
+        let blanked = heredoc::blank_outside(text, range);
+        let blanked: Arc<str> = Arc::from(heredoc::mask_quoting_interpolations(&blanked));
         if compat::structural_template_markers(&heredoc::mask_values(&blanked)).is_some() {
             continue;
         }

@@ -112,3 +112,79 @@ pub fn mask_values(text: &str) -> String {
     out.push_str(rest);
     out
 }
+
+/// Where the interpolation that opens at `open` (`${`) closes: the byte after its `}`, nested
+/// braces and the quoted strings of its expression (with their `\"` escapes) skipped.
+fn interpolation_end(text: &str, open: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut quoted = false;
+    let mut i = open + 2;
+    while let Some(&b) = bytes.get(i) {
+        match (quoted, b) {
+            (true, b'\\') => i += 1,
+            (true, b'"') | (false, b'"') => quoted = !quoted,
+            (false, b'{') => depth += 1,
+            (false, b'}') if depth == 0 => return Some(i + 1),
+            (false, b'}') => depth -= 1,
+            (_, b'\n') => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `text` with the inside of every interpolation that holds a quoted string (`"${join("\", \"",
+/// var.types)}"`) masked, same length: Terraform fills it in before the YAML is read, so its
+/// quotes do not end the YAML scalar around it. What remains, `${xxxx}`, reads as a
+/// placeholder.
+pub fn mask_quoting_interpolations(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("${") {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut done = 0;
+    let mut from = 0;
+    while let Some(at) = text[from..].find("${").map(|i| from + i) {
+        let Some(end) = interpolation_end(text, at) else {
+            from = at + 2;
+            continue;
+        };
+        let inner = &text[at + 2..end - 1];
+        if inner.contains('"') {
+            out.push_str(&text[done..at + 2]);
+            out.extend(std::iter::repeat_n('x', inner.len()));
+            out.push('}');
+            done = end;
+        }
+        from = end;
+    }
+    out.push_str(&text[done..]);
+    out.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_inside_an_interpolation_are_masked_to_the_same_length() {
+        let line = r#"values: ["${join("\", \"", var.types)}"]"#;
+        let masked = mask_quoting_interpolations(line);
+        assert_eq!(masked.len(), line.len());
+        let inner = r#"join("\", \"", var.types)"#;
+        assert_eq!(
+            masked,
+            format!(r#"values: ["${{{}}}"]"#, "x".repeat(inner.len()))
+        );
+        // Nested braces and plain references are left as they are.
+        let plain = "name: ${var.name}\nx: ${merge({a = 1}, {})}";
+        assert_eq!(mask_quoting_interpolations(plain), plain);
+        // An interpolation that never closes is left too.
+        assert_eq!(
+            mask_quoting_interpolations(r#"a: ${f("x""#),
+            r#"a: ${f("x""#
+        );
+    }
+}

@@ -361,7 +361,8 @@ fn read_file(
         .into_iter()
         .filter_map(|s| heredoc::heredoc_body(&text, s))
     {
-        let blanked: Arc<str> = Arc::from(heredoc::blank_outside(&text, range));
+        let blanked = heredoc::blank_outside(&text, range);
+        let blanked: Arc<str> = Arc::from(heredoc::mask_quoting_interpolations(&blanked));
         if let Some(t) = compat::structural_template_markers(&heredoc::mask_values(&blanked)) {
             template.get_or_insert(t);
             continue;

@@ -86,7 +86,13 @@ pub fn read(path: &std::path::Path) -> Option<SourceFile> {
             lines: Default::default(),
         });
     }
-    let parsed = compat::parse_shared(&text, Budget::default());
+    // Quotes inside an interpolation are Terraform's, gone once it renders the file.
+    let parsed = match heredoc::mask_quoting_interpolations(&text) {
+        std::borrow::Cow::Owned(masked) => {
+            compat::parse_shared(&Arc::from(masked), Budget::default())
+        }
+        std::borrow::Cow::Borrowed(_) => compat::parse_shared(&text, Budget::default()),
+    };
     Some(SourceFile {
         path: display,
         text,

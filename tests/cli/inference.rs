@@ -1,0 +1,100 @@
+//! What a run infers from the repository alone: examples judged on their own, capacity outside
+//! Karpenter, pools of providers whose instances the catalog does not hold, and manifests that
+//! Terraform fills in before they are read.
+
+use crate::common::{Run, gpuops_in, run, write};
+
+fn findings(out: &str) -> Vec<(String, String)> {
+    crate::lint::findings(&crate::sources::json(out))
+}
+
+/// The findings of one rule.
+fn of(rule: &str, out: &str) -> Vec<String> {
+    findings(out)
+        .into_iter()
+        .filter(|(r, _)| r == rule)
+        .map(|(_, path)| path)
+        .collect()
+}
+
+const CONSOLIDATION: &str = "training-consolidation-underutilized";
+
+const GPU_POOL: &str = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: gpu\nspec:\n  template:\n    metadata:\n      labels: {pool: gpu}\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}\n      requirements:\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g6e]}\n      taints:\n        - {key: nvidia.com/gpu, effect: NoSchedule}\n  limits:\n    nvidia.com/gpu: 64\n";
+
+const TRAINING_JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: finetune\n  namespace: ml\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      tolerations:\n        - {key: nvidia.com/gpu, operator: Exists}\n      containers:\n        - name: trainer\n          image: ghcr.io/example/trainer:1.0\n          command: [torchrun, train.py, --epochs, \"3\"]\n          resources:\n            limits:\n              nvidia.com/gpu: 1\n";
+
+#[test]
+fn one_example_does_not_judge_another() {
+    // The pool of an autoscaling example and the training Job of another: each is meant for a
+    // cluster of its own, so the pool's consolidation is no risk to that Job.
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "examples/autoscaling/pool.yaml", GPU_POOL);
+    write(d.path(), "examples/training/job.yaml", TRAINING_JOB);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(of(CONSOLIDATION, &out), Vec::<String>::new(), "{out}{err}");
+    // The same pool outside every example is the platform the examples share.
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "infra/pool.yaml", GPU_POOL);
+    write(d.path(), "examples/training/job.yaml", TRAINING_JOB);
+    write(d.path(), "examples/serving/job.yaml", TRAINING_JOB);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        of(CONSOLIDATION, &out),
+        vec!["infra/pool.yaml"],
+        "{out}{err}"
+    );
+    // Inside one example the pool and the Job judge each other as before.
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "examples/training/pool.yaml", GPU_POOL);
+    write(d.path(), "examples/training/job.yaml", TRAINING_JOB);
+    write(d.path(), "examples/other/job.yaml", TRAINING_JOB);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        of(CONSOLIDATION, &out),
+        vec!["examples/training/pool.yaml"],
+        "{out}{err}"
+    );
+}
+
+#[test]
+fn aks_node_pools_and_other_providers_pools_are_not_judged_by_the_aws_catalog() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "pools/gpu.yaml", GPU_POOL);
+    // AKS puts `agentpool` (and `kubernetes.azure.com/agentpool`) on its node pools' nodes.
+    write(
+        d.path(),
+        "apps/aks.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: aks\nspec:\n  selector: {matchLabels: {app: aks}}\n  template:\n    metadata:\n      labels: {app: aks}\n    spec:\n      nodeSelector: {agentpool: gpu}\n      containers:\n        - name: c\n          image: nvidia/cuda:12.4.0-base-ubuntu22.04\n          resources:\n            limits: {nvidia.com/gpu: 1}\n",
+    );
+    // A pool of another provider: its instance type is not an AWS one, and it still launches
+    // GPU nodes with the label the Deployment selects.
+    write(
+        d.path(),
+        "pools/nebius.yaml",
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: nebius-gpu\nspec:\n  template:\n    metadata:\n      labels: {nodepool: nebius-gpu}\n    spec:\n      nodeClassRef: {group: flex.aks.azure.com, kind: NebiusNodeClass, name: nebius}\n      requirements:\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [gpu-h100-sxm-1gpu-16vcpu-200gb]}\n      taints:\n        - {key: nvidia.com/gpu, effect: NoSchedule}\n  limits:\n    nvidia.com/gpu: 64\n",
+    );
+    write(
+        d.path(),
+        "apps/nebius.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nebius\nspec:\n  selector: {matchLabels: {app: nebius}}\n  template:\n    metadata:\n      labels: {app: nebius}\n    spec:\n      nodeSelector: {nodepool: nebius-gpu}\n      tolerations:\n        - {key: nvidia.com/gpu, operator: Exists}\n      containers:\n        - name: c\n          image: nvidia/cuda:12.4.0-base-ubuntu22.04\n          resources:\n            limits: {nvidia.com/gpu: 1}\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
+    // `why` does not give the other provider's pool the catalog's GPUs per node.
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["why", "apps/nebius.yaml"]));
+    assert!(out.contains("1/unknown"), "{out}{err}");
+}
+
+#[test]
+fn quotes_inside_a_terraform_interpolation_do_not_break_the_yaml_around_it() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "terraform/nodepools.tf",
+        "resource \"kubectl_manifest\" \"gpu\" {\n  yaml_body = <<-YAML\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: gpu\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: eks.amazonaws.com, kind: NodeClass, name: default}\n      requirements:\n        - key: karpenter.sh/capacity-type\n          operator: In\n          values: [\"${join(\"\\\", \\\"\", var.capacity_types)}\"]\n      taints:\n        - {key: nvidia.com/gpu, effect: NoSchedule}\n  YAML\n}\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(of("invalid-yaml", &out), Vec::<String>::new(), "{out}{err}");
+    let json = crate::sources::json(&out);
+    assert_eq!(json["summary"]["objects"], 1, "{out}");
+}
