@@ -156,6 +156,13 @@ fn api_version(cx: &Ctx, obj: &Object, fields: &[Diagnostic], out: &mut Vec<Diag
             } else {
                 String::new()
             };
+            // A v1 object of the new kind with the same name already replaces it: what is left
+            // to do is to delete this copy.
+            let successor = obj.name.and_then(|name| {
+                cx.ix
+                    .of_kind(new_kind)
+                    .find(|o| o.group == new_group && o.version == "v1" && o.name == Some(name))
+            });
             let mut d = cx
                 .on(
                     obj,
@@ -168,7 +175,7 @@ fn api_version(cx: &Ctx, obj: &Object, fields: &[Diagnostic], out: &mut Vec<Diag
                         )
                     } else {
                         format!(
-                            "`{av}` {since}: the API server rejects the {kind} and it never exists in the cluster"
+                            "`{av}` {since}: a current API server rejects the {kind}, so it cannot exist in an upgraded cluster"
                         )
                     },
                 )
@@ -181,6 +188,17 @@ fn api_version(cx: &Ctx, obj: &Object, fields: &[Diagnostic], out: &mut Vec<Diag
                         "use `apiVersion: {new_group}/v1`{rename}, with the changes marked (follow the Karpenter v1 migration guide for the changed fields)"
                     )
                 });
+            if let Some(v1) = successor {
+                let at = v1.root.at(&["metadata", "name"]).unwrap_or(v1.root);
+                d = d
+                    .related(v1.loc(at), format!("the v1 {new_kind} that replaces it"))
+                    .help(format!(
+                        "delete this leftover: {new_kind} `{}` of `{new_group}/v1` already replaces it",
+                        v1.name.unwrap_or_default()
+                    ));
+                out.push(d);
+                return true;
+            }
             for f in fields {
                 let step = f.help.as_deref().unwrap_or(&f.message);
                 d = d.related(f.loc, format!("for v1: {step}"));

@@ -124,6 +124,12 @@ pub fn read_repo(
         let loaded = load(sources.raw(), progress);
         (loaded, joined(builds), joined(context))
     });
+    // Exports of live objects found among the manifests describe a cluster; they are not linted.
+    for f in files.iter_mut().filter(|f| f.role == source::Role::Linted) {
+        if f.is_export() {
+            f.role = source::Role::Context { cluster: None };
+        }
+    }
     // Context is added before rendering: the cluster Secrets in it are clusters Argo CD deploys to.
     load_problems.extend(problems);
     load_problems.extend(context_problems);

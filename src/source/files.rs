@@ -118,6 +118,38 @@ impl SourceFile {
         matches!(self.role, Role::Context { .. } | Role::Derived)
     }
 
+    /// Whether it is an export of live objects (`kubectl get … -o yaml`): every document is an
+    /// object, or a `List` of them, carrying the `uid` and `resourceVersion` only the API server
+    /// assigns. Such a file is a snapshot of a cluster, kept as a backup or a record, and is
+    /// read as context: applying it again is not what it is for.
+    pub fn is_export(&self) -> bool {
+        let exported = |n: crate::yaml::Node<'_>| {
+            n.str_at(&["metadata", "uid"])
+                .is_some_and(|u| !u.is_empty())
+                && n.str_at(&["metadata", "resourceVersion"]).is_some()
+        };
+        let mut any = false;
+        for d in &self.docs {
+            let root = d.root();
+            if root.is_null() {
+                continue;
+            }
+            let listed = root.str_at(&["kind"]).is_some_and(|k| k.ends_with("List"));
+            let ok = match root.get("items").filter(|_| listed) {
+                Some(items) => {
+                    let mut all = items.items().peekable();
+                    all.peek().is_some() && all.all(exported)
+                }
+                None => exported(root),
+            };
+            if !ok {
+                return false;
+            }
+            any = true;
+        }
+        any
+    }
+
     /// The clusters Argo CD Applications deploy this file to, when any does.
     pub fn synced_to(&self) -> Option<&[String]> {
         match &self.role {

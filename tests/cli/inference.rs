@@ -98,3 +98,27 @@ fn quotes_inside_a_terraform_interpolation_do_not_break_the_yaml_around_it() {
     let json = crate::sources::json(&out);
     assert_eq!(json["summary"]["objects"], 1, "{out}");
 }
+
+#[test]
+fn an_export_of_live_objects_describes_the_cluster_and_is_not_linted() {
+    // `kubectl get provisioners -o yaml > provisioners.backup.yaml` before an upgrade: the API
+    // server's `uid` and `resourceVersion` say it was read from a cluster, not written to apply.
+    let exported = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: karpenter.sh/v1alpha5\n  kind: Provisioner\n  metadata:\n    name: gpu\n    uid: 6257a5e2-8977-4d1b-8b9f-f1c263cecd6d\n    resourceVersion: \"633634\"\n    creationTimestamp: \"2025-12-19T21:30:59Z\"\n  spec:\n    providerRef: {name: gpu}\n";
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "provisioners.backup.yaml", exported);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
+    // The same object written to be applied is judged.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "provisioner.yaml",
+        "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: gpu\nspec:\n  providerRef: {name: gpu}\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        of("deprecated-api", &out),
+        vec!["provisioner.yaml"],
+        "{out}{err}"
+    );
+}
