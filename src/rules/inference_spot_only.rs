@@ -89,6 +89,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 .any(|c| *c != "spot")
         });
         let own = pod_loc.filter(|_| pools_allow_on_demand);
+        // Capacity outside Karpenter (an EKS managed node group from Terraform) is named as what
+        // it is, and fixed where it is defined.
+        let karpenter = pools.iter().all(|&p| ix.nodepools[p].is_karpenter());
+        let noun = if karpenter {
+            "NodePool"
+        } else {
+            first.defined_by.unwrap_or("node group")
+        };
         let (loc, why) = match own {
             Some(loc) => (
                 loc,
@@ -99,10 +107,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 template_anchor(obj, t).map_or(obj.loc(obj.anchor()), |n| obj.loc(n)),
                 format!(
                     "the {} it can land on ({}) {} only spot capacity",
-                    if names.len() == 1 {
-                        "NodePool"
-                    } else {
-                        "NodePools"
+                    match (karpenter, names.len()) {
+                        (true, 1) => "NodePool",
+                        (true, _) => "NodePools",
+                        (false, 1) => noun,
+                        (false, _) => "pools",
                     },
                     crate::diag::backticked(&names, ", "),
                     if names.len() == 1 {
@@ -125,12 +134,16 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .object(Some(obj.obj_ref()))
             .help(if own.is_some() {
                 format!("drop the `{KEY}: spot` selector (Karpenter already prefers spot where the pool allows both), or allow `on-demand` beside it")
+            } else if !karpenter {
+                format!("give it on-demand capacity to land on: an on-demand {noun} beside the spot one, or a NodePool that allows `on-demand`")
             } else {
                 format!("allow on-demand where it lands (`{KEY}` `In [spot, on-demand]`: Karpenter prefers spot and falls back), or let it reach a pool with on-demand capacity")
             });
         if let Some(l) = pool_req {
             let what = if own.is_some() {
                 format!("NodePool `{}` would also launch on-demand", first.name)
+            } else if !karpenter {
+                format!("{noun} `{}` is spot here", first.name)
             } else {
                 format!("NodePool `{}` limits its capacity type here", first.name)
             };

@@ -411,28 +411,30 @@ impl<'a> Node<'a> {
     pub fn is_null(self) -> bool {
         matches!(self.yaml11(), Some(Yaml11::Null))
     }
-    /// Whether it is a `{NAME}` slot: a flow map of one upper-case key and no value, which YAML
-    /// reads as a map but a test or script replaces (`strings.ReplaceAll`) before the apply.
+    /// Whether it is a `{NAME}` or `[NAME]` slot: a flow map of one upper-case key and no value,
+    /// or a flow list of one upper-case word, which YAML reads as a collection but a test or a
+    /// script replaces (`strings.ReplaceAll`, `sed 's|\[URL\]|…|'`) before the apply.
     pub fn is_brace_slot(self) -> bool {
-        let Some((k, v)) = self
-            .as_map()
-            .filter(|m| m.len() == 1)
-            .and_then(|m| m.first())
-        else {
-            return false;
+        let upper = |name: &str| {
+            name.len() >= 2
+                && name.starts_with(|c: char| c.is_ascii_uppercase())
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
         };
-        let name = k.as_str().unwrap_or_default();
-        let upper = name.len() >= 2
-            && name.starts_with(|c: char| c.is_ascii_uppercase())
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
-        let flow = self
-            .tree
-            .text
-            .get(self.span().range())
-            .is_some_and(|t| t.starts_with('{'));
-        upper && flow && v.is_null()
+        let written = self.tree.text.get(self.span().range()).unwrap_or_default();
+        if let Some(m) = self.as_map().filter(|m| m.len() == 1) {
+            return written.starts_with('{')
+                && m.first()
+                    .is_some_and(|(k, v)| v.is_null() && k.as_str().is_some_and(upper));
+        }
+        if let Some(s) = self.as_seq().filter(|s| s.len() == 1) {
+            return written.starts_with('[')
+                && s.get(0).is_some_and(|item| {
+                    item.style() == Some(super::Style::Plain) && item.as_str().is_some_and(upper)
+                });
+        }
+        false
     }
     /// The map entry for `key`: (key node, value node).
     #[inline]

@@ -122,3 +122,28 @@ fn an_export_of_live_objects_describes_the_cluster_and_is_not_linted() {
         "{out}{err}"
     );
 }
+
+#[test]
+fn a_spot_only_node_group_is_named_and_fixed_as_a_node_group() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "terraform/main.tf",
+        "module \"eks\" {\n  eks_managed_node_groups = {\n    gpu = {\n      instance_types = [\"g5.xlarge\"]\n      capacity_type  = \"SPOT\"\n      labels = { workload = \"inference\" }\n    }\n  }\n}\n",
+    );
+    write(
+        d.path(),
+        "apps/vllm.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: vllm\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: vllm}}\n  template:\n    metadata:\n      labels: {app: vllm}\n    spec:\n      nodeSelector: {workload: inference}\n      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.6.3\n          args: [--model, facebook/opt-125m]\n          resources:\n            limits: {nvidia.com/gpu: 1}\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint"]));
+    assert!(out.contains("inference-spot-only"), "{out}{err}");
+    assert!(
+        out.contains("EKS managed node group `gpu` is spot here"),
+        "{out}{err}"
+    );
+    assert!(
+        out.contains("an on-demand EKS managed node group"),
+        "{out}{err}"
+    );
+}
