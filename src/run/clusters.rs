@@ -188,7 +188,9 @@ fn example_scopes(
     let mut examples: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
     let mut shared: Vec<usize> = Vec::new();
     for (i, r) in rel.iter().enumerate() {
-        match r.as_deref().and_then(example_of) {
+        // Outside the root (linted from elsewhere without a config): the path as given.
+        let path = r.as_deref().unwrap_or(files[i].path.as_str());
+        match example_of(path) {
             Some(e) if !files[i].is_context() => examples.entry(e).or_default().push(i),
             _ => shared.push(i),
         }
@@ -292,7 +294,7 @@ pub fn explain(files: &[SourceFile], settings: &Settings) -> String {
                 .reports
                 .iter()
                 .flatten()
-                .filter_map(|&i| rel[i].as_deref().and_then(example_of))
+                .filter_map(|&i| example_of(rel[i].as_deref().unwrap_or(files[i].path.as_str())))
                 .next()
                 .unwrap_or("?");
             out.push_str(&format!(
