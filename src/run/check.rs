@@ -15,6 +15,9 @@ use rayon::prelude::*;
 /// the same time, 16,384 (four chunks) 10 % more.
 pub const RULE_CHUNK: usize = 256;
 
+/// How many times the repository's files the examples judged again may hold together.
+const REFINE_BUDGET: usize = 4;
+
 /// Runs the enabled rules over one index, in parallel, and the enabled policies beside them.
 fn run_rules(
     ix: &index::Index,
@@ -130,7 +133,19 @@ pub fn check(
                 .map(|d| (d, sc.name.as_deref())),
         );
     }
+    // Each example judged again costs an index of its files and the shared ones: bounded to a
+    // few times the whole repository's, so a repository of many examples over a large shared
+    // tree stays linear (the examples past the budget keep the whole repository's findings).
+    let mut budget = REFINE_BUDGET * files.len();
     for ex in &examples {
+        let Some(own) = &ex.reports else { continue };
+        if !found.iter().any(|(d, _)| own.contains(&d.loc.file)) {
+            continue;
+        }
+        let Some(left) = budget.checked_sub(ex.files.len()) else {
+            break;
+        };
+        budget = left;
         refine(files, ex, policies, &mut found);
     }
     Outcome {
@@ -223,9 +238,6 @@ fn refine(
     found: &mut Vec<(Diagnostic, Option<&str>)>,
 ) {
     let Some(own) = &ex.reports else { return };
-    if !found.iter().any(|(d, _)| own.contains(&d.loc.file)) {
-        return;
-    }
     let ix = index::Index::build_for(files, ex.files.clone(), &ex.settings);
     let (again, _) = run_rules(&ix, &ex.settings, policies, None);
     let mut held: std::collections::HashMap<(&'static str, diag::Loc), Diagnostic> = again

@@ -79,7 +79,22 @@ fn markers(text: &str, quoted: bool) -> Option<TemplateHint> {
         if body.is_empty() || body.starts_with('#') {
             continue;
         }
-        if let Some((at, end, kind)) = line_marker(line, quoted) {
+        // A line that is only `${name}`, where keys go, is filled with whole lines (a block, or
+        // nothing) before the YAML is read: Terraform's `templatefile()`, envsubst.
+        let whole_line = quoted
+            && body
+                .trim_end()
+                .strip_prefix("${")
+                .and_then(|r| r.strip_suffix('}'))
+                .is_some_and(|name| {
+                    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                });
+        let found = if whole_line {
+            Some((indent, indent + body.trim_end().len(), "Terraform template"))
+        } else {
+            line_marker(line, quoted)
+        };
+        if let Some((at, end, kind)) = found {
             let marker = &line[at..end];
             let shown = if marker.chars().count() > 60 {
                 format!("{}…", marker.chars().take(59).collect::<String>())
