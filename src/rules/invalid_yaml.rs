@@ -19,9 +19,11 @@ declare_rule! {
     /// ## Why is this bad?
     /// ArgoCD cannot apply a file that does not parse, so every object in it is silently missing
     /// from the cluster (the rest of the sync may still go through). A duplicate key with two
-    /// different values (a warning) makes kustomize refuse the file, and where a tool accepts it
-    /// the tools disagree about which value wins; the same key and value written twice is not
-    /// reported (it reads the same either way, and a kustomize build that refuses it is). Nothing else in such a file is linted after a syntax error.
+    /// different values (a warning) makes kustomize refuse the file, and `kubectl apply` keeps
+    /// only the last value (gpuops reads it the same way), so the first is silently lost; the
+    /// same key and value written twice is not reported (it reads the same either way, and a
+    /// kustomize build that refuses it is). Nothing else in such a file is linted after a syntax
+    /// error.
     ///
     /// ## Example
     /// ```yaml
