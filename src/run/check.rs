@@ -92,7 +92,8 @@ pub fn check(
     policies: Option<&policy::Policies>,
 ) -> Outcome {
     let scopes = clusters(files, settings);
-    let (scopes, examples): (Vec<_>, Vec<_>) = scopes.into_iter().partition(|s| !s.refines);
+    let (scopes, examples): (Vec<_>, Vec<_>) =
+        scopes.into_iter().partition(|s| s.reports.is_none());
     let mut membership = vec![0u32; files.len()];
     for sc in &scopes {
         for &f in &sc.files {

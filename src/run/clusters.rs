@@ -10,12 +10,11 @@ pub struct ClusterScope {
     /// `None`: the repository as one cluster, or the files no named cluster claims.
     pub name: Option<String>,
     pub files: Vec<diag::FileId>,
-    /// The files whose findings this cluster reports (`None`: all it holds). An example directory
-    /// is judged with the files outside every example, which it sees but does not report on.
+    /// For one of the repository's examples judged again on its own ([`example_scopes`]): its
+    /// files, whose findings it may only take back. It also holds the files outside every
+    /// example, which it sees but does not report on. `None`: a cluster that reports on all it
+    /// holds.
     pub reports: Option<std::collections::HashSet<diag::FileId>>,
-    /// It only takes findings back: one of the repository's examples, judged again on its own
-    /// ([`example_scopes`]).
-    pub refines: bool,
     pub settings: Settings,
 }
 
@@ -85,7 +84,6 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
             name: Some(def.name.clone()),
             files: ids,
             reports: None,
-            refines: false,
             settings: s,
         });
     }
@@ -101,7 +99,6 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
             name: Some((*name).to_string()),
             files: ids,
             reports: None,
-            refines: false,
             settings: settings.clone(),
         });
     }
@@ -115,7 +112,6 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
             name: None,
             files: ids,
             reports: None,
-            refines: false,
             settings: settings.clone(),
         });
     }
@@ -182,7 +178,6 @@ fn example_scopes(
         name: None,
         files: (0..files.len()).collect(),
         reports: None,
-        refines: false,
         settings: settings.clone(),
     };
     let mut examples: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
@@ -206,7 +201,6 @@ fn example_scopes(
             name: None,
             files: ids,
             reports: Some(own.into_iter().collect()),
-            refines: true,
             settings: settings.clone(),
         });
     }
@@ -219,7 +213,7 @@ pub fn explain(files: &[SourceFile], settings: &Settings) -> String {
     let scopes = clusters(files, settings);
     let mut out = String::new();
     if settings.clusters.is_empty() && files.iter().all(|f| f.synced_to().is_none()) {
-        let aside = if scopes.iter().any(|s| s.refines) {
+        let aside = if scopes.iter().any(|s| s.reports.is_some()) {
             ", examples aside"
         } else {
             ""
@@ -241,7 +235,8 @@ pub fn explain(files: &[SourceFile], settings: &Settings) -> String {
             }
         ));
     }
-    let (scopes, examples): (Vec<_>, Vec<_>) = scopes.into_iter().partition(|s| !s.refines);
+    let (scopes, examples): (Vec<_>, Vec<_>) =
+        scopes.into_iter().partition(|s| s.reports.is_none());
     for scope in &scopes {
         let (context, linted): (Vec<usize>, Vec<usize>) =
             scope.files.iter().partition(|&&i| files[i].is_context());
@@ -403,7 +398,7 @@ mod tests {
             .map(|s| {
                 let mut r: Vec<usize> = s.reports.iter().flatten().copied().collect();
                 r.sort_unstable();
-                (s.files.as_slice(), r, s.refines)
+                (s.files.as_slice(), r, s.reports.is_some())
             })
             .collect();
         // The whole repository, then each example with the shared files, reporting on its own.
