@@ -39,12 +39,14 @@ scales Karpenter to its pool limits and other teams' jobs wait, or the bill does
 	]),
 }
 
-# [namespace, resource] pairs some ResourceQuota limits.
+# [namespace, resource] pairs some ResourceQuota limits. Quota counts an extended resource only
+# as `requests.<name>`: a bare or `limits.` entry caps nothing (`gpu-quota-unenforced`).
 covered contains [ns, r] if {
 	some q in object.get(input.by_kind, "ResourceQuota", [])
 	ns := q.metadata.namespace
 	some k, _ in object.get(q, ["spec", "hard"], {})
-	r := trim_prefix(trim_prefix(k, "requests."), "limits.")
+	startswith(k, "requests.")
+	r := trim_prefix(k, "requests.")
 }
 
 anchor(facts) := [facts.object, ["metadata", "name"]] if is_number(facts.object)

@@ -36,3 +36,8 @@ test_quota_elsewhere_or_on_cpu_does_not_count if {
 	count(p.deny) == 1 with input as doc(0, [quota("other", {"requests.nvidia.com/gpu": "16"})])
 	count(p.deny) == 1 with input as doc(0, [quota("research", {"requests.cpu": "64"})])
 }
+
+test_a_quota_never_counted_does_not_count if {
+	count(p.deny) == 1 with input as doc(0, [quota("research", {"nvidia.com/gpu": "16"})])
+	count(p.deny) == 1 with input as doc(0, [quota("research", {"limits.nvidia.com/gpu": "16"})])
+}

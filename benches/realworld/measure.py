@@ -29,7 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def lint(binary, tree):
-    """The findings of one tree (suppressed ones left out), as (rule, severity, path, line, col)."""
+    """The findings of one tree (suppressed ones left out), as (rule, severity, path, line, col,
+    message, the (path, line, col) of the places it marks as another instance of it)."""
     p = subprocess.run(
         [binary, "lint", ".", "--format", "json", "--no-config"],
         cwd=tree,
@@ -44,7 +45,19 @@ def lint(binary, tree):
     except json.JSONDecodeError:
         return []
     return [
-        (d["rule"], d["severity"], d["path"], str(d["line"]), str(d["column"]), d["message"])
+        (
+            d["rule"],
+            d["severity"],
+            d["path"],
+            str(d["line"]),
+            str(d["column"]),
+            d["message"],
+            [
+                (r["path"], str(r["line"]), str(r["column"]))
+                for r in d.get("related", [])
+                if r.get("message", "").startswith("also ")
+            ],
+        )
         for d in doc.get("diagnostics", [])
         if not d.get("suppressed")
     ]
@@ -72,13 +85,17 @@ def main():
 
     binary = os.path.abspath(args.bin)
     found = {}
+    # Places one finding marks as more of the same cause ("also …"): a judged finding there is
+    # still reported, as part of that one.
+    merged = set()
     for repo in repos:
         tree = os.path.join(args.trees, repo)
         if not os.path.isdir(tree):
             print(f"warning: no tree for {repo} under {args.trees}", file=sys.stderr)
             continue
-        for rule, sev, path, line, col, msg in lint(binary, tree):
+        for rule, sev, path, line, col, msg, also in lint(binary, tree):
             found[(repo, rule, path, line, col)] = (sev, msg)
+            merged.update((repo, rule, p, ln, c) for p, ln, c in also)
 
     if args.new:
         print("repo\trule\tseverity\tpath\tline\tcol\tmessage")
@@ -96,6 +113,8 @@ def main():
         rule, verdict = r["rule"], r["verdict"]
         still = key in found
         rows[rule][f"{verdict}_judged"] += 1
+        if not still and key in merged:
+            rows[rule][f"{verdict}_merged"] += 1
         if still:
             rows[rule][f"{verdict}_still"] += 1
             if found[key][0] == "error":
@@ -134,8 +153,11 @@ def main():
     errors = t["true_error"] + t["false_error"] + t["debatable_error"]
     if errors:
         print(f"of them errors: {errors}; true {t['true_error'] / errors:.0%}")
-    lost = t["true_judged"] - t["true_still"]
-    print(f"judged-true findings lost: {lost}; unjudged findings: {t['new']} ({t['new_error']} errors)")
+    lost = t["true_judged"] - t["true_still"] - t["true_merged"]
+    merged_note = f" ({t['true_merged']} more marked on another finding of theirs)" if t["true_merged"] else ""
+    print(
+        f"judged-true findings lost: {lost}{merged_note}; unjudged findings: {t['new']} ({t['new_error']} errors)"
+    )
 
 
 if __name__ == "__main__":

@@ -3,9 +3,10 @@
 
 use super::Index;
 
-/// A file that installs a Kueue release: the directory it speaks for, and the release.
+/// A file that installs a release of a controller gpuops knows (Kueue, Karpenter): the
+/// directory it speaks for, and the release.
 #[derive(Debug, Clone, Copy)]
-pub struct KueueInstall<'a> {
+pub struct Install<'a> {
     /// Objects under this directory (`""`: every object) are installed for by it: the directory
     /// above the installing file's own (`sample/kueue/kustomization.yaml` speaks for
     /// `sample/workloads/…`), as side-by-side samples in one repository install different
@@ -16,7 +17,10 @@ pub struct KueueInstall<'a> {
     pub version: Option<(u32, u32)>,
 }
 
-impl KueueInstall<'_> {
+/// A Kueue install (see [`Install`]).
+pub type KueueInstall<'a> = Install<'a>;
+
+impl Install<'_> {
     /// Whether this install speaks for an object of the file at `path`.
     pub fn covers(&self, path: &str) -> bool {
         self.scope.is_empty()
@@ -26,35 +30,98 @@ impl KueueInstall<'_> {
     }
 }
 
+/// How the files name one controller's release.
+struct Product {
+    /// A file that does not hold this names no release of it.
+    needle: &'static str,
+    /// Text followed by the release: a release URL, an image, an OCI chart with its tag, the
+    /// `helm.sh/chart` label of the chart's rendered objects.
+    markers: &'static [&'static str],
+    /// The chart's name (`chart: kueue`, `helm install … kueue … --version`).
+    chart: &'static str,
+    /// The source repository, as a kustomize remote base names it (`…/config/default?ref=v0.10.2`).
+    repo: &'static str,
+    /// The controller image's repository, as a kustomize `images:` entry names it beside its
+    /// `newTag`.
+    image: &'static str,
+}
+
+const KUEUE: Product = Product {
+    needle: "kueue",
+    markers: &[
+        "kueue/releases/download/",
+        "kueue/kueue:",
+        "kueue/charts/kueue:",
+        "helm.sh/chart: kueue-",
+    ],
+    chart: "kueue",
+    repo: "github.com/kubernetes-sigs/kueue",
+    image: "kueue/kueue",
+};
+
+const KARPENTER: Product = Product {
+    needle: "karpenter",
+    markers: &[
+        "karpenter/controller:",
+        "karpenter/karpenter:",
+        "helm.sh/chart: karpenter-",
+        // The CRDs of a release (`…/karpenter-provider-aws/v1.6.2/pkg/apis/crds/…`).
+        "raw.githubusercontent.com/aws/karpenter-provider-aws/",
+        "raw.githubusercontent.com/aws/karpenter/",
+    ],
+    chart: "karpenter",
+    repo: "github.com/aws/karpenter",
+    image: "karpenter/controller",
+};
+
 /// Every Kueue install among the index's files: a release manifest
 /// (`kubernetes-sigs/kueue/releases/download/v0.12.3/…`), the controller image
 /// (`registry.k8s.io/kueue/kueue:v0.12.3`), or the `kueue` chart at a version (a Terraform
 /// `helm_release`'s `chart`/`version`, an Argo CD source's `chart`/`targetRevision`, a Flux
-/// HelmRelease's `chart`/`version`). One pass over the files.
-pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<KueueInstall<'a>> {
+/// HelmRelease's `chart`/`version`), and the OpenShift build of Kueue. One pass over the files.
+pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<Install<'a>> {
+    installs(ix, &KUEUE, |text| {
+        // The Kueue operator through OLM (OpenShift's build of Kueue): its channels are the
+        // vendor's releases, not upstream ones. The same operator's `Kueue` object
+        // (`kueue.openshift.io`) says so too.
+        let operator_cr = text.contains("kueue.openshift.io/v")
+            && text.lines().any(|l| l.trim_end() == "kind: Kueue");
+        operator_cr
+            || (text.contains("kind: Subscription") && text.contains("kueue-operator"))
+            || text.contains("openshift-kueue-operator")
+            || text.contains("Red Hat build of Kueue")
+            || openshift_ai_kueue(text)
+    })
+}
+
+/// Every Karpenter install among the index's files: the controller image
+/// (`public.ecr.aws/karpenter/controller:v0.31.0`), the chart at a version (`helm_release`,
+/// Argo CD, Flux, `helm upgrade --install karpenter … --version "${KARPENTER_VERSION}"`), or
+/// objects rendered from the chart (`helm.sh/chart: karpenter-0.16.3`).
+pub(super) fn karpenter<'a>(ix: &Index<'a>) -> Vec<Install<'a>> {
+    installs(ix, &KARPENTER, |_| false)
+}
+
+/// The installs of `product` among the index's files; `unnamed` says whether a file installs a
+/// release that names no upstream version.
+fn installs<'a>(
+    ix: &Index<'a>,
+    product: &Product,
+    unnamed: impl Fn(&str) -> bool,
+) -> Vec<Install<'a>> {
     let mut out = Vec::new();
-    for f in ix.file_ids.iter().filter_map(|&f| ix.files.get(f)) {
+    // Every file of the repository, not only the cluster's: an install script belongs to no
+    // cluster's files, and its directory says which objects it installs for.
+    for f in ix.files {
         let text: &str = &f.text;
-        if !text.contains("kueue") {
+        if !text.contains(product.needle) {
             continue;
         }
         let scope = f.path.rsplitn(3, '/').nth(2).unwrap_or("");
-        for marker in [
-            "kueue/releases/download/",
-            "kueue/kueue:",
-            "kueue/charts/kueue:",
-        ] {
+        for marker in product.markers {
             for (i, m) in text.match_indices(marker) {
-                let rest = &text[i + m.len()..];
-                let version = match rest.strip_prefix('v') {
-                    Some(v) => minor_version(v),
-                    // A shell variable (`…/download/$VERSION/…`), set in the same script.
-                    None => variable(rest)
-                        .and_then(|name| assigned(text, name))
-                        .or_else(|| minor_version(rest)),
-                };
-                if let Some(version) = version {
-                    out.push(KueueInstall {
+                if let Some(version) = release_at(text, &text[i + m.len()..]) {
+                    out.push(Install {
                         scope,
                         version: Some(version),
                     });
@@ -62,21 +129,16 @@ pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<KueueInstall<'a>> {
             }
         }
         out.extend(
-            chart_versions(text)
+            chart_versions(text, product.chart)
                 .into_iter()
-                .chain(helm_cli_versions(text))
-                .map(|version| KueueInstall {
-                    scope,
-                    version: Some(version),
-                }),
+                .chain(remote_base_versions(text, product.repo))
+                .chain(image_tag_versions(text, product.image))
+                .map(Some)
+                .chain(helm_cli_versions(text, product.chart))
+                .map(|version| Install { scope, version }),
         );
-        // The Kueue operator through OLM (OpenShift's build of Kueue): its channels are the
-        // vendor's releases, not upstream ones.
-        // The same operator's `Kueue` object (`kueue.openshift.io`) says so too.
-        let operator_cr = text.contains("kueue.openshift.io/v")
-            && text.lines().any(|l| l.trim_end() == "kind: Kueue");
-        if operator_cr || (text.contains("kind: Subscription") && text.contains("kueue-operator")) {
-            out.push(KueueInstall {
+        if unnamed(text) {
+            out.push(Install {
                 scope,
                 version: None,
             });
@@ -85,21 +147,44 @@ pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<KueueInstall<'a>> {
     out
 }
 
-/// The versions of the `kueue` chart a file installs: each `chart` key naming it, with the
-/// nearest `version` or `targetRevision` key of the same block (within a few lines either way).
-fn chart_versions(text: &str) -> Vec<(u32, u32)> {
+/// The release `rest` (of the file `text`) starts with: `v0.12.3`, `0.12.3`, or a shell
+/// variable (`$VERSION`, `"${KARPENTER_VERSION}"`) the same file assigns.
+fn release_at(text: &str, rest: &str) -> Option<(u32, u32)> {
+    let rest = rest.trim_start_matches(['"', '\'']);
+    match rest.strip_prefix('v') {
+        Some(v) => minor_version(v),
+        None => variable(rest)
+            .and_then(|name| assigned(text, name))
+            .or_else(|| minor_version(rest)),
+    }
+}
+
+/// The versions of the `chart` a file installs: each `chart` key naming it, with the nearest
+/// `version`, `chart_version` or `targetRevision` key of the same block (within a few lines
+/// either way).
+fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
     use regex::Regex;
     use std::sync::LazyLock;
     static CHART: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"(?m)^\s*"?chart"?\s*[:=]\s*["']?(?:\S*/)?kueue["']?\s*,?\s*(?:#.*)?$"#)
+        Regex::new(r#"(?m)^\s*"?chart"?\s*[:=]\s*["']?(?:\S*/)?([\w.-]+?)["']?\s*,?\s*(?:#.*)?$"#)
             .expect("a valid pattern")
     });
     static VERSION: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"(?m)^\s*"?(?:version|targetRevision)"?\s*[:=]\s*["']?v?(\d+\.\d+)"#)
-            .expect("a valid pattern")
+        Regex::new(
+            r#"(?m)^\s*"?(?:version|chart_version|targetRevision)"?\s*[:=]\s*["']?v?(\d+\.\d+)"#,
+        )
+        .expect("a valid pattern")
     });
     // A block's keys lie within this many bytes of each other.
     const NEAR: usize = 600;
+    let named: Vec<usize> = CHART
+        .captures_iter(text)
+        .filter(|c| c.get(1).is_some_and(|n| n.as_str() == chart))
+        .filter_map(|c| Some(c.get(0)?.start()))
+        .collect();
+    if named.is_empty() {
+        return Vec::new();
+    }
     let versions: Vec<(usize, (u32, u32))> = VERSION
         .captures_iter(text)
         .filter_map(|c| {
@@ -107,12 +192,12 @@ fn chart_versions(text: &str) -> Vec<(u32, u32)> {
             Some((m.start(), minor_version(m.as_str())?))
         })
         .collect();
-    CHART
-        .find_iter(text)
-        .filter_map(|c| {
+    named
+        .into_iter()
+        .filter_map(|at| {
             versions
                 .iter()
-                .map(|&(at, v)| (at.abs_diff(c.start()), v))
+                .map(|&(v_at, v)| (v_at.abs_diff(at), v))
                 .filter(|&(d, _)| d <= NEAR)
                 .min_by_key(|&(d, _)| d)
                 .map(|(_, v)| v)
@@ -120,14 +205,95 @@ fn chart_versions(text: &str) -> Vec<(u32, u32)> {
         .collect()
 }
 
-/// The versions `helm install|upgrade … kueue … --version X` command lines install.
-fn helm_cli_versions(text: &str) -> Vec<(u32, u32)> {
-    text.lines()
-        .filter(|l| l.contains("helm ") && l.contains("kueue") && l.contains("--version"))
+/// The versions of kustomize remote bases of the `repo` a file names
+/// (`https://github.com/kubernetes-sigs/kueue/config/default?ref=v0.10.2`).
+fn remote_base_versions(text: &str, repo: &str) -> Vec<(u32, u32)> {
+    text.match_indices(repo)
+        .filter_map(|(i, _)| {
+            let line = text[i..].lines().next()?;
+            let at = line.find("?ref=")?;
+            release_at(text, &line[at + "?ref=".len()..])
+        })
+        .collect()
+}
+
+/// The versions kustomize `images:` entries pin for the controller `image`: a `name` or
+/// `newName` ending in it, with the `newTag` of the same entry.
+fn image_tag_versions(text: &str, image: &str) -> Vec<(u32, u32)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let l = l.trim_start().trim_start_matches("- ");
+        let named = ["name:", "newName:"].iter().any(|k| {
+            l.strip_prefix(k)
+                .map(|v| v.trim().trim_matches(['"', '\'']))
+                .is_some_and(|v| v.ends_with(image) && v[..v.len() - image.len()].ends_with('/'))
+        });
+        if !named {
+            continue;
+        }
+        // The entry's other keys: the next lines up to the next entry.
+        let tag = lines[i + 1..]
+            .iter()
+            .take(3)
+            .map(|n| n.trim_start())
+            .take_while(|n| !n.starts_with("- "))
+            .find_map(|n| n.strip_prefix("newTag:"));
+        if let Some(v) = tag.and_then(|t| release_at(text, t.trim())) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Whether an OpenShift AI (or Open Data Hub) DataScienceCluster runs Kueue: `Managed` (its 2.x
+/// releases bundle a Kueue of their own) or `Unmanaged` (it works with the Red Hat build of
+/// Kueue operator); neither names an upstream release. YAML, or the JSON of an `oc patch`.
+fn openshift_ai_kueue(text: &str) -> bool {
+    use regex::Regex;
+    use std::sync::LazyLock;
+    static JSON: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#""kueue"\s*:\s*\{\s*"managementState"\s*:\s*"(?:Managed|Unmanaged)""#)
+            .expect("a valid pattern")
+    });
+    if !text.contains("DataScienceCluster") && !text.contains("datasciencecluster") {
+        return false;
+    }
+    if JSON.is_match(text) {
+        return true;
+    }
+    let running = |t: &str| {
+        let state = t.trim().trim_matches(['"', '\'']);
+        state.ends_with("managementState: Managed") || state.ends_with("managementState: Unmanaged")
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    lines.iter().enumerate().any(|(i, l)| {
+        let t = l.split('#').next().unwrap_or("").trim();
+        (t == "kueue:"
+            && lines[i + 1..]
+                .iter()
+                .take(3)
+                .any(|n| running(n.split('#').next().unwrap_or(""))))
+            || (t.starts_with("kueue:") && running(t.trim_end_matches('}').trim()))
+    })
+}
+
+/// The versions `helm install|upgrade … <chart> … --version X` command lines install (`X` may
+/// be a shell variable the file assigns; `None`: one set elsewhere, a release gpuops cannot
+/// name).
+fn helm_cli_versions(text: &str, chart: &str) -> Vec<Option<(u32, u32)>> {
+    // One command a line: a line ending in `\` goes on on the next.
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    joined
+        .lines()
+        .filter(|l| l.contains("helm ") && l.contains(chart) && l.contains("--version"))
         .filter_map(|l| {
             let rest = &l[l.find("--version")? + "--version".len()..];
-            let rest = rest.trim_start_matches(['=', ' ', '"', '\'']);
-            minor_version(rest.strip_prefix('v').unwrap_or(rest))
+            let rest = rest.trim_start_matches(['=', ' ']);
+            match release_at(text, rest) {
+                Some(v) => Some(Some(v)),
+                None => variable(rest.trim_start_matches(['"', '\''])).map(|_| None),
+            }
         })
         .collect()
 }
@@ -142,14 +308,14 @@ fn variable(rest: &str) -> Option<&str> {
     (end > 0).then(|| &r[..end])
 }
 
-/// The Kueue release a script assigns to `name` (`VERSION=v0.8.1`, `export KUEUE_VERSION="v0.11.4"`).
+/// The release a script assigns to `name` (`VERSION=v0.8.1`, `export KUEUE_VERSION="v0.11.4"`).
 fn assigned(text: &str, name: &str) -> Option<(u32, u32)> {
     text.lines().find_map(|l| {
         let l = l.trim_start();
         let l = l.strip_prefix("export ").unwrap_or(l).trim_start();
         let value = l.strip_prefix(name)?.strip_prefix('=')?;
         let value = value.trim_start_matches(['"', '\'']);
-        minor_version(value.strip_prefix('v')?)
+        minor_version(value.strip_prefix('v').unwrap_or(value))
     })
 }
 
@@ -174,17 +340,24 @@ mod tests {
         use super::helm_cli_versions;
         assert_eq!(
             helm_cli_versions(
-                "helm install kueue oci://registry.k8s.io/kueue/charts/kueue --version 0.11.6 -n kueue-system\n"
+                "helm install kueue oci://registry.k8s.io/kueue/charts/kueue --version 0.11.6 -n kueue-system\n",
+                "kueue"
             ),
-            vec![(0, 11)]
+            vec![Some((0, 11))]
         );
         assert_eq!(
-            helm_cli_versions("helm upgrade --install kueue kueue/kueue --version=v0.16.1\n"),
-            vec![(0, 16)]
+            helm_cli_versions(
+                "helm upgrade --install kueue kueue/kueue --version=v0.16.1\n",
+                "kueue"
+            ),
+            vec![Some((0, 16))]
         );
         assert!(
-            helm_cli_versions("helm install gpu-operator nvidia/gpu-operator --version 25.3.0\n")
-                .is_empty()
+            helm_cli_versions(
+                "helm install gpu-operator nvidia/gpu-operator --version 25.3.0\n",
+                "kueue"
+            )
+            .is_empty()
         );
     }
 
@@ -208,11 +381,71 @@ mod tests {
     #[test]
     fn the_kueue_chart_at_a_version_is_an_install() {
         let tf = "resource \"helm_release\" \"kueue\" {\n  repository = \"oci://registry.k8s.io/kueue/charts\"\n  chart      = \"kueue\"\n  # a comment\n  version    = \"0.13.0\"\n}\n";
-        assert_eq!(chart_versions(tf), vec![(0, 13)]);
+        assert_eq!(chart_versions(tf, "kueue"), vec![(0, 13)]);
         let argo = "source:\n  repoURL: registry.k8s.io/kueue/charts\n  targetRevision: v0.12.2\n  chart: kueue\n";
-        assert_eq!(chart_versions(argo), vec![(0, 12)]);
+        assert_eq!(chart_versions(argo, "kueue"), vec![(0, 12)]);
         // Another chart, or the chart without a version, is none.
-        assert!(chart_versions("chart: kueue-extras\nversion: 0.1.0\n").is_empty());
-        assert!(chart_versions("chart: kueue\n").is_empty());
+        assert!(chart_versions("chart: kueue-extras\nversion: 0.1.0\n", "kueue").is_empty());
+        assert!(chart_versions("chart: kueue\n", "kueue").is_empty());
+    }
+
+    #[test]
+    fn kustomize_bases_and_images_are_installs() {
+        use super::{image_tag_versions, openshift_ai_kueue, remote_base_versions};
+        let k = "resources:\n- \"https://github.com/kubernetes-sigs/kueue/config/default?ref=v0.10.2\"\nimages:\n- name: us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue\n  newName: registry.k8s.io/kueue/kueue\n  newTag: v0.10.2\n";
+        assert_eq!(
+            remote_base_versions(k, "github.com/kubernetes-sigs/kueue"),
+            vec![(0, 10)]
+        );
+        assert_eq!(image_tag_versions(k, "kueue/kueue"), vec![(0, 10), (0, 10)]);
+        // Another image's tag is not the controller's.
+        assert!(
+            image_tag_versions(
+                "images:\n- name: kueue/kueue-viz\n  newTag: v0.1.0\n",
+                "kueue/kueue"
+            )
+            .is_empty()
+        );
+        let dsc = "kind: DataScienceCluster\nspec:\n  components:\n    kueue:\n      managementState: Managed\n";
+        assert!(openshift_ai_kueue(dsc));
+        assert!(openshift_ai_kueue(
+            &dsc.replace("Managed", "Unmanaged    # the operator's")
+        ));
+        assert!(!openshift_ai_kueue(&dsc.replace("Managed", "Removed")));
+        let patch = r#"oc patch datasciencecluster default-dsc --type merge -p '{"spec":{"components":{"kueue":{"managementState":"Unmanaged"}}}}'"#;
+        assert!(openshift_ai_kueue(patch));
+        assert!(!openshift_ai_kueue(&patch.replace("Unmanaged", "Removed")));
+    }
+
+    #[test]
+    fn karpenter_releases_are_read_as_kueue_ones_are() {
+        use super::{helm_cli_versions, release_at};
+        // Terraform's helm_release of the old chart repository.
+        let tf = "resource \"helm_release\" \"karpenter\" {\n  repository = \"https://charts.karpenter.sh\"\n  chart      = \"karpenter\"\n  version    = \"v0.13.2\"\n}\n";
+        assert_eq!(chart_versions(tf, "karpenter"), vec![(0, 13)]);
+        assert!(chart_versions(tf, "kueue").is_empty());
+        // EKS Blueprints add-ons name it `chart_version`.
+        let addons =
+            "karpenter = {\n  chart         = \"karpenter\"\n  chart_version = \"0.37.0\"\n}\n";
+        assert_eq!(chart_versions(addons, "karpenter"), vec![(0, 37)]);
+        // The getting-started guide's command line, through a variable set without a `v`.
+        let sh = "export KARPENTER_VERSION=\"1.0.1\"\nhelm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter --version \"${KARPENTER_VERSION}\" --namespace kube-system\n";
+        assert_eq!(helm_cli_versions(sh, "karpenter"), vec![Some((1, 0))]);
+        // A command over several lines.
+        assert_eq!(
+            helm_cli_versions(
+                "helm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter \\\n    --version \"1.6.2\" \\\n    --wait\n",
+                "karpenter"
+            ),
+            vec![Some((1, 6))]
+        );
+        // A variable set in another file: a release gpuops cannot name.
+        assert_eq!(
+            helm_cli_versions(&sh.replace("1.0.1", "$1"), "karpenter"),
+            vec![None]
+        );
+        // The chart's label on rendered objects.
+        assert_eq!(release_at("", "0.16.3\n"), Some((0, 16)));
+        assert_eq!(release_at("", "crds-0.1.0\n"), None);
     }
 }

@@ -178,3 +178,89 @@ pub(crate) fn compute_assignable(ix: &Index<'_>, ti: usize) -> Vec<usize> {
     kept.shrink_to_fit();
     kept
 }
+
+/// Capacity a ClusterQueue's admission check puts outside this cluster's NodePools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// MultiKueue: the workload runs in a worker cluster, whose Kueue and nodes admit it.
+    MultiKueue,
+    /// A ProvisioningRequest: the cluster autoscaler (or GKE's queued provisioning) creates the
+    /// nodes from its node groups, which Karpenter does not serve.
+    Provisioning,
+}
+
+impl Gate {
+    /// Where the capacity comes from, for messages.
+    pub fn what(self) -> &'static str {
+        match self {
+            Gate::MultiKueue => "a MultiKueue worker cluster",
+            Gate::Provisioning => {
+                "nodes the cluster autoscaler provisions for a ProvisioningRequest"
+            }
+        }
+    }
+}
+
+/// Per ClusterQueue: its admission checks whose AdmissionCheck (in the files) names a controller
+/// that places the capacity elsewhere, each with the flavors it is limited to (empty: all).
+pub(super) fn cluster_queue_gates<'a>(ix: &Index<'a>) -> Vec<Vec<(Vec<&'a str>, Gate)>> {
+    let controllers: std::collections::HashMap<&str, Gate> = ix
+        .of_kind("AdmissionCheck")
+        .filter(|o| o.group == "kueue.x-k8s.io")
+        .filter_map(|o| {
+            let gate = match o.spec()?.get("controllerName")?.as_str()? {
+                "kueue.x-k8s.io/multikueue" => Gate::MultiKueue,
+                "kueue.x-k8s.io/provisioning-request" => Gate::Provisioning,
+                _ => return None,
+            };
+            Some((o.name?, gate))
+        })
+        .collect();
+    ix.cluster_queues
+        .iter()
+        .map(|cq| {
+            cq.admission_checks
+                .iter()
+                .filter_map(|(name, on)| Some((on.clone(), *controllers.get(name)?)))
+                .collect()
+        })
+        .collect()
+}
+
+impl Index<'_> {
+    /// The gate of ClusterQueue `cq` on flavor `flavor` (`None`: any flavor's), if any.
+    pub fn gate(&self, cq: usize, flavor: Option<&str>) -> Option<Gate> {
+        self.cq_gates.get(cq)?.iter().find_map(|(on, g)| {
+            (on.is_empty() || flavor.is_none_or(|f| on.contains(&f))).then_some(*g)
+        })
+    }
+
+    /// Whether template `ti`'s pods may run on capacity an admission check places outside this
+    /// cluster's NodePools (its queue's checks on every flavor, or on a flavor it may get).
+    pub(super) fn compute_elsewhere(&self, ti: usize) -> Option<Gate> {
+        let cq = self.queues[ti]?.cluster_queue?;
+        let gates = self.cq_gates.get(cq)?;
+        if gates.is_empty() {
+            return None;
+        }
+        if let Some((_, g)) = gates.iter().find(|(on, _)| on.is_empty()) {
+            return Some(*g);
+        }
+        self.variants[ti]
+            .iter()
+            .filter_map(|v| v.flavor)
+            .find_map(|fi| self.gate(cq, Some(self.flavors[fi].name)))
+    }
+
+    /// Whether every ClusterQueue that lists flavor `fi` (and one does) gates it.
+    pub fn flavor_elsewhere(&self, fi: usize) -> Option<Gate> {
+        let name = self.flavors.get(fi)?.name;
+        let mut gate = None;
+        for (c, cq) in self.cluster_queues.iter().enumerate() {
+            if cq.flavors.iter().any(|(n, _, _)| *n == name) {
+                gate = Some(self.gate(c, Some(name))?);
+            }
+        }
+        gate
+    }
+}

@@ -96,6 +96,11 @@ pub struct Index<'a> {
     /// Per template: the placement of its own constraints, before Kueue adds anything (GPU
     /// templates only).
     pub own_placement: Vec<Option<usize>>,
+    /// Per template: the admission check that places its pods outside this cluster's NodePools
+    /// (see [`kueue::Gate`]); such templates are not placed on the pools.
+    pub elsewhere: Vec<Option<kueue::Gate>>,
+    /// Per ClusterQueue: its admission checks that place capacity elsewhere.
+    cq_gates: Vec<Vec<(Vec<&'a str>, kueue::Gate)>>,
     /// Objects by (kind, name): nearly always one each.
     by_name: HashMap<(&'a str, &'a str), OneOrMany<u32>>,
     kinds: HashSet<(&'a str, &'a str)>,
@@ -117,6 +122,7 @@ pub struct Index<'a> {
     quotas: std::sync::OnceLock<QuotaIndex<'a>>,
     gpu_setup: std::sync::OnceLock<GpuSetup>,
     kueue_installs: std::sync::OnceLock<Vec<installs::KueueInstall<'a>>>,
+    karpenter_installs: std::sync::OnceLock<Vec<installs::Install<'a>>>,
     /// (kind, namespace) of the objects whose name is still to be filled in (`${flavor_name}` in
     /// a template Terraform renders): each may be any object of its kind (built once).
     slots: std::sync::OnceLock<Vec<(&'a str, Option<&'a str>)>>,
@@ -293,6 +299,8 @@ impl<'a> Index<'a> {
             placements: Vec::new(),
             landings: Vec::new(),
             own_placement: Vec::new(),
+            elsewhere: Vec::new(),
+            cq_gates: Vec::new(),
             variant_placements: Vec::new(),
             by_name,
             local_queue_exact,
@@ -306,6 +314,7 @@ impl<'a> Index<'a> {
             quotas: Default::default(),
             gpu_setup: Default::default(),
             kueue_installs: Default::default(),
+            karpenter_installs: Default::default(),
             slots: Default::default(),
             unread,
         };
@@ -318,6 +327,10 @@ impl<'a> Index<'a> {
         ix.assignable = (0..ix.templates.len())
             .into_par_iter()
             .map(|i| compute_assignable(&ix, i))
+            .collect();
+        ix.cq_gates = kueue::cluster_queue_gates(&ix);
+        ix.elsewhere = (0..ix.templates.len())
+            .map(|i| ix.compute_elsewhere(i))
             .collect();
         ix.place();
         ix
@@ -360,7 +373,7 @@ impl<'a> Index<'a> {
             .into_par_iter()
             .map(|ti| {
                 let t = &self.templates[ti];
-                if !t.requests_gpu() {
+                if !t.requests_gpu() || self.elsewhere[ti].is_some() {
                     return None;
                 }
                 let own = crate::sched::label_signature(t.constraints());
@@ -503,6 +516,13 @@ impl<'a> Index<'a> {
     /// The Kueue releases the files install, and for which objects (built once, on first use).
     pub fn kueue_installs(&self) -> &[installs::KueueInstall<'a>] {
         self.kueue_installs.get_or_init(|| installs::kueue(self))
+    }
+
+    /// The Karpenter releases the files install, and for which objects (built once, on first
+    /// use).
+    pub fn karpenter_installs(&self) -> &[installs::Install<'a>] {
+        self.karpenter_installs
+            .get_or_init(|| installs::karpenter(self))
     }
 
     /// What each Kueue cohort may lend (built once, on first use).

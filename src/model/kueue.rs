@@ -109,6 +109,38 @@ pub struct ClusterQueue<'a> {
     /// `spec.cohortName` (v1beta2) or `spec.cohort` (v1beta1), when it names one.
     pub cohort: Option<Node<'a>>,
     pub preemption: Option<Node<'a>>,
+    /// The admission checks its workloads wait for: (AdmissionCheck name, the flavors it is
+    /// limited to; empty: every flavor). `spec.admissionChecks` (v1beta1) or
+    /// `spec.admissionChecksStrategy.admissionChecks`.
+    pub admission_checks: Vec<(&'a str, Vec<&'a str>)>,
+}
+
+/// A ClusterQueue's admission checks, each with the flavors it is limited to.
+fn admission_checks<'a>(spec: Option<Node<'a>>) -> Vec<(&'a str, Vec<&'a str>)> {
+    let Some(spec) = spec else {
+        return Vec::new();
+    };
+    let plain = spec
+        .get("admissionChecks")
+        .into_iter()
+        .flat_map(|n| n.items())
+        .filter_map(|n| Some((n.as_str()?, Vec::new())));
+    let strategy = spec
+        .get("admissionChecksStrategy")
+        .and_then(|s| s.get("admissionChecks"))
+        .into_iter()
+        .flat_map(|n| n.items())
+        .filter_map(|c| {
+            let name = c.get("name")?.as_str()?;
+            let on = c
+                .get("onFlavors")
+                .into_iter()
+                .flat_map(|n| n.items())
+                .filter_map(|n| n.as_str())
+                .collect();
+            Some((name, on))
+        });
+    plain.chain(strategy).collect()
 }
 
 /// The resource groups of a ClusterQueue or Cohort spec, and each flavor's quotas.
@@ -188,6 +220,7 @@ impl<'a> ClusterQueue<'a> {
             quotas,
             cohort,
             preemption: spec.and_then(|s| s.get("preemption")),
+            admission_checks: admission_checks(spec),
         })
     }
     /// The cohort's name, when the queue is in one.

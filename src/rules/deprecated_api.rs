@@ -9,7 +9,10 @@ declare_rule! {
     /// deprecated:
     /// - `apiVersion: karpenter.sh/v1alpha5` (Provisioner, Machine) and `karpenter.sh/v1beta1`,
     ///   `karpenter.k8s.aws/v1alpha1` (AWSNodeTemplate) and `karpenter.k8s.aws/v1beta1`: Karpenter
-    ///   v1.1 and later serve only `v1`.
+    ///   v1.1 and later serve only `v1`. Not where the files beside it install only Karpenter
+    ///   releases that serve that version (v1alpha5 up to v0.32, v1beta1 from v0.32 to v1.0), read
+    ///   as for Kueue below, plus the controller image and the `helm.sh/chart: karpenter-…` label
+    ///   of the chart's objects: there the cluster holds the object as written.
     /// - `apiVersion: kueue.x-k8s.io/v1alpha1` and `v1beta1`: deprecated; `v1beta2` is the storage
     ///   version since Kueue v0.16. Not `v1beta1` where the files beside it install a Kueue older
     ///   than v0.15 (a release manifest URL, controller image or `kueue` chart version — a
@@ -86,6 +89,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     .is_some_and(|d| d.components().any(|c| c.as_os_str() == obj.version))
             })
         {
+            continue;
+        }
+        // The cluster's Karpenter serves the object as written: v1's changes are not due yet.
+        if old_version(obj)
+            && obj.group.starts_with("karpenter")
+            && installed_karpenter_serves(cx, obj)
+        {
+            old_annotations(cx, oi, obj, out);
             continue;
         }
         let mut fields = Vec::new();
@@ -279,7 +290,10 @@ fn nodepool_fields(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
                 cx.on(
                     obj,
                     key,
-                    "`spec.disruption.expireAfter` was removed in `karpenter.sh/v1`: nodes fall back to the default 720h expiry",
+                    format!(
+                        "`spec.disruption.expireAfter` was removed in `karpenter.sh/v1`{}: nodes fall back to the default 720h expiry",
+                        pruned(obj)
+                    ),
                 )
                 .help("move it to `spec.template.spec.expireAfter` (changing it drifts existing nodes)"),
             );
@@ -291,7 +305,10 @@ fn nodepool_fields(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
             cx.on(
                 obj,
                 key,
-                "`spec.template.spec.kubelet` on a NodePool was removed in `karpenter.sh/v1`: its settings (maxPods, reservations, eviction thresholds) no longer apply",
+                format!(
+                    "`spec.template.spec.kubelet` on a NodePool was removed in `karpenter.sh/v1`{}: its settings (maxPods, reservations, eviction thresholds) no longer apply",
+                    pruned(obj)
+                ),
             )
             .help("move the block to `spec.kubelet` of the EC2NodeClass the NodePool references"),
         );
@@ -318,6 +335,16 @@ fn nodepool_fields(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
                 .help("use `karpenter.sh/do-not-disrupt: \"true\"`"),
             );
         }
+    }
+}
+
+/// What becomes of a field v1 removed, on an object already of v1: the v1 schema has no place
+/// for it.
+fn pruned(obj: &Object) -> &'static str {
+    if obj.version == "v1" {
+        " (the API server prunes it from this v1 object, and strict `kubectl apply` validation rejects it)"
+    } else {
+        ""
     }
 }
 
@@ -396,6 +423,28 @@ fn old_annotations(cx: &Ctx, oi: usize, obj: &Object, out: &mut Vec<Diagnostic>)
             );
         }
     }
+}
+
+/// Whether the Karpenter installs that speak for `obj` (see
+/// [`crate::index::Index::karpenter_installs`]) are all releases that serve its API version: a
+/// v1alpha5 Provisioner (and v1alpha1 AWSNodeTemplate) up to v0.32, v1beta1 from v0.32 to v1.0.
+/// The cluster then holds it as written; the move to v1 is that upgrade's work.
+fn installed_karpenter_serves(cx: &Ctx, obj: &Object) -> bool {
+    let Some(path) = cx.ix.files.get(obj.file).map(|f| f.path.as_str()) else {
+        return false;
+    };
+    let serves = |v: (u32, u32)| match (obj.group, obj.version) {
+        ("karpenter.sh", "v1alpha5") | ("karpenter.k8s.aws", "v1alpha1") => v < (0, 33),
+        (_, "v1beta1") => ((0, 32)..(1, 1)).contains(&v),
+        _ => false,
+    };
+    let mut near = cx
+        .ix
+        .karpenter_installs()
+        .iter()
+        .filter(|i| i.covers(path))
+        .peekable();
+    near.peek().is_some() && near.all(|i| i.version.is_some_and(serves))
 }
 
 /// Whether the Kueue installs that speak for `obj` (see [`crate::index::Index::kueue_installs`])

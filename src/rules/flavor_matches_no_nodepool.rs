@@ -11,7 +11,10 @@ declare_rule! {
     /// Karpenter derives from the instance type count too (`karpenter.k8s.aws/instance-gpu-name: a100`
     /// is fine for a pool that allows A100 instances or does not constrain the GPU, but not for one
     /// limited to H100s or to CPU instances). A flavor without `nodeLabels` (homogeneous capacity)
-    /// is fine, and the rule is silent when the repository has no NodePools.
+    /// is fine, and the rule is silent when the repository has no NodePools, and for a flavor that
+    /// every ClusterQueue offering it gates with a MultiKueue or ProvisioningRequest AdmissionCheck
+    /// (a worker cluster, or the cluster autoscaler's node groups, provide its nodes). Several
+    /// labels that the closest pool lacks make one finding, on the first, with the others marked.
     ///
     /// ## Why is this bad?
     /// Kueue adds the flavor's `nodeLabels` to the nodeSelector of every workload it admits to that
@@ -49,20 +52,51 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     if ix.nodepools.is_empty() {
         return;
     }
-    for f in &ix.flavors {
+    for (fi, f) in ix.flavors.iter().enumerate() {
         let Some(fobj) = ix.objects.get(f.obj) else {
             continue;
         };
+        // Every queue that offers it gets its nodes elsewhere (MultiKueue, a ProvisioningRequest).
+        if ix.flavor_elsewhere(fi).is_some() {
+            continue;
+        }
         let pod = PodConstraints::from_flavor(f, fobj);
         if pod.base.is_empty() {
             continue;
         }
         let best = ix.pools.closest(&pod, &ix.nodepools, |_| true, false);
         let Some((p, issues)) = best else { continue };
-        for issue in &issues {
-            out.push(finding(cx, f, &pod, p, issue));
+        // One finding per flavor: its first label that no pool provides, the others marked.
+        let Some((first, rest)) = issues.split_first() else {
+            continue;
+        };
+        let mut d = finding(cx, f, &pod, p, first);
+        for issue in rest {
+            let value = label_value(&pod, issue);
+            d = d.related(
+                issue.pod,
+                format!(
+                    "also `{}={value}`: {}",
+                    issue.key,
+                    issue.reason.replacen(
+                        "the pool",
+                        &format!("NodePool `{}`", ix.nodepools[p].name),
+                        1
+                    )
+                ),
+            );
         }
+        out.push(d);
     }
+}
+
+/// The value of the flavor label an issue is about.
+fn label_value<'p>(pod: &PodConstraints<'p>, issue: &LabelIssue) -> &'p str {
+    pod.base
+        .iter()
+        .find(|r| r.loc == issue.pod)
+        .and_then(|r| r.values.first().copied())
+        .unwrap_or("")
 }
 
 fn finding<'a>(
@@ -86,12 +120,7 @@ fn finding<'a>(
         .replacen("the pool's nodes", &format!("the nodes of {name}"), 1)
         .replacen("the pool's", &format!("{name}'s"), 1)
         .replacen("the pool", &name, 1);
-    let value = pod
-        .base
-        .iter()
-        .find(|r| r.loc == issue.pod)
-        .and_then(|r| r.values.first().copied())
-        .unwrap_or("");
+    let value = label_value(pod, issue);
     let shown = format!("`{}={value}`", issue.key);
     let mut reason = reason;
     let mut related_loc = issue.pool.unwrap_or_else(|| pool.loc(pool.anchor));

@@ -139,7 +139,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .help(format!(
-                "cap the pool under `spec` at what the budget (and the Kueue quota it serves) allows, e.g.\n{example}"
+                "cap the pool under `spec` at what the budget{} allows, e.g.\n{example}",
+                if cx.ix.cluster_queues.is_empty() {
+                    ""
+                } else {
+                    " (and the Kueue quota it serves)"
+                }
             )),
         );
     }

@@ -19,7 +19,9 @@ declare_rule! {
     /// why` says the plugin tolerates it). A pod whose GPU comes from a
     /// DRA ResourceClaim (`gpu.nvidia.com`) requests no extended resource, so that plugin gives it
     /// no toleration. A toleration whose key is a near miss of the taint's (`nvidia/gpu` for
-    /// `nvidia.com/gpu`) tolerates nothing: the finding points at it too.
+    /// `nvidia.com/gpu`) tolerates nothing: the finding points at it too. A template queued to a
+    /// ClusterQueue whose MultiKueue or ProvisioningRequest AdmissionCheck places it elsewhere is
+    /// not judged by these pools.
     ///
     /// ## Why is this bad?
     /// Karpenter will not launch a node for a pod that does not tolerate the NodePool's taints, and
@@ -85,7 +87,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         return;
     }
     for (ti, t) in cx.templates() {
-        if !t.requests_gpu() || sched::targets_other_capacity(t) {
+        if !t.requests_gpu() || sched::targets_other_capacity(t) || ix.elsewhere[ti].is_some() {
             continue;
         }
         let mut misses: Vec<Miss> = Vec::new();

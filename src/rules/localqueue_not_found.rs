@@ -83,12 +83,38 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let where_ = ns.map_or(String::new(), |n| format!(" in namespace `{n}`"));
-        let elsewhere: Vec<&Object> = cx
+        let mut elsewhere: Vec<&Object> = cx
             .ix
             .named("LocalQueue", name)
             .into_iter()
             .filter(|o| o.group == "kueue.x-k8s.io")
             .collect();
+        // The queues nearest the workload's file first: the same directory before an example's.
+        let path_of = |f| {
+            cx.ix
+                .files
+                .get(f)
+                .map_or("", |f: &crate::source::SourceFile| f.path.as_str())
+        };
+        let here = path_of(owner.file);
+        let shared = |o: &&Object| {
+            here.split('/')
+                .zip(path_of(o.file).split('/'))
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        elsewhere.sort_by_key(|o| std::cmp::Reverse(shared(o)));
+        let mut namespaces: Vec<&str> = Vec::new();
+        for o in &elsewhere {
+            let n = o.namespace.unwrap_or("<none>");
+            if !namespaces.contains(&n) {
+                namespaces.push(n);
+            }
+        }
+        let listed = match namespaces.as_slice() {
+            [one] => format!("namespace `{one}`"),
+            many => format!("namespaces {}", crate::diag::backticked_few(many, ", ")),
+        };
         let external = format!(
             "if the LocalQueue is created outside this repo, declare it in .gpuops.yaml: `external: {{LocalQueue: [{}{name}]}}`",
             ns.map_or(String::new(), |n| format!("{n}/"))
@@ -99,7 +125,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 owner,
                 value,
                 format!(
-                    "{} is labelled for LocalQueue `{name}`, which does not exist{where_} (it exists in namespace `{other_ns}`): LocalQueues are namespaced, so Kueue never admits the workload and it never starts",
+                    "{} is labelled for LocalQueue `{name}`, which does not exist{where_} (it exists in {listed}): LocalQueues are namespaced, so Kueue never admits the workload and it never starts",
                     owner.describe()
                 ),
             );

@@ -109,13 +109,18 @@ impl<'i, 'a> Ctx<'i, 'a> {
     }
     /// A finding at the rule's default severity.
     /// Whether template `ti`'s selectors fit pools, none of them Karpenter's (a managed node
-    /// group, a cluster-autoscaler group), or no Karpenter pool can launch GPU instances at all:
+    /// group, a cluster-autoscaler group), or its queue's admission check places it elsewhere
+    /// (MultiKueue, a ProvisioningRequest), or no Karpenter pool can launch GPU instances at all:
     /// Karpenter never disrupts the nodes it lands on. A template that fits no pool at all is
     /// another rule's finding and is not judged so either.
     pub fn off_karpenter(&self, ti: usize) -> bool {
         let ix = self.ix;
         if ix.nodepools.is_empty() {
             return false;
+        }
+        // A MultiKueue worker cluster or the cluster autoscaler's node groups.
+        if ix.elsewhere.get(ti).copied().flatten().is_some() {
+            return true;
         }
         // No Karpenter pool in view can launch a GPU instance (Azure D SKUs, CPU categories):
         // the GPU nodes come from elsewhere.
@@ -317,6 +322,7 @@ mod gpu_limit_missing;
 mod gpu_nodepool_unbounded;
 mod gpu_nodepool_untainted;
 mod gpu_quantity_invalid;
+mod gpu_quota_unenforced;
 mod gpu_toleration_missing;
 mod imds_tokens_optional;
 mod inference_spot_only;
@@ -368,6 +374,7 @@ static ALL: &[&Rule] = &[
     &device_plugin_misses_gpu_pool::RULE,
     &gpu_nodepool_untainted::RULE,
     &gpu_nodepool_unbounded::RULE,
+    &gpu_quota_unenforced::RULE,
     &nodepool_cost_exceeds_budget::RULE,
     &training_do_not_disrupt_missing::RULE,
     &training_consolidation_underutilized::RULE,

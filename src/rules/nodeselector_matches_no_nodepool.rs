@@ -24,7 +24,11 @@ declare_rule! {
     /// is silent when the repository has no GPU-capable NodePool, and for a template placed on
     /// other capacity: a `nodeName`, or a selector on a node group's own label (EKS, eksctl, GKE,
     /// AKS, Fargate) or on a label whose value names the cluster autoscaler
-    /// (`provisioner: cluster-autoscaler`).
+    /// (`provisioner: cluster-autoscaler`), or queued to a ClusterQueue whose AdmissionCheck places
+    /// it elsewhere: MultiKueue (`kueue.x-k8s.io/multikueue`: a worker cluster runs it) or a
+    /// ProvisioningRequest (`kueue.x-k8s.io/provisioning-request`: the cluster autoscaler creates
+    /// its nodes from node groups, which Karpenter does not serve). Several selectors that the
+    /// closest pool lacks make one finding, on the first, with the others marked.
     ///
     /// ## Why is this bad?
     /// Karpenter only launches a node for a pod whose constraints intersect a NodePool's labels and
@@ -76,7 +80,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for (ti, t) in cx.templates() {
         let owner = ix.owner(t);
         // DaemonSet pods are not provisioned for: they land on nodes that already exist.
-        if !t.requests_gpu() || sched::targets_other_capacity(t) || owner.kind == "DaemonSet" {
+        // Pods an admission check places elsewhere (MultiKueue, a ProvisioningRequest) never
+        // land on these pools either.
+        if !t.requests_gpu()
+            || sched::targets_other_capacity(t)
+            || owner.kind == "DaemonSet"
+            || ix.elsewhere[ti].is_some()
+        {
             continue;
         }
         let fits = ix.own_placement[ti].is_some_and(|p| ix.placements[p].gpu_pools() > 0);
@@ -87,8 +97,24 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 if issues.iter().any(|i| unread_file_may_set(ix, own, i)) {
                     continue;
                 }
-                for issue in &issues {
-                    out.push(template_finding(cx, t, own, p, issue));
+                // One finding per template: its first selector no pool satisfies, the others
+                // marked.
+                if let Some((first, rest)) = issues.split_first() {
+                    let mut d = template_finding(cx, t, own, p, first);
+                    for issue in rest {
+                        let shown = req_at(own, issue.pod).map_or_else(
+                            || format!("`{}`", issue.key),
+                            |r| format!("`{}`", r.describe()),
+                        );
+                        d = d.related(
+                            issue.pod,
+                            format!(
+                                "also {shown}: {}",
+                                about(&issue.reason, ix.nodepools[p].name, false)
+                            ),
+                        );
+                    }
+                    out.push(d);
                 }
                 continue;
             }

@@ -10,7 +10,9 @@ declare_rule! {
     /// cluster: in one file; in files Argo CD Applications sync to the same cluster; or anywhere
     /// in a cluster declared complete (`cluster: {complete: true}`). Elsewhere (sample
     /// repositories, overlays for different clusters) two definitions usually go to different
-    /// clusters, and nothing is said. Identical copies are not flagged.
+    /// clusters, and nothing is said. Identical copies are not flagged. A cluster-scoped object
+    /// (NodePool, ClusterQueue, ResourceFlavor, …) is one object whatever `metadata.namespace`
+    /// its copies carry, as the API server ignores it.
     ///
     /// ## Why is this bad?
     /// Both are applied and the last one applied wins: which one that is depends on file order
@@ -82,9 +84,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         {
             continue;
         }
+        // The API server ignores a cluster-scoped object's `metadata.namespace`.
+        let cluster_scoped = CLUSTER_SCOPED.contains(&o.kind);
         let namespace = match o.namespace {
+            _ if cluster_scoped => "",
             Some(ns) => ns,
-            None if CLUSTER_SCOPED.contains(&o.kind) => "",
             None => continue,
         };
         let key = (o.group, o.kind, namespace, name);
@@ -110,7 +114,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 o.anchor(),
                 format!(
                     "{} is defined twice for this cluster with different content (also {here}): both are applied and the last one applied wins, so what the cluster runs depends on apply order (Argo CD reports a repeated or shared resource and flips between them)",
-                    o.describe()
+                    if cluster_scoped {
+                        format!("{} {name}", o.kind)
+                    } else {
+                        o.describe()
+                    }
                 ),
             )
             .related(earlier.loc(earlier.anchor()), "the other definition")

@@ -23,7 +23,9 @@ declare_rule! {
     /// The rule is silent when a pool behind the flavor is unbounded (no limit that caps the
     /// resource), when no pool in the files is behind the flavor (the pools may be created
     /// elsewhere), when a quota is not a quantity, and when no pool's layout makes the MIG
-    /// profile at all (`shared-gpu-quota-unadvertised` says so).
+    /// profile at all (`shared-gpu-quota-unadvertised` says so). A ClusterQueue's quota on a
+    /// flavor its MultiKueue or ProvisioningRequest AdmissionCheck gates is spent on nodes these
+    /// pools never launch, and is not counted.
     ///
     /// ## Why is this bad?
     /// Kueue admits workloads against quota, not against capacity. When the quota is larger than
@@ -75,10 +77,21 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         return;
     }
     // Every holder's quotas, ClusterQueues then Cohorts, in object order.
+    // A flavor an admission check places elsewhere (MultiKueue, a ProvisioningRequest) is
+    // spent on nodes these pools never launch.
     let mut holders: Vec<(usize, Vec<FlavorQuotas>)> = ix
         .cluster_queues
         .iter()
-        .map(|q| (q.obj, q.quotas.clone()))
+        .enumerate()
+        .map(|(c, q)| {
+            let here = q
+                .quotas
+                .iter()
+                .filter(|fq| ix.gate(c, Some(fq.flavor)).is_none())
+                .cloned()
+                .collect();
+            (q.obj, here)
+        })
         .collect();
     for (oi, o) in ix.objects.iter().enumerate() {
         if o.is("kueue.x-k8s.io", "Cohort") {

@@ -440,8 +440,18 @@ impl<'a> Walker<'a, '_> {
             return;
         }
         let msg = format!("`{path}` is not a {} field: {fate}", self.what);
-        let help = suggestion.map(|s| format!("did you mean `{s}`?"));
-        self.push(kn, msg, help);
+        let in_taint = matches!(self.path.last(), Some(Seg::Idx(_)))
+            && matches!(
+                self.path.iter().rev().nth(1),
+                Some(Seg::Key("taints" | "startupTaints"))
+            );
+        let help = match suggestion {
+            Some(s) => format!("did you mean `{s}`?"),
+            // Written as if it were a toleration.
+            None if in_taint && k == "operator" => "drop `operator`: a taint has only `key`, `value` and `effect`, and `operator` belongs to the pods' tolerations".to_string(),
+            None => format!("remove `{k}`, or check its indentation: nothing at this place reads it"),
+        };
+        self.push(kn, msg, Some(help));
     }
 
     fn missing(&mut self, n: Node<'a>, key: Option<Node<'a>>, field: &Field) {

@@ -291,14 +291,24 @@ fn is_install_script(p: &Path) -> bool {
         || p.file_name().is_some_and(|n| n == "Makefile")
 }
 
-/// Whether a script's text may install a Kueue release (a release manifest, the image, the chart
-/// on a `helm` command line, or the operator's OLM Subscription): `index::installs` reads which.
-fn installs_kueue_release(text: &str) -> bool {
+/// Whether a script's text may install a Kueue or Karpenter release (a release manifest, the
+/// image, the chart on a `helm` command line, or the Kueue operator's OLM Subscription):
+/// `index::installs` reads which.
+fn installs_release(text: &str) -> bool {
+    let helm =
+        |chart: &str| text.contains("helm ") && text.contains(chart) && text.contains("--version");
     text.contains("kueue/releases/download/")
         || text.contains("kueue/kueue:")
         || text.contains("kueue/charts/kueue")
-        || (text.contains("helm ") && text.contains("kueue") && text.contains("--version"))
+        || helm("kueue")
         || (text.contains("kind: Subscription") && text.contains("kueue-operator"))
+        || text.contains("openshift-kueue-operator")
+        || text.contains("Red Hat build of Kueue")
+        || ((text.contains("DataScienceCluster") || text.contains("datasciencecluster"))
+            && text.contains("kueue"))
+        || text.contains("karpenter/controller:")
+        || text.contains("raw.githubusercontent.com/aws/karpenter")
+        || helm("karpenter")
 }
 
 /// A template named for the YAML it renders (`kueue.yaml.tftpl`, `pool.yml.j2`): a tool other
@@ -579,7 +589,7 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
             Ok(m) if m.len() <= MAX_FILE_BYTES => std::fs::read_to_string(p).unwrap_or_default(),
             _ => String::new(),
         };
-        return Ok(installs_kueue_release(&text).then(|| SourceFile {
+        return Ok(installs_release(&text).then(|| SourceFile {
             path: path.clone(),
             text: text.into(),
             docs: Vec::new(),

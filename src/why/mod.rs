@@ -309,7 +309,18 @@ fn template(ix: &Index, ti: usize) -> TemplateReport {
 
     let route = route(ix, ti);
     let instances = instances(ix, &passing);
-    let verdict = verdict(ix, route.as_ref(), &passing, failing.first(), &instances);
+    let verdict = match ix.elsewhere.get(ti).copied().flatten() {
+        // The queue's admission check decides where its pods run: the pools below only show
+        // what this cluster would do.
+        Some(gate) if route.as_ref().is_none_or(|r| r.blocked.is_none()) => Verdict {
+            lands: true,
+            summary: format!(
+                "runs on {}: its ClusterQueue's admission check places it, not this cluster's NodePools",
+                gate.what()
+            ),
+        },
+        _ => verdict(ix, route.as_ref(), &passing, failing.first(), &instances),
+    };
     let more_pools = passing.len().saturating_sub(MAX_PASSING);
     // The pod's side of a taint check: its tolerations, or the pod spec that has none.
     let tolerations = at(

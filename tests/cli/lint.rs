@@ -2442,6 +2442,14 @@ fn nodepool_crd_cel_rules_find_what_the_builtin_checks_find() {
             "`spec.disruption.consolidationPolicy` is `WhenIdle`",
             "\"WhenIdle\" is not one of",
         ),
+        (
+            "`spec.template.spec.taints[0].operator` is not a NodePool v1 field",
+            "`operator` in `spec.template.spec.taints[0]` is not in the NodePool v1 CRD schema",
+        ),
+        (
+            "`spec.gpuBudget` is not a NodePool v1 field",
+            "`gpuBudget` in `spec` is not in the NodePool v1 CRD schema",
+        ),
     ];
     let has = |found: &[(u64, String)], text: &str| {
         found.iter().filter(|(_, m)| m.contains(text)).count()

@@ -240,3 +240,25 @@ fn why_says_at_least_for_a_claim_of_every_device() {
     assert_eq!(t["gpus_per_pod"], 4, "{t}");
     assert!(t.get("gpus_at_least").is_none(), "{t}");
 }
+
+#[test]
+fn why_a_job_an_admission_check_places_elsewhere() {
+    let fixture = "testdata/rules/nodeselector-matches-no-nodepool/pass.admission-checks.yaml";
+    for (target, place) in [
+        ("Job/ml/remote-eval", "runs on a MultiKueue worker cluster"),
+        (
+            "Job/ml/queued-eval",
+            "runs on nodes the cluster autoscaler provisions for a ProvisioningRequest",
+        ),
+    ] {
+        let Run { code, out, err } = why(&[target, fixture, "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let verdict = &v["objects"][0]["templates"][0]["verdict"];
+        assert_eq!(verdict["lands"], true, "{target}: {out}");
+        assert!(
+            verdict["summary"].as_str().unwrap().starts_with(place),
+            "{target}: {out}"
+        );
+    }
+}

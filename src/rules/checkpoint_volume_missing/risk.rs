@@ -82,7 +82,8 @@ pub(super) fn risk_of(cx: &Ctx, ti: usize, preempting: Option<usize>) -> Risk {
             loc,
             format!("ResourceFlavor `{fname}` selects spot capacity"),
         ));
-    } else if cx.ix.uses_karpenter() {
+    } else if cx.ix.uses_karpenter() && cx.ix.elsewhere.get(ti).copied().flatten().is_none() {
+        // (A pod an admission check places elsewhere lands on none of these pools.)
         // Pools the pod can land on; with none (or no fit information), every pool. A pool
         // without GPU instances is no place for these pods, whatever its labels and taints.
         let gpu = |p: &usize| cx.ix.pools.capability[*p] != GpuCapability::None;
