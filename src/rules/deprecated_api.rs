@@ -23,6 +23,9 @@ declare_rule! {
     ///   through an OLM Subscription, whose channel names no upstream release.
     /// - On a NodePool: `consolidationPolicy: WhenUnderutilized`, `spec.disruption.expireAfter`,
     ///   `spec.template.spec.kubelet` and `nodeClassRef.apiVersion`, all removed in `karpenter.sh/v1`.
+    ///   On a NodePool already of `v1`, a `nodeClassRef` with `apiVersion` and no `group` is an
+    ///   error (the API server rejects it); and where the repository holds the v1 CRD,
+    ///   `schema-violation` judges these fields against it instead, one finding each.
     /// - The annotations `karpenter.sh/do-not-evict` and `karpenter.sh/do-not-consolidate`, on any
     ///   object, pod template or NodePool node template: removed in Karpenter v1.
     ///
@@ -99,7 +102,15 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             old_annotations(cx, oi, obj, out);
             continue;
         }
+        // An object already of v1 whose CRD is in view: `schema-violation` judges its fields
+        // against that CRD, which has no place for the removed ones; one finding each.
+        let v1_by_crd =
+            obj.group == "karpenter.sh" && obj.version == "v1" && cx.ix.user_crds().covers(obj);
         let mut fields = Vec::new();
+        if v1_by_crd {
+            old_annotations(cx, oi, obj, out);
+            continue;
+        }
         if obj.group == "karpenter.sh" && obj.kind == "NodePool" {
             nodepool_fields(cx, obj, &mut fields);
         }
@@ -363,8 +374,8 @@ fn node_class_ref(
         .and_then(|v| v.split_once('/').map(|(g, _)| g))
         .filter(|g| !g.is_empty())
         .unwrap_or("karpenter.k8s.aws");
-    out.push(
-        cx.on(
+    let mut d = cx
+        .on(
             obj,
             key,
             format!(
@@ -372,8 +383,13 @@ fn node_class_ref(
                 obj.kind
             ),
         )
-        .help(format!("replace it with `group: {group}` (no version)")),
-    );
+        .help(format!("replace it with `group: {group}` (no version)"));
+    // Already v1 and no `group`: the API server certainly rejects it (`schema-violation` leaves
+    // the missing `group` to this finding).
+    if obj.version == "v1" && reference.and_then(|r| r.get("group")).is_none() {
+        d = d.with_severity(crate::diag::Severity::Error);
+    }
+    out.push(d);
 }
 
 /// `karpenter.sh/do-not-evict` / `do-not-consolidate` on object and pod-template metadata.

@@ -42,8 +42,10 @@ declare_rule! {
     /// server); the name check, the webhooks' checks and Karpenter's validation after apply still
     /// run, as no CRD expresses them. A pod spec with no `containers` at all is a fragment
     /// (a Spark pod template file, a kustomize patch left beside its base): its own required
-    /// fields are not asked for. A file whose name says it is broken on purpose (`invalid.yaml`)
-    /// is not judged unless the rule is selected with `--rule`.
+    /// fields are not asked for, and neither are the required fields of an object in a file
+    /// named as a kustomize patch (`patch-nodeclass.yaml`, `gpu_patch.yaml`, `patches/…`), which
+    /// merges into a base that has them. A file whose name says it is broken on purpose
+    /// (`invalid.yaml`) is not judged unless the rule is selected with `--rule`.
     ///
     /// ## Why is this bad?
     /// A GitOps sync that the API server rejects leaves the NodePool, queue or Job out of the
@@ -210,7 +212,16 @@ fn webhook<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
 }
 
 fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut Vec<Diagnostic>) {
+    // A kustomize patch merges into a base that has the required fields.
+    let patch = cx
+        .ix
+        .files
+        .get(obj.file)
+        .is_some_and(|f| crate::source::named_patch(&f.path));
     for v in found.drain(..) {
+        if patch && (v.message.contains(" is required") || v.message.contains(" are required")) {
+            continue;
+        }
         let mut d = cx.on(obj, v.node, v.message);
         if let Some(h) = v.help {
             d = d.help(h);

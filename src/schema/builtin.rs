@@ -73,6 +73,9 @@ pub struct Obj {
     pub moved: &'static [Moved],
     /// Fields another rule reports (removed in this version, `deprecated-api`): left alone.
     pub ignored: &'static [&'static str],
+    /// (old name among `ignored`, required field it was renamed to): with the old one written,
+    /// the missing new one is the same mistake, reported by that rule.
+    pub renamed: &'static [(&'static str, &'static str)],
 }
 
 const fn f(name: &'static str, ty: Ty) -> Field {
@@ -95,6 +98,7 @@ const fn crd(fields: &'static [Field]) -> Obj {
         unknown: Unknown::Pruned,
         moved: &[],
         ignored: &[],
+        renamed: &[],
     }
 }
 const fn core(fields: &'static [Field]) -> Obj {
@@ -103,6 +107,7 @@ const fn core(fields: &'static [Field]) -> Obj {
         unknown: Unknown::Dropped,
         moved: &[],
         ignored: &[],
+        renamed: &[],
     }
 }
 const fn typos(fields: &'static [Field]) -> Obj {
@@ -111,6 +116,7 @@ const fn typos(fields: &'static [Field]) -> Obj {
         unknown: Unknown::Typos,
         moved: &[],
         ignored: &[],
+        renamed: &[],
     }
 }
 const fn any(name: &'static str) -> Field {

@@ -402,7 +402,11 @@ impl<'a> Walker<'a, '_> {
         }
         let top = self.partial && self.path.is_empty();
         for field in obj.fields.iter().filter(|f| f.required && !top) {
-            if n.get(field.name).is_none() {
+            let renamed_from_written = obj
+                .renamed
+                .iter()
+                .any(|(old, new)| *new == field.name && n.get(old).is_some());
+            if n.get(field.name).is_none() && !renamed_from_written {
                 self.missing(n, key, field);
             }
         }

@@ -166,23 +166,32 @@ impl UserCrds {
     /// given as context over one a kustomization, chart or Application deploys, over a file
     /// nothing deploys, over test data); when several of those disagree (an old release bundle
     /// beside the current one) gpuops cannot tell which the cluster serves: the object is judged
-    /// by the copy that rejects the least of it.
+    /// by the copy that knows the most of its fields, then by the one that rejects the least.
     pub fn validate<'a>(&self, obj: &Object<'a>, out: &mut Vec<Violation<'a>>) {
-        let mut best: Option<Vec<Violation<'a>>> = None;
+        // (fields the copy does not know, violations): a copy without fields the object uses is
+        // an older one than the object was written for.
+        let mut best: Option<((usize, usize), Vec<Violation<'a>>)> = None;
         for e in self.copies(obj.group, obj.version, obj.kind) {
             let mut found = Vec::new();
-            self.validate_with(e, obj, &mut found);
-            if best.as_ref().is_none_or(|b| found.len() < b.len()) {
-                best = Some(found);
+            let unknown = self.validate_with(e, obj, &mut found);
+            let score = (unknown, found.len());
+            if best.as_ref().is_none_or(|(b, _)| score < *b) {
+                best = Some((score, found));
             }
-            if best.as_ref().is_some_and(Vec::is_empty) {
+            if best.as_ref().is_some_and(|(_, f)| f.is_empty()) {
                 break;
             }
         }
-        out.extend(best.unwrap_or_default());
+        out.extend(best.map(|(_, f)| f).unwrap_or_default());
     }
 
-    fn validate_with<'a>(&self, e: &Entry, obj: &Object<'a>, out: &mut Vec<Violation<'a>>) {
+    /// Validates `obj` with one copy; returns how many of its fields that copy does not know.
+    fn validate_with<'a>(
+        &self,
+        e: &Entry,
+        obj: &Object<'a>,
+        out: &mut Vec<Violation<'a>>,
+    ) -> usize {
         // As the API server sees it: nulls pruned, defaults applied.
         let mut instance = to_json(obj.root);
         super::admit::admit(&mut instance, &e.written);
@@ -320,6 +329,7 @@ impl UserCrds {
             let as_written = !super::admit::has_webhook_defaults(obj.group, obj.kind);
             rules.validate(obj.root, obj.kind, as_written, &self.skips, out);
         }
+        unknown.iter().map(|(_, _, names)| names.len()).sum()
     }
 }
 

@@ -401,7 +401,7 @@ impl Discovery<'_> {
         false
     }
 
-    /// Walks the given roots: .gitignore honoured (in or out of a git checkout), `.git` and Helm
+    /// Walks the given roots: .gitignore honoured in a git checkout, `.git` and Helm
     /// chart directories skipped, YAML files only (a file named explicitly is always taken).
     pub fn walk(&self, roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<IoProblem>) {
         let w = self.walk_sources(roots);
@@ -441,9 +441,11 @@ impl Discovery<'_> {
                 continue;
             }
             let found_charts = std::sync::Arc::clone(&charts);
+            // `.gitignore` only inside a git checkout, as git reads it: a tree without `.git` (an
+            // export, an archive) holds what was committed, ignored or not.
             let walker = ignore::WalkBuilder::new(root)
                 .hidden(false)
-                .require_git(false)
+                .require_git(true)
                 .follow_links(true)
                 .threads(rayon::current_num_threads())
                 .filter_entry(move |e| {
@@ -501,6 +503,11 @@ impl Discovery<'_> {
             let (mut these, mut troubles) = found.into_inner().unwrap_or_default();
             let charts_now = charts.lock().map(|c| c.clone()).unwrap_or_default();
             these.extend(self.tracked_but_ignored(root, &these, &charts_now));
+            // A chart's `crds/` is plain YAML that Helm installs as it is: read even where the
+            // chart itself is not rendered.
+            for c in &charts_now {
+                these.extend(chart_crds(c).into_iter().filter(|p| !self.excluded(p)));
+            }
             files.append(&mut these);
             troubles.sort_by(|a, b| a.message.cmp(&b.message));
             problems.append(&mut troubles);
@@ -517,6 +524,28 @@ impl Discovery<'_> {
             problems,
         }
     }
+}
+
+/// The YAML files under a chart's `crds/` directory (Helm reads it recursively), sorted.
+fn chart_crds(chart: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![chart.join("crds")];
+    // Bounded: a symlink loop under `crds/` ends here.
+    while let Some(d) = dirs.pop().filter(|_| out.len() < 10_000) {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() && dirs.len() < 1_000 => dirs.push(p),
+                Ok(t) if t.is_file() && is_yaml(&p) => out.push(p),
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Reads and parses files in parallel. Unreadable content (binary, not UTF-8, too large) becomes a
@@ -620,37 +649,6 @@ pub fn is_build_output(path: &str) -> bool {
     path.ends_with(')') && (path.contains(" (kustomize build") || path.contains(" (helm template"))
 }
 
-/// Whether a path lies in a test tree (`test/`, `tests/`, `testdata/`, `e2e/`, `fixtures/`…):
-/// what is there serves a project's tests, and nothing deploys it as it stands. Only directories
-/// inside the file's repository count (below the nearest directory holding `.git`): a repository
-/// checked out under `~/tests/` is not a test tree.
-pub fn in_test_tree(path: &str) -> bool {
-    let p = std::path::Path::new(path);
-    let repo = p
-        .ancestors()
-        .skip(1)
-        .find(|d| !d.as_os_str().is_empty() && d.join(".git").exists());
-    let inside = repo.and_then(|r| p.strip_prefix(r).ok()).unwrap_or(p);
-    inside.components().any(|c| {
-        matches!(
-            c.as_os_str().to_str().unwrap_or(""),
-            "test" | "tests" | "testdata" | "test-data" | "e2e" | "fixtures" | "__tests__"
-        )
-    })
-}
-
-/// Whether a file's name says it is broken on purpose (`invalid.yaml`, `malformed-pool.yaml`,
-/// `job_invalid.yaml`): a negative sample kept to show or test a rejection, never applied.
-pub fn named_invalid(path: &str) -> bool {
-    let name = std::path::Path::new(path)
-        .file_stem()
-        .and_then(|n| n.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    name.split(['-', '_', '.'])
-        .any(|w| matches!(w, "invalid" | "malformed"))
-}
-
 /// Turns raw bytes into a parsed file; binary or non-UTF-8 content is a located problem.
 pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
     if bytes.contains(&0) {
@@ -687,22 +685,5 @@ pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
                 lines: LineTable::default(),
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod test_tree_tests {
-    use super::in_test_tree;
-
-    #[test]
-    fn only_directories_inside_the_repository_make_a_test_tree() {
-        let d = tempfile::tempdir().unwrap();
-        let repo = d.path().join("tests/platform");
-        std::fs::create_dir_all(repo.join(".git")).unwrap();
-        let at = |rel: &str| repo.join(rel).to_string_lossy().into_owned();
-        assert!(!in_test_tree(&at("overlays/prod/kustomization.yaml")));
-        assert!(in_test_tree(&at("test/e2e/kustomization.yaml")));
-        assert!(in_test_tree("charts/x/tests/kustomization.yaml"));
-        assert!(!in_test_tree("charts/x/templates/kustomization.yaml"));
     }
 }

@@ -58,6 +58,7 @@ pub mod git;
 pub mod helm;
 pub mod kustomize;
 pub mod nodes;
+pub mod paths;
 pub mod remap;
 pub mod terraform;
 pub mod tree;
@@ -69,6 +70,7 @@ mod remapped;
 pub use crate::config::sources::{ChartConfig, SourcesConfig, parse_key as parse_config_key};
 pub use files::*;
 pub use kustomize::{Builds, Origin};
+pub use paths::*;
 
 use crate::diag::FileId;
 use crate::yaml::Span;

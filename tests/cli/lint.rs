@@ -163,6 +163,15 @@ fn malformed_file_is_a_finding_and_the_rest_is_linted() {
     );
 }
 
+/// A Helm chart `x` under `chart/`, as yet without templates.
+fn chart(dir: &std::path::Path) {
+    write(
+        dir,
+        "chart/Chart.yaml",
+        "apiVersion: v2\nname: x\nversion: 0.1.0\n",
+    );
+}
+
 #[test]
 fn non_kubernetes_yaml_and_helm_charts_are_skipped() {
     let d = tempfile::tempdir().unwrap();
@@ -172,18 +181,12 @@ fn non_kubernetes_yaml_and_helm_charts_are_skipped() {
         "on: [push]\njobs: {}\n",
     );
     write(d.path(), "values.yaml", "gpu:\n  count: 0.5\n");
-    write(
-        d.path(),
-        "chart/Chart.yaml",
-        "apiVersion: v2\nname: x\nversion: 0.1.0\n",
-    );
+    chart(d.path());
     write(
         d.path(),
         "chart/templates/job.yaml",
         "{{- if .Values.x }}\nkind: Job\n{{- end }}\n",
     );
-    write(d.path(), "ignored/bad.yaml", BAD_JOB);
-    write(d.path(), ".gitignore", "ignored/\n");
     write(d.path(), "notes.txt", "not yaml");
     // No helm on PATH: the chart is listed as skipped, not rendered.
     let empty = tempfile::tempdir().unwrap();
@@ -2203,6 +2206,28 @@ fn a_crd_copy_in_test_data_does_not_outvote_the_repository_copy() {
     let Run { code, out, err } =
         run(gpuops_in(d.path()).args(["lint", "--rule", "schema-violation"]));
     assert_eq!(code, 0, "{out}{err}");
+    // A stale copy without a field the object uses (`tier`) loses to the copy that knows it,
+    // though the stale one rejects no more of the object: the object was written for the newer.
+    fs::remove_file(d.path().join("crds/old.yaml")).unwrap();
+    write(
+        d.path(),
+        "config/stale/gpuquota.yaml",
+        &GPU_QUOTA_CRD.replace(
+            "                tier: {type: string, enum: [gold, silver]}\n",
+            "",
+        ),
+    );
+    write(
+        d.path(),
+        "apps/quota.yaml",
+        "apiVersion: platform.example.com/v1\nkind: GpuQuota\nmetadata: {name: ml, namespace: ml}\nspec:\n  gpus: -1\n  tier: gold\n",
+    );
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--rule", "schema-violation"]));
+    assert!(
+        out.contains("quota.yaml:5:9") && !out.contains("`tier`"),
+        "{out}{err}"
+    );
 }
 
 /// A one-version (`v1`) CRD of `platform.example.com` whose schema is an object with a `spec`
@@ -2652,12 +2677,18 @@ fn tracked_files_are_linted_even_when_gitignore_lists_them() {
             .map(|o| o.status.success())
             .unwrap_or(false)
     };
-    if !git(&["init", "-q"]) {
-        return; // no git on this machine
-    }
     write(d.path(), ".gitignore", "generated/\nscratch/\n");
     write(d.path(), "generated/bad.yaml", BAD_JOB);
     write(d.path(), "scratch/bad.yaml", BAD_JOB);
+    // An export or archive (no `.git`) holds what was committed: every file is read.
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert!(
+        out.contains("generated/bad.yaml") && out.contains("scratch/bad.yaml"),
+        "{out}"
+    );
+    if !git(&["init", "-q"]) {
+        return; // no git on this machine
+    }
     // Committed although ignored (`git add -f`): git and Argo CD use it; the scratch file is not
     // tracked and stays out.
     assert!(git(&["add", "-f", "generated/bad.yaml"]));
@@ -2676,6 +2707,40 @@ fn tracked_files_are_linted_even_when_gitignore_lists_them() {
     let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert!(
         out.contains("generated/bad.yaml") && !out.contains("scratch/"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_skipped_charts_crds_validate_objects() {
+    let d = tempfile::tempdir().unwrap();
+    chart(d.path());
+    write(
+        d.path(),
+        "chart/crds/widgets.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec:\n              type: object\n              required: [size]\n              properties:\n                size: {type: integer}\n",
+    );
+    write(
+        d.path(),
+        "widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: ns}\nspec:\n  colour: red\n",
+    );
+    // No helm on PATH: the chart is skipped, its CRDs are still read.
+    let empty = tempfile::tempdir().unwrap();
+    let Run { out, .. } = run(gpuops_in(d.path())
+        .env("PATH", empty.path())
+        .args(["lint", "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let messages: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["rule"] == "schema-violation")
+        .map(|x| x["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        messages.iter().any(|m| m.contains("`size`"))
+            && messages.iter().any(|m| m.contains("`colour`")),
         "{out}"
     );
 }

@@ -43,6 +43,7 @@ static API_GROUP: Format = Format {
 };
 static NODE_CLASS_REF: Obj = Obj {
     ignored: &["apiVersion"],
+    renamed: &[("apiVersion", "group")],
     ..crd(&[
         req("group", Ty::Format(&API_GROUP)),
         req("kind", Ty::Str),

@@ -280,6 +280,18 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
             && is_terraform_expression(&line[i + 2..end - 1])
         {
             return Some((i, end, "Terraform template"));
+        } else if quoted
+            && b[i..].starts_with(b"${")
+            && matches!(line[..i].trim_end().as_bytes().last(), Some(b'[' | b','))
+            && let Some(end) = find.close_brace.from(line, i + 2).map(|k| k + 1)
+            && end > i + 3
+            && line[i + 2..end - 1]
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        {
+            // `values: [${CLUSTERS}]`: envsubst fills a flow list in before the YAML is read;
+            // unfilled, its `{` cannot stand in a flow collection.
+            return Some((i, end, "envsubst template"));
         } else if c == b'%' && matches!(prev, b' ' | b'\t') && is_printf_value(line, i) {
             return Some((i, i + 2, "printf template"));
         } else if quoted

@@ -142,3 +142,16 @@ fn actions_inside_a_plain_scalar_of_a_parsed_file_are_text() {
         structural_template_markers("{{- if .Values.gpu }}\nkind: Pod\n{{- end }}\n").is_some()
     );
 }
+
+#[test]
+fn envsubst_names_in_flow_lists_are_templates_only_where_parsing_fails() {
+    let src = "spec:\n  matchExpressions:\n    - key: zone\n      operator: In\n      values: [${SORTED_CLUSTER_LIST}]\n";
+    let h = template_markers(src).unwrap();
+    assert_eq!(h.kind, "envsubst template");
+    assert_eq!(h.marker, "${SORTED_CLUSTER_LIST}");
+    assert_eq!(h.span.start_pos(src).line, 5);
+    assert!(template_markers("values: [a, ${B}]\n").is_some());
+    // A value of its own is a plain string YAML reads fine; a file that parses is linted.
+    assert!(template_markers("image: ${IMAGE}\n").is_none());
+    assert!(structural_template_markers(src).is_none());
+}

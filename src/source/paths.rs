@@ -1,0 +1,81 @@
+//! What a file's place and name say about it: test data, a negative sample, a kustomize patch.
+
+/// Whether a path lies in a test tree (`test/`, `tests/`, `testdata/`, `e2e/`, `fixtures/`…):
+/// what is there serves a project's tests, and nothing deploys it as it stands. Only directories
+/// inside the file's repository count (below the nearest directory holding `.git`): a repository
+/// checked out under `~/tests/` is not a test tree.
+pub fn in_test_tree(path: &str) -> bool {
+    let p = std::path::Path::new(path);
+    let repo = p
+        .ancestors()
+        .skip(1)
+        .find(|d| !d.as_os_str().is_empty() && d.join(".git").exists());
+    let inside = repo.and_then(|r| p.strip_prefix(r).ok()).unwrap_or(p);
+    inside.components().any(|c| {
+        matches!(
+            c.as_os_str().to_str().unwrap_or(""),
+            "test" | "tests" | "testdata" | "test-data" | "e2e" | "fixtures" | "__tests__"
+        )
+    })
+}
+
+/// Whether a file's name says it is broken on purpose (`invalid.yaml`, `malformed-pool.yaml`,
+/// `job_invalid.yaml`): a negative sample kept to show or test a rejection, never applied.
+pub fn named_invalid(path: &str) -> bool {
+    let name = std::path::Path::new(path)
+        .file_stem()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    name.split(['-', '_', '.'])
+        .any(|w| matches!(w, "invalid" | "malformed"))
+}
+
+/// Whether a file's name or directory says it is a kustomize patch (`patch-nodeclass.yaml`,
+/// `gpu_patch.yaml`, `patches/…`): a partial object merged into a base, which need not hold the
+/// fields the base has.
+pub fn named_patch(path: &str) -> bool {
+    let p = std::path::Path::new(path);
+    let stem = p
+        .file_stem()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    stem.split(['-', '_', '.'])
+        .any(|w| matches!(w, "patch" | "patches"))
+        || p.parent().is_some_and(|d| {
+            d.components()
+                .any(|c| matches!(c.as_os_str().to_str(), Some("patch" | "patches")))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_test_tree;
+
+    #[test]
+    fn only_directories_inside_the_repository_make_a_test_tree() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("tests/platform");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        let at = |rel: &str| repo.join(rel).to_string_lossy().into_owned();
+        assert!(!in_test_tree(&at("overlays/prod/kustomization.yaml")));
+        assert!(in_test_tree(&at("test/e2e/kustomization.yaml")));
+        assert!(in_test_tree("charts/x/tests/kustomization.yaml"));
+        assert!(!in_test_tree("charts/x/templates/kustomization.yaml"));
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::named_patch;
+
+    #[test]
+    fn patch_files_are_named_so() {
+        assert!(named_patch("overlays/prod/patch-ec2-node-class.yaml"));
+        assert!(named_patch("gpu_patch.yaml"));
+        assert!(named_patch("overlays/prod/patches/nodepool.yaml"));
+        assert!(!named_patch("dispatcher.yaml"));
+        assert!(!named_patch("base/nodepool.yaml"));
+    }
+}
