@@ -100,6 +100,30 @@ fn quotes_inside_a_terraform_interpolation_do_not_break_the_yaml_around_it() {
 }
 
 #[test]
+fn a_heredoc_line_terraform_fills_with_a_key_or_nothing_is_a_template() {
+    // `${cond ? "kmsKeyId: \"${var.kms}\"" : ""}` where keys go: Terraform writes a whole line,
+    // or nothing; unfilled, the YAML does not parse.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "storage.tf",
+        "resource \"kubectl_manifest\" \"sc\" {\n  yaml_body = <<-YAML\n  apiVersion: storage.k8s.io/v1\n  kind: StorageClass\n  metadata:\n    name: gp3\n  provisioner: ebs.csi.aws.com\n  parameters:\n    type: gp3\n    ${var.kms != null ? \"kmsKeyId: \\\"${var.kms}\\\"\" : \"\"}\n  YAML\n}\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(of("invalid-yaml", &out), Vec::<String>::new(), "{out}{err}");
+    let json = crate::sources::json(&out);
+    assert_eq!(json["skipped"][0]["path"], "storage.tf", "{out}");
+    // A heredoc that parses, with a duplicate key beside an interpolation, is still read.
+    write(
+        d.path(),
+        "storage.tf",
+        "resource \"kubectl_manifest\" \"sc\" {\n  yaml_body = <<-YAML\n  apiVersion: storage.k8s.io/v1\n  kind: StorageClass\n  metadata:\n    name: ${var.name}\n  provisioner: ebs.csi.aws.com\n  parameters:\n    type: gp3\n    type: gp2\n  YAML\n}\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(of("invalid-yaml", &out), vec!["storage.tf"], "{out}{err}");
+}
+
+#[test]
 fn an_export_of_live_objects_describes_the_cluster_and_is_not_linted() {
     // `kubectl get provisioners -o yaml > provisioners.backup.yaml` before an upgrade: the API
     // server's `uid` and `resourceVersion` say it was read from a cluster, not written to apply.

@@ -112,9 +112,18 @@ fn requirements<'a>(spec: Option<Node<'a>>, base: &str, kind: &str, out: &mut Ve
         .enumerate()
     {
         let at = || format!("{base}.requirements[{i}]");
+        // `values` that is not a list (`${jsonencode(var.zones)}`, filled in before the apply;
+        // or a type error the schema reports) has no count to judge.
+        let unlisted = r
+            .get("values")
+            .is_some_and(|v| !v.is_null() && v.as_seq().is_none());
         let values: Vec<Node<'_>> = r.get("values").into_iter().flat_map(Node::items).collect();
         let op_node = r.get("operator");
-        let op = text(op_node).unwrap_or("");
+        let op = if unlisted {
+            ""
+        } else {
+            text(op_node).unwrap_or("")
+        };
         let anchor = op_node.unwrap_or(r);
         match op {
             "In" if values.is_empty() => push(

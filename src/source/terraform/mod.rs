@@ -368,6 +368,18 @@ fn read_file(
             continue;
         }
         let parsed = compat::parse_shared(&blanked, Budget::default());
+        // Unparsable as written, with a template marker (a line that is only `${…}` where keys
+        // go, which Terraform fills with a whole line or nothing): a template, as a YAML file
+        // would be.
+        if parsed
+            .problems
+            .iter()
+            .any(|p| p.kind == crate::yaml::ProblemKind::Syntax)
+            && let Some(t) = compat::template_markers(&blanked)
+        {
+            template.get_or_insert(t);
+            continue;
+        }
         // A value that interpolates locals and variables reads as Terraform renders it.
         for d in parsed.docs {
             if blanked.contains("${") {
