@@ -163,6 +163,10 @@ fn release_at(text: &str, rest: &str) -> Option<(u32, u32)> {
 /// `version`, `chart_version` or `targetRevision` key of the same block (within a few lines
 /// either way).
 fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
+    // Most files that name the product are its objects, not an install: ruled out at once.
+    if !text.contains("chart") {
+        return Vec::new();
+    }
     use regex::Regex;
     use std::sync::LazyLock;
     static CHART: LazyLock<Regex> = LazyLock::new(|| {
@@ -220,6 +224,9 @@ fn remote_base_versions(text: &str, repo: &str) -> Vec<(u32, u32)> {
 /// The versions kustomize `images:` entries pin for the controller `image`: a `name` or
 /// `newName` ending in it, with the `newTag` of the same entry.
 fn image_tag_versions(text: &str, image: &str) -> Vec<(u32, u32)> {
+    if !text.contains(image) || !text.contains("newTag") {
+        return Vec::new();
+    }
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
@@ -282,6 +289,9 @@ fn openshift_ai_kueue(text: &str) -> bool {
 /// be a shell variable the file assigns; `None`: one set elsewhere, a release gpuops cannot
 /// name).
 fn helm_cli_versions(text: &str, chart: &str) -> Vec<Option<(u32, u32)>> {
+    if !text.contains("helm ") || !text.contains("--version") {
+        return Vec::new();
+    }
     // One command a line: a line ending in `\` goes on on the next.
     let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
     joined
