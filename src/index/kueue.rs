@@ -254,13 +254,27 @@ impl Index<'_> {
 
     /// Whether every ClusterQueue that lists flavor `fi` (and one does) gates it.
     pub fn flavor_elsewhere(&self, fi: usize) -> Option<Gate> {
-        let name = self.flavors.get(fi)?.name;
-        let mut gate = None;
-        for (c, cq) in self.cluster_queues.iter().enumerate() {
-            if cq.flavors.iter().any(|(n, _, _)| *n == name) {
-                gate = Some(self.gate(c, Some(name))?);
+        self.flavor_gates.get(self.flavors.get(fi)?.name).copied()
+    }
+}
+
+/// The flavors every ClusterQueue listing them gates, with the gate. One pass over the queues'
+/// flavor lists; empty without gates.
+pub(super) fn flavor_gates<'a>(ix: &Index<'a>) -> std::collections::HashMap<&'a str, Gate> {
+    let mut out: std::collections::HashMap<&'a str, Option<Gate>> = Default::default();
+    if ix.cq_gates.iter().all(Vec::is_empty) {
+        return Default::default();
+    }
+    for (c, cq) in ix.cluster_queues.iter().enumerate() {
+        for (name, _, _) in &cq.flavors {
+            let gate = ix.gate(c, Some(name));
+            let e = out.entry(*name).or_insert(gate);
+            if gate.is_none() {
+                *e = None;
             }
         }
-        gate
     }
+    out.into_iter()
+        .filter_map(|(name, g)| Some((name, g?)))
+        .collect()
 }

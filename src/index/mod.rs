@@ -101,6 +101,8 @@ pub struct Index<'a> {
     pub elsewhere: Vec<Option<kueue::Gate>>,
     /// Per ClusterQueue: its admission checks that place capacity elsewhere.
     cq_gates: Vec<Vec<(Vec<&'a str>, kueue::Gate)>>,
+    /// Flavors every ClusterQueue listing them gates (see [`Index::flavor_elsewhere`]).
+    flavor_gates: std::collections::HashMap<&'a str, kueue::Gate>,
     /// Objects by (kind, name): nearly always one each.
     by_name: HashMap<(&'a str, &'a str), OneOrMany<u32>>,
     kinds: HashSet<(&'a str, &'a str)>,
@@ -301,6 +303,7 @@ impl<'a> Index<'a> {
             own_placement: Vec::new(),
             elsewhere: Vec::new(),
             cq_gates: Vec::new(),
+            flavor_gates: Default::default(),
             variant_placements: Vec::new(),
             by_name,
             local_queue_exact,
@@ -329,6 +332,7 @@ impl<'a> Index<'a> {
             .map(|i| compute_assignable(&ix, i))
             .collect();
         ix.cq_gates = kueue::cluster_queue_gates(&ix);
+        ix.flavor_gates = kueue::flavor_gates(&ix);
         ix.elsewhere = (0..ix.templates.len())
             .map(|i| ix.compute_elsewhere(i))
             .collect();

@@ -94,23 +94,19 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         {
             continue;
         }
-        // The cluster's Karpenter serves the object as written: v1's changes are not due yet.
-        if old_version(obj)
+        // Only the annotations are judged where the cluster's Karpenter serves the object as
+        // written (v1's changes are not due yet), or where the object is already v1 and its CRD
+        // is in view (`schema-violation` judges its fields against that CRD; one finding each).
+        let served = old_version(obj)
             && obj.group.starts_with("karpenter")
-            && installed_karpenter_serves(cx, obj)
-        {
-            old_annotations(cx, oi, obj, out);
-            continue;
-        }
-        // An object already of v1 whose CRD is in view: `schema-violation` judges its fields
-        // against that CRD, which has no place for the removed ones; one finding each.
+            && installed_karpenter_serves(cx, obj);
         let v1_by_crd =
             obj.group == "karpenter.sh" && obj.version == "v1" && cx.ix.user_crds().covers(obj);
-        let mut fields = Vec::new();
-        if v1_by_crd {
+        if served || v1_by_crd {
             old_annotations(cx, oi, obj, out);
             continue;
         }
+        let mut fields = Vec::new();
         if obj.group == "karpenter.sh" && obj.kind == "NodePool" {
             nodepool_fields(cx, obj, &mut fields);
         }
