@@ -80,7 +80,17 @@ const KARPENTER: Product = Product {
 /// `helm_release`'s `chart`/`version`, an Argo CD source's `chart`/`targetRevision`, a Flux
 /// HelmRelease's `chart`/`version`), and the OpenShift build of Kueue. One pass over the files.
 pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<Install<'a>> {
-    installs(ix, &KUEUE, |text| {
+    // A page that sets its queues on OpenShift AI 2 speaks for the objects beside and below it
+    // only: a sibling example's README does not say what another example runs on.
+    let on_openshift_ai = ix.files.iter().filter_map(|f| {
+        let page = crate::source::pages::is_page(std::path::Path::new(&f.path));
+        (page && crate::source::pages::names_openshift_ai(&f.text)).then(|| Install {
+            scope: f.path.rsplit_once('/').map_or("", |(dir, _)| dir),
+            version: None,
+        })
+    });
+    let mut out: Vec<Install<'a>> = on_openshift_ai.collect();
+    out.extend(installs(ix, &KUEUE, |text| {
         // The Kueue operator through OLM (OpenShift's build of Kueue): its channels are the
         // vendor's releases, not upstream ones. The same operator's `Kueue` object
         // (`kueue.openshift.io`) says so too.
@@ -91,7 +101,8 @@ pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<Install<'a>> {
             || text.contains("openshift-kueue-operator")
             || text.contains("Red Hat build of Kueue")
             || openshift_ai_kueue(text)
-    })
+    }));
+    out
 }
 
 /// Every Karpenter install among the index's files: the controller image
@@ -114,7 +125,11 @@ fn installs<'a>(
     // cluster's files, and its directory says which objects it installs for.
     for f in ix.files {
         let text: &str = &f.text;
-        if !text.contains(product.needle) {
+        // A page kept only for the objects it shows installs nothing.
+        if !text.contains(product.needle)
+            || (crate::source::pages::is_page(std::path::Path::new(&f.path))
+                && !crate::source::pages::installs_release(text))
+        {
             continue;
         }
         let scope = f.path.rsplitn(3, '/').nth(2).unwrap_or("");
@@ -133,6 +148,7 @@ fn installs<'a>(
                 .into_iter()
                 .chain(remote_base_versions(text, product.repo))
                 .chain(image_tag_versions(text, product.image))
+                .chain(chart_manifest_versions(&f.path, text, product.chart))
                 .map(Some)
                 .chain(helm_cli_versions(text, product.chart))
                 .map(|version| Install { scope, version }),
@@ -207,6 +223,35 @@ fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
                 .map(|(_, v)| v)
         })
         .collect()
+}
+
+/// The release a `Chart.yaml` installs of `chart`: its `appVersion` (the controller image's tag
+/// by default) when the chart is a copy of it (`name: kueue`, `appVersion: "v0.8.1"`), or the
+/// `version` of a dependency of that name (an umbrella chart; `~0.9.0` is 0.9).
+fn chart_manifest_versions(path: &str, text: &str, chart: &str) -> Vec<(u32, u32)> {
+    if !crate::source::pages::is_chart_manifest(std::path::Path::new(path)) {
+        return Vec::new();
+    }
+    let parsed = crate::yaml::parse(text, crate::yaml::Budget::default());
+    let Some(root) = parsed.docs.first().map(|d| d.root()) else {
+        return Vec::new();
+    };
+    let version = |v: Option<&str>| {
+        let v = v?.trim_start_matches(['~', '^', '=', '>', ' ']);
+        minor_version(v.strip_prefix('v').unwrap_or(v))
+    };
+    let mut out = Vec::new();
+    if root.str_at(&["name"]) == Some(chart) {
+        out.extend(
+            version(root.str_at(&["appVersion"])).or_else(|| version(root.str_at(&["version"]))),
+        );
+    }
+    for dep in root.get("dependencies").into_iter().flat_map(|d| d.items()) {
+        if dep.str_at(&["name"]) == Some(chart) {
+            out.extend(version(dep.str_at(&["version"])));
+        }
+    }
+    out
 }
 
 /// The versions of kustomize remote bases of the `repo` a file names

@@ -128,6 +128,8 @@ pub struct Index<'a> {
     /// (kind, namespace) of the objects whose name is still to be filled in (`${flavor_name}` in
     /// a template Terraform renders): each may be any object of its kind (built once).
     slots: std::sync::OnceLock<Vec<(&'a str, Option<&'a str>)>>,
+    /// (kind, name) of the objects the repository's scripts and pages show (built once).
+    shown: std::sync::OnceLock<Vec<crate::source::pages::Shown>>,
     /// The files that could not be read whole (see [`Index::unread_file_names`]).
     unread: Vec<FileId>,
 }
@@ -319,6 +321,7 @@ impl<'a> Index<'a> {
             kueue_installs: Default::default(),
             karpenter_installs: Default::default(),
             slots: Default::default(),
+            shown: Default::default(),
             unread,
         };
         ix.classes = ix.templates.par_iter().map(|t| ix.classify(t)).collect();
@@ -576,6 +579,7 @@ impl<'a> Index<'a> {
             .any(|o| near(o.namespace))
             || self.settings.is_external(kind, namespace, name)
             || self.unread_file_names(&[kind, name])
+            || self.shown(kind, name, namespace)
             || self
                 .slots
                 .get_or_init(|| {
@@ -587,6 +591,25 @@ impl<'a> Index<'a> {
                 })
                 .iter()
                 .any(|&(k, ns)| k == kind && near(ns))
+    }
+
+    /// Whether a script or Markdown page of the repository shows the object being applied or
+    /// already there ([`crate::source::pages`]): it exists although no manifest holds it.
+    fn shown(&self, kind: &str, name: &str, namespace: Option<&str>) -> bool {
+        self.shown
+            .get_or_init(|| {
+                self.files
+                    .iter()
+                    .filter(|f| crate::source::pages::is_page(std::path::Path::new(&f.path)))
+                    .flat_map(|f| crate::source::pages::shown_objects(&f.text))
+                    .collect()
+            })
+            .iter()
+            .any(|(k, ns, n)| {
+                k == kind
+                    && n == name
+                    && (namespace.is_none() || ns.is_none() || ns.as_deref() == namespace)
+            })
     }
 
     /// Whether a file of this index that could not be read whole (a YAML syntax error, content

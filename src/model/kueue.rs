@@ -231,17 +231,30 @@ impl<'a> ClusterQueue<'a> {
     pub fn flavor_quotas(&self, flavor: &str) -> Option<&FlavorQuotas<'a>> {
         self.quotas.iter().find(|f| f.flavor == flavor)
     }
-    /// Whether admitted workloads may be preempted (evicted) for others.
+    /// Whether the queue preempts only for workloads of strictly higher priority than the one
+    /// evicted: outside any cohort, with `withinClusterQueue: LowerPriority`.
+    pub fn preempts_only_lower(&self) -> bool {
+        self.cohort.is_none()
+            && self.preemption.is_some_and(|p| {
+                p.get("withinClusterQueue")
+                    .and_then(|v| v.as_str())
+                    .is_some_and(|s| s == "LowerPriority" || s == "Never")
+            })
+    }
+    /// Whether admitted workloads may be preempted (evicted) for others. The cohort policies
+    /// act only within a cohort.
     pub fn preempts(&self) -> bool {
+        let cohort = self.cohort.is_some();
         self.preemption.is_some_and(|p| {
             p.entries().any(|(k, _, v)| match k {
-                "withinClusterQueue" | "reclaimWithinCohort" => {
-                    v.as_str().is_some_and(|s| s != "Never")
+                "withinClusterQueue" => v.as_str().is_some_and(|s| s != "Never"),
+                "reclaimWithinCohort" => cohort && v.as_str().is_some_and(|s| s != "Never"),
+                "borrowWithinCohort" => {
+                    cohort
+                        && v.get("policy")
+                            .and_then(|n| n.as_str())
+                            .is_some_and(|s| s != "Never")
                 }
-                "borrowWithinCohort" => v
-                    .get("policy")
-                    .and_then(|n| n.as_str())
-                    .is_some_and(|s| s != "Never"),
                 _ => false,
             })
         })

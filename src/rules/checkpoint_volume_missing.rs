@@ -21,7 +21,9 @@ declare_rule! {
     ///
     /// It says why the loss is likely here: spot capacity (a NodePool that allows spot, the pod's
     /// node selector or a Kueue flavor), Karpenter disruption (a NodePool that consolidates
-    /// underutilized nodes or expires them), Kueue preemption (a preempting ClusterQueue), or,
+    /// underutilized nodes or expires them), Kueue preemption (a ClusterQueue that may preempt
+    /// the workload: its cohort policies count only in a cohort, and `withinClusterQueue:
+    /// LowerPriority` outside one never evicts a workload at the highest priority in view), or,
     /// with none of those in view, the node replacement and maintenance every cluster goes
     /// through. A container with no durable volume that shows no checkpoint argument or variable
     /// may write no checkpoint at all: it is flagged only where one of those risks is in view.
@@ -129,18 +131,25 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // A workload whose templates all lack a durable volume is one finding: the first template's,
     // with the other containers marked on it (`owner`, index in `out`, why the loss is likely).
     let mut generic: Option<(usize, usize, Vec<String>)> = None;
+    let ceilings = risk::priority_ceilings(cx);
     for (ti, t) in cx.templates() {
         let Some(intent) = cx.ix.classes.get(ti).filter(|i| i.is_training()) else {
             continue;
         };
-        let preempting = cx
-            .ix
-            .queues
-            .get(ti)
-            .copied()
-            .flatten()
-            .and_then(|q| q.cluster_queue)
-            .filter(|&c| cx.ix.cluster_queues[c].preempts());
+        let preempting =
+            cx.ix
+                .queues
+                .get(ti)
+                .copied()
+                .flatten()
+                .and_then(|q| q.cluster_queue)
+                .filter(|&c| {
+                    // Nothing outranks a workload at the queue's highest priority.
+                    let top = ceilings.get(&c).copied().flatten().is_some_and(|ceiling| {
+                        risk::priority_of(cx, ti).is_some_and(|p| p >= ceiling)
+                    });
+                    cx.ix.cluster_queues[c].preempts() && !top
+                });
         let owner = cx.ix.owner(t);
         let volumes = volumes_of(t);
         let mut risk: Option<Risk> = None;
@@ -235,7 +244,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         intent.evidence
                     ),
                 )
-                .help("mount a PersistentVolumeClaim (EBS, EFS or FSx through their CSI drivers) and write checkpoints under its mountPath, or checkpoint to object storage such as `s3://…`");
+                .help(if cx.ix.uses_karpenter() {
+                    "mount a PersistentVolumeClaim (EBS, EFS or FSx through their CSI drivers) and write checkpoints under its mountPath, or checkpoint to object storage such as `s3://…`"
+                } else {
+                    // Nothing says the cluster is on AWS.
+                    "mount a PersistentVolumeClaim (a block or file volume of the cluster's CSI driver) and write checkpoints under its mountPath, or checkpoint to object storage (`s3://…`, `gs://…`)"
+                });
             generic = Some((t.owner, out.len(), r.reasons.clone()));
             out.push(with_evidence(cx, with_risk(d, r), t, intent));
         }

@@ -26,6 +26,8 @@ declare_rule! {
     ///   On a NodePool already of `v1`, a `nodeClassRef` with `apiVersion` and no `group` is an
     ///   error (the API server rejects it); and where the repository holds the v1 CRD,
     ///   `schema-violation` judges these fields against it instead, one finding each.
+    /// - A Karpenter kind written at a version that never had it (`karpenter.sh/v1` Provisioner,
+    ///   `karpenter.k8s.aws/v1` AWSNodeTemplate): an error, as no release serves it.
     /// - The annotations `karpenter.sh/do-not-evict` and `karpenter.sh/do-not-consolidate`, on any
     ///   object, pod template or NodePool node template: removed in Karpenter v1.
     ///
@@ -83,6 +85,10 @@ const OLD_ANNOTATIONS: [&str; 2] = [
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for (oi, obj) in cx.objects() {
+        if let Some(d) = kind_never_served(cx, obj) {
+            out.push(d);
+            continue;
+        }
         // A file under a directory named for its object's old version (`examples/v1beta1/`) is
         // kept for that version on purpose, beside the current one.
         if old_version(obj)
@@ -131,6 +137,62 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// The kinds each Karpenter API version has had, in every release.
+const KARPENTER_KINDS: &[(&str, &str, &[&str])] = &[
+    ("karpenter.sh", "v1alpha5", &["Provisioner", "Machine"]),
+    ("karpenter.sh", "v1beta1", &["NodePool", "NodeClaim"]),
+    ("karpenter.sh", "v1", &["NodePool", "NodeClaim"]),
+    ("karpenter.sh", "v1alpha1", &["NodeOverlay"]),
+    ("karpenter.k8s.aws", "v1alpha1", &["AWSNodeTemplate"]),
+    ("karpenter.k8s.aws", "v1beta1", &["EC2NodeClass"]),
+    ("karpenter.k8s.aws", "v1", &["EC2NodeClass"]),
+];
+
+/// A Karpenter kind written at a version that never had it (`karpenter.sh/v1` Provisioner): no
+/// release serves it, so the API server answers "no matches for kind" whatever is installed.
+fn kind_never_served(cx: &Ctx, obj: &Object) -> Option<Diagnostic> {
+    let (_, _, kinds) = KARPENTER_KINDS
+        .iter()
+        .find(|(g, v, _)| *g == obj.group && *v == obj.version)?;
+    if kinds.contains(&obj.kind) {
+        return None;
+    }
+    // Where the kind does live; a kind Karpenter never had is not this rule's to judge.
+    let homes: Vec<String> = KARPENTER_KINDS
+        .iter()
+        .filter(|(g, _, ks)| *g == obj.group && ks.contains(&obj.kind))
+        .map(|(g, v, _)| format!("`{g}/{v}`"))
+        .collect();
+    if homes.is_empty() {
+        return None;
+    }
+    let successor = match obj.kind {
+        "Provisioner" => "; on a current Karpenter it is a NodePool (`karpenter.sh/v1`)",
+        "Machine" => "; on a current Karpenter it is a NodeClaim (`karpenter.sh/v1`)",
+        "AWSNodeTemplate" => {
+            "; on a current Karpenter it is an EC2NodeClass (`karpenter.k8s.aws/v1`)"
+        }
+        _ => "",
+    };
+    let node = obj.root.get("apiVersion")?;
+    Some(
+        cx.on(
+            obj,
+            node,
+            format!(
+                "`{}` has no kind {}: no Karpenter release serves it at this version, so the API server rejects the object (no matches for kind)",
+                obj.api_version, obj.kind
+            ),
+        )
+        .with_severity(crate::diag::Severity::Error)
+        .help(format!(
+            "{} is {}{successor}",
+            obj.kind,
+            homes.join(" or ")
+        )),
+    )
+}
+
 /// Whether the object is of an API version Karpenter or Kueue removed or deprecated.
 fn old_version(obj: &Object) -> bool {
     matches!(
@@ -162,7 +224,7 @@ fn api_version(cx: &Ctx, obj: &Object, fields: &[Diagnostic], out: &mut Vec<Diag
             let since = if obj.version == "v1beta1" {
                 "is not served since Karpenter v1.1"
             } else {
-                "is not served by current Karpenter (only `v1` is served since v1.1)"
+                "is not served since Karpenter v0.33, which replaced it with `v1beta1` (only `v1` is served since v1.1)"
             };
             let rename = if new_kind != kind {
                 let article = if new_kind.starts_with(['A', 'E', 'I', 'O', 'U']) {

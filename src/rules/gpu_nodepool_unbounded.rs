@@ -101,16 +101,26 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             Some(k) => match empty {
                 Some((name, kn, _)) => (kn, format!("its `{name}` limit is empty")),
                 None if set.is_empty() => (k, "`limits` sets no resource".to_string()),
-                None => (
-                    k,
-                    format!(
-                        "`limits` caps only {}, which does not bound the number of nodes",
-                        set.iter()
-                            .map(|s| format!("`{s}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ),
+                None => {
+                    let names = set
+                        .iter()
+                        .map(|s| format!("`{s}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    // `gpu: 20`: a name no node reports caps nothing at all.
+                    let native = |s: &str| {
+                        matches!(
+                            s,
+                            "cpu" | "memory" | "pods" | "ephemeral-storage" | "storage"
+                        ) || s.starts_with("hugepages-")
+                    };
+                    let why = if set.iter().all(|s| !s.contains('/') && !native(s)) {
+                        "a resource name no node reports (an extended resource has a domain, as `nvidia.com/gpu` does)"
+                    } else {
+                        "which does not bound the number of nodes"
+                    };
+                    (k, format!("`limits` caps only {names}, {why}"))
+                }
             },
             None => (pool.anchor, "there are no `limits`".to_string()),
         };

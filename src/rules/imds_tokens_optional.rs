@@ -62,11 +62,24 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         let hop_limit = hop
             .and_then(|n| n.as_str())
             .and_then(|s| s.parse::<u32>().ok());
+        // The role's reach matters most on GPU nodes: said only of a class a GPU pool uses.
+        let gpu = cx.ix.nodepools.iter().enumerate().any(|(pi, p)| {
+            cx.ix.pools.capability[pi] != crate::sched::GpuCapability::None
+                && p.node_class_ref
+                    .and_then(|r| r.get("name"))
+                    .and_then(|n| n.as_str())
+                    .is_some_and(|n| Some(n) == o.name)
+        });
+        let aside = if gpu {
+            " (on GPU nodes that role often reaches training data and model buckets)"
+        } else {
+            ""
+        };
         let mut d = cx.on(
             o,
             tokens,
             format!(
-                "{} sets `httpTokens: optional`, which allows IMDSv1: any pod or SSRF bug that reaches the metadata service can read the node role's credentials (on GPU nodes that role often reaches training data and model buckets)",
+                "{} sets `httpTokens: optional`, which allows IMDSv1: any pod or SSRF bug that reaches the metadata service can read the node role's credentials{aside}",
                 o.describe()
             ),
         );

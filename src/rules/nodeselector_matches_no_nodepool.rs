@@ -357,7 +357,8 @@ fn template_finding<'a>(
         .at(
             issue.pod,
             format!(
-                "{what} requires {shown}, which no GPU NodePool can satisfy: {reason}; Karpenter launches no node for it and its pods stay Pending"
+                "{what} requires {shown}, which no {} NodePool can satisfy: {reason}; Karpenter launches no node for it and its pods stay Pending",
+                t.accelerator_name()
             ),
         )
         .object(Some(owner.obj_ref()))

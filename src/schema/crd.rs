@@ -216,12 +216,12 @@ impl UserCrds {
                     (
                         key,
                         format!(
-                            "{} in {shown} {} not in the {} {} CRD schema: the API server prunes (drops) {}",
+                            "{} in {shown} {} not in the {} {} CRD schema: the API server prunes (drops) {it}, and strict `kubectl apply` validation rejects {it}",
                             crate::diag::backticked(unexpected, ", "),
                             if unexpected.len() == 1 { "is" } else { "are" },
                             e.kind,
                             e.version,
-                            if unexpected.len() == 1 { "it" } else { "them" },
+                            it = if unexpected.len() == 1 { "it" } else { "them" },
                         ),
                     )
                 }

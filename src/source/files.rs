@@ -279,36 +279,7 @@ fn wanted(p: &Path) -> bool {
         || p.file_name().is_some_and(|n| n == "Kustomization")
         || super::terraform::is_terraform(p)
         || is_yaml_template(p)
-        || is_install_script(p)
-}
-
-/// A shell script, Makefile or Markdown page: not linted, but the controller releases it installs
-/// (`kubectl apply -f …/kueue/releases/download/$VERSION/manifests.yaml`) say which API versions
-/// the cluster serves.
-fn is_install_script(p: &Path) -> bool {
-    p.extension()
-        .is_some_and(|e| e == "sh" || e == "bash" || e == "md")
-        || p.file_name().is_some_and(|n| n == "Makefile")
-}
-
-/// Whether a script's text may install a Kueue or Karpenter release (a release manifest, the
-/// image, the chart on a `helm` command line, or the Kueue operator's OLM Subscription):
-/// `index::installs` reads which.
-fn installs_release(text: &str) -> bool {
-    let helm =
-        |chart: &str| text.contains("helm ") && text.contains(chart) && text.contains("--version");
-    text.contains("kueue/releases/download/")
-        || text.contains("kueue/kueue:")
-        || text.contains("kueue/charts/kueue")
-        || helm("kueue")
-        || (text.contains("kind: Subscription") && text.contains("kueue-operator"))
-        || text.contains("openshift-kueue-operator")
-        || text.contains("Red Hat build of Kueue")
-        || ((text.contains("DataScienceCluster") || text.contains("datasciencecluster"))
-            && text.contains("kueue"))
-        || text.contains("karpenter/controller:")
-        || text.contains("raw.githubusercontent.com/aws/karpenter")
-        || helm("karpenter")
+        || super::pages::is_page(p)
 }
 
 /// A template named for the YAML it renders (`kueue.yaml.tftpl`, `pool.yml.j2`): a tool other
@@ -505,8 +476,10 @@ impl Discovery<'_> {
             these.extend(self.tracked_but_ignored(root, &these, &charts_now));
             // A chart's `crds/` is plain YAML that Helm installs as it is: read even where the
             // chart itself is not rendered.
+            // Its `Chart.yaml` names the release of a controller the chart installs.
             for c in &charts_now {
                 these.extend(chart_crds(c).into_iter().filter(|p| !self.excluded(p)));
+                these.extend(Some(c.join("Chart.yaml")).filter(|p| !self.excluded(p)));
             }
             files.append(&mut these);
             troubles.sort_by(|a, b| a.message.cmp(&b.message));
@@ -612,13 +585,13 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
     if is_yaml_template(p) {
         return Ok(super::terraform::read_template(p));
     }
-    if is_install_script(p) {
-        // Kept (without objects) only for the releases it installs.
+    if super::pages::is_page(p) || super::pages::is_chart_manifest(p) {
+        // Kept (without objects) only for the releases it installs and the objects it shows.
         let text = match std::fs::metadata(p) {
             Ok(m) if m.len() <= MAX_FILE_BYTES => std::fs::read_to_string(p).unwrap_or_default(),
             _ => String::new(),
         };
-        return Ok(installs_release(&text).then(|| SourceFile {
+        return Ok(super::pages::worth_keeping(p, &text).then(|| SourceFile {
             path: path.clone(),
             text: text.into(),
             docs: Vec::new(),

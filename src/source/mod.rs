@@ -58,6 +58,7 @@ pub mod git;
 pub mod helm;
 pub mod kustomize;
 pub mod nodes;
+pub mod pages;
 pub mod paths;
 pub mod remap;
 pub mod terraform;

@@ -362,6 +362,41 @@ fn a_broken_kustomization_is_one_finding_and_the_rest_is_linted() {
 }
 
 #[test]
+fn a_base_entry_that_names_a_plain_directory_is_the_one_finding_of_its_overlays() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "manifests/netpol/deny.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    write(
+        d.path(),
+        "kustomize/base/kustomization.yaml",
+        "resources:\n  - ../../manifests/netpol\n",
+    );
+    for env in ["dev", "prod"] {
+        write(
+            d.path(),
+            &format!("kustomize/overlays/{env}/kustomization.yaml"),
+            "resources:\n  - ../../base\n",
+        );
+    }
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    // At the base's entry, once, not at the first line of each overlay.
+    assert_eq!(
+        findings(&json(&out)),
+        vec![f(
+            "source-build-failed",
+            "kustomize/base/kustomization.yaml",
+            2,
+            5
+        )],
+        "{out}{err}"
+    );
+}
+
+#[test]
 fn a_kustomization_outside_the_load_restrictor_is_reported_only_where_deployed() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();

@@ -228,6 +228,68 @@ fn chainsaw_bindings_and_releases_installed_by_scripts_are_read() {
 }
 
 #[test]
+fn objects_that_scripts_and_pages_apply_exist() {
+    let pool = |class: &str| {
+        format!(
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: gpu\nspec:\n  template:\n    spec:\n      nodeClassRef:\n        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n        name: {class}\n      requirements:\n        - key: karpenter.k8s.aws/instance-family\n          operator: In\n          values: [g5]\n      taints:\n        - key: nvidia.com/gpu\n          effect: NoSchedule\n  limits:\n    nvidia.com/gpu: 8\n"
+        )
+    };
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "pools/gpu.yaml", &pool("default"));
+    // Other objects of the kinds in view: a missing one would be reported.
+    write(
+        d.path(),
+        "pools/classes.yaml",
+        "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: system\nspec:\n  role: r\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: batch\nspec: {}\n",
+    );
+    // The install script pipes the node class to kubectl; the lab page shows a ClusterQueue
+    // already there (`kubectl get -o yaml` output).
+    write(
+        d.path(),
+        "setup/karpenter.sh",
+        "#!/bin/bash\ncat <<EOF | envsubst | kubectl apply -f -\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: default\nspec:\n  role: KarpenterNodeRole-${CLUSTER_NAME}\nEOF\n",
+    );
+    write(
+        d.path(),
+        "docs/queues.md",
+        "Your cluster already has a queue:\n\n```yaml\napiVersion: v1\nkind: List\nitems:\n- apiVersion: kueue.x-k8s.io/v1beta1\n  kind: ClusterQueue\n  metadata:\n    name: shared\n    uid: 6f0e2d4c\n```\n",
+    );
+    write(
+        d.path(),
+        "queues/lq.yaml",
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: team\n  namespace: team\nspec:\n  clusterQueue: shared\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args([
+        "lint",
+        "--rule",
+        "nodeclass-not-found",
+        "--rule",
+        "clusterqueue-not-found",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
+    assert!(!out.contains("karpenter.sh\""), "{out}");
+    // A name the pages do not show is still missing.
+    write(d.path(), "pools/gpu.yaml", &pool("gpu"));
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args([
+        "lint",
+        "--rule",
+        "nodeclass-not-found",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(
+        findings(&out),
+        vec![(
+            "nodeclass-not-found".to_string(),
+            "pools/gpu.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
+}
+
+#[test]
 fn kueue_installed_by_a_helm_command_or_an_operator_subscription_is_read() {
     let flavor =
         "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: gpu\n";
@@ -272,6 +334,48 @@ fn kueue_installed_by_a_helm_command_or_an_operator_subscription_is_read() {
     write(d.path(), "chapter02/01-flavor.yaml", flavor);
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(findings(&out), vec![], "{out}{err}");
+    // A copy of the Kueue chart in the repository (not rendered: its templates need helm) runs
+    // its `appVersion`, v0.8.1, which serves v1beta1 only.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "helm-kueue/Chart.yaml",
+        "apiVersion: v2\nname: kueue\ntype: application\nversion: 0.1.0\nappVersion: \"v0.8.1\"\n",
+    );
+    write(
+        d.path(),
+        "helm-kueue/templates/manager.yaml",
+        "{{- if .Values.enabled }}\nkind: Deployment\n{{- end }}\n",
+    );
+    write(d.path(), "kubectl-files/flavor.yaml", flavor);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
+    // A README that sets the queues on OpenShift AI 2, whose Kueue build names no upstream
+    // release.
+    let e = tempfile::tempdir().unwrap();
+    write(
+        e.path(),
+        "README.md",
+        "Configure the OpenShift AI cluster for distributed workloads (https://access.redhat.com/documentation/en-us/red_hat_openshift_ai_self-managed/2.9/html/working_with_distributed_workloads) first. The Kueue objects are in [kueue/](kueue/flavor.yaml).\n",
+    );
+    write(e.path(), "kueue/flavor.yaml", flavor);
+    let Run { out, err, .. } = run(gpuops_in(e.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
+    // The same chart at v0.16 serves v1beta2: the v1beta1 object is reported.
+    write(
+        d.path(),
+        "helm-kueue/Chart.yaml",
+        "apiVersion: v2\nname: kueue\nversion: 0.16.0\nappVersion: \"v0.16.0\"\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        findings(&out),
+        vec![(
+            "deprecated-api".to_string(),
+            "kubectl-files/flavor.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
 }
 
 #[test]

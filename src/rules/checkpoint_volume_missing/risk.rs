@@ -152,6 +152,62 @@ pub(super) fn risk_of(cx: &Ctx, ti: usize, preempting: Option<usize>) -> Risk {
     risk
 }
 
+/// The priority Kueue gives a template's workload: its WorkloadPriorityClass, else its pods'
+/// PriorityClass, else 0. `None`: a class not in view.
+pub(super) fn priority_of(cx: &Ctx, ti: usize) -> Option<i64> {
+    let value = |kind: &str, name: &str| -> Option<i64> {
+        cx.ix
+            .named(kind, name)
+            .into_iter()
+            .find_map(|o| o.root.get("value")?.as_str()?.parse().ok())
+    };
+    let t = &cx.ix.templates[ti];
+    match cx.ix.owner(t).label(WPC_LABEL) {
+        Some((_, n)) => value("WorkloadPriorityClass", n.as_str()?),
+        None => match t.priority_class() {
+            Some(n) => value("PriorityClass", n.as_str()?),
+            None => Some(0),
+        },
+    }
+}
+
+/// Per ClusterQueue that preempts only for a higher priority ([`ClusterQueue::preempts_only_lower`]):
+/// the highest priority a workload there may have, from every priority class in view (anyone may
+/// submit with one) and the workloads in view that use the queue; `None`: one of them uses a
+/// class not in view. A workload at that priority is evicted for nothing the repository runs.
+///
+/// [`ClusterQueue::preempts_only_lower`]: crate::model::ClusterQueue::preempts_only_lower
+pub(super) fn priority_ceilings(cx: &Ctx) -> std::collections::HashMap<usize, Option<i64>> {
+    let mut out = std::collections::HashMap::new();
+    if !cx.ix.cluster_queues.iter().any(|q| q.preempts_only_lower()) {
+        return out;
+    }
+    let classes = ["WorkloadPriorityClass", "PriorityClass"]
+        .iter()
+        .flat_map(|kind| cx.ix.of_kind(kind))
+        .map(|o| {
+            o.root
+                .get("value")
+                .and_then(|v| v.as_str())
+                .and_then(|v| v.parse::<i64>().ok())
+        })
+        .try_fold(0i64, |m, v| Some(m.max(v?)));
+    for (ti, q) in cx.ix.queues.iter().enumerate() {
+        let Some(ci) = q.and_then(|q| q.cluster_queue) else {
+            continue;
+        };
+        if !cx.ix.cluster_queues[ci].preempts_only_lower() {
+            continue;
+        }
+        let p = priority_of(cx, ti);
+        let e = out.entry(ci).or_insert(classes);
+        *e = e.zip(p).map(|(a, b)| a.max(b));
+    }
+    out
+}
+
+const WPC_LABEL: &str = "kueue.x-k8s.io/priority-class";
+
 /// Karpenter's own disruption of the pools the pod may land on: consolidation of underutilized
 /// nodes (unless the pods carry `karpenter.sh/do-not-disrupt: "true"`), else expiry, which that
 /// annotation does not hold back.

@@ -253,13 +253,29 @@ impl Builder for Kustomize {
                 .map(identity)
                 .and_then(|d| s.forest.by_path.values().find(|k| k.dir == d))
                 .unwrap_or(k);
-        let span = at
-            .refs
-            .iter()
-            .find(|r| {
-                f.message.contains(&format!("'{}'", r.raw))
-                    || f.message.contains(&format!("({})", r.raw))
-            })
+        let named = at.refs.iter().find(|r| {
+            f.message.contains(&format!("'{}'", r.raw))
+                || f.message.contains(&format!("({})", r.raw))
+        });
+        // Else an entry anywhere in what the build reads that points at nothing kustomize can
+        // read, and that the message names (`… in directory 'manifests/networkpolicies'`): the
+        // base that lists it is at fault, whichever overlay is built.
+        let (at, named) = match named {
+            Some(r) => (at, Some(r)),
+            None => s
+                .forest
+                .chain(&unit.top)
+                .into_iter()
+                .find_map(|c| {
+                    let r = c.refs.iter().find(|r| match &r.target {
+                        Target::Missing(p) | Target::Dir(p) => names_path(&f.message, p),
+                        _ => false,
+                    })?;
+                    Some((c, Some(r)))
+                })
+                .unwrap_or((at, None)),
+        };
+        let span = named
             .map(|r| r.span)
             .or_else(|| at.file.problems.first().map(|p| p.span))
             .unwrap_or_else(|| first_key(&at.file));
@@ -455,4 +471,14 @@ impl Sources {
         let built = super::build_many(tool, &tops?, self.config.timeout)?;
         Some(built.into_iter().map(Outcome::Built).collect())
     }
+}
+
+/// Whether a kustomize message names the path `p` as it prints it: quoted, relative to some
+/// directory above it (`'manifests/networkpolicies'`).
+fn names_path(message: &str, p: &std::path::Path) -> bool {
+    let p = p.to_string_lossy();
+    message.split('\'').skip(1).step_by(2).any(|quoted| {
+        let q = quoted.trim_start_matches("./");
+        !q.is_empty() && (p == q || p.ends_with(&format!("/{q}")))
+    })
 }

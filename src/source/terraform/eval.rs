@@ -537,6 +537,14 @@ impl<'s, 'a> Eval<'s, 'a> {
                     None => unknown_here(self),
                 }
             }
+            // A known value encoded: what a heredoc's `values: ${jsonencode(var.types)}` reads.
+            "jsonencode" if args.len() == 1 => match json(&self.eval_in(args[0], origin)) {
+                Some(text) => V {
+                    val: Val::Str(text),
+                    span,
+                },
+                None => unknown_here(self),
+            },
             "file" if args.len() == 1 => match self.read(args[0], origin) {
                 Some(text) => V {
                     val: Val::Str(text),
@@ -562,6 +570,33 @@ impl<'s, 'a> Eval<'s, 'a> {
         }
         std::fs::read_to_string(&p).ok()
     }
+}
+
+/// A known value as `jsonencode` writes it (on one line); `None` if any part is unknown.
+fn json(v: &V) -> Option<String> {
+    Some(match &v.val {
+        Val::Null => "null".into(),
+        Val::Bool(b) => b.to_string(),
+        Val::Num(n) => n.clone(),
+        Val::Str(s) => serde_json::to_string(s).ok()?,
+        Val::List(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(json)
+                .collect::<Option<Vec<_>>>()?
+                .join(",")
+        ),
+        Val::Map(entries) => format!(
+            "{{{}}}",
+            entries
+                .iter()
+                .map(|(k, _, x)| Some(format!("{}:{}", serde_json::to_string(k).ok()?, json(x)?)))
+                .collect::<Option<Vec<_>>>()?
+                .join(",")
+        ),
+        Val::Unknown(_) => return None,
+    })
 }
 
 fn binary(op: &BinaryOperator, l: &Val, r: &Val) -> Option<Val> {

@@ -77,6 +77,65 @@ pub fn blank_outside(text: &str, keep: Range<usize>) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// A JSON list of plain names as a YAML flow list without quotes (`[g6e.2xlarge,g6e.4xlarge]`),
+/// which fits where more of the expression it replaces does.
+fn compact(json: &str) -> Option<String> {
+    let items: Vec<String> = serde_json::from_str(json).ok()?;
+    let plain = |s: &String| {
+        s.starts_with(|c: char| c.is_ascii_alphabetic())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/'))
+            && !matches!(
+                s.to_ascii_lowercase().as_str(),
+                "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null"
+            )
+    };
+    items
+        .iter()
+        .all(plain)
+        .then(|| format!("[{}]", items.join(",")))
+}
+
+/// The heredoc with each `${jsonencode(…)}` whose value is known written as the JSON Terraform
+/// puts there (`values: ${jsonencode(var.types)}` reads `values: ["g6e.2xlarge"]`), padded to
+/// the expression's length so every other place keeps its offset. One longer than its
+/// expression stays, and the heredoc is a template.
+pub fn encoded_values(text: &str, ev: &mut super::eval::Eval<'_, '_>) -> String {
+    if !text.contains("${jsonencode(") {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${jsonencode(") {
+        let (before, from) = rest.split_at(at);
+        out.push_str(before);
+        // The interpolation ends at the first `)}` closing it on its line.
+        let line_end = from.find('\n').unwrap_or(from.len());
+        let Some(close) = from[..line_end].find(")}").map(|c| c + 2) else {
+            out.push_str(&from[..2]);
+            rest = &from[2..];
+            continue;
+        };
+        let expr = &from[..close];
+        // Inside quotes it is part of a string.
+        let quoted = out.ends_with(['"', '\'']);
+        let known = (!quoted)
+            .then(|| ev.interpolate(expr))
+            .flatten()
+            .map(|j| compact(&j).unwrap_or(j));
+        match known.filter(|j| j.len() <= expr.len() && !j.contains('\n')) {
+            Some(j) => {
+                out.push_str(&j);
+                out.extend(std::iter::repeat_n(' ', expr.len() - j.len()));
+            }
+            None => out.push_str(expr),
+        }
+        rest = &from[close..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// For the template check only: interpolations in a value's place (`name: ${var.name}`,
 /// `"${x}"`) are placeholders, so they are masked; ones that stand where structure goes (a line
 /// of their own, `${indent(4, yamlencode(x))}`) are left for the check to find.

@@ -362,7 +362,10 @@ fn read_file(
         .filter_map(|s| heredoc::heredoc_body(&text, s))
     {
         let blanked = heredoc::blank_outside(&text, range);
-        let blanked: Arc<str> = Arc::from(heredoc::mask_quoting_interpolations(&blanked));
+        let blanked: Arc<str> = Arc::from(heredoc::encoded_values(
+            &heredoc::mask_quoting_interpolations(&blanked),
+            &mut ev,
+        ));
         if let Some(t) = compat::structural_template_markers(&heredoc::mask_values(&blanked)) {
             template.get_or_insert(t);
             continue;
@@ -502,6 +505,27 @@ resource "helm_release" "karpenter" {
         let p = f.pos(kind.span().start());
         assert_eq!((p.line, p.col), (3, 11));
         assert_eq!(&*f.text, text);
+    }
+
+    #[test]
+    fn a_known_value_jsonencoded_in_a_heredoc_is_read_as_its_json() {
+        let text = "variable \"instance_types\" {\n  default = [\"g6e.2xlarge\", \"g6e.4xlarge\"]\n}\nresource \"kubectl_manifest\" \"p\" {\n  yaml_body = <<-YAML\n    kind: NodePool\n    spec:\n      requirements:\n        - key: node.kubernetes.io/instance-type\n          operator: In\n          values: ${jsonencode(var.instance_types)}\n  YAML\n}\n";
+        let f = read("x.tf".into(), text.into()).unwrap();
+        let values = f.docs[0]
+            .root()
+            .at(&["spec", "requirements"])
+            .and_then(|r| r.items().next())
+            .and_then(|r| r.get("values"))
+            .unwrap();
+        let got: Vec<&str> = values.items().filter_map(|v| v.as_str()).collect();
+        assert_eq!(got, ["g6e.2xlarge", "g6e.4xlarge"]);
+        let p = f.pos(values.span().start());
+        assert_eq!((p.line, p.col), (11, 19));
+        // Unknown to anything but Terraform: the heredoc is a template.
+        let unknown = text.replace("var.instance_types", "module.x.types");
+        let f = read("x.tf".into(), unknown).unwrap();
+        assert!(f.docs.is_empty());
+        assert_eq!(f.skipped.unwrap().reason, "Terraform template");
     }
 
     #[test]

@@ -294,10 +294,9 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
             return Some((i, end, "envsubst template"));
         } else if c == b'%' && matches!(prev, b' ' | b'\t') && is_printf_value(line, i) {
             return Some((i, i + 2, "printf template"));
-        } else if quoted
-            && c == b'{'
+        } else if c == b'{'
             && matches!(prev, b' ' | b'\t')
-            && let Some(end) = format_field(line, i, find.close_brace.from(line, i + 1))
+            && let Some(end) = format_field(line, i, find.close_brace.from(line, i + 1), quoted)
         {
             return Some((i, end, "format template"));
         }
@@ -306,17 +305,28 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
     None
 }
 
-/// The end of a Python/shell format field standing in a value (`image: {username}/serve:1`):
-/// `{name}` glued to more text, which no YAML flow mapping is. Only for a file that fails to
-/// parse.
-fn format_field(line: &str, at: usize, close: Option<usize>) -> Option<usize> {
+/// The end of a Python/shell format field standing in a value. In a file that fails to parse:
+/// `{name}` glued to more text (`image: {username}/serve:1`), which no YAML flow mapping is. In
+/// any file: `{name}` as a whole value (`name: {name}`, `- {paths}`), which YAML reads as a
+/// mapping of one key to nothing, a shape no manifest writes for a value.
+fn format_field(line: &str, at: usize, close: Option<usize>, quoted: bool) -> Option<usize> {
     let rest = &line[at + 1..];
     let close = close?.checked_sub(at + 1)?;
     let name = &rest[..close];
-    let after = rest[close + 1..].chars().next()?;
-    let is_name = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let is_name = name
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let before = line[..at].trim_end();
+    let tail = &rest[close + 1..];
+    let whole = tail.trim().is_empty() || tail.starts_with(" #");
+    if is_name && whole && (before.ends_with(':') || before.ends_with('-')) {
+        return Some(at + close + 2);
+    }
+    let after = tail.chars().next()?;
     let glued = !matches!(after, ' ' | '\t' | ',' | ']' | '}' | '#');
-    (is_name && glued && line[..at].trim_end().ends_with(':')).then_some(at + close + 2)
+    (quoted && is_name && glued && before.ends_with(':')).then_some(at + close + 2)
 }
 
 /// Whether `${…}` holds a Terraform expression (a function call, a conditional, a reference

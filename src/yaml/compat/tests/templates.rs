@@ -155,3 +155,18 @@ fn envsubst_names_in_flow_lists_are_templates_only_where_parsing_fails() {
     assert!(template_markers("image: ${IMAGE}\n").is_none());
     assert!(structural_template_markers(src).is_none());
 }
+
+#[test]
+fn python_format_fields_as_whole_values_are_templates_even_where_parsing_succeeds() {
+    // `name: {name}` parses as a mapping of `name` to null: a Python `str.format` template.
+    let src = "apiVersion: kubeflow.org/v1beta1\nkind: Notebook\nmetadata:\n  name: {name}\n  namespace: \"{namespace}\"\nspec:\n  paths:\n    - {paths}  # filled in\n";
+    let h = structural_template_markers(src).unwrap();
+    assert_eq!(h.kind, "format template");
+    assert_eq!(h.marker, "{name}");
+    assert_eq!(h.span.start_pos(src).line, 4);
+    assert!(structural_template_markers("spec:\n  - {paths} # x\n").is_some());
+    // Flow mappings a manifest writes stay YAML.
+    assert!(structural_template_markers("labels: {app: web}\nselector: {}\n").is_none());
+    assert!(structural_template_markers("data: {a, b}\n").is_none());
+    assert!(structural_template_markers("msg: see {name} here\n").is_none());
+}
