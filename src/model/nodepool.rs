@@ -215,6 +215,12 @@ impl<'a> NodePool<'a> {
                 Some("karpenter.k8s.aws" | "karpenter.sagemaker.amazonaws.com" | AUTO_MODE_GROUP)
             )
     }
+    /// Whether the API server of its cluster runs the ExtendedResourceToleration admission
+    /// plugin, which tolerates a `NoSchedule` taint keyed by an extended resource the pod
+    /// requests: EKS always does, and so does AKS (a pool of `karpenter.azure.com` node classes).
+    pub fn admission_tolerates_resources(&self) -> bool {
+        self.on_eks() || self.class_group() == Some("karpenter.azure.com")
+    }
     /// Whether its instance types are AWS's, so the AWS catalog judges them: its node class is
     /// AWS's, or it names none (a v1alpha5 Provisioner, a pool without `nodeClassRef`). Azure's
     /// and other providers' pools launch instances the catalog does not hold.

@@ -355,17 +355,32 @@ fn nodepool_fields(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
             );
         }
         if let Some((key, _)) = disruption.entry("expireAfter") {
-            out.push(
-                cx.on(
-                    obj,
-                    key,
-                    format!(
-                        "`spec.disruption.expireAfter` was removed in `karpenter.sh/v1`{}: nodes fall back to the default 720h expiry",
-                        pruned(obj)
-                    ),
-                )
-                .help("move it to `spec.template.spec.expireAfter` (changing it drifts existing nodes)"),
-            );
+            // Written in its v1 place too: the old copy is only left over.
+            let v1 = spec.at(&["template", "spec", "expireAfter"]);
+            let d = match v1 {
+                Some(n) => cx
+                    .on(
+                        obj,
+                        key,
+                        format!(
+                            "`spec.disruption.expireAfter` was removed in `karpenter.sh/v1`{}; `spec.template.spec.expireAfter` already sets the expiry",
+                            pruned(obj)
+                        ),
+                    )
+                    .related(obj.loc(n), "the expiry v1 reads")
+                    .help("delete `spec.disruption.expireAfter`"),
+                None => cx
+                    .on(
+                        obj,
+                        key,
+                        format!(
+                            "`spec.disruption.expireAfter` was removed in `karpenter.sh/v1`{}: nodes fall back to the default 720h expiry",
+                            pruned(obj)
+                        ),
+                    )
+                    .help("move it to `spec.template.spec.expireAfter` (changing it drifts existing nodes)"),
+            };
+            out.push(d);
         }
     }
     let tspec = spec.at(&["template", "spec"]);

@@ -170,7 +170,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 let left: Vec<&Taint> = pool
                     .taints
                     .iter()
-                    .filter(|t| t.is_hard() && !covered(t, eks || pool.on_eks()))
+                    .filter(|t| {
+                        t.is_hard() && !covered(t, eks || pool.admission_tolerates_resources())
+                    })
                     .collect();
                 (p, left)
             })

@@ -15,7 +15,8 @@ declare_rule! {
     /// (`cluster: {eks: true}`, or a pool whose node class is AWS's: an `EC2NodeClass`, SageMaker
     /// HyperPod's or EKS Auto Mode's, as Karpenter's AWS provider runs on EKS) a `NoSchedule` taint
     /// whose key is an extended resource the pod requests is tolerated by the
-    /// ExtendedResourceToleration admission plugin, which EKS always runs: no finding (`gpuops
+    /// ExtendedResourceToleration admission plugin, which EKS always runs (and AKS: a pool of
+    /// `karpenter.azure.com` node classes): no finding (`gpuops
     /// why` says the plugin tolerates it). A pod whose GPU comes from a
     /// DRA ResourceClaim (`gpu.nvidia.com`) requests no extended resource, so that plugin gives it
     /// no toleration. A toleration whose key is a near miss of the taint's (`nvidia/gpu` for
@@ -37,7 +38,7 @@ declare_rule! {
     /// spec:
     ///   template:
     ///     spec:
-    ///       nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: gpu}  # not EKS
+    ///       nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: gpu}  # not EKS or AKS
     ///       taints:
     ///         - {key: nvidia.com/gpu, value: "true", effect: NoSchedule}
     /// ---
@@ -359,14 +360,21 @@ spec:
 
     #[test]
     fn without_eks_it_is_an_error() {
-        // A pool whose node class is not AWS's: nothing says the cluster is EKS.
+        // A pool whose node class is neither AWS's nor Azure's: nothing says the cluster runs
+        // the admission plugin.
         let text = FILES.replace(
             "nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}",
-            "nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: gpu}",
+            "nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: gpu}",
         );
         let d = run(&text, false);
         assert_eq!(d.len(), 1, "{d:#?}");
         assert_eq!(d[0].severity, Severity::Error);
+        // AKS runs the plugin too.
+        let aks = FILES.replace(
+            "nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}",
+            "nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: gpu}",
+        );
+        assert!(run(&aks, false).is_empty());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 use super::Ctx;
 use crate::diag::{Diagnostic, Loc};
-use crate::yaml::ProblemKind;
+use crate::yaml::{ProblemKind, Span};
 
 declare_rule! {
     /// ## What it does
@@ -62,7 +62,20 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         };
         let manifest =
             is_manifest(&f.path, &f.text) && (selected || !crate::source::named_invalid(&f.path));
-        for p in f.problems.iter().filter(|p| match p.kind {
+        let (joined, folded) = missing_separators(f);
+        if manifest {
+            for (span, keys) in &joined {
+                out.push(
+                    cx.at(Loc { file: fid, span: *span }, format!(
+                        "a second object starts here with no `---` above it: YAML reads both as one mapping with duplicate keys ({}), so kubectl applies only the last values and the object above is lost, and kustomize refuses the file",
+                        crate::diag::backticked(keys, ", ")
+                    ))
+                    .help("add a line `---` above this one")
+                    .with_severity(crate::diag::Severity::Warning),
+                );
+            }
+        }
+        for (pi, p) in f.problems.iter().enumerate().filter(|(_, p)| match p.kind {
             ProblemKind::Build
             | ProblemKind::MissingInput
             | ProblemKind::Sync
@@ -72,6 +85,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             ProblemKind::Syntax => manifest,
             ProblemKind::Content => manifest || p.first.is_none(),
         }) {
+            if manifest && folded.contains(&pi) {
+                continue;
+            }
             let mut d = cx.at(
                 Loc {
                     file: fid,
@@ -104,6 +120,58 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             out.push(d);
         }
     }
+}
+
+/// Duplicate keys of a document's top level that a missing `---` makes: a document with a
+/// second top-level `apiVersion` holds an object written onto the one above, and the top-level
+/// duplicates after that line (`metadata`, `spec`; an identical `apiVersion` or `kind` is no
+/// problem of its own) are one mistake. Returns, per such line (its span), the duplicated keys,
+/// and the problems folded into it.
+fn missing_separators(
+    f: &crate::source::SourceFile,
+) -> (Vec<(Span, Vec<String>)>, std::collections::HashSet<usize>) {
+    let mut starts: Vec<Span> = Vec::new();
+    let mut seen_in_doc = false;
+    let mut offset = 0usize;
+    for line in f.text.split_inclusive('\n') {
+        if line.starts_with("---") {
+            seen_in_doc = false;
+        } else if line.starts_with("apiVersion:") {
+            if seen_in_doc {
+                starts.push(Span::new(offset, offset + "apiVersion".len()));
+            }
+            seen_in_doc = true;
+        }
+        offset += line.len();
+    }
+    let mut groups: Vec<(Span, Vec<String>)> = Vec::new();
+    let mut folded = std::collections::HashSet::new();
+    for (i, p) in f.problems.iter().enumerate() {
+        if p.first.is_none() {
+            continue;
+        }
+        let (start, end) = (p.span.start(), p.span.end());
+        let top = start == 0 || f.text.as_bytes().get(start - 1) == Some(&b'\n');
+        // The joined object this key belongs to: the last `apiVersion` line above it, with no
+        // separator in between.
+        let Some(lead) = starts.iter().rev().find(|s| s.start() <= start).copied() else {
+            continue;
+        };
+        if !top
+            || f.text
+                .get(lead.start()..start)
+                .is_some_and(|t| t.contains("\n---"))
+        {
+            continue;
+        }
+        folded.insert(i);
+        let key = f.text.get(start..end).unwrap_or("").to_string();
+        match groups.iter_mut().find(|(s, _)| *s == lead) {
+            Some((_, keys)) => keys.push(key),
+            None => groups.push((lead, vec![key])),
+        }
+    }
+    (groups, folded)
 }
 
 #[cfg(test)]

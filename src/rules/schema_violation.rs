@@ -45,7 +45,9 @@ declare_rule! {
     /// fields are not asked for, and neither are the required fields of an object in a file
     /// named as a kustomize patch (`patch-nodeclass.yaml`, `gpu_patch.yaml`, `patches/…`), which
     /// merges into a base that has them. A file whose name says it is broken on purpose
-    /// (`invalid.yaml`) is not judged unless the rule is selected with `--rule`.
+    /// (`invalid.yaml`) is not judged unless the rule is selected with `--rule`. An object under
+    /// a `testdata` directory (a program's test input, Go's convention) is reported as a warning:
+    /// it is read by tests, not applied.
     ///
     /// ## Why is this bad?
     /// A GitOps sync that the API server rejects leaves the NodePool, queue or Job out of the
@@ -212,12 +214,19 @@ fn webhook<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
 }
 
 fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut Vec<Diagnostic>) {
+    if found.is_empty() {
+        return;
+    }
+    let path = cx.ix.files.get(obj.file).map_or("", |f| f.path.as_str());
     // A kustomize patch merges into a base that has the required fields.
-    let patch = cx
-        .ix
-        .files
-        .get(obj.file)
-        .is_some_and(|f| crate::source::named_patch(&f.path));
+    let patch = crate::source::named_patch(path);
+    // A `testdata` directory holds a program's test inputs (Go's convention), read by its tests
+    // rather than applied: what the API server would reject there is worth a warning, not an
+    // error.
+    let input = !cx.ix.settings.selected(RULE.name)
+        && std::path::Path::new(path)
+            .components()
+            .any(|c| matches!(c.as_os_str().to_str(), Some("testdata" | "test-data")));
     for v in found.drain(..) {
         if patch && (v.message.contains(" is required") || v.message.contains(" are required")) {
             continue;
@@ -225,6 +234,9 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
         let mut d = cx.on(obj, v.node, v.message);
         if let Some(h) = v.help {
             d = d.help(h);
+        }
+        if input {
+            d = d.with_severity(crate::diag::Severity::Warning);
         }
         out.push(d);
     }

@@ -41,7 +41,7 @@ pub struct Verdict<'a> {
     pub labels: Vec<LabelIssue>,
     /// Hard taints no toleration matches.
     pub untolerated: Vec<Taint<'a>>,
-    /// Hard taints tolerated only by EKS's ExtendedResourceToleration admission plugin.
+    /// Hard taints tolerated only by the ExtendedResourceToleration admission plugin (EKS, AKS).
     pub eks_only: Vec<Taint<'a>>,
 }
 
@@ -67,7 +67,7 @@ pub fn taints<'a>(pod: &PodConstraints<'_>, pool: &NodePool<'a>, eks: bool) -> V
     // of AWS's node classes is on EKS too: such a taint is tolerated there, and the finding says
     // only that the manifest relies on the plugin.
     let certain_eks = pool.eks_node_group;
-    let eks = eks || pool.on_eks();
+    let eks = eks || pool.admission_tolerates_resources();
     for taint in pool.taints.iter().filter(|t| t.is_hard()) {
         if pod.tolerations.iter().any(|t| t.tolerates(taint)) {
             continue;

@@ -282,9 +282,11 @@ fn wanted(p: &Path) -> bool {
         || super::pages::is_page(p)
 }
 
-/// A template named for the YAML it renders (`kueue.yaml.tftpl`, `pool.yml.j2`): a tool other
-/// than gpuops fills it in (Terraform's `templatefile()`, Jinja, `envsubst`, a script), so what
-/// it defines exists once rendered, while the template itself is not what is applied.
+/// A template named for the YAML it renders (`kueue.yaml.tftpl`, `pool.yml.j2`), or a YAML file
+/// named a template (`template.yaml`, `notebook_template.yaml`, `pg.template.yaml`): a tool
+/// other than gpuops fills it in (Terraform's `templatefile()`, Jinja, `envsubst`, `sed`, a
+/// program), so what it defines exists once rendered, while the template itself is not what is
+/// applied.
 pub fn is_yaml_template(p: &Path) -> bool {
     let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
         return false;
@@ -292,10 +294,18 @@ pub fn is_yaml_template(p: &Path) -> bool {
     let Some((stem, ext)) = name.rsplit_once('.') else {
         return false;
     };
-    matches!(
+    let named = |s: &str| {
+        let s = s.to_ascii_lowercase();
+        s == "template"
+            || [".template", "-template", "_template", ".tmpl", ".tpl"]
+                .iter()
+                .any(|t| s.ends_with(t))
+    };
+    (matches!(
         ext,
         "tftpl" | "tpl" | "tmpl" | "gotmpl" | "j2" | "jinja" | "jinja2" | "template"
-    ) && is_yaml(Path::new(stem))
+    ) && is_yaml(Path::new(stem)))
+        || (is_yaml(p) && named(stem))
 }
 
 fn is_yaml(p: &Path) -> bool {

@@ -447,7 +447,10 @@ fn pool_row(ix: &Index, s: &Seen, gpus: u64, tolerations: &str) -> PoolRow {
         String::new()
     } else {
         let ts: Vec<String> = s.verdict.eks_only.iter().map(|t| t.display()).collect();
-        format!(" (EKS-only: {})", ts.join(", "))
+        format!(
+            " (tolerated by the ExtendedResourceToleration admission plugin: {})",
+            ts.join(", ")
+        )
     };
     if s.verdict.untolerated.is_empty() {
         checks.push(Check {

@@ -397,6 +397,32 @@ fn a_base_entry_that_names_a_plain_directory_is_the_one_finding_of_its_overlays(
 }
 
 #[test]
+fn a_kustomization_of_a_template_resource_is_skipped_not_failed() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    // `deploy.sh` fills `{{PVC_SIZE}}` in with sed before it applies the files.
+    write(
+        d.path(),
+        "deploy/pvc.yaml",
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: cache\nspec:\n  resources:\n    requests:\n      storage: {{PVC_SIZE}}\n",
+    );
+    write(
+        d.path(),
+        "deploy/kustomization.yaml",
+        "resources:\n  - pvc.yaml\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let v = json(&out);
+    assert_eq!(findings(&v), vec![], "{out}{err}");
+    let reason = v["skipped"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason
+            .starts_with("Kustomization with a template resource (`pvc.yaml` holds `{{PVC_SIZE}}`"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_kustomization_outside_the_load_restrictor_is_reported_only_where_deployed() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();

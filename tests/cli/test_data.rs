@@ -427,3 +427,29 @@ fn an_object_whose_name_is_still_to_be_filled_in_may_be_the_one_named() {
         "{out}{err}"
     );
 }
+
+#[test]
+fn what_a_testdata_input_would_have_rejected_is_a_warning() {
+    let d = tempfile::tempdir().unwrap();
+    let queue = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  namespaceSelector: {}\n  fairSharing:\n    enable: true\n";
+    // A Go test's input, read by the program under test, not applied; and the same object
+    // applied from the repository.
+    write(d.path(), "pkg/k8s/testdata/input/queue.yaml", queue);
+    write(d.path(), "deploy/queue.yaml", queue);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let v = crate::sources::json(&out);
+    let severities: Vec<(&str, &str)> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["path"].as_str().unwrap(), d["severity"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        severities,
+        [
+            ("deploy/queue.yaml", "error"),
+            ("pkg/k8s/testdata/input/queue.yaml", "warning")
+        ],
+        "{out}{err}"
+    );
+}

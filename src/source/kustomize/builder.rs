@@ -64,6 +64,34 @@ pub(super) fn oversized(k: &Kustomization) -> Option<&Ref> {
     })
 }
 
+/// A resource of the kustomization that is a template another tool fills in first
+/// (`storage: {{CACHE_PVC_SIZE}}` that a script's `sed` replaces): kustomize cannot build it as
+/// written. The entry, with the template's first marker.
+pub(super) fn template_resource(k: &Kustomization) -> Option<(&Ref, String)> {
+    k.refs
+        .iter()
+        .filter(|r| r.field == "resources")
+        .find_map(|r| {
+            let Target::File(f) = &r.target else {
+                return None;
+            };
+            if !std::fs::metadata(f).is_ok_and(|m| m.len() <= MAX_FILE_BYTES) {
+                return None;
+            }
+            let text = std::fs::read_to_string(f).ok()?;
+            // Most files hold no marker at all: ruled out before any parse.
+            if !text.contains('{') && !text.contains('%') {
+                return None;
+            }
+            let parsed = crate::yaml::compat::parse(&text, crate::yaml::Budget::default());
+            let hint = match crate::yaml::compat::syntax_error(&parsed) {
+                Some(_) => crate::yaml::compat::template_markers(&text),
+                None => crate::yaml::compat::structural_template_markers(&text),
+            }?;
+            Some((r, hint.marker))
+        })
+}
+
 /// The one file an outcome for a kustomization that cannot be read comes to: a failure on
 /// `top` itself.
 fn unreadable(top: &Path, app: For) -> Added {
@@ -122,6 +150,17 @@ impl Builder for Kustomize {
                             .into(),
                     marker: "helmCharts".into(),
                     span: if in_top { span } else { first_key(&k.file) },
+                    by_hand,
+                });
+            }
+            if let Some((r, marker)) = template_resource(c) {
+                return Outcome::Skipped(Skip {
+                    reason: format!(
+                        "Kustomization with a template resource (`{}` holds `{marker}`, filled in before it is built)",
+                        r.raw
+                    ),
+                    marker: r.raw.clone(),
+                    span: if in_top { r.span } else { first_key(&k.file) },
                     by_hand,
                 });
             }
@@ -445,6 +484,7 @@ impl Sources {
             && chain.iter().all(|c| {
                 c.helm_charts.is_none()
                     && oversized(c).is_none()
+                    && template_resource(c).is_none()
                     && c.root().is_some_and(|r| r.get("buildMetadata").is_none())
                     && c.refs.iter().all(|r| {
                         // What kustomize will refuse fails the build: it fails alone.

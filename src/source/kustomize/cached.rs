@@ -7,7 +7,10 @@
 //! stored origins are relative to the built kustomization's directory: kustomize's output does
 //! not depend on where the checkout is.
 
-use super::{Built, Kustomize, Origin, Unit, builder::oversized};
+use super::{
+    Built, Kustomize, Origin, Unit,
+    builder::{oversized, template_resource},
+};
 use crate::cache::codec::{Reader, Writer};
 use crate::source::Sources;
 use crate::source::cached::{Cached, Inputs};
@@ -25,6 +28,7 @@ impl Cached for Kustomize {
         let skipped = chain.iter().any(|c| {
             c.helm_charts.is_some()
                 || oversized(c).is_some()
+                || template_resource(c).is_some()
                 || c.refs.iter().any(|r| r.target == Target::Remote)
         });
         if skipped {

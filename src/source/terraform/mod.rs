@@ -194,9 +194,13 @@ fn module(
 /// The file's body, parsed as Terraform reads it. The parser refuses an object constructor that
 /// names a key twice, which Terraform accepts (the later value wins, for compatibility; only
 /// `for` expressions insist on unique keys): such a key is renamed in place, to a name of the
-/// same length nothing refers to, and the text parsed again. Offsets stay those of the file.
+/// same length nothing refers to, and the text parsed again. Offsets stay those of the file. A
+/// leading byte order mark, which Terraform skips, is read as blanks of its length.
 fn parse(text: &str) -> Result<Body, hcl_edit::parser::Error> {
-    let mut text = std::borrow::Cow::Borrowed(text);
+    let mut text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => std::borrow::Cow::Owned(format!("   {rest}")),
+        None => std::borrow::Cow::Borrowed(text),
+    };
     for round in 0..64u32 {
         let e = match hcl_edit::parser::parse_body(&text) {
             Ok(b) => return Ok(b),
@@ -495,6 +499,14 @@ resource "helm_release" "karpenter" {
 }
 "#;
         assert_eq!(kinds(text), ["ClusterQueue", "ResourceFlavor"]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_as_terraform_does() {
+        let text = "\u{feff}resource \"kubectl_manifest\" \"p\" {\n  yaml_body = <<-YAML\n    kind: NodePool\n  YAML\n}\n";
+        let f = read("x.tf".into(), text.into()).unwrap();
+        assert!(f.problems.is_empty(), "{:?}", f.problems);
+        assert_eq!(kinds(text), ["NodePool"]);
     }
 
     #[test]
