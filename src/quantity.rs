@@ -101,12 +101,16 @@ pub fn is_placeholder(s: &str) -> bool {
     if inner("<", ">") || inner("__", "__") || s.starts_with("PLACEHOLDER") {
         return true;
     }
-    // Conventional substitution names: no real quantity, label value or name is spelled so.
-    s.len() >= 2
-        && s.contains('_')
-        && s.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
-        && s.bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    // Conventional substitution names: no real quantity, label value or name is spelled so,
+    // whole or as one part of a host or path (`juice-shop.REPLACE_ME`).
+    let named = |s: &str| {
+        s.len() >= 2
+            && s.contains('_')
+            && s.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+            && s.bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    };
+    named(s) || (s.contains('_') && s.split(['.', '/', ':', '@']).any(named))
 }
 
 #[cfg(test)]
@@ -152,6 +156,9 @@ mod tests {
             "($victim.name)",
             "GPU_COUNT_2",
             "_X",
+            // One part of a host or path.
+            "juice-shop.REPLACE_ME",
+            "registry/MY_ORG/app",
         ] {
             assert!(is_placeholder(p), "{p}");
         }
@@ -176,6 +183,8 @@ mod tests {
             "$",
             "{a}",
             "a$b",
+            "api.example_site.com",
+            "s3://bucket/ckpt_1",
         ] {
             assert!(!is_placeholder(v), "{v}");
         }

@@ -44,6 +44,8 @@ struct Product {
     /// The controller image's repository, as a kustomize `images:` entry names it beside its
     /// `newTag`.
     image: &'static str,
+    /// The shell variable its install guides pin the release with (`KARPENTER_VERSION=1.0.6`).
+    variable: &'static str,
 }
 
 const KUEUE: Product = Product {
@@ -57,6 +59,7 @@ const KUEUE: Product = Product {
     chart: "kueue",
     repo: "github.com/kubernetes-sigs/kueue",
     image: "kueue/kueue",
+    variable: "KUEUE_VERSION",
 };
 
 const KARPENTER: Product = Product {
@@ -72,6 +75,7 @@ const KARPENTER: Product = Product {
     chart: "karpenter",
     repo: "github.com/aws/karpenter",
     image: "karpenter/controller",
+    variable: "KARPENTER_VERSION",
 };
 
 /// Every Kueue install among the index's files: a release manifest
@@ -121,12 +125,24 @@ fn installs<'a>(
     unnamed: impl Fn(&str) -> bool,
 ) -> Vec<Install<'a>> {
     let mut out = Vec::new();
+    // The release the product's variable is pinned to anywhere (`env.sh`), for a `helm` line of
+    // another file that uses it: one release, or none known.
+    let mut pins: Vec<(u32, u32)> = ix
+        .files
+        .iter()
+        .flat_map(|f| pinned_versions(&f.text, product.variable))
+        .collect();
+    pins.dedup();
+    let pinned = match pins.as_slice() {
+        [one] => Some((product.variable, *one)),
+        _ => None,
+    };
     // Every file of the repository, not only the cluster's: an install script belongs to no
     // cluster's files, and its directory says which objects it installs for.
     for f in ix.files {
         let text: &str = &f.text;
         // A page kept only for the objects it shows installs nothing.
-        if !text.contains(product.needle)
+        if !(text.contains(product.needle) || text.contains(product.variable))
             || (crate::source::pages::is_page(std::path::Path::new(&f.path))
                 && !crate::source::pages::installs_release(text))
         {
@@ -149,8 +165,10 @@ fn installs<'a>(
                 .chain(remote_base_versions(text, product.repo))
                 .chain(image_tag_versions(text, product.image))
                 .chain(chart_manifest_versions(&f.path, text, product.chart))
+                .chain(pinned_versions(text, product.variable))
+                .chain(eksctl_versions(text, product.chart))
                 .map(Some)
-                .chain(helm_cli_versions(text, product.chart))
+                .chain(helm_cli_versions(text, product.chart, pinned))
                 .map(|version| Install { scope, version }),
         );
         if unnamed(text) {
@@ -254,6 +272,44 @@ fn chart_manifest_versions(path: &str, text: &str, chart: &str) -> Vec<(u32, u32
     out
 }
 
+/// The releases a file pins with the product's variable (`export KARPENTER_VERSION="0.37.0"`,
+/// an env file's `KUEUE_VERSION=v0.8.1`): an install guide's scripts read it, whichever file
+/// runs the install.
+fn pinned_versions(text: &str, variable: &str) -> Vec<(u32, u32)> {
+    if !text.contains(variable) {
+        return Vec::new();
+    }
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let l = l.strip_prefix("export ").unwrap_or(l).trim_start();
+            let value = l.strip_prefix(variable)?.strip_prefix('=')?;
+            release_at(text, value.trim())
+        })
+        .collect()
+}
+
+/// The Karpenter release an eksctl `ClusterConfig` installs (`karpenter: {version: v0.36.2}`).
+fn eksctl_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
+    if chart != "karpenter" || !text.contains("kind: ClusterConfig") {
+        return Vec::new();
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if l.trim_end() != "karpenter:" {
+            continue;
+        }
+        let indent = l.len() - l.trim_start().len();
+        let version = lines[i + 1..]
+            .iter()
+            .take_while(|n| n.trim().is_empty() || n.len() - n.trim_start().len() > indent)
+            .find_map(|n| n.trim_start().strip_prefix("version:"));
+        out.extend(version.and_then(|v| release_at(text, v.trim())));
+    }
+    out
+}
+
 /// The versions of kustomize remote bases of the `repo` a file names
 /// (`https://github.com/kubernetes-sigs/kueue/config/default?ref=v0.10.2`).
 fn remote_base_versions(text: &str, repo: &str) -> Vec<(u32, u32)> {
@@ -333,7 +389,11 @@ fn openshift_ai_kueue(text: &str) -> bool {
 /// The versions `helm install|upgrade … <chart> … --version X` command lines install (`X` may
 /// be a shell variable the file assigns; `None`: one set elsewhere, a release gpuops cannot
 /// name).
-fn helm_cli_versions(text: &str, chart: &str) -> Vec<Option<(u32, u32)>> {
+fn helm_cli_versions(
+    text: &str,
+    chart: &str,
+    pinned: Option<(&str, (u32, u32))>,
+) -> Vec<Option<(u32, u32)>> {
     if !text.contains("helm ") || !text.contains("--version") {
         return Vec::new();
     }
@@ -347,7 +407,8 @@ fn helm_cli_versions(text: &str, chart: &str) -> Vec<Option<(u32, u32)>> {
             let rest = rest.trim_start_matches(['=', ' ']);
             match release_at(text, rest) {
                 Some(v) => Some(Some(v)),
-                None => variable(rest.trim_start_matches(['"', '\''])).map(|_| None),
+                None => variable(rest.trim_start_matches(['"', '\'']))
+                    .map(|name| pinned.and_then(|(var, v)| (var == name).then_some(v))),
             }
         })
         .collect()
@@ -396,21 +457,24 @@ mod tests {
         assert_eq!(
             helm_cli_versions(
                 "helm install kueue oci://registry.k8s.io/kueue/charts/kueue --version 0.11.6 -n kueue-system\n",
-                "kueue"
+                "kueue",
+                None
             ),
             vec![Some((0, 11))]
         );
         assert_eq!(
             helm_cli_versions(
                 "helm upgrade --install kueue kueue/kueue --version=v0.16.1\n",
-                "kueue"
+                "kueue",
+                None
             ),
             vec![Some((0, 16))]
         );
         assert!(
             helm_cli_versions(
                 "helm install gpu-operator nvidia/gpu-operator --version 25.3.0\n",
-                "kueue"
+                "kueue",
+                None
             )
             .is_empty()
         );
@@ -485,20 +549,33 @@ mod tests {
         assert_eq!(chart_versions(addons, "karpenter"), vec![(0, 37)]);
         // The getting-started guide's command line, through a variable set without a `v`.
         let sh = "export KARPENTER_VERSION=\"1.0.1\"\nhelm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter --version \"${KARPENTER_VERSION}\" --namespace kube-system\n";
-        assert_eq!(helm_cli_versions(sh, "karpenter"), vec![Some((1, 0))]);
+        assert_eq!(helm_cli_versions(sh, "karpenter", None), vec![Some((1, 0))]);
         // A command over several lines.
         assert_eq!(
             helm_cli_versions(
                 "helm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter \\\n    --version \"1.6.2\" \\\n    --wait\n",
-                "karpenter"
+                "karpenter",
+                None
             ),
             vec![Some((1, 6))]
         );
         // A variable set in another file: a release gpuops cannot name.
         assert_eq!(
-            helm_cli_versions(&sh.replace("1.0.1", "$1"), "karpenter"),
+            helm_cli_versions(&sh.replace("1.0.1", "$1"), "karpenter", None),
             vec![None]
         );
+        // Set in another file of the repository (`env.sh`), and nowhere else to another release.
+        let other = "helm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter --version \"${KARPENTER_VERSION}\"\n";
+        assert_eq!(
+            helm_cli_versions(other, "karpenter", Some(("KARPENTER_VERSION", (0, 36)))),
+            vec![Some((0, 36))]
+        );
+        assert_eq!(
+            super::pinned_versions("export KARPENTER_VERSION=\"0.36.2\"\n", "KARPENTER_VERSION"),
+            vec![(0, 36)]
+        );
+        let eksctl = "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nkarpenter:\n  version: 'v0.36.2' # exact\n  createServiceAccount: true\n";
+        assert_eq!(super::eksctl_versions(eksctl, "karpenter"), vec![(0, 36)]);
         // The chart's label on rendered objects.
         assert_eq!(release_at("", "0.16.3\n"), Some((0, 16)));
         assert_eq!(release_at("", "crds-0.1.0\n"), None);

@@ -539,7 +539,7 @@ fn installed_karpenter_serves(cx: &Ctx, obj: &Object) -> bool {
 /// Whether the Kueue installs that speak for `obj` (see [`crate::index::Index::kueue_installs`])
 /// are all releases older than v0.15, the first to serve `v1beta2`, or of a version the files do
 /// not name (and there is one): then `v1beta2` may well be rejected.
-fn installs_kueue_before_v1beta2(cx: &Ctx, obj: &Object) -> bool {
+pub(super) fn installs_kueue_before_v1beta2(cx: &Ctx, obj: &Object) -> bool {
     let Some(path) = cx.ix.files.get(obj.file).map(|f| f.path.as_str()) else {
         return false;
     };

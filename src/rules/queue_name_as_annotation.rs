@@ -12,7 +12,9 @@ declare_rule! {
     /// and Deployments, StatefulSets and LeaderWorkerSets (whose pod-group integrations read the
     /// template) are left alone, and so is an autoscaling RayCluster (`enableInTreeAutoscaling`),
     /// which Kueue's RayCluster integration refuses to queue: labelled pods are then queued one by
-    /// one by its plain-Pod integration.
+    /// one by its plain-Pod integration. Where the files beside the object install a Kueue older
+    /// than v0.15 (or a vendor's build), the annotation on the object's own metadata still queues
+    /// it, as a deprecated alias of the label: a warning, not an error.
     ///
     /// ## Why is this bad?
     /// Kueue finds a workload's LocalQueue only through the label on the workload object itself;
@@ -114,6 +116,21 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     ),
                 )
                 .help("remove the annotation; the label already selects the queue")
+                .with_severity(Severity::Warning)
+            } else if nested.is_none()
+                && super::deprecated_api::installs_kueue_before_v1beta2(cx, obj)
+            {
+                // The Kueue the files install (before v0.15, or a vendor's build) still reads the
+                // object's own annotation as a deprecated alias of the label.
+                cx.on(
+                    obj,
+                    key,
+                    format!(
+                        "`{shown}` is an annotation on {place}: the Kueue installed beside it still reads it, but it is a deprecated alias that v0.15 removed, so upgrading Kueue leaves the {} unqueued",
+                        obj.kind
+                    ),
+                )
+                .help(format!("make it a label: move it to {home}"))
                 .with_severity(Severity::Warning)
             } else {
                 cx.on(

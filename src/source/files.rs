@@ -194,7 +194,14 @@ impl SourceFile {
         // one that parses (`replicas: {{.Replicas}}` reads as a mapping) holds no object that is
         // applied as written.
         let template = match compat::syntax_error(&parsed) {
-            Some(_) => compat::template_markers(&text),
+            Some(_) => compat::template_markers(&text).or_else(|| {
+                // Shell notes saved as YAML: a heredoc command the reader runs by hand.
+                super::pages::shell_heredoc(&text).map(|r| compat::TemplateHint {
+                    kind: "shell commands",
+                    marker: crate::text::shorten(&text[r.clone()], 60).to_string(),
+                    span: Span::new(r.start, r.end),
+                })
+            }),
             // An ApplicationSet is applied as written: its `{{ … }}` (`path: $values/{{ .path }}`)
             // are Argo CD's own, filled in by its controller, unless Helm's are there too.
             None if parsed.docs.iter().any(|d| is_applicationset(d.root()))
@@ -626,6 +633,27 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
     Ok(Some(from_bytes(path, bytes)))
 }
 
+/// The text of UTF-16 bytes that start with a byte order mark; `None` for anything else or
+/// anything that does not decode.
+fn utf16(bytes: &[u8]) -> Option<String> {
+    let little = match bytes {
+        [0xFF, 0xFE, ..] => true,
+        [0xFE, 0xFF, ..] => false,
+        _ => return None,
+    };
+    let units: Vec<u16> = bytes[2..]
+        .chunks_exact(2)
+        .map(|c| {
+            if little {
+                u16::from_le_bytes([c[0], c[1]])
+            } else {
+                u16::from_be_bytes([c[0], c[1]])
+            }
+        })
+        .collect();
+    String::from_utf16(&units).ok()
+}
+
 /// Whether a file is the output of a kustomization build or a chart render (named
 /// `<source> (kustomize build…)` or `<source> (helm template…)` where the builds are added).
 pub fn is_build_output(path: &str) -> bool {
@@ -634,6 +662,11 @@ pub fn is_build_output(path: &str) -> bool {
 
 /// Turns raw bytes into a parsed file; binary or non-UTF-8 content is a located problem.
 pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
+    // UTF-16 with its byte order mark, which YAML allows (an editor's "Unicode" save): read as
+    // the text it is; positions are then those of that text.
+    if let Some(text) = utf16(&bytes) {
+        return SourceFile::from_text(path, text);
+    }
     if bytes.contains(&0) {
         return SourceFile::unreadable(path, "binary content (NUL byte); not linted".into());
     }

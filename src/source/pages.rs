@@ -7,11 +7,12 @@
 use crate::yaml::{self, Budget, Node};
 use std::path::Path;
 
-/// A shell script, Makefile or Markdown page.
+/// A shell script, Makefile, Markdown page or environment file (`env`, `.env`, `x.env`).
 pub fn is_page(p: &Path) -> bool {
     p.extension()
-        .is_some_and(|e| e == "sh" || e == "bash" || e == "md")
-        || p.file_name().is_some_and(|n| n == "Makefile")
+        .is_some_and(|e| e == "sh" || e == "bash" || e == "md" || e == "env")
+        || p.file_name()
+            .is_some_and(|n| n == "Makefile" || n == "env" || n == ".env" || n == ".envrc")
 }
 
 /// A Helm chart's `Chart.yaml`: the chart itself is rendered or skipped as a whole, but its name
@@ -48,6 +49,8 @@ pub fn installs_release(text: &str) -> bool {
         || text.contains("karpenter/controller:")
         || text.contains("raw.githubusercontent.com/aws/karpenter")
         || helm("karpenter")
+        || text.contains("KARPENTER_VERSION=")
+        || text.contains("KUEUE_VERSION=")
 }
 
 /// Whether the text sets its Kueue objects on OpenShift AI 2 (its documentation's address, or
@@ -143,6 +146,27 @@ fn blocks(text: &str) -> Vec<String> {
     out
 }
 
+/// Where a file's first shell heredoc command stands (`cat <<EOF | envsubst | kubectl apply -f
+/// -`): a `.yaml` file that does not parse and holds one is shell notes, run by hand, not a
+/// manifest.
+pub fn shell_heredoc(text: &str) -> Option<std::ops::Range<usize>> {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let l = line.trim_end();
+        // A command before the `<<`, not a YAML key (`key: a << B`).
+        let before = l.split_once("<<").map_or("", |(b, _)| b.trim());
+        let shell = before.starts_with(|c: char| c.is_ascii_alphabetic())
+            && !before.contains(": ")
+            && !before.ends_with(':');
+        if shell && !l.trim_start().starts_with('#') && heredoc_word(l).is_some() {
+            let start = at + (l.len() - l.trim_start().len());
+            return Some(start..at + l.len());
+        }
+        at += line.len();
+    }
+    None
+}
+
 /// The delimiter of a heredoc a line opens (`cat <<EOF | kubectl apply -f -`, `<<-'YAML'`).
 fn heredoc_word(line: &str) -> Option<&str> {
     let (_, rest) = line.split_once("<<")?;
@@ -212,6 +236,17 @@ mod tests {
         assert!(shown(guide).is_empty());
         let applied = format!("{guide}\nThen `oc apply -f class.yaml`.\n");
         assert_eq!(shown(&applied), [("EC2NodeClass".into(), "gpu".into())]);
+    }
+
+    #[test]
+    fn shell_notes_are_found_by_their_heredoc_command() {
+        let notes =
+            "# create the pool\ncat <<EOF | envsubst | kubectl apply -f -\napiVersion: v1\nEOF\n";
+        assert_eq!(shell_heredoc(notes), Some(18..59));
+        assert!(
+            shell_heredoc("eksctl create cluster -f - <<EOF\nkind: ClusterConfig\nEOF\n").is_some()
+        );
+        assert!(shell_heredoc("apiVersion: v1\nkind: ConfigMap\ndata:\n  x: a <<EOF\n").is_none());
     }
 
     #[test]

@@ -370,7 +370,10 @@ fn load_one(path: &Path) -> Option<Kustomization> {
         Some(root) => (
             refs_of(&dir, root),
             root.str_at(&["kind"]) == Some("Component"),
-            root.entry("helmCharts").map(|(k, _)| k.span()),
+            // `helmChartInflationGenerator` is the older spelling of the same thing.
+            root.entry("helmCharts")
+                .or_else(|| root.entry("helmChartInflationGenerator"))
+                .map(|(k, _)| k.span()),
         ),
         None => (Vec::new(), false, None),
     };

@@ -397,6 +397,35 @@ fn a_base_entry_that_names_a_plain_directory_is_the_one_finding_of_its_overlays(
 }
 
 #[test]
+fn kustomizations_that_inflate_charts_are_skipped_in_either_spelling() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "etcd/build/kustomization.yaml",
+        "helmChartInflationGenerator:\n- chartName: etcd\n  chartRepoUrl: https://charts.bitnami.com/bitnami\n  chartVersion: 6.2.9\n",
+    );
+    write(
+        d.path(),
+        "minio/build/kustomization.yaml",
+        "helmCharts:\n- name: minio\n  repo: https://charts.min.io\n  version: 5.0.0\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let v = json(&out);
+    assert_eq!(findings(&v), vec![], "{out}{err}");
+    let markers: Vec<&str> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["marker"].as_str())
+        .collect();
+    assert_eq!(
+        markers,
+        ["helmChartInflationGenerator", "helmCharts"],
+        "{out}"
+    );
+}
+
+#[test]
 fn a_kustomization_of_a_template_resource_is_skipped_not_failed() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();

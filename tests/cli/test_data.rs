@@ -453,3 +453,20 @@ fn what_a_testdata_input_would_have_rejected_is_a_warning() {
         "{out}{err}"
     );
 }
+
+#[test]
+fn a_utf16_file_with_its_byte_order_mark_is_read_as_text() {
+    let d = tempfile::tempdir().unwrap();
+    let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  namespaceSelector: {}\n  fairSharing:\n    enable: true\n";
+    let mut bytes = vec![0xFF, 0xFE];
+    bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    std::fs::write(d.path().join("queue.yaml"), bytes).unwrap();
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    // Not "binary content": the object is read, and its unknown field found at its line.
+    assert_eq!(
+        findings(&out),
+        vec![("schema-violation".to_string(), "queue.yaml".to_string())],
+        "{out}{err}"
+    );
+    assert_eq!(crate::sources::json(&out)["diagnostics"][0]["line"], 8);
+}

@@ -148,7 +148,7 @@ impl Builder for Kustomize {
                     reason:
                         "Kustomization with helmCharts (needs --enable-helm, which fetches charts)"
                             .into(),
-                    marker: "helmCharts".into(),
+                    marker: c.file.text.get(span.range()).unwrap_or("helmCharts").into(),
                     span: if in_top { span } else { first_key(&k.file) },
                     by_hand,
                 });
