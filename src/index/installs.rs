@@ -125,18 +125,18 @@ fn installs<'a>(
     unnamed: impl Fn(&str) -> bool,
 ) -> Vec<Install<'a>> {
     let mut out = Vec::new();
-    // The release the product's variable is pinned to anywhere (`env.sh`), for a `helm` line of
-    // another file that uses it: one release, or none known.
-    let mut pins: Vec<(u32, u32)> = ix
-        .files
-        .iter()
-        .flat_map(|f| pinned_versions(&f.text, product.variable))
-        .collect();
-    pins.dedup();
-    let pinned = match pins.as_slice() {
-        [one] => Some((product.variable, *one)),
-        _ => None,
-    };
+    // The releases the product's variable is pinned to, per directory (`env.sh` beside
+    // `install.sh`), for a `helm` line of another file there that uses it.
+    let dir = |path: &'a str| path.rsplit_once('/').map_or("", |(d, _)| d);
+    let mut pins: std::collections::HashMap<&str, Vec<(u32, u32)>> = Default::default();
+    for f in ix.files {
+        for v in pinned_versions(&f.text, product.variable) {
+            let e = pins.entry(dir(&f.path)).or_default();
+            if !e.contains(&v) {
+                e.push(v);
+            }
+        }
+    }
     // Every file of the repository, not only the cluster's: an install script belongs to no
     // cluster's files, and its directory says which objects it installs for.
     for f in ix.files {
@@ -149,6 +149,11 @@ fn installs<'a>(
             continue;
         }
         let scope = f.path.rsplitn(3, '/').nth(2).unwrap_or("");
+        // One release pinned beside the file, or none known.
+        let pinned = match pins.get(dir(&f.path)).map(Vec::as_slice) {
+            Some([one]) => Some((product.variable, *one)),
+            _ => None,
+        };
         for marker in product.markers {
             for (i, m) in text.match_indices(marker) {
                 if let Some(version) = release_at(text, &text[i + m.len()..]) {

@@ -20,7 +20,8 @@ declare_rule! {
     ///   release, and none newer, in a file whose parent directory's parent holds the object;
     ///   scripts and Markdown count, also through a shell variable): there v1beta1 is the only
     ///   version served, and v1beta2 would be rejected. Nor where the Kueue operator is installed
-    ///   through an OLM Subscription, whose channel names no upstream release.
+    ///   through an OLM Subscription, whose channel names no upstream release. One finding per
+    ///   file: the file's other v1beta1 objects are marked on it.
     /// - On a NodePool: `consolidationPolicy: WhenUnderutilized`, `spec.disruption.expireAfter`,
     ///   `spec.template.spec.kubelet` and `nodeClassRef.apiVersion`, all removed in `karpenter.sh/v1`.
     ///   On a NodePool already of `v1`, a `nodeClassRef` with `apiVersion` and no `group` is an
@@ -84,6 +85,9 @@ const OLD_ANNOTATIONS: [&str; 2] = [
 ];
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    // Per file, the finding its first deprecated Kueue v1beta1 object got: one choice of version
+    // for the file, the other objects marked on it.
+    let mut per_file: std::collections::HashMap<usize, usize> = Default::default();
     for (oi, obj) in cx.objects() {
         if let Some(d) = kind_never_served(cx, obj) {
             out.push(d);
@@ -130,7 +134,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         }
         // On an object of a version Karpenter no longer serves, the fields v1 changed are the
         // steps of one migration: the apiVersion's finding points at each, not a finding each.
-        if !api_version(cx, obj, &fields, out) {
+        if !api_version(cx, obj, &fields, &mut per_file, out) {
             out.append(&mut fields);
         }
         old_annotations(cx, oi, obj, out);
@@ -205,7 +209,13 @@ fn old_version(obj: &Object) -> bool {
 
 /// Reports a removed or deprecated API version; whether it reported a removed Karpenter one (with
 /// the changed `fields` as the steps of its migration).
-fn api_version(cx: &Ctx, obj: &Object, fields: &[Diagnostic], out: &mut Vec<Diagnostic>) -> bool {
+fn api_version(
+    cx: &Ctx,
+    obj: &Object,
+    fields: &[Diagnostic],
+    per_file: &mut std::collections::HashMap<usize, usize>,
+    out: &mut Vec<Diagnostic>,
+) -> bool {
     let Some(node) = obj.root.get("apiVersion") else {
         return false;
     };
@@ -329,6 +339,29 @@ fn api_version(cx: &Ctx, obj: &Object, fields: &[Diagnostic], out: &mut Vec<Diag
             } else {
                 format!(" and {}", notes.join(", "))
             };
+            // The same deprecated version again in one file: marked on the file's first finding.
+            if obj.version == "v1beta1"
+                && let Some(&first) = per_file.get(&obj.file)
+                && let Some(d) = out.get_mut(first)
+            {
+                let what = match obj.name {
+                    Some(n) => format!("{kind} `{n}`"),
+                    None => kind.to_string(),
+                };
+                let notes = if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", notes.join(", "))
+                };
+                d.related.push(crate::diag::Related {
+                    loc: obj.loc(node),
+                    message: format!("also `{av}`: {what}{notes}"),
+                });
+                return false;
+            }
+            if obj.version == "v1beta1" {
+                per_file.insert(obj.file, out.len());
+            }
             out.push(
                 cx.on(obj, node, message)
                     .help(format!("use `apiVersion: kueue.x-k8s.io/v1beta2`{extra}")),
@@ -351,7 +384,13 @@ fn nodepool_fields(cx: &Ctx, obj: &Object, out: &mut Vec<Diagnostic>) {
                     policy,
                     "`consolidationPolicy: WhenUnderutilized` was removed in `karpenter.sh/v1`: the v1 schema rejects the NodePool",
                 )
-                .help("use `WhenEmptyOrUnderutilized` (with `consolidateAfter: 0s` for the old behaviour)"),
+                .help("use `WhenEmptyOrUnderutilized` (with `consolidateAfter: 0s` for the old behaviour)")
+                // On a v1 object the API server's enum refuses it: certain.
+                .with_severity(if obj.version == "v1" {
+                    crate::diag::Severity::Error
+                } else {
+                    crate::diag::Severity::Warning
+                }),
             );
         }
         if let Some((key, _)) = disruption.entry("expireAfter") {

@@ -7,10 +7,11 @@
 use crate::yaml::{self, Budget, Node};
 use std::path::Path;
 
-/// A shell script, Makefile, Markdown page or environment file (`env`, `.env`, `x.env`).
+/// A shell script, Makefile, Markdown page or environment file (`env`, `.env`, `x.env`,
+/// `karpenter.conf`).
 pub fn is_page(p: &Path) -> bool {
     p.extension()
-        .is_some_and(|e| e == "sh" || e == "bash" || e == "md" || e == "env")
+        .is_some_and(|e| e == "sh" || e == "bash" || e == "md" || e == "env" || e == "conf")
         || p.file_name()
             .is_some_and(|n| n == "Makefile" || n == "env" || n == ".env" || n == ".envrc")
 }
@@ -155,7 +156,9 @@ pub fn shell_heredoc(text: &str) -> Option<std::ops::Range<usize>> {
         let l = line.trim_end();
         // A command before the `<<`, not a YAML key (`key: a << B`).
         let before = l.split_once("<<").map_or("", |(b, _)| b.trim());
-        let shell = before.starts_with(|c: char| c.is_ascii_alphabetic())
+        // At the top level: an indented one is inside a YAML block scalar (a Job's script).
+        let shell = l.starts_with(|c: char| c.is_ascii_alphabetic())
+            && before.starts_with(|c: char| c.is_ascii_alphabetic())
             && !before.contains(": ")
             && !before.ends_with(':');
         if shell && !l.trim_start().starts_with('#') && heredoc_word(l).is_some() {
@@ -247,6 +250,10 @@ mod tests {
             shell_heredoc("eksctl create cluster -f - <<EOF\nkind: ClusterConfig\nEOF\n").is_some()
         );
         assert!(shell_heredoc("apiVersion: v1\nkind: ConfigMap\ndata:\n  x: a <<EOF\n").is_none());
+        // A heredoc inside a Job's script block is the Job's.
+        assert!(
+            shell_heredoc("spec:\n  args:\n    - |\n      psql <<EOF\nGRANT x;\nEOF\n").is_none()
+        );
     }
 
     #[test]
