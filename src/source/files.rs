@@ -633,27 +633,6 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
     Ok(Some(from_bytes(path, bytes)))
 }
 
-/// The text of UTF-16 bytes that start with a byte order mark; `None` for anything else or
-/// anything that does not decode.
-fn utf16(bytes: &[u8]) -> Option<String> {
-    let little = match bytes {
-        [0xFF, 0xFE, ..] => true,
-        [0xFE, 0xFF, ..] => false,
-        _ => return None,
-    };
-    let units: Vec<u16> = bytes[2..]
-        .chunks_exact(2)
-        .map(|c| {
-            if little {
-                u16::from_le_bytes([c[0], c[1]])
-            } else {
-                u16::from_be_bytes([c[0], c[1]])
-            }
-        })
-        .collect();
-    String::from_utf16(&units).ok()
-}
-
 /// Whether a file is the output of a kustomization build or a chart render (named
 /// `<source> (kustomize build…)` or `<source> (helm template…)` where the builds are added).
 pub fn is_build_output(path: &str) -> bool {
@@ -664,7 +643,7 @@ pub fn is_build_output(path: &str) -> bool {
 pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
     // UTF-16 with its byte order mark, which YAML allows (an editor's "Unicode" save): read as
     // the text it is; positions are then those of that text.
-    if let Some(text) = utf16(&bytes) {
+    if let Some(text) = crate::text::utf16(&bytes) {
         return SourceFile::from_text(path, text);
     }
     if bytes.contains(&0) {

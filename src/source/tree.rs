@@ -127,6 +127,9 @@ pub struct Kustomization {
     pub refs: Vec<Ref>,
     /// Uses `helmCharts` (needs `--enable-helm`, which gpuops never sets), with the node.
     pub helm_charts: Option<Span>,
+    /// Its resource that is a template filled in before the build, found once: the ref's index
+    /// and the template's marker (see `kustomize::builder::template_resource`).
+    pub template: std::sync::OnceLock<Option<(usize, String)>>,
 }
 
 impl Kustomization {
@@ -384,6 +387,7 @@ fn load_one(path: &Path) -> Option<Kustomization> {
         component,
         refs,
         helm_charts,
+        template: Default::default(),
     })
 }
 

@@ -20,6 +20,27 @@ pub fn shorten(s: &str, max: usize) -> Cow<'_, str> {
     }
 }
 
+/// The text of UTF-16 bytes that start with a byte order mark; `None` for anything else or
+/// anything that does not decode.
+pub fn utf16(bytes: &[u8]) -> Option<String> {
+    let little = match bytes {
+        [0xFF, 0xFE, ..] => true,
+        [0xFE, 0xFF, ..] => false,
+        _ => return None,
+    };
+    let units: Vec<u16> = bytes[2..]
+        .chunks_exact(2)
+        .map(|c| {
+            if little {
+                u16::from_le_bytes([c[0], c[1]])
+            } else {
+                u16::from_be_bytes([c[0], c[1]])
+            }
+        })
+        .collect();
+    String::from_utf16(&units).ok()
+}
+
 mod typo;
 pub use typo::{Near, NearNames, close_enough, closest, edit_distance, edit_distance_within};
 

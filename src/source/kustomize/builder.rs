@@ -68,10 +68,20 @@ pub(super) fn oversized(k: &Kustomization) -> Option<&Ref> {
 /// (`storage: {{CACHE_PVC_SIZE}}` that a script's `sed` replaces): kustomize cannot build it as
 /// written. The entry, with the template's first marker.
 pub(super) fn template_resource(k: &Kustomization) -> Option<(&Ref, String)> {
+    // Asked once per build, cache key and batch of every overlay over the same base: read once.
+    let (i, marker) = k
+        .template
+        .get_or_init(|| find_template_resource(k))
+        .as_ref()?;
+    Some((k.refs.get(*i)?, marker.clone()))
+}
+
+fn find_template_resource(k: &Kustomization) -> Option<(usize, String)> {
     k.refs
         .iter()
-        .filter(|r| r.field == "resources")
-        .find_map(|r| {
+        .enumerate()
+        .filter(|(_, r)| r.field == "resources")
+        .find_map(|(i, r)| {
             let Target::File(f) = &r.target else {
                 return None;
             };
@@ -88,7 +98,7 @@ pub(super) fn template_resource(k: &Kustomization) -> Option<(&Ref, String)> {
                 Some(_) => crate::yaml::compat::template_markers(&text),
                 None => crate::yaml::compat::structural_template_markers(&text),
             }?;
-            Some((r, hint.marker))
+            Some((i, hint.marker))
         })
 }
 
