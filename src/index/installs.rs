@@ -30,6 +30,24 @@ impl Install<'_> {
     }
 }
 
+impl Index<'_> {
+    /// Whether the Kueue installs that speak for the objects of file `file` (see
+    /// [`Index::kueue_installs`]) are all releases older than v0.15, the first to serve
+    /// `v1beta2`, or of a version the files do not name (and there is one): there `v1beta1` is
+    /// what the cluster serves, and the queue-name annotation is still read.
+    pub fn kueue_before_v1beta2(&self, file: usize) -> bool {
+        let Some(path) = self.files.get(file).map(|f| f.path.as_str()) else {
+            return false;
+        };
+        let mut near = self
+            .kueue_installs()
+            .iter()
+            .filter(|i| i.covers(path))
+            .peekable();
+        near.peek().is_some() && near.all(|i| i.version.is_none_or(|v| v < (0, 15)))
+    }
+}
+
 /// How the files name one controller's release.
 struct Product {
     /// A file that does not hold this names no release of it.

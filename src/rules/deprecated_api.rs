@@ -320,7 +320,7 @@ fn api_version(
             if kind == "Cohort" && spec.and_then(|s| s.get("parent")).is_some() {
                 notes.push("rename `spec.parent` to `spec.parentName`");
             }
-            if obj.version == "v1beta1" && installs_kueue_before_v1beta2(cx, obj) {
+            if obj.version == "v1beta1" && cx.ix.kueue_before_v1beta2(obj.file) {
                 return false;
             }
             let message = match (obj.version, kind) {
@@ -573,20 +573,4 @@ fn installed_karpenter_serves(cx: &Ctx, obj: &Object) -> bool {
         .filter(|i| i.covers(path))
         .peekable();
     near.peek().is_some() && near.all(|i| i.version.is_some_and(serves))
-}
-
-/// Whether the Kueue installs that speak for `obj` (see [`crate::index::Index::kueue_installs`])
-/// are all releases older than v0.15, the first to serve `v1beta2`, or of a version the files do
-/// not name (and there is one): then `v1beta2` may well be rejected.
-pub(super) fn installs_kueue_before_v1beta2(cx: &Ctx, obj: &Object) -> bool {
-    let Some(path) = cx.ix.files.get(obj.file).map(|f| f.path.as_str()) else {
-        return false;
-    };
-    let mut near = cx.ix.kueue_installs().iter().filter(|i| i.covers(path));
-    let Some(first) = near.next() else {
-        return false;
-    };
-    std::iter::once(first)
-        .chain(near)
-        .all(|i| i.version.is_none_or(|v| v < (0, 15)))
 }

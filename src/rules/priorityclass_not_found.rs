@@ -47,7 +47,7 @@ declare_rule! {
     chunked: true,
 }
 
-const WPC_LABEL: &str = "kueue.x-k8s.io/priority-class";
+pub(crate) const WPC_LABEL: &str = "kueue.x-k8s.io/priority-class";
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for (_, t) in cx.templates() {

@@ -117,9 +117,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 )
                 .help("remove the annotation; the label already selects the queue")
                 .with_severity(Severity::Warning)
-            } else if nested.is_none()
-                && super::deprecated_api::installs_kueue_before_v1beta2(cx, obj)
-            {
+            } else if nested.is_none() && cx.ix.kueue_before_v1beta2(obj.file) {
                 // The Kueue the files install (before v0.15, or a vendor's build) still reads the
                 // object's own annotation as a deprecated alias of the label.
                 cx.on(

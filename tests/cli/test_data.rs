@@ -470,3 +470,39 @@ fn a_utf16_file_with_its_byte_order_mark_is_read_as_text() {
     );
     assert_eq!(crate::sources::json(&out)["diagnostics"][0]["line"], 8);
 }
+
+#[test]
+fn files_named_as_templates_and_shell_notes_are_not_judged_as_manifests() {
+    let d = tempfile::tempdir().unwrap();
+    // A `sed` template: its placeholder field is replaced before anything is applied.
+    let queue = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  namespaceSelector: {}\n  fairSharing:\n    enable: true\n";
+    write(d.path(), "queues/template.yaml", queue);
+    // Shell notes saved as YAML: the heredoc is run by hand.
+    write(
+        d.path(),
+        "notes/nodepool.yml",
+        "cat <<EOF | envsubst | kubectl apply -f -\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: gpu\nEOF\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
+    let v = crate::sources::json(&out);
+    let shell: Vec<&str> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["reason"] == "shell commands")
+        .filter_map(|s| s["path"].as_str())
+        .collect();
+    assert_eq!(shell, ["notes/nodepool.yml"], "{out}");
+    // The same object, in a file not named a template, is judged.
+    write(d.path(), "queues/queue.yaml", queue);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        findings(&out),
+        vec![(
+            "schema-violation".to_string(),
+            "queues/queue.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
+}

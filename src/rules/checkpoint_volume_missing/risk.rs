@@ -4,6 +4,7 @@
 use crate::diag::{Diagnostic, Loc, Severity};
 use crate::model::PodTemplate;
 use crate::rules::Ctx;
+use crate::rules::priorityclass_not_found::WPC_LABEL;
 use crate::rules::training_consolidation_underutilized::{Policy, protected};
 use crate::sched::{GpuCapability, PodConstraints, Req};
 
@@ -155,12 +156,7 @@ pub(super) fn risk_of(cx: &Ctx, ti: usize, preempting: Option<usize>) -> Risk {
 /// The priority Kueue gives a template's workload: its WorkloadPriorityClass, else its pods'
 /// PriorityClass, else 0. `None`: a class not in view.
 pub(super) fn priority_of(cx: &Ctx, ti: usize) -> Option<i64> {
-    let value = |kind: &str, name: &str| -> Option<i64> {
-        cx.ix
-            .named(kind, name)
-            .into_iter()
-            .find_map(|o| o.root.get("value")?.as_str()?.parse().ok())
-    };
+    let value = |kind: &str, name: &str| cx.ix.named(kind, name).into_iter().find_map(class_value);
     let t = &cx.ix.templates[ti];
     match cx.ix.owner(t).label(WPC_LABEL) {
         Some((_, n)) => value("WorkloadPriorityClass", n.as_str()?),
@@ -185,12 +181,7 @@ pub(super) fn priority_ceilings(cx: &Ctx) -> std::collections::HashMap<usize, Op
     let classes = ["WorkloadPriorityClass", "PriorityClass"]
         .iter()
         .flat_map(|kind| cx.ix.of_kind(kind))
-        .map(|o| {
-            o.root
-                .get("value")
-                .and_then(|v| v.as_str())
-                .and_then(|v| v.parse::<i64>().ok())
-        })
+        .map(class_value)
         .try_fold(0i64, |m, v| Some(m.max(v?)));
     for (ti, q) in cx.ix.queues.iter().enumerate() {
         let Some(ci) = q.and_then(|q| q.cluster_queue) else {
@@ -206,7 +197,10 @@ pub(super) fn priority_ceilings(cx: &Ctx) -> std::collections::HashMap<usize, Op
     out
 }
 
-const WPC_LABEL: &str = "kueue.x-k8s.io/priority-class";
+/// A PriorityClass's or WorkloadPriorityClass's `value`.
+fn class_value(o: &crate::model::Object) -> Option<i64> {
+    o.root.get("value")?.as_str()?.parse().ok()
+}
 
 /// Karpenter's own disruption of the pools the pod may land on: consolidation of underutilized
 /// nodes (unless the pods carry `karpenter.sh/do-not-disrupt: "true"`), else expiry, which that
