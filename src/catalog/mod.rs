@@ -211,7 +211,7 @@ pub fn is_accelerator_category(category: &str) -> bool {
 pub fn is_gpu_resource(name: &str) -> bool {
     name == "nvidia.com/gpu"
         || name.starts_with("nvidia.com/mig-")
-        || name.starts_with("nvidia.com/gpu")
+        || (name.starts_with("nvidia.com/gpu") && !is_share_attribute(name))
         || name == "amd.com/gpu"
         || name.starts_with("aws.amazon.com/neuron")
         || name == "habana.ai/gaudi"
@@ -219,9 +219,30 @@ pub fn is_gpu_resource(name: &str) -> bool {
         || name.starts_with("gpu.intel.com/")
 }
 
+/// HAMi's per-GPU attributes: how much memory (MiB, or a percentage) and compute of each GPU a
+/// container gets, not how many GPUs (`nvidia.com/gpu` says that). `gpumem: 64k` is 64,000 MiB.
+fn is_share_attribute(name: &str) -> bool {
+    matches!(
+        name,
+        "nvidia.com/gpumem" | "nvidia.com/gpumem-percentage" | "nvidia.com/gpucores"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hami_attributes_are_no_gpus() {
+        assert!(is_gpu_resource("nvidia.com/gpu") && is_gpu_resource("nvidia.com/gpu.shared"));
+        for a in [
+            "nvidia.com/gpumem",
+            "nvidia.com/gpumem-percentage",
+            "nvidia.com/gpucores",
+        ] {
+            assert!(!is_gpu_resource(a), "{a}");
+        }
+    }
 
     #[test]
     fn catalog_rows_and_derived_labels() {

@@ -112,6 +112,22 @@ pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<Install<'a>> {
         })
     });
     let mut out: Vec<Install<'a>> = on_openshift_ai.collect();
+    // An OLM Subscription installs the operator for the whole cluster, and a repository that
+    // holds one is that cluster's configuration: it speaks for every object, wherever it lies.
+    out.extend(
+        ix.files
+            .iter()
+            .filter(|f| {
+                !crate::source::pages::is_page(std::path::Path::new(&f.path))
+                    && f.text.contains("kueue-operator")
+                    && f.text.lines().any(|l| l.trim_end() == "kind: Subscription")
+            })
+            .map(|_| Install {
+                scope: "",
+                version: None,
+            })
+            .take(1),
+    );
     out.extend(installs(ix, &KUEUE, |text| {
         // The Kueue operator through OLM (OpenShift's build of Kueue): its channels are the
         // vendor's releases, not upstream ones. The same operator's `Kueue` object
@@ -160,7 +176,10 @@ fn installs<'a>(
     for f in ix.files {
         let text: &str = &f.text;
         // A page kept only for the objects it shows installs nothing.
-        if !(text.contains(product.needle) || text.contains(product.variable))
+        let named = text.contains(product.needle)
+            || text.contains(product.variable)
+            || (product.needle == "kueue" && f.path.ends_with(".md") && text.contains("Kueue"));
+        if !named
             || (crate::source::pages::is_page(std::path::Path::new(&f.path))
                 && !crate::source::pages::installs_release(text))
         {
@@ -190,6 +209,7 @@ fn installs<'a>(
                 .chain(chart_manifest_versions(&f.path, text, product.chart))
                 .chain(pinned_versions(text, product.variable))
                 .chain(eksctl_versions(text, product.chart))
+                .chain(prose_versions(&f.path, text, product))
                 .map(Some)
                 .chain(helm_cli_versions(text, product.chart, pinned))
                 .map(|version| Install { scope, version }),
@@ -310,6 +330,14 @@ fn pinned_versions(text: &str, variable: &str) -> Vec<(u32, u32)> {
             release_at(text, value.trim())
         })
         .collect()
+}
+
+/// The Kueue release a README's prose says the repository uses ("Kueue v0.6.2").
+fn prose_versions(path: &str, text: &str, product: &Product) -> Vec<(u32, u32)> {
+    if product.needle != "kueue" || !path.ends_with(".md") {
+        return Vec::new();
+    }
+    crate::source::pages::prose_versions(text, product.needle)
 }
 
 /// The Karpenter release an eksctl `ClusterConfig` installs (`karpenter: {version: v0.36.2}`).

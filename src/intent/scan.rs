@@ -25,6 +25,10 @@ pub(super) struct Scan<'a> {
     /// An argument training takes among others (`--output_dir`, `--checkpoint*`, `--save_*`).
     pub(super) weak_arg: Option<Cue<'a>>,
     pub(super) inference: Option<Cue<'a>>,
+    /// A script named for generating, sampling or evaluating with a trained model.
+    pub(super) generate: Option<Cue<'a>>,
+    /// Whether a script or module run is named for training (or its inline body trains).
+    pub(super) trains_script: bool,
     pub(super) smoke: Option<Cue<'a>>,
     pub(super) idle: Option<Cue<'a>>,
     /// A program or script nothing is known about: real work of unknown purpose.
@@ -43,6 +47,7 @@ enum Sort {
     TrainArg,
     WeakArg,
     Inference,
+    Generate,
     Smoke,
     Idle,
     Unknown,
@@ -58,6 +63,7 @@ impl<'a> Scan<'a> {
             Sort::TrainArg => &mut self.train_arg,
             Sort::WeakArg => &mut self.weak_arg,
             Sort::Inference => &mut self.inference,
+            Sort::Generate => &mut self.generate,
             Sort::Smoke => &mut self.smoke,
             Sort::Idle => &mut self.idle,
             Sort::Unknown => &mut self.unknown,
@@ -74,6 +80,7 @@ impl<'a> Scan<'a> {
             && self.train_arg.is_none()
             && self.launcher.is_none()
             && self.inference.is_none()
+            && self.generate.is_none()
     }
 
     /// The decision the commands make on their own, if any; `who` is the sentence's subject.
@@ -106,6 +113,22 @@ impl<'a> Scan<'a> {
             };
             return Some((IntentKind::SmokeTest, reason, f));
         }
+        // A launcher that spreads a script named for inference, generation or evaluation over the
+        // GPUs runs a trained model (`torchrun generate.py --ckpt_dir …` reads its checkpoint).
+        if let Some(l) = self.launcher
+            && self.train_arg.is_none()
+            && !self.trains_script
+            && let Some(s) = self.generate.or(self.inference)
+        {
+            return Some((
+                IntentKind::Other,
+                format!(
+                    "{who} runs `{}` with `{}` (inference, generation or evaluation spread over GPUs, not training)",
+                    l.shown, s.shown
+                ),
+                s,
+            ));
+        }
         let arg = self.train_arg.or(self.weak_arg);
         if let Some(l) = self.launcher {
             let reason = match arg {
@@ -127,6 +150,16 @@ impl<'a> Scan<'a> {
                 IntentKind::Inference,
                 format!("{} (a model server)", runs(&c)),
                 c,
+            ));
+        }
+        if let Some(g) = self.generate {
+            return Some((
+                IntentKind::Other,
+                format!(
+                    "{} (generation, sampling or evaluation with a trained model)",
+                    runs(&g)
+                ),
+                g,
             ));
         }
         if let Some(s) = self.smoke
@@ -392,6 +425,7 @@ fn word<'a>(scan: &mut Scan<'a>, w: &'a str, node: Node<'a>, seg: &mut Seg<'a>, 
             Some(false) => Sort::Unknown,
             None => script_signal(base).unwrap_or(Sort::Unknown),
         };
+        scan.trains_script |= matches!(sort, Sort::Launcher);
         scan.note(sort, base, node);
         if seg.at_program {
             seg.program = Some(base);
@@ -554,6 +588,12 @@ fn script_signal(name: &str) -> Option<Sort> {
         .any(|s| contains_ci(name, s))
     {
         Some(Sort::Inference)
+    } else if ["generate", "sample", "_eval", "-eval", ".eval"]
+        .iter()
+        .any(|s| contains_ci(name, s))
+        || starts_ci(name, "eval")
+    {
+        Some(Sort::Generate)
     } else {
         None
     }
@@ -587,6 +627,7 @@ fn module<'a>(scan: &mut Scan<'a>, m: &'a str, node: Node<'a>) {
     } else {
         script_signal(m).unwrap_or(Sort::Unknown)
     };
+    scan.trains_script |= matches!(sort, Sort::Launcher) && is_training_word(m);
     scan.note(sort, m, node);
 }
 

@@ -65,6 +65,45 @@ fn torchrun_with_epochs_is_training() {
 }
 
 #[test]
+fn a_launcher_spreading_inference_or_generation_does_not_train() {
+    // The checkpoint directory is what generation reads its weights from.
+    let (k, ev, _) = of(&job(
+        "run",
+        "image: ghcr.io/x/app:1\ncommand: [torchrun]\nargs: [--nproc_per_node=8, generate.py, --ckpt_dir, /data/model, --save_file, /out/a.mp4]",
+    ));
+    assert_eq!(k, IntentKind::Other, "{ev}");
+    assert!(ev.contains("`torchrun` with `generate.py`"), "{ev}");
+    for script in ["infer.py", "evaluate.py", "lm_eval.py", "sample_video.py"] {
+        let (k, ev, _) = of(&job(
+            "run",
+            &format!(
+                "image: ghcr.io/x/app:1\ncommand: [torchrun, --nproc_per_node=8, {script}, --checkpoint, /ckpt]"
+            ),
+        ));
+        assert_eq!(k, IntentKind::Other, "{script}: {ev}");
+    }
+    // Without a launcher the name alone says so too: a checkpoint argument makes no training run.
+    let (k, ev, _) = of(&job(
+        "run",
+        "image: ghcr.io/x/app:1\ncommand: [python, generate.py, --ckpt_dir, /data/model]",
+    ));
+    assert_eq!(k, IntentKind::Other, "{ev}");
+    // Training arguments or a training script still train; so does a script no name explains.
+    for cmd in [
+        "[torchrun, generate.py, --max_steps, '10']",
+        "[torchrun, train.py, --eval_steps, '10']",
+        "[torchrun, main.py, --ckpt_dir, /ckpt]",
+        "[deepspeed, retrieval.py, --save_dir, /ckpt]",
+    ] {
+        let (k, ev, _) = of(&job(
+            "run",
+            &format!("image: ghcr.io/x/app:1\ncommand: {cmd}"),
+        ));
+        assert_eq!(k, IntentKind::Training, "{cmd}: {ev}");
+    }
+}
+
+#[test]
 fn a_script_written_inline_is_judged_by_its_body_not_its_name() {
     let script = |body: &str| {
         let body: String = body.lines().map(|l| format!("    {l}\n")).collect();

@@ -205,7 +205,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     )
                     .object(Some(owner.obj_ref()))
                     .help(format!(
-                        "make them agree ({gpus}), or let torchrun count with `--nproc_per_node=gpu`"
+                        "make them agree: ask for {} GPU{} or start {gpus} processes (with torchrun, `--nproc_per_node=gpu` starts one per GPU the container has)",
+                        claim.n,
+                        if claim.n == 1 { "" } else { "s" }
                     ));
                 for same in wrong[i + 1..].iter().filter(|later| later.n == claim.n) {
                     d = d.related(same.loc, format!("{} also starts {}", same.what, same.n));

@@ -180,6 +180,19 @@ const HELM_VALUES: &[&str] = &[
     ".Files.",
 ];
 
+/// The first line of a MIME message (`MIME-Version: 1.0`, `Content-Type: multipart/mixed; …`),
+/// when the file starts with one.
+fn mime_header(text: &str) -> Option<std::ops::Range<usize>> {
+    let start = text.len() - text.trim_start().len();
+    let line = text[start..].lines().next()?;
+    let is = |p: &str| {
+        line.get(..p.len())
+            .is_some_and(|h| h.eq_ignore_ascii_case(p))
+    };
+    (is("MIME-Version:") || is("Content-Type: multipart/"))
+        .then(|| start..start + line.trim_end().len())
+}
+
 fn is_applicationset(root: crate::yaml::Node<'_>) -> bool {
     root.str_at(&["apiVersion"])
         .is_some_and(|a| a.starts_with("argoproj.io/"))
@@ -187,6 +200,27 @@ fn is_applicationset(root: crate::yaml::Node<'_>) -> bool {
 }
 
 impl SourceFile {
+    /// A renderer's output (`kustomize build`, `helm template`): what is applied, as written.
+    /// Nothing in it is a template any more, whatever its values hold (a generated ConfigMap of
+    /// Python with `{loss}` in a multi-line quoted string).
+    pub fn rendered(path: String, text: String) -> Self {
+        let text: Arc<str> = Arc::from(text);
+        let parsed = compat::parse_shared(&text, Budget::default());
+        Self::of_parsed(path, text, parsed)
+    }
+
+    fn of_parsed(path: String, text: Arc<str>, parsed: crate::yaml::Parsed) -> Self {
+        SourceFile {
+            path,
+            text,
+            docs: parsed.docs,
+            problems: parsed.problems,
+            skipped: None,
+            role: Role::Linted,
+            lines: LineTable::default(),
+        }
+    }
+
     pub fn from_text(path: String, text: String) -> Self {
         let text: Arc<str> = Arc::from(text);
         let parsed = compat::parse_shared(&text, Budget::default());
@@ -194,14 +228,24 @@ impl SourceFile {
         // one that parses (`replicas: {{.Replicas}}` reads as a mapping) holds no object that is
         // applied as written.
         let template = match compat::syntax_error(&parsed) {
-            Some(_) => compat::template_markers(&text).or_else(|| {
-                // Shell notes saved as YAML: a heredoc command the reader runs by hand.
-                super::pages::shell_heredoc(&text).map(|r| compat::TemplateHint {
-                    kind: "shell commands",
-                    marker: crate::text::shorten(&text[r.clone()], 60).to_string(),
-                    span: Span::new(r.start, r.end),
+            Some(_) => compat::template_markers(&text)
+                .or_else(|| {
+                    // Shell notes saved as YAML: a heredoc command the reader runs by hand.
+                    super::pages::shell_heredoc(&text).map(|r| compat::TemplateHint {
+                        kind: "shell commands",
+                        marker: crate::text::shorten(&text[r.clone()], 60).to_string(),
+                        span: Span::new(r.start, r.end),
+                    })
                 })
-            }),
+                // EC2 user data in MIME multipart form (a nodeadm `NodeConfig` part, a shell part):
+                // read by the instance, never applied to the cluster.
+                .or_else(|| {
+                    mime_header(&text).map(|r| compat::TemplateHint {
+                        kind: "MIME multipart user data",
+                        marker: text[r.clone()].to_string(),
+                        span: Span::new(r.start, r.end),
+                    })
+                }),
             // An ApplicationSet is applied as written: its `{{ … }}` (`path: $values/{{ .path }}`)
             // are Argo CD's own, filled in by its controller, unless Helm's are there too.
             None if parsed.docs.iter().any(|d| is_applicationset(d.root()))
@@ -227,15 +271,7 @@ impl SourceFile {
                 lines: LineTable::default(),
             };
         }
-        SourceFile {
-            path,
-            text,
-            docs: parsed.docs,
-            problems: parsed.problems,
-            skipped: None,
-            role: Role::Linted,
-            lines: LineTable::default(),
-        }
+        Self::of_parsed(path, text, parsed)
     }
 
     fn unreadable(path: String, message: String) -> Self {

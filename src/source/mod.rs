@@ -154,7 +154,13 @@ fn is_yaml_name(p: &Path) -> bool {
 
 fn parsed_file(path: &Path) -> Option<SourceFile> {
     let bytes = std::fs::read(path).ok()?;
-    Some(crate::source::from_bytes(display_canonical(path), bytes))
+    let mut f = crate::source::from_bytes(display_canonical(path), bytes);
+    // A generator's input (`configMapGenerator` files: a script, a config) is data the build
+    // quotes, not a template left unrendered.
+    if !is_yaml_name(path) {
+        f.skipped = None;
+    }
+    Some(f)
 }
 
 /// The first key of a file's first document: where a note about the whole file points.

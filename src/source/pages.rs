@@ -52,6 +52,42 @@ pub fn installs_release(text: &str) -> bool {
         || helm("karpenter")
         || text.contains("KARPENTER_VERSION=")
         || text.contains("KUEUE_VERSION=")
+        || !prose_versions(text, "kueue").is_empty()
+}
+
+/// The releases of `product` (lower case) a README's prose says it uses: a `0.N` version within
+/// a few words after the product's name on one line ("Kueue v0.6.2", "la versione di Kueue
+/// utilizzata è la `v0.6.2`"). Only `0.` releases: a larger number after the name is another
+/// product's (Kubernetes 1.29) or the vendor's own build.
+pub fn prose_versions(text: &str, product: &str) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| l.len() < 400) {
+        let lower = line.to_ascii_lowercase();
+        for (i, _) in lower.match_indices(product) {
+            let after = &lower[i + product.len()..];
+            let mut end = after.len().min(40);
+            while !after.is_char_boundary(end) {
+                end -= 1;
+            }
+            let window = &after[..end];
+            let found = window.char_indices().find_map(|(j, c)| {
+                let starts = j == 0 || !window.as_bytes()[j - 1].is_ascii_alphanumeric();
+                if !starts || !(c == 'v' || c == '0') {
+                    return None;
+                }
+                let v = window[j..].strip_prefix('v').unwrap_or(&window[j..]);
+                let minor = v.strip_prefix("0.")?;
+                let digits: String = minor.chars().take_while(char::is_ascii_digit).collect();
+                Some((0, digits.parse().ok()?))
+            });
+            if let Some(v) = found
+                && !out.contains(&v)
+            {
+                out.push(v);
+            }
+        }
+    }
+    out
 }
 
 /// Whether the text sets its Kueue objects on OpenShift AI 2 (its documentation's address, or
@@ -213,6 +249,26 @@ mod tests {
             .into_iter()
             .map(|(k, _, n)| (k, n))
             .collect()
+    }
+
+    #[test]
+    fn releases_named_in_prose() {
+        let it = "La versione di Kueue utilizzata è la `v0.6.2`.\n";
+        assert_eq!(prose_versions(it, "kueue"), [(0, 6)]);
+        assert!(installs_release(it));
+        assert_eq!(
+            prose_versions("Tested with Kueue 0.9.1 and Kueue v0.10.\n", "kueue"),
+            [(0, 9), (0, 10)]
+        );
+        // Another product's release, a vendor build, a version far from the name: none.
+        for no in [
+            "Kueue on Kubernetes 1.29\n",
+            "Red Hat build of Kueue 1.1\n",
+            "Install Kueue first. Then, after the queues are ready, run the job with v0.3 of the tool.\n",
+            "kueue-v0x\n",
+        ] {
+            assert_eq!(prose_versions(no, "kueue"), [], "{no}");
+        }
     }
 
     #[test]

@@ -67,7 +67,7 @@ impl Sources {
         }
         let kfiles: Vec<PathBuf> = found
             .iter()
-            .filter(|f| tree::is_kustomization_file(f))
+            .filter(|f| tree::is_kustomization_file(f) && !tree::is_flux_kustomization(f))
             .cloned()
             .collect();
         if !kfiles.is_empty() {

@@ -17,6 +17,17 @@ pub fn is_kustomization_file(p: &Path) -> bool {
         .is_some_and(|n| FILE_NAMES.contains(&n))
 }
 
+/// Whether a file named like a kustomization is a Flux `Kustomization` object
+/// (`kustomize.toolkit.fluxcd.io`): an object Flux applies, not a kustomize configuration.
+pub fn is_flux_kustomization(p: &Path) -> bool {
+    std::fs::read(p).is_ok_and(|b| {
+        b.split(|&c| c == b'\n').any(|line| {
+            line.strip_prefix(b"apiVersion:")
+                .is_some_and(|v| v.trim_ascii().starts_with(b"kustomize.toolkit.fluxcd.io/"))
+        })
+    })
+}
+
 /// The kustomization file of a directory, if it has one.
 pub fn kustomization_in(dir: &Path) -> Option<PathBuf> {
     FILE_NAMES.iter().map(|n| dir.join(n)).find(|p| p.is_file())

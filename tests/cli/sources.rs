@@ -357,8 +357,45 @@ fn a_broken_kustomization_is_one_finding_and_the_rest_is_linted() {
     assert!(!m.contains("wrapper") && !m.contains("/tmp"), "{m}");
     assert!(!m.contains('\n'), "{m}");
 
-    let Run { code, out, .. } = run(gpuops_in(fixture("source-build-failed/pass")).arg("lint"));
-    assert_eq!(code, 0, "{out}");
+    // Nor are a Flux `Kustomization` named `kustomization.yaml` and an Argo CD OCI source.
+    let Run { code, out, .. } =
+        run(gpuops_in(fixture("source-build-failed/pass")).args(["lint", "--format", "json"]));
+    assert_eq!((code, findings(&json(&out))), (0, vec![]), "{out}");
+}
+
+#[test]
+fn a_generated_configmap_of_python_format_strings_is_no_template() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "kustomization.yaml",
+        "resources:\n  - job.yaml\nconfigMapGenerator:\n  - name: code\n    files:\n      - do.py\n",
+    );
+    // The trailing blanks make kustomize write the script as one double-quoted string folded
+    // over many lines, one of which ends in `step: {step}`, as a format template's line would.
+    write(
+        d.path(),
+        "do.py",
+        &format!(
+            "import time\n\nfor step in range(10):\n    print(f\"{}step: {{step}} zz\", flush=True)   \n",
+            "yy ".repeat(29)
+        ),
+    );
+    write(
+        d.path(),
+        "job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: demo\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: main\n          image: python:3.12\n          command: [python, /app/do.py]\n          resources:\n            requests:\n              nvidia.com/gpu: 1\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    // The build is linted (its Job's GPU request without a limit is found), and nothing is
+    // called a skipped template.
+    assert_eq!(
+        findings(&json(&out)),
+        vec![f("gpu-limit-missing", "job.yaml", 15, 15)],
+        "{out}{err}"
+    );
+    assert_eq!(json(&out)["skipped"], serde_json::json!([]), "{out}");
 }
 
 #[test]

@@ -167,6 +167,31 @@ fn examples_kept_for_an_older_api_version_are_not_called_deprecated() {
 }
 
 #[test]
+fn a_kueue_release_named_in_the_readme_is_the_one_installed() {
+    let d = tempfile::tempdir().unwrap();
+    let queue = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: team\n  namespace: ml\nspec:\n  clusterQueue: cq\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: cq\nspec:\n  namespaceSelector: {}\n";
+    write(d.path(), "queues/queues.yaml", queue);
+    let deprecated = |d: &std::path::Path| {
+        let Run { out, .. } = run(gpuops_in(d).args(["lint", "--format", "json"]));
+        findings(&out)
+            .into_iter()
+            .filter(|(rule, _)| rule == "deprecated-api")
+            .count()
+    };
+    assert_eq!(deprecated(d.path()), 1);
+    // A release before v1beta2 was served: v1beta1 is what that cluster takes.
+    write(
+        d.path(),
+        "README.md",
+        "# Code batch\n\nLa versione di Kueue utilizzata è la `v0.6.2`.\n",
+    );
+    assert_eq!(deprecated(d.path()), 0);
+    // A release that serves v1beta2: the deprecation stands.
+    write(d.path(), "README.md", "Tested with Kueue v0.16.1.\n");
+    assert_eq!(deprecated(d.path()), 1);
+}
+
+#[test]
 fn files_named_as_broken_on_purpose_are_not_judged() {
     let d = tempfile::tempdir().unwrap();
     let bad_yaml = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  maxHistory: !@#$%^&*()_+\n";
@@ -312,6 +337,8 @@ fn kueue_installed_by_a_helm_command_or_an_operator_subscription_is_read() {
         "apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata:\n  name: kueue-operator\n  namespace: openshift-kueue-operator\nspec:\n  channel: stable-v1.0\n  name: kueue-operator\n  source: redhat-operators\n  sourceNamespace: openshift-marketplace\n",
     );
     write(d.path(), "scheduling/kueue/queues/flavor.yaml", flavor);
+    // It installs Kueue for the whole cluster: a use case's queue far from it too.
+    write(d.path(), "usecases/training/infra/flavor.yaml", flavor);
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(findings(&out), vec![], "{out}{err}");
     // The same Subscription in the installation guide.
@@ -483,17 +510,30 @@ fn files_named_as_templates_and_shell_notes_are_not_judged_as_manifests() {
         "notes/nodepool.yml",
         "cat <<EOF | envsubst | kubectl apply -f -\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: gpu\nEOF\n",
     );
+    // EC2 user data in MIME multipart form, which Terraform's `templatefile()` reads.
+    write(
+        d.path(),
+        "infra/userdata.yaml",
+        "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n--B\nContent-Type: application/node.eks.aws\n\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    name: ${cluster_name}\n--B--\n",
+    );
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(findings(&out), vec![], "{out}{err}");
     let v = crate::sources::json(&out);
-    let shell: Vec<&str> = v["skipped"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["reason"] == "shell commands")
-        .filter_map(|s| s["path"].as_str())
-        .collect();
-    assert_eq!(shell, ["notes/nodepool.yml"], "{out}");
+    let skipped = |reason: &str| -> Vec<String> {
+        v["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["reason"] == reason)
+            .filter_map(|s| s["path"].as_str().map(String::from))
+            .collect()
+    };
+    assert_eq!(skipped("shell commands"), ["notes/nodepool.yml"], "{out}");
+    assert_eq!(
+        skipped("MIME multipart user data"),
+        ["infra/userdata.yaml"],
+        "{out}"
+    );
     // The same object, in a file not named a template, is judged.
     write(d.path(), "queues/queue.yaml", queue);
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));

@@ -41,6 +41,14 @@ impl Sources {
                 s.repo_url
             ));
         }
+        // An OCI artifact (Argo CD 3.1 and later): `path` is inside the pulled artifact, never a
+        // directory of this repository.
+        if s.repo_url
+            .get(..6)
+            .is_some_and(|p| p.eq_ignore_ascii_case("oci://"))
+        {
+            return Resolved::NotLinted(format!("the OCI artifact {}", s.repo_url));
+        }
         let configured = !self.config.argo.repo.is_empty();
         if configured && !self.is_this_repo(&s.repo_url) {
             return Resolved::NotLinted(format!(

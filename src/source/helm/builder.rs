@@ -129,7 +129,7 @@ impl Builder for Helm {
         let chart = &unit.chart;
         let for_app = app.suffix();
         let sources = super::sources(&r.text, chart);
-        let file = SourceFile::from_text(
+        let file = SourceFile::rendered(
             format!("{} (helm template{for_app})", chart.file.path),
             r.text,
         );

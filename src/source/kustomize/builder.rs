@@ -250,7 +250,7 @@ impl Builder for Kustomize {
         };
         let dir = display_canonical(&k.dir);
         let for_app = app.suffix();
-        let file = SourceFile::from_text(
+        let file = SourceFile::rendered(
             format!("{} (kustomize build{for_app})", k.file.path),
             b.text,
         );
