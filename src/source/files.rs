@@ -180,19 +180,6 @@ const HELM_VALUES: &[&str] = &[
     ".Files.",
 ];
 
-/// The first line of a MIME message (`MIME-Version: 1.0`, `Content-Type: multipart/mixed; …`),
-/// when the file starts with one.
-fn mime_header(text: &str) -> Option<std::ops::Range<usize>> {
-    let start = text.len() - text.trim_start().len();
-    let line = text[start..].lines().next()?;
-    let is = |p: &str| {
-        line.get(..p.len())
-            .is_some_and(|h| h.eq_ignore_ascii_case(p))
-    };
-    (is("MIME-Version:") || is("Content-Type: multipart/"))
-        .then(|| start..start + line.trim_end().len())
-}
-
 fn is_applicationset(root: crate::yaml::Node<'_>) -> bool {
     root.str_at(&["apiVersion"])
         .is_some_and(|a| a.starts_with("argoproj.io/"))
@@ -240,7 +227,7 @@ impl SourceFile {
                 // EC2 user data in MIME multipart form (a nodeadm `NodeConfig` part, a shell part):
                 // read by the instance, never applied to the cluster.
                 .or_else(|| {
-                    mime_header(&text).map(|r| compat::TemplateHint {
+                    crate::text::mime_header(&text).map(|r| compat::TemplateHint {
                         kind: "MIME multipart user data",
                         marker: text[r.clone()].to_string(),
                         span: Span::new(r.start, r.end),
@@ -321,37 +308,11 @@ fn wanted(p: &Path) -> bool {
     is_yaml(p)
         || p.file_name().is_some_and(|n| n == "Kustomization")
         || super::terraform::is_terraform(p)
-        || is_yaml_template(p)
+        || super::paths::is_yaml_template(p)
         || super::pages::is_page(p)
 }
 
-/// A template named for the YAML it renders (`kueue.yaml.tftpl`, `pool.yml.j2`), or a YAML file
-/// named a template (`template.yaml`, `notebook_template.yaml`, `pg.template.yaml`): a tool
-/// other than gpuops fills it in (Terraform's `templatefile()`, Jinja, `envsubst`, `sed`, a
-/// program), so what it defines exists once rendered, while the template itself is not what is
-/// applied.
-pub fn is_yaml_template(p: &Path) -> bool {
-    let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
-        return false;
-    };
-    let Some((stem, ext)) = name.rsplit_once('.') else {
-        return false;
-    };
-    let named = |s: &str| {
-        let s = s.to_ascii_lowercase();
-        s == "template"
-            || [".template", "-template", "_template", ".tmpl", ".tpl"]
-                .iter()
-                .any(|t| s.ends_with(t))
-    };
-    (matches!(
-        ext,
-        "tftpl" | "tpl" | "tmpl" | "gotmpl" | "j2" | "jinja" | "jinja2" | "template"
-    ) && is_yaml(Path::new(stem)))
-        || (is_yaml(p) && named(stem))
-}
-
-fn is_yaml(p: &Path) -> bool {
+pub(super) fn is_yaml(p: &Path) -> bool {
     matches!(
         p.extension().and_then(|e| e.to_str()),
         Some("yaml" | "yml" | "YAML" | "YML")
@@ -619,7 +580,7 @@ pub fn load(paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<IoProblem>) {
     // discovery read of it on its own goes.
     let linted: std::collections::HashSet<String> = files
         .iter()
-        .filter(|f| f.role == Role::Linted && is_yaml_template(Path::new(&f.path)))
+        .filter(|f| f.role == Role::Linted && super::paths::is_yaml_template(Path::new(&f.path)))
         .map(|f| f.path.clone())
         .collect();
     if !linted.is_empty() {
@@ -635,7 +596,7 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
         path: path.clone(),
         message: e.to_string(),
     };
-    if is_yaml_template(p) {
+    if super::paths::is_yaml_template(p) {
         return Ok(super::terraform::read_template(p));
     }
     if super::pages::is_page(p) || super::pages::is_chart_manifest(p) {

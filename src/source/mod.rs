@@ -183,7 +183,7 @@ impl Sources {
     /// ahead, see [`Sources::build_tops`]), then what Argo CD Applications sync.
     pub fn render(&mut self, files: &mut Vec<SourceFile>, builds: Builds) {
         // The kinds of built source, in the order their files join the run's.
-        self.render_kind(&kustomize::Kustomize, files, builds.0);
+        self.render_kustomize(files, builds.0);
         self.render_kind(&helm::Helm::default(), files, Vec::new());
         if self.config.argo.enabled {
             self.sync_applications(files);

@@ -79,3 +79,29 @@ mod name_tests {
         assert!(!named_patch("base/nodepool.yaml"));
     }
 }
+
+/// A template named for the YAML it renders (`kueue.yaml.tftpl`, `pool.yml.j2`), or a YAML file
+/// named a template (`template.yaml`, `notebook_template.yaml`, `pg.template.yaml`): a tool
+/// other than gpuops fills it in (Terraform's `templatefile()`, Jinja, `envsubst`, `sed`, a
+/// program), so what it defines exists once rendered, while the template itself is not what is
+/// applied.
+pub fn is_yaml_template(p: &std::path::Path) -> bool {
+    let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let Some((stem, ext)) = name.rsplit_once('.') else {
+        return false;
+    };
+    let named = |s: &str| {
+        let s = s.to_ascii_lowercase();
+        s == "template"
+            || [".template", "-template", "_template", ".tmpl", ".tpl"]
+                .iter()
+                .any(|t| s.ends_with(t))
+    };
+    (matches!(
+        ext,
+        "tftpl" | "tpl" | "tmpl" | "gotmpl" | "j2" | "jinja" | "jinja2" | "template"
+    ) && super::files::is_yaml(std::path::Path::new(stem)))
+        || (super::files::is_yaml(p) && named(stem))
+}

@@ -41,6 +41,19 @@ pub fn utf16(bytes: &[u8]) -> Option<String> {
     String::from_utf16(&units).ok()
 }
 
+/// The first line of a MIME message (`MIME-Version: 1.0`, `Content-Type: multipart/mixed; …`),
+/// when the text starts with one.
+pub fn mime_header(text: &str) -> Option<std::ops::Range<usize>> {
+    let start = text.len() - text.trim_start().len();
+    let line = text[start..].lines().next()?;
+    let is = |p: &str| {
+        line.get(..p.len())
+            .is_some_and(|h| h.eq_ignore_ascii_case(p))
+    };
+    (is("MIME-Version:") || is("Content-Type: multipart/"))
+        .then(|| start..start + line.trim_end().len())
+}
+
 mod typo;
 pub use typo::{Near, NearNames, close_enough, closest, edit_distance, edit_distance_within};
 

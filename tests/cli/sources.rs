@@ -346,6 +346,8 @@ fn a_broken_kustomization_is_one_finding_and_the_rest_is_linted() {
         vec![
             // At the entry kustomize could not read.
             f("source-build-failed", "broken/kustomization.yaml", 5, 5),
+            // At the duplicate key kustomize refused, not at stream-relative line numbers.
+            f("source-build-failed", "duplicate/server.yaml", 24, 13),
             // The raw files beside the broken build are still linted.
             f("gpu-limit-missing", "jobs/eval.yaml", 15, 15),
             f("gpu-quantity-invalid", "serving/deployment.yaml", 18, 31),
@@ -356,6 +358,10 @@ fn a_broken_kustomization_is_one_finding_and_the_rest_is_linted() {
     assert!(m.contains("gpu-quota.yaml"), "{m}");
     assert!(!m.contains("wrapper") && !m.contains("/tmp"), "{m}");
     assert!(!m.contains('\n'), "{m}");
+    assert_eq!(
+        v["diagnostics"][1]["message"],
+        "`kustomize build` failed: `duplicate/server.yaml` is not YAML kustomize reads: duplicate key `failureThreshold`"
+    );
 
     // Nor are a Flux `Kustomization` named `kustomization.yaml` and an Argo CD OCI source.
     let Run { code, out, .. } =
@@ -396,6 +402,60 @@ fn a_generated_configmap_of_python_format_strings_is_no_template() {
         "{out}{err}"
     );
     assert_eq!(json(&out)["skipped"], serde_json::json!([]), "{out}");
+}
+
+#[test]
+fn the_kustomizations_a_failed_aggregate_lists_are_linted_on_their_own() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "bench/base/kustomization.yaml",
+        "resources:\n  - job.yaml\n",
+    );
+    write(
+        d.path(),
+        "bench/base/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: bench\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: main\n          image: python:3.12\n          command: [python, run.py]\n          resources:\n            requests:\n              nvidia.com/gpu: 1\n",
+    );
+    write(
+        d.path(),
+        "bench/qwen/kustomization.yaml",
+        "resources:\n  - ../base\nlabels:\n  - pairs: {model: qwen}\n",
+    );
+    // Lists the base and an overlay of it: kustomize refuses the same object twice.
+    write(
+        d.path(),
+        "bench/kustomization.yaml",
+        "resources:\n  - base\n  - qwen\n",
+    );
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
+    assert!(
+        err.contains("build    bench/qwen/kustomization.yaml")
+            && !err.contains("through  bench/qwen/kustomization.yaml"),
+        "{err}"
+    );
+    let found: Vec<(String, String)> = findings(&json(&out))
+        .into_iter()
+        .map(|(rule, path, _, _)| (rule, path))
+        .collect();
+    // The aggregate's failure, and the overlay that the README applies, linted through itself
+    // (its base once, not again on its own).
+    assert_eq!(
+        found,
+        vec![
+            (
+                "gpu-limit-missing".to_string(),
+                "bench/base/job.yaml".to_string()
+            ),
+            (
+                "source-build-failed".to_string(),
+                "bench/kustomization.yaml".to_string()
+            ),
+        ],
+        "{out}{err}"
+    );
 }
 
 #[test]
@@ -1680,33 +1740,60 @@ fn terraform_heredocs_are_manifests_located_in_the_tf_file() {
     insta::assert_snapshot!("terraform_explain", err);
 }
 
-#[test]
-fn terraform_helm_release_of_kueue_says_which_api_versions_are_served() {
+/// With the chart installed at `serving` (a release that serves the objects' API version), the
+/// objects get no finding; at `not_serving`, one `deprecated-api` finding in `objects`.
+fn helm_release_decides(
+    chart: &str,
+    repository: &str,
+    objects: (&str, &str),
+    serving: &str,
+    not_serving: &str,
+) {
     let d = tempfile::tempdir().unwrap();
     let release = |version: &str| {
         format!(
-            "resource \"helm_release\" \"kueue\" {{\n  name       = \"kueue\"\n  repository = \"oci://registry.k8s.io/kueue/charts\"\n  chart      = \"kueue\"\n  version    = \"{version}\"\n}}\n"
+            "resource \"helm_release\" \"{chart}\" {{\n  name       = \"{chart}\"\n  repository = \"{repository}\"\n  chart      = \"{chart}\"\n  version    = \"{version}\"\n}}\n"
         )
     };
-    let queues = "resource \"kubectl_manifest\" \"flavor\" {\n  yaml_body = yamlencode({\n    apiVersion = \"kueue.x-k8s.io/v1beta1\"\n    kind       = \"ResourceFlavor\"\n    metadata   = { name = \"gpu\" }\n  })\n}\n";
-    write(d.path(), "terraform/kueue.tf", queues);
-    // Kueue v0.13 serves only v1beta1: nothing to say.
-    write(d.path(), "terraform/addons.tf", &release("0.13.0"));
+    write(d.path(), objects.0, objects.1);
+    write(d.path(), "terraform/addons.tf", &release(serving));
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(findings(&json(&out)), vec![], "{out}{err}");
-    // From v0.16 on, v1beta2 is the storage version.
-    write(d.path(), "terraform/addons.tf", &release("0.16.1"));
+    write(d.path(), "terraform/addons.tf", &release(not_serving));
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(
         findings(&json(&out))
             .into_iter()
             .map(|(rule, path, _, _)| (rule, path))
             .collect::<Vec<_>>(),
-        vec![(
-            "deprecated-api".to_string(),
-            "terraform/kueue.tf".to_string()
-        )],
+        vec![("deprecated-api".to_string(), objects.0.to_string())],
         "{out}{err}"
+    );
+}
+
+#[test]
+fn terraform_helm_releases_say_which_api_versions_are_served() {
+    // Kueue v0.13 serves only v1beta1; from v0.16 on, v1beta2 is the storage version.
+    helm_release_decides(
+        "kueue",
+        "oci://registry.k8s.io/kueue/charts",
+        (
+            "terraform/kueue.tf",
+            "resource \"kubectl_manifest\" \"flavor\" {\n  yaml_body = yamlencode({\n    apiVersion = \"kueue.x-k8s.io/v1beta1\"\n    kind       = \"ResourceFlavor\"\n    metadata   = { name = \"gpu\" }\n  })\n}\n",
+        ),
+        "0.13.0",
+        "0.16.1",
+    );
+    // Karpenter v0.32 serves v1alpha5 and v1beta1 side by side; from v1.1 on, only v1.
+    helm_release_decides(
+        "karpenter",
+        "oci://public.ecr.aws/karpenter",
+        (
+            "examples/pool.yaml",
+            "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n      nodeClassRef:\n        name: default\n",
+        ),
+        "v0.32.1",
+        "1.1.0",
     );
 }
 

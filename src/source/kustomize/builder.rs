@@ -55,6 +55,86 @@ impl Kustomize {
     }
 }
 
+impl Sources {
+    /// Adds the run's own kustomize builds to `files` (`ahead`: the tops built while the raw
+    /// files were read). A top that fails takes the kustomizations it lists down with it (an
+    /// aggregate that lists a base and an overlay of it, "already registered id"): each of those
+    /// that no other build reaches is built on its own, a few levels down, and kept when it
+    /// builds; one that fails too adds nothing, its parent's finding stands for it.
+    pub(in crate::source) fn render_kustomize(
+        &mut self,
+        files: &mut Vec<SourceFile>,
+        ahead: Vec<Outcome<Kustomize>>,
+    ) {
+        let b = Kustomize;
+        let units = b.planned(self);
+        let outcomes = if ahead.len() == units.len() {
+            ahead
+        } else {
+            self.build_cached(&b, &units)
+        };
+        let mut reached: std::collections::BTreeSet<PathBuf> = Default::default();
+        let mut failed: Vec<PathBuf> = Vec::new();
+        for (u, o) in units.iter().zip(&outcomes) {
+            match o {
+                Outcome::Failed(f) if !f.at.missing_input => failed.push(u.top.clone()),
+                Outcome::Failed(_) => {}
+                _ => reached.extend(
+                    self.forest
+                        .chain(&u.top)
+                        .into_iter()
+                        .map(|k| k.path.clone()),
+                ),
+            }
+        }
+        for (u, o) in units.iter().zip(outcomes) {
+            self.add(&b, u, o, files, None);
+        }
+        for _ in 0..3 {
+            let mut next: Vec<Unit> = Vec::new();
+            for top in &failed {
+                let Some(k) = self.forest.get(top) else {
+                    continue;
+                };
+                for c in k.children() {
+                    let buildable = self.forest.get(c).is_some_and(|k| !k.component);
+                    if buildable && reached.insert(c.clone()) {
+                        next.push(Unit {
+                            top: c.clone(),
+                            wrap: Wrap::default(),
+                        });
+                    }
+                }
+            }
+            // A base another of them builds through is linted there, not twice.
+            let through: std::collections::BTreeSet<PathBuf> = next
+                .iter()
+                .flat_map(|u| self.forest.chain(&u.top).into_iter().skip(1))
+                .map(|k| k.path.clone())
+                .collect();
+            next.retain(|u| !through.contains(&u.top));
+            if next.is_empty() {
+                break;
+            }
+            failed.clear();
+            let outcomes = self.build_cached(&b, &next);
+            for (u, o) in next.iter().zip(outcomes) {
+                if o.is_built() {
+                    // Built on its own after all: no longer only "linted through" its parent.
+                    if let Some(k) = self.forest.get(&u.top) {
+                        let path = k.file.path.clone();
+                        self.lines
+                            .retain(|l| !(l.what == "through" && l.path == path));
+                    }
+                    self.add(&b, u, o, files, None);
+                } else if matches!(&o, Outcome::Failed(f) if !f.at.missing_input) {
+                    failed.push(u.top.clone());
+                }
+            }
+        }
+    }
+}
+
 /// An entry of `k` naming a file over the size raw reading keeps to: kustomize would read all
 /// of it and, at tens of megabytes, run into the build time limit instead of failing.
 pub(super) fn oversized(k: &Kustomization) -> Option<&Ref> {
@@ -100,6 +180,39 @@ fn find_template_resource(k: &Kustomization) -> Option<(usize, String)> {
             }?;
             Some((i, hint.marker))
         })
+}
+
+/// The first resource file of a build (its kustomizations' `resources` entries, in order) that
+/// does not parse or holds a duplicate key: the file, where, and what (without the advice the
+/// `invalid-yaml` finding adds for a file read on its own).
+fn yaml_fault(s: &Sources, top: &Path) -> Option<(SourceFile, Span, String)> {
+    let chain = s.forest.chain(top);
+    // A kustomization that is not YAML itself is the place.
+    if chain.iter().any(|c| !c.file.problems.is_empty()) {
+        return None;
+    }
+    chain.into_iter().find_map(|c| {
+        c.refs
+            .iter()
+            .filter(|r| r.field == "resources")
+            .find_map(|r| {
+                let Target::File(p) = &r.target else {
+                    return None;
+                };
+                let f = parsed_file(p)?;
+                let problem = f
+                    .problems
+                    .iter()
+                    .find(|p| matches!(p.kind, ProblemKind::Syntax | ProblemKind::Content))?;
+                let what = problem
+                    .message
+                    .split_once(": kustomize refuses")
+                    .map_or(problem.message.as_str(), |(w, _)| w)
+                    .to_string();
+                let span = problem.span;
+                Some((f, span, what))
+            })
+    })
 }
 
 /// The one file an outcome for a kustomization that cannot be read comes to: a failure on
@@ -328,6 +441,28 @@ impl Builder for Kustomize {
             .map(|r| r.span)
             .or_else(|| at.file.problems.first().map(|p| p.span))
             .unwrap_or_else(|| first_key(&at.file));
+        // kustomize could not read a resource as YAML (its line numbers count from the
+        // document's start): the file's own first problem is the place, and says what it is.
+        let fault = (named.is_none() && f.message.contains("yaml: "))
+            .then(|| yaml_fault(s, &unit.top))
+            .flatten();
+        let (path, text, span, message) = match fault {
+            Some((file, span, problem)) => (
+                file.path.clone(),
+                file.text.to_string(),
+                span,
+                format!(
+                    "{FAILED}`{}` is not YAML kustomize reads: {problem}",
+                    file.path
+                ),
+            ),
+            None => (
+                at.file.path.clone(),
+                at.file.text.to_string(),
+                span,
+                format!("{FAILED}{}", f.message),
+            ),
+        };
         // Only a missing input, and nothing in view deploys it: likely generated.
         let kind = match app.failure_kind() {
             ProblemKind::Build if f.at.missing_input => ProblemKind::MissingInput,
@@ -350,10 +485,10 @@ impl Builder for Kustomize {
             f.message
         );
         Added::failure(
-            at.file.path.clone(),
-            at.file.text.to_string(),
+            path,
+            text,
             span,
-            format!("{FAILED}{}", f.message),
+            message,
             kind,
             Some((k.file.path.clone(), detail)),
         )

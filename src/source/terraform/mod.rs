@@ -51,13 +51,13 @@ const WORDS: [&str; 8] = [
 ];
 
 fn relevant(text: &str) -> bool {
-    WORDS.iter().any(|w| text.contains(w)) || installs_kueue_chart(text)
+    WORDS.iter().any(|w| text.contains(w)) || installs_known_chart(text)
 }
 
-/// Whether a file may install the Kueue chart (a `helm_release` naming it): the release it pins
-/// says which Kueue API versions the cluster serves (see `index::installs`).
-fn installs_kueue_chart(text: &str) -> bool {
-    text.contains("helm_release") && text.contains("kueue")
+/// Whether a file may install the Kueue or Karpenter chart (a `helm_release` naming it): the
+/// release it pins says which API versions the cluster serves (see `index::installs`).
+fn installs_known_chart(text: &str) -> bool {
+    text.contains("helm_release") && (text.contains("kueue") || text.contains("karpenter"))
 }
 
 /// The `.tf` files of one directory (a Terraform module: its files share locals and variables),
@@ -77,7 +77,7 @@ pub fn read_module(paths: &[PathBuf]) -> Vec<Result<Vec<SourceFile>, IoProblem>>
 }
 
 /// A template named for the YAML it renders, found on its own (see
-/// [`crate::source::files::is_yaml_template`]): read as the manifests it renders, with
+/// [`crate::source::paths::is_yaml_template`]): read as the manifests it renders, with
 /// interpolations as placeholders, as objects that exist in its clusters but are never reported
 /// on (the template is not what is applied). One that does not read as manifests (directives that
 /// insert structure, YAML it only becomes once filled in) is listed as unread: what it names is
@@ -85,17 +85,6 @@ pub fn read_module(paths: &[PathBuf]) -> Vec<Result<Vec<SourceFile>, IoProblem>>
 pub fn read_template(path: &Path) -> Option<SourceFile> {
     let mut f = templates::read(path)?;
     f.role = crate::source::Role::Derived;
-    if f.skipped.is_none() && !f.problems.is_empty() {
-        let at = f.problems[0].span;
-        f.skipped = Some(crate::source::Skipped {
-            reason: "template".into(),
-            marker: String::new(),
-            span: at,
-            hint: None,
-        });
-        f.docs.clear();
-        f.problems.clear();
-    }
     Some(f)
 }
 
@@ -424,9 +413,9 @@ fn read_file(
             lines: Default::default(),
         });
     }
-    // A file that only installs the Kueue chart is kept (without objects) for the release it
-    // pins.
-    if !derived.is_empty() || (out.is_empty() && installs_kueue_chart(&text)) {
+    // A file that only installs the Kueue or Karpenter chart is kept (without objects) for the
+    // release it pins.
+    if !derived.is_empty() || (out.is_empty() && installs_known_chart(&text)) {
         out.push(SourceFile {
             path,
             text,

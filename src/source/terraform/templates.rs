@@ -93,6 +93,25 @@ pub fn read(path: &std::path::Path) -> Option<SourceFile> {
         }
         std::borrow::Cow::Borrowed(_) => compat::parse_shared(&text, Budget::default()),
     };
+    // One that does not read as YAML until Terraform fills it in (`values:` over a line that is
+    // only `${instance_arch}`, a `yamlencode` list) is a template, not broken YAML.
+    if let Some(first) = parsed.problems.first() {
+        let hint = compat::template_markers(&text);
+        return Some(SourceFile {
+            path: display,
+            skipped: Some(Skipped {
+                reason: hint.as_ref().map_or("template", |h| h.kind).to_string(),
+                marker: hint.as_ref().map(|h| h.marker.clone()).unwrap_or_default(),
+                span: hint.map_or(first.span, |h| h.span),
+                hint: None,
+            }),
+            text,
+            docs: Vec::new(),
+            problems: Vec::new(),
+            role: Role::Linted,
+            lines: Default::default(),
+        });
+    }
     Some(SourceFile {
         path: display,
         text,
