@@ -46,6 +46,15 @@ impl Index<'_> {
             .peekable();
         near.peek().is_some() && near.all(|i| i.version.is_none_or(|v| v < (0, 15)))
     }
+
+    /// Whether any Kueue install the files hold speaks for the objects of file `file`.
+    pub fn kueue_release_known(&self, file: usize) -> bool {
+        self.files.get(file).is_some_and(|f| {
+            self.kueue_installs()
+                .iter()
+                .any(|i| i.covers(f.path.as_str()))
+        })
+    }
 }
 
 /// How the files name one controller's release.

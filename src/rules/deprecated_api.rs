@@ -19,9 +19,11 @@ declare_rule! {
     ///   Terraform `helm_release`, an Argo CD `targetRevision`, a `helm install` line — of that
     ///   release, and none newer, in a file whose parent directory's parent holds the object;
     ///   scripts and Markdown count, also through a shell variable): there v1beta1 is the only
-    ///   version served, and v1beta2 would be rejected. Nor where the Kueue operator is installed
-    ///   through an OLM Subscription, whose channel names no upstream release. One finding per
-    ///   file: the file's other v1beta1 objects are marked on it.
+    ///   version served, and v1beta2 would be rejected; a README that names the release in prose
+    ///   ("Kueue v0.6.2") counts too. Nor where the Kueue operator is installed through an OLM
+    ///   Subscription (anywhere in the repository), whose channel names no upstream release. Where
+    ///   no release is named at all, the help says the move is for v0.15 and later. One finding
+    ///   per file: the file's other v1beta1 objects are marked on it.
     /// - On a NodePool: `consolidationPolicy: WhenUnderutilized`, `spec.disruption.expireAfter`,
     ///   `spec.template.spec.kubelet` and `nodeClassRef.apiVersion`, all removed in `karpenter.sh/v1`.
     ///   On a NodePool already of `v1`, a `nodeClassRef` with `apiVersion` and no `group` is an
@@ -362,10 +364,16 @@ fn api_version(
             if obj.version == "v1beta1" {
                 per_file.insert(obj.file, out.len());
             }
-            out.push(
-                cx.on(obj, node, message)
-                    .help(format!("use `apiVersion: kueue.x-k8s.io/v1beta2`{extra}")),
-            );
+            // Where the files name no Kueue release, the cluster may run one that serves only
+            // v1beta1: the move is for v0.15 and later.
+            let help = if obj.version == "v1beta1" && !cx.ix.kueue_release_known(obj.file) {
+                format!(
+                    "on Kueue v0.15 or later, use `apiVersion: kueue.x-k8s.io/v1beta2`{extra} (older releases and OpenShift AI 2 serve only v1beta1)"
+                )
+            } else {
+                format!("use `apiVersion: kueue.x-k8s.io/v1beta2`{extra}")
+            };
+            out.push(cx.on(obj, node, message).help(help));
             false
         }
         _ => false,
