@@ -30,7 +30,8 @@ declare_rule! {
     ///   error (the API server rejects it); and where the repository holds the v1 CRD,
     ///   `schema-violation` judges these fields against it instead, one finding each.
     /// - A Karpenter kind written at a version that never had it (`karpenter.sh/v1` Provisioner,
-    ///   `karpenter.k8s.aws/v1` AWSNodeTemplate): an error, as no release serves it.
+    ///   `karpenter.k8s.aws/v1` AWSNodeTemplate), or in Karpenter's other group (a `karpenter.sh`
+    ///   EC2NodeClass or NodeClass): an error, as no release serves it.
     /// - The annotations `karpenter.sh/do-not-evict` and `karpenter.sh/do-not-consolidate`, on any
     ///   object, pod template or NodePool node template: removed in Karpenter v1.
     ///
@@ -163,12 +164,27 @@ fn kind_never_served(cx: &Ctx, obj: &Object) -> Option<Diagnostic> {
     if kinds.contains(&obj.kind) {
         return None;
     }
-    // Where the kind does live; a kind Karpenter never had is not this rule's to judge.
-    let homes: Vec<String> = KARPENTER_KINDS
-        .iter()
-        .filter(|(g, _, ks)| *g == obj.group && ks.contains(&obj.kind))
-        .map(|(g, v, _)| format!("`{g}/{v}`"))
-        .collect();
+    // Where the kind does live (in this group, else in Karpenter's other one: an EC2NodeClass
+    // written as `karpenter.sh`); a kind Karpenter never had is not this rule's to judge, but
+    // for the node class named without its provider.
+    let lives = |kind: &str, same_group: bool| -> Vec<String> {
+        KARPENTER_KINDS
+            .iter()
+            .filter(|(g, _, ks)| (*g == obj.group) == same_group && ks.contains(&kind))
+            .map(|(g, v, _)| format!("`{g}/{v}`"))
+            .collect()
+    };
+    let mut homes = lives(obj.kind, true);
+    let mut kind = obj.kind;
+    if homes.is_empty() {
+        kind = if obj.kind == "NodeClass" {
+            "EC2NodeClass"
+        } else {
+            obj.kind
+        };
+        // Its current version only.
+        homes = lives(kind, false).pop().into_iter().collect();
+    }
     if homes.is_empty() {
         return None;
     }
@@ -191,11 +207,7 @@ fn kind_never_served(cx: &Ctx, obj: &Object) -> Option<Diagnostic> {
             ),
         )
         .with_severity(crate::diag::Severity::Error)
-        .help(format!(
-            "{} is {}{successor}",
-            obj.kind,
-            homes.join(" or ")
-        )),
+        .help(format!("{kind} is {}{successor}", homes.join(" or "))),
     )
 }
 

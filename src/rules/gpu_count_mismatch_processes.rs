@@ -86,7 +86,10 @@ fn command_claims(cx: &Ctx, t: &PodTemplate, c: &Container, training: bool) -> V
             };
             let Some((vnode, v)) = value else { continue };
             let v = v.trim_matches(|ch| ch == '"' || ch == '\'');
-            if let Ok(n) = v.parse::<u64>() {
+            // `--gpus 0` is no count of processes: device 0 (MXNet's list of device ids), or none.
+            if let Ok(n) = v.parse::<u64>()
+                && n > 0
+            {
                 out.push(Claim {
                     what: format!("`{flag}`"),
                     n,

@@ -46,8 +46,9 @@ declare_rule! {
     /// named as a kustomize patch (`patch-nodeclass.yaml`, `gpu_patch.yaml`, `patches/…`), which
     /// merges into a base that has them. A file whose name says it is broken on purpose
     /// (`invalid.yaml`) is not judged unless the rule is selected with `--rule`. An object under
-    /// a `testdata` directory (a program's test input, Go's convention) is reported as a warning:
-    /// it is read by tests, not applied.
+    /// a `testdata` directory (a program's test input, Go's convention) is reported as a warning,
+    /// and a field its schema lacks not at all: it is read by tests, not applied, and their
+    /// clients drop such a field rather than reject the object.
     ///
     /// ## Why is this bad?
     /// A GitOps sync that the API server rejects leaves the NodePool, queue or Job out of the
@@ -222,13 +223,17 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
     let patch = crate::source::named_patch(path);
     // A `testdata` directory holds a program's test inputs (Go's convention), read by its tests
     // rather than applied: what the API server would reject there is worth a warning, not an
-    // error.
+    // error, and a field it only drops (the tests' clients do not validate strictly) is not
+    // worth a word.
     let input = !cx.ix.settings.selected(RULE.name)
         && std::path::Path::new(path)
             .components()
             .any(|c| matches!(c.as_os_str().to_str(), Some("testdata" | "test-data")));
     for v in found.drain(..) {
         if patch && (v.message.contains(" is required") || v.message.contains(" are required")) {
+            continue;
+        }
+        if input && v.unknown {
             continue;
         }
         let mut d = cx.on(obj, v.node, v.message);

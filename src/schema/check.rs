@@ -14,6 +14,9 @@ pub struct Violation<'a> {
     pub node: Node<'a>,
     pub message: String,
     pub help: Option<String>,
+    /// A field the schema does not have: dropped (or pruned) where validation is not strict,
+    /// never rejected.
+    pub unknown: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -184,6 +187,16 @@ impl<'a> Walker<'a, '_> {
             node,
             message,
             help,
+            unknown: false,
+        });
+    }
+
+    fn push_unknown(&mut self, node: Node<'a>, message: String, help: String) {
+        self.out.push(Violation {
+            node,
+            message,
+            help: Some(help),
+            unknown: true,
         });
     }
 
@@ -436,7 +449,7 @@ impl<'a> Walker<'a, '_> {
                 self.what, m.to
             );
             let help = format!("move it to `{}`", m.to);
-            self.push(kn, msg, Some(help));
+            self.push_unknown(kn, msg, help);
             return;
         }
         let suggestion = did_you_mean(k, obj.fields.iter().map(|f| f.name));
@@ -455,7 +468,7 @@ impl<'a> Walker<'a, '_> {
             None if in_taint && k == "operator" => "drop `operator`: a taint has only `key`, `value` and `effect`, and `operator` belongs to the pods' tolerations".to_string(),
             None => format!("remove `{k}`, or check its indentation: nothing at this place reads it"),
         };
-        self.push(kn, msg, Some(help));
+        self.push_unknown(kn, msg, help);
     }
 
     fn missing(&mut self, n: Node<'a>, key: Option<Node<'a>>, field: &Field) {

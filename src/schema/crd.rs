@@ -205,6 +205,10 @@ impl UserCrds {
             let segs: Vec<String> = err.instance_path().iter().map(|s| s.to_string()).collect();
             let node = node_at(obj.root, &segs);
             let shown = shown_path(&segs);
+            let is_unknown = matches!(
+                err.kind(),
+                jsonschema::error::ValidationErrorKind::AdditionalProperties { .. }
+            );
             let (at, message) = match err.kind() {
                 jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => {
                     // Point at the first unknown key itself.
@@ -253,10 +257,20 @@ impl UserCrds {
                     ),
                 ),
             };
+            // A field written one level off is the usual cause (probes under a volume).
+            let help = is_unknown.then(|| {
+                let it = if message.contains(" are not in the ") {
+                    "them, or check their"
+                } else {
+                    "it, or check its"
+                };
+                format!("remove {it} indentation: nothing at this place reads it")
+            });
             out.push(Violation {
                 node: at,
                 message,
-                help: None,
+                help,
+                unknown: is_unknown,
             });
         }
         // An object whose name is still to be filled in is a template: its empty fields are slots
@@ -288,6 +302,7 @@ impl UserCrds {
                         e.kind
                     ),
                     help: None,
+                    unknown: false,
                 };
                 continue;
             }
@@ -302,6 +317,7 @@ impl UserCrds {
                     e.kind
                 ),
                 help: None,
+                unknown: false,
             });
         }
         for r in super::listtype::repeats(&e.written, &instance) {
@@ -321,6 +337,7 @@ impl UserCrds {
                     e.kind
                 ),
                 help: Some("list each item once".into()),
+                unknown: false,
             });
         }
         if let Some(rules) = &e.rules {

@@ -216,6 +216,7 @@ impl SourceFile {
         // applied as written.
         let template = match compat::syntax_error(&parsed) {
             Some(_) => compat::template_markers(&text)
+                .or_else(|| compat::envsubst_markers(&text))
                 .or_else(|| {
                     // Shell notes saved as YAML: a heredoc command the reader runs by hand.
                     super::pages::shell_heredoc(&text).map(|r| compat::TemplateHint {
@@ -438,7 +439,13 @@ impl Discovery<'_> {
                     if !is_dir {
                         return true;
                     }
-                    if e.file_name() == ".git" {
+                    // Git's own, and what tools cache or build beside the sources (a committed
+                    // `.cache` of vendored manifests, Terraform's downloaded modules): copies of
+                    // what lies elsewhere, not what this repository applies.
+                    if matches!(
+                        e.file_name().to_str(),
+                        Some(".git" | ".cache" | ".build" | ".terraform" | "node_modules")
+                    ) {
                         return false;
                     }
                     // Helm templates are not YAML until rendered.
@@ -599,6 +606,10 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
     if super::paths::is_yaml_template(p) {
         return Ok(super::terraform::read_template(p));
     }
+    // A test's assertion about the cluster (kuttl, chainsaw) is compared, never applied.
+    if super::paths::named_assertion(p) {
+        return Ok(None);
+    }
     if super::pages::is_page(p) || super::pages::is_chart_manifest(p) {
         // Kept (without objects) only for the releases it installs and the objects it shows.
         let text = match std::fs::metadata(p) {
@@ -636,12 +647,34 @@ pub fn is_build_output(path: &str) -> bool {
     path.ends_with(')') && (path.contains(" (kustomize build") || path.contains(" (helm template"))
 }
 
+/// How encrypted files start: git-crypt, Plural's crypto filter, Ansible Vault.
+const ENCRYPTED: [&str; 3] = ["\0GITCRYPT\0", "CHARTMART-ENCRYPTED", "$ANSIBLE_VAULT;"];
+
 /// Turns raw bytes into a parsed file; binary or non-UTF-8 content is a located problem.
 pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
     // UTF-16 with its byte order mark, which YAML allows (an editor's "Unicode" save): read as
     // the text it is; positions are then those of that text.
     if let Some(text) = crate::text::utf16(&bytes) {
         return SourceFile::from_text(path, text);
+    }
+    // Encrypted in the repository (git-crypt, Plural's crypto filter, Ansible Vault): text only
+    // once the key holder decrypts it.
+    if let Some(header) = ENCRYPTED.iter().find(|h| bytes.starts_with(h.as_bytes())) {
+        let shown = header.trim_matches(['\0', ';']).to_string();
+        return SourceFile {
+            path,
+            text: "".into(),
+            docs: Vec::new(),
+            problems: Vec::new(),
+            skipped: Some(Skipped {
+                reason: "encrypted file".into(),
+                span: Span::at(0),
+                marker: shown,
+                hint: Some("decrypt it and lint the output via stdin".into()),
+            }),
+            role: Role::Linted,
+            lines: LineTable::default(),
+        };
     }
     if bytes.contains(&0) {
         return SourceFile::unreadable(path, "binary content (NUL byte); not linted".into());

@@ -141,6 +141,10 @@ pub struct Sources {
     exclude: Option<globset::GlobSet>,
     /// The `argo:` line of `--explain-sources`, when the repository has Applications.
     argo_summary: Option<String>,
+    /// Scripts and Makefiles that build with kustomize v3's flag spelling (`--load_restrictor`),
+    /// as shown and by directory: what a current kustomize refuses below that directory may be
+    /// what that release builds.
+    old_kustomize: Vec<(String, PathBuf)>,
     /// The build cache, unless the run has none (`--no-cache`, a library caller).
     store: Option<cached::Store>,
 }

@@ -31,6 +31,30 @@ pub fn named_invalid(path: &str) -> bool {
         .any(|w| matches!(w, "invalid" | "malformed"))
 }
 
+/// Whether a file is a test's assertion about the cluster's state, compared with it and never
+/// applied: a kuttl step's `NN-assert*.yaml` or `NN-errors*.yaml`, or a chainsaw test's file named
+/// for an assertion or an error beside its `chainsaw-test.yaml`. Its objects are partial (a
+/// `status`, no `spec`) by design.
+pub fn named_assertion(p: &std::path::Path) -> bool {
+    let stem = p
+        .file_stem()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let kuttl = stem.split_once('-').is_some_and(|(n, rest)| {
+        !n.is_empty()
+            && n.bytes().all(|b| b.is_ascii_digit())
+            && (rest.starts_with("assert") || rest.starts_with("errors"))
+    });
+    let chainsaw = || {
+        (stem.contains("assert") || stem.contains("error"))
+            && p.parent().is_some_and(|d| {
+                d.join("chainsaw-test.yaml").is_file() || d.join(".chainsaw-test.yaml").is_file()
+            })
+    };
+    kuttl || chainsaw()
+}
+
 /// Whether a file's name or directory says it is a kustomize patch (`patch-nodeclass.yaml`,
 /// `gpu_patch.yaml`, `patches/…`): a partial object merged into a base, which need not hold the
 /// fields the base has.
@@ -68,7 +92,24 @@ mod tests {
 
 #[cfg(test)]
 mod name_tests {
-    use super::named_patch;
+    use super::{named_assertion, named_patch};
+
+    #[test]
+    fn test_assertions_are_named_so() {
+        let p = std::path::Path::new;
+        assert!(named_assertion(p(
+            "test/e2e-kuttl/quota-forest/04-assert.yaml"
+        )));
+        assert!(named_assertion(p("tests/basic/01-errors.yaml")));
+        assert!(named_assertion(p("tests/basic/00-assert-pods.yaml")));
+        assert!(!named_assertion(p("tests/basic/00-install.yaml")));
+        assert!(!named_assertion(p("deploy/assert.yaml")));
+        assert!(!named_assertion(p("deploy/v1-assertive.yaml")));
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("chainsaw-test.yaml"), "").unwrap();
+        assert!(named_assertion(&d.path().join("assert-queue.yaml")));
+        assert!(!named_assertion(&d.path().join("queue.yaml")));
+    }
 
     #[test]
     fn patch_files_are_named_so() {

@@ -41,6 +41,7 @@ impl Sources {
                 b.build().ok().filter(|set| !set.is_empty())
             },
             argo_summary: None,
+            old_kustomize: Vec::new(),
             store: settings
                 .sources
                 .cache
@@ -99,6 +100,10 @@ impl Sources {
             return s;
         }
         s.forest = Forest::load(&kfiles);
+        s.old_kustomize = found
+            .iter()
+            .filter_map(|p| builds_with_kustomize_v3(p))
+            .collect();
         let discovered: BTreeSet<PathBuf> = kfiles.iter().map(|f| identity(f)).collect();
         let referrers = s.forest.referrers();
         let tops = s.forest.tops(&discovered, s.config.lint_bases);
@@ -182,6 +187,20 @@ impl Sources {
 
 /// A `Kustomization` file (no extension): discovery lists it for building only; it is never
 /// read raw.
+/// The script or Makefile `p` (as shown, and its directory), when it runs kustomize with v3's
+/// flag spelling (`--load_restrictor`, which v4 renamed `--load-restrictor`).
+fn builds_with_kustomize_v3(p: &Path) -> Option<(String, PathBuf)> {
+    let name = p.file_name()?.to_str()?;
+    let script = name == "Makefile" || name.ends_with(".sh") || name.ends_with(".mk");
+    if !script || std::fs::metadata(p).ok()?.len() > 1 << 20 {
+        return None;
+    }
+    let text = std::fs::read_to_string(p).ok()?;
+    let dir = identity(p.parent()?);
+    text.contains("--load_restrictor")
+        .then(|| (display_path(p), dir))
+}
+
 fn is_bare_kustomization(p: &Path) -> bool {
     p.file_name().is_some_and(|n| n == "Kustomization")
 }

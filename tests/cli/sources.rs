@@ -459,6 +459,43 @@ fn the_kustomizations_a_failed_aggregate_lists_are_linted_on_their_own() {
 }
 
 #[test]
+fn what_a_kustomize_v3_repository_builds_is_not_judged_by_a_current_kustomize() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    // kustomize v3 took a `vars` entry without `objref`; a current kustomize refuses it.
+    write(
+        d.path(),
+        "manifests/app/kustomization.yaml",
+        "resources:\n  - job.yaml\nvars:\n  - name: X\n",
+    );
+    write(
+        d.path(),
+        "manifests/app/job.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        findings(&json(&out))
+            .into_iter()
+            .map(|(rule, _, _, _)| rule)
+            .collect::<Vec<_>>(),
+        ["source-build-failed"],
+        "{out}"
+    );
+    // The repository builds with kustomize v3's flag: its failures with a current kustomize are
+    // listed by --explain-sources, not reported.
+    write(
+        d.path(),
+        "Makefile",
+        "build:\n\tkustomize build --load_restrictor none manifests/app\n",
+    );
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!(findings(&json(&out)), vec![], "{out}");
+    assert!(err.contains("builds with kustomize v3"), "{err}");
+}
+
+#[test]
 fn a_base_entry_that_names_a_plain_directory_is_the_one_finding_of_its_overlays() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();

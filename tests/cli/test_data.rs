@@ -458,7 +458,8 @@ fn an_object_whose_name_is_still_to_be_filled_in_may_be_the_one_named() {
 #[test]
 fn what_a_testdata_input_would_have_rejected_is_a_warning() {
     let d = tempfile::tempdir().unwrap();
-    let queue = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  namespaceSelector: {}\n  fairSharing:\n    enable: true\n";
+    // A field the schema lacks, and a required one missing.
+    let queue = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  namespaceSelector: {}\n  fairSharing:\n    enable: true\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: r\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n    - coveredResources: [cpu]\n";
     // A Go test's input, read by the program under test, not applied; and the same object
     // applied from the repository.
     write(d.path(), "pkg/k8s/testdata/input/queue.yaml", queue);
@@ -471,14 +472,18 @@ fn what_a_testdata_input_would_have_rejected_is_a_warning() {
         .iter()
         .map(|d| (d["path"].as_str().unwrap(), d["severity"].as_str().unwrap()))
         .collect();
+    // The test input's unknown field is dropped by the clients that read it, not rejected:
+    // nothing to say; its missing required field is a warning.
     assert_eq!(
         severities,
         [
+            ("deploy/queue.yaml", "error"),
             ("deploy/queue.yaml", "error"),
             ("pkg/k8s/testdata/input/queue.yaml", "warning")
         ],
         "{out}{err}"
     );
+    assert_eq!(v["diagnostics"][2]["line"], 17, "{out}");
 }
 
 #[test]
@@ -516,6 +521,12 @@ fn files_named_as_templates_and_shell_notes_are_not_judged_as_manifests() {
         "infra/userdata.yaml",
         "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n--B\nContent-Type: application/node.eks.aws\n\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    name: ${cluster_name}\n--B--\n",
     );
+    // An `envsubst` template that parses only once filled in: a placeholder in a flow mapping.
+    write(
+        d.path(),
+        "routes/route.yaml",
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: r\nspec:\n  rules:\n  - matches:\n    - path: { type: Exact, value: ${ISVC_PATH}/v1/chat/completions }\n",
+    );
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(findings(&out), vec![], "{out}{err}");
     let v = crate::sources::json(&out);
@@ -534,6 +545,7 @@ fn files_named_as_templates_and_shell_notes_are_not_judged_as_manifests() {
         ["infra/userdata.yaml"],
         "{out}"
     );
+    assert_eq!(skipped("envsubst template"), ["routes/route.yaml"], "{out}");
     // The same object, in a file not named a template, is judged.
     write(d.path(), "queues/queue.yaml", queue);
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
@@ -542,6 +554,33 @@ fn files_named_as_templates_and_shell_notes_are_not_judged_as_manifests() {
         vec![(
             "schema-violation".to_string(),
             "queues/queue.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
+}
+
+#[test]
+fn a_tests_assertions_about_the_cluster_are_not_applied_objects() {
+    let d = tempfile::tempdir().unwrap();
+    // A kuttl step: the install is applied; the assert (a partial object with a status) is
+    // compared with the cluster, and what it leaves out is by design.
+    write(
+        d.path(),
+        "test/e2e-kuttl/queues/00-install.yaml",
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: gpu\n",
+    );
+    let partial = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  resourceGroups:\n    - coveredResources: [nvidia.com/gpu]\nstatus:\n  pendingWorkloads: 0\n";
+    write(d.path(), "test/e2e-kuttl/queues/00-assert.yaml", partial);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
+    // The same partial object as a manifest is rejected.
+    write(d.path(), "deploy/queue.yaml", partial);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        findings(&out),
+        vec![(
+            "schema-violation".to_string(),
+            "deploy/queue.yaml".to_string()
         )],
         "{out}{err}"
     );

@@ -120,6 +120,7 @@ fn push<'a>(out: &mut Vec<Violation<'a>>, node: Node<'a>, message: String, help:
         node,
         message,
         help: help.map(str::to_string),
+        unknown: false,
     });
 }
 

@@ -168,6 +168,7 @@ impl<'a> Walk<'a, '_> {
                 self.what, self.kind
             ),
             help: Some(format!("the rule: `{}`", shorten(&rule.text, 160))),
+            unknown: false,
         });
     }
 
@@ -190,6 +191,7 @@ impl<'a> Walk<'a, '_> {
                 "the rule: `{}`{message}",
                 shorten(&rule.text, 160)
             )),
+            unknown: false,
         });
     }
 

@@ -464,11 +464,23 @@ impl Builder for Kustomize {
             ),
         };
         // Only a missing input, and nothing in view deploys it: likely generated.
+        // Built by a script of its own tree with kustomize v3.
+        let old = s
+            .old_kustomize
+            .iter()
+            .find(|(_, dir)| k.dir.starts_with(dir))
+            .map(|(script, _)| script.as_str());
         let kind = match app.failure_kind() {
-            ProblemKind::Build if f.at.missing_input => ProblemKind::MissingInput,
+            ProblemKind::Build if f.at.missing_input || old.is_some() => ProblemKind::MissingInput,
             k => k,
         };
-        let reported = if kind == ProblemKind::MissingInput && super::outside_root(&f.message) {
+        let reported = if let Some(script) =
+            old.filter(|_| !f.at.missing_input && kind == ProblemKind::MissingInput)
+        {
+            &format!(
+                "`{script}` builds with kustomize v3 (`--load_restrictor`), which reads what a current kustomize refuses: reported as source-build-failed only where something deploys it"
+            )
+        } else if kind == ProblemKind::MissingInput && super::outside_root(&f.message) {
             "it reads a file outside its directory, which builds with `--load-restrictor LoadRestrictionsNone`: reported as source-build-failed only where something deploys it"
         } else if kind == ProblemKind::MissingInput {
             "a file it reads is missing, usually one a build step generates: reported as source-build-failed only where something deploys it"

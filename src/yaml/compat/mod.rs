@@ -619,7 +619,9 @@ fn go_quoted_value(s: &[u8]) -> Option<String> {
 }
 
 mod templates;
-pub use templates::{TemplateHint, structural_template_markers, template_markers};
+pub use templates::{
+    TemplateHint, envsubst_markers, structural_template_markers, template_markers,
+};
 
 #[cfg(test)]
 mod tests;

@@ -50,6 +50,44 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
     markers(text, true)
 }
 
+/// For a file that does not parse: its first envsubst placeholder (`${NAME}`), when filling
+/// every placeholder with a plain word makes it parse (`{ value: ${ISVC_PATH}/v1 }` in a flow
+/// mapping reads as a nested mapping until `envsubst` has run). A file still broken once filled
+/// is broken YAML.
+pub fn envsubst_markers(text: &str) -> Option<TemplateHint> {
+    let mut filled = String::with_capacity(text.len());
+    let mut first: Option<(usize, usize)> = None;
+    let mut rest = text;
+    while let Some(i) = rest.find("${") {
+        let after = &rest[i + 2..];
+        let name_len = after
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
+        let start = text.len() - rest.len() + i;
+        filled.push_str(&rest[..i]);
+        if name_len > 0 && after.as_bytes().get(name_len) == Some(&b'}') {
+            // The same length, so that spans still point into the file as written.
+            filled.push_str(&"x".repeat(name_len + 3));
+            first.get_or_insert((start, start + name_len + 3));
+            rest = &after[name_len + 1..];
+        } else {
+            filled.push_str("${");
+            rest = after;
+        }
+    }
+    filled.push_str(rest);
+    let (start, end) = first?;
+    let parsed = super::parse(&filled, crate::yaml::Budget::default());
+    super::syntax_error(&parsed)
+        .is_none()
+        .then(|| TemplateHint {
+            kind: "envsubst template",
+            marker: text[start..end].to_string(),
+            span: Span::new(start, end),
+        })
+}
+
 /// For a file that parses: the markers of [`template_markers`] that change what it parses to
 /// (unquoted actions, directive lines, printf verbs). A quoted expression is a string the
 /// linter treats as a placeholder, so a file with only those is still linted.

@@ -170,3 +170,19 @@ fn python_format_fields_as_whole_values_are_templates_even_where_parsing_succeed
     assert!(structural_template_markers("data: {a, b}\n").is_none());
     assert!(structural_template_markers("msg: see {name} here\n").is_none());
 }
+
+#[test]
+fn envsubst_placeholders_that_break_a_flow_mapping() {
+    use crate::yaml::compat::envsubst_markers;
+    let route = "rules:\n  - path: { type: Exact, value: ${ISVC_PATH}/v1 }\n";
+    let hint = envsubst_markers(route).expect("a template");
+    assert_eq!(
+        (hint.kind, hint.marker.as_str()),
+        ("envsubst template", "${ISVC_PATH}")
+    );
+    assert_eq!(&route[hint.span.range()], "${ISVC_PATH}");
+    // Still broken once filled in (a tab indents a key): broken YAML, not a template.
+    assert!(envsubst_markers("a:\n\tb: ${X}\n").is_none());
+    // No placeholder at all.
+    assert!(envsubst_markers("a: {b\n").is_none());
+}
