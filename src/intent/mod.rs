@@ -33,11 +33,13 @@ use crate::model::{Object, PodTemplate};
 use crate::yaml::Node;
 
 mod scan;
+mod signals;
 mod words;
 pub(crate) use words::{Tok, image_repository, lex};
 use words::{basename, contains_ci, ends_ci, starts_ci};
 
-use scan::{Cue, Scan, Seg, feed_str, is_training_word, scan_container};
+use scan::{Cue, Scan, Seg, feed_str, scan_container};
+use signals::is_training_word;
 
 /// What a GPU workload is for, coarsely (`intent::IntentKind` has the detail and the evidence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 //! workload (compile steps, benchmarks, smoke-test flags, training launchers and arguments, model
 //! servers, idling), first cue of each sort, read word by word without allocating.
 
+use super::signals::{key_sort, pair_signal, program_signal, script_signal};
 use super::*;
 
 /// A word (or word pair) that says something, where it stands.
@@ -39,7 +40,7 @@ pub(super) struct Scan<'a> {
 }
 
 #[derive(Clone, Copy)]
-enum Sort {
+pub(super) enum Sort {
     Compile,
     Bench,
     SmokeFlag,
@@ -493,121 +494,6 @@ fn is_script(base: &str) -> bool {
         .any(|ext| ends_ci(base, ext))
 }
 
-/// Two words that say something together (`accelerate launch`, `vllm serve`, `dcgmi diag`).
-fn pair_signal(prev: &str, base: &str) -> Option<(Sort, &'static str)> {
-    const PAIRS: &[(&str, &str, Sort, &str)] = &[
-        ("accelerate", "launch", Sort::Launcher, "accelerate launch"),
-        ("tune", "run", Sort::Launcher, "tune run"),
-        (
-            "llamafactory-cli",
-            "train",
-            Sort::Launcher,
-            "llamafactory-cli train",
-        ),
-        ("vllm", "serve", Sort::Inference, "vllm serve"),
-        ("vllm", "bench", Sort::Bench, "vllm bench"),
-        ("ollama", "serve", Sort::Inference, "ollama serve"),
-        ("lmdeploy", "serve", Sort::Inference, "lmdeploy serve"),
-        ("serve", "run", Sort::Inference, "serve run"),
-        ("dcgmi", "diag", Sort::Bench, "dcgmi diag"),
-    ];
-    PAIRS
-        .iter()
-        .find(|(a, b, _, _)| prev.eq_ignore_ascii_case(a) && base.eq_ignore_ascii_case(b))
-        .map(|(_, _, sort, shown)| (*sort, *shown))
-}
-
-/// A program (or binary path) whose name alone says what it does.
-fn program_signal(base: &str) -> Option<Sort> {
-    let is = |names: &[&str]| names.iter().any(|n| base.eq_ignore_ascii_case(n));
-    if is(&[
-        "neuron_parallel_compile",
-        "neuronx-cc",
-        "trtllm-build",
-        "trtexec",
-    ]) {
-        return Some(Sort::Compile);
-    }
-    // nccl-tests (`all_reduce_perf`, `sendrecv_perf_mpi`), genai-perf, perf_analyzer, perftest.
-    if ends_ci(base, "_perf")
-        || contains_ci(base, "_perf_")
-        || ends_ci(base, "-perf")
-        || starts_ci(base, "perf_analyzer")
-        || (starts_ci(base, "ib_") && (ends_ci(base, "_bw") || ends_ci(base, "_lat")))
-        || is(&[
-            "gpu_burn",
-            "gpu-burn",
-            "gpuburn",
-            "nvbandwidth",
-            "xhpl",
-            "hpl",
-            "hpl.sh",
-            "p2pbandwidthlatencytest",
-            "bandwidthtest",
-            // Nsight Systems and Nsight Compute profile what they run: a measured, short run.
-            "nsys",
-            "ncu",
-        ])
-        || contains_ci(base, "loadgen")
-    {
-        return Some(Sort::Bench);
-    }
-    if is(&["nvidia-smi", "devicequery", "nvcc"]) || contains_ci(base, "vectoradd") {
-        return Some(Sort::Smoke);
-    }
-    if is(&["torchrun", "deepspeed", "horovodrun"]) {
-        return Some(Sort::Launcher);
-    }
-    if is(&[
-        "text-generation-launcher",
-        "tritonserver",
-        "trtllm-serve",
-        "torchserve",
-        "uvicorn",
-    ]) {
-        return Some(Sort::Inference);
-    }
-    None
-}
-
-/// A script or module whose name says what it does.
-fn script_signal(name: &str) -> Option<Sort> {
-    if contains_ci(name, "bench") {
-        Some(Sort::Bench)
-    } else if contains_ci(name, "compile") || contains_ci(name, "convert_checkpoint") {
-        Some(Sort::Compile)
-    } else if ["smoke", "healthcheck", "health_check", "sanity"]
-        .iter()
-        .any(|s| contains_ci(name, s))
-    {
-        Some(Sort::Smoke)
-    } else if is_training_word(name) {
-        Some(Sort::Launcher)
-    } else if ["serve", "server", "infer", "predict"]
-        .iter()
-        .any(|s| contains_ci(name, s))
-    {
-        Some(Sort::Inference)
-    } else if ["generate", "sample", "_eval", "-eval", ".eval"]
-        .iter()
-        .any(|s| contains_ci(name, s))
-        || starts_ci(name, "eval")
-    {
-        Some(Sort::Generate)
-    } else {
-        None
-    }
-}
-
-/// `train.py`, `finetune`, `pretrain_gpt`, `verl.trainer` — but not `pretrained` (models are
-/// pretrained whatever runs them).
-pub(super) fn is_training_word(s: &str) -> bool {
-    (contains_ci(s, "train") && !contains_ci(s, "pretrained"))
-        || contains_ci(s, "finetun")
-        || contains_ci(s, "fine-tun")
-        || contains_ci(s, "fine_tun")
-}
-
 fn module<'a>(scan: &mut Scan<'a>, m: &'a str, node: Node<'a>) {
     let sort = if m.eq_ignore_ascii_case("torch.distributed.run")
         || m.eq_ignore_ascii_case("torch.distributed.launch")
@@ -674,58 +560,4 @@ fn override_key<'a>(scan: &mut Scan<'a>, key: &'a str, node: Node<'a>) {
     if let Some(sort @ (Sort::TrainArg | Sort::WeakArg)) = key_sort(last) {
         scan.note(sort, key, node);
     }
-}
-
-/// What an argument name says (dashes and underscores alike, any case).
-fn key_sort(key: &str) -> Option<Sort> {
-    let is = |names: &[&str]| names.iter().any(|n| key_eq(key, n));
-    if is(&[
-        "smoke_test",
-        "smoke",
-        "smoketest",
-        "dry_run",
-        "dryrun",
-        "sanity_check",
-    ]) {
-        return Some(Sort::SmokeFlag);
-    }
-    if is(&["compile_only", "only_compile"]) {
-        return Some(Sort::Compile);
-    }
-    if is(&[
-        "epochs",
-        "num_epochs",
-        "num_train_epochs",
-        "n_epochs",
-        "max_epochs",
-        "train_epochs",
-        "max_steps",
-        "train_steps",
-        "num_train_steps",
-        "train_iters",
-        "do_train",
-    ]) || (contains_ci(key, "train") && !contains_ci(key, "pretrained"))
-    {
-        return Some(Sort::TrainArg);
-    }
-    if is(&["output_dir", "out_dir"])
-        || ["checkpoint", "ckpt", "save", "resume"]
-            .iter()
-            .any(|p| starts_ci(key, p))
-    {
-        return Some(Sort::WeakArg);
-    }
-    None
-}
-
-/// Equal ignoring ASCII case, with `-` and `_` alike.
-fn key_eq(a: &str, b: &str) -> bool {
-    let norm = |c: u8| {
-        if c == b'-' {
-            b'_'
-        } else {
-            c.to_ascii_lowercase()
-        }
-    };
-    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| norm(x) == norm(y))
 }

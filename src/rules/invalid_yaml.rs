@@ -9,8 +9,8 @@ declare_rule! {
     /// too deep). The finding points at the place the parser stopped. YAML that go-yaml (kubectl,
     /// ArgoCD) reads is accepted, e.g. a flow list closed at its key's indentation. A Go/Helm or
     /// Jinja template (`{{- if .Values.x }}`, `{% if %}`), a Terraform `templatefile()` source, a
-    /// printf format or an `envsubst` template that parses once its `${NAME}` placeholders are
-    /// filled in is not reported: it is not YAML until rendered, and `gpuops lint` lists it as
+    /// printf format or an `envsubst` or `sed` template that parses once its `${NAME}` or
+    /// `%NAME%` placeholders are filled in is not reported: it is not YAML until rendered, and `gpuops lint` lists it as
     /// skipped. Neither are EC2 user data in MIME multipart form and a test's assertions about the
     /// cluster (kuttl `NN-assert.yaml`), which are never applied. Nor is YAML that is no Kubernetes manifest (it names no `apiVersion` and `kind`,
     /// or it is CI configuration under `.github/`): a values file or a workflow is another tool's

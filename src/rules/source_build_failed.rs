@@ -19,7 +19,11 @@ declare_rule! {
     /// its directory, which kustomize refuses by default but builds with `--load-restrictor
     /// LoadRestrictionsNone` (the option its author evidently uses, and one Argo CD can be given).
     /// Nor is a build in a test tree (`test/`, `tests/`, `e2e/`, `testdata/`, `fixtures/`) that
-    /// nothing deploys: the project's tests build it, often after a script has edited it.
+    /// nothing deploys: the project's tests build it, often after a script has edited it; nor one
+    /// below a script or Makefile that builds with kustomize v3 (`--load_restrictor`), which
+    /// reads what a current kustomize refuses. A build that fails on a resource kustomize cannot
+    /// read as YAML (a duplicate key) is reported at that key. A kustomization whose generators
+    /// or transformers are plugins (KSOPS, exec or KRM functions) is listed as skipped.
     ///
     /// ## Why is this bad?
     /// ArgoCD builds the same overlay or chart before it syncs: when the build fails, the

@@ -216,7 +216,7 @@ impl SourceFile {
         // applied as written.
         let template = match compat::syntax_error(&parsed) {
             Some(_) => compat::template_markers(&text)
-                .or_else(|| compat::envsubst_markers(&text))
+                .or_else(|| compat::placeholder_markers(&text))
                 .or_else(|| {
                     // Shell notes saved as YAML: a heredoc command the reader runs by hand.
                     super::pages::shell_heredoc(&text).map(|r| compat::TemplateHint {
@@ -244,22 +244,28 @@ impl SourceFile {
             None => compat::structural_template_markers(&text),
         };
         if let Some(t) = template {
-            return SourceFile {
-                path,
-                text,
-                docs: Vec::new(),
-                problems: Vec::new(),
-                skipped: Some(Skipped {
-                    reason: t.kind.to_string(),
-                    marker: t.marker,
-                    span: t.span,
-                    hint: None,
-                }),
-                role: Role::Linted,
-                lines: LineTable::default(),
+            let skipped = Skipped {
+                reason: t.kind.to_string(),
+                marker: t.marker,
+                span: t.span,
+                hint: None,
             };
+            return Self::skipped_whole(path, text, skipped);
         }
         Self::of_parsed(path, text, parsed)
+    }
+
+    /// A file not read as YAML at all, and why.
+    fn skipped_whole(path: String, text: Arc<str>, skipped: Skipped) -> Self {
+        SourceFile {
+            path,
+            text,
+            docs: Vec::new(),
+            problems: Vec::new(),
+            skipped: Some(skipped),
+            role: Role::Linted,
+            lines: LineTable::default(),
+        }
     }
 
     fn unreadable(path: String, message: String) -> Self {
@@ -499,7 +505,11 @@ impl Discovery<'_> {
             // chart itself is not rendered.
             // Its `Chart.yaml` names the release of a controller the chart installs.
             for c in &charts_now {
-                these.extend(chart_crds(c).into_iter().filter(|p| !self.excluded(p)));
+                these.extend(
+                    super::helm::chart_crds(c)
+                        .into_iter()
+                        .filter(|p| !self.excluded(p)),
+                );
                 these.extend(Some(c.join("Chart.yaml")).filter(|p| !self.excluded(p)));
             }
             files.append(&mut these);
@@ -518,28 +528,6 @@ impl Discovery<'_> {
             problems,
         }
     }
-}
-
-/// The YAML files under a chart's `crds/` directory (Helm reads it recursively), sorted.
-fn chart_crds(chart: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut dirs = vec![chart.join("crds")];
-    // Bounded: a symlink loop under `crds/` ends here.
-    while let Some(d) = dirs.pop().filter(|_| out.len() < 10_000) {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            match e.file_type() {
-                Ok(t) if t.is_dir() && dirs.len() < 1_000 => dirs.push(p),
-                Ok(t) if t.is_file() && is_yaml(&p) => out.push(p),
-                _ => {}
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Reads and parses files in parallel. Unreadable content (binary, not UTF-8, too large) becomes a
@@ -647,9 +635,6 @@ pub fn is_build_output(path: &str) -> bool {
     path.ends_with(')') && (path.contains(" (kustomize build") || path.contains(" (helm template"))
 }
 
-/// How encrypted files start: git-crypt, Plural's crypto filter, Ansible Vault.
-const ENCRYPTED: [&str; 3] = ["\0GITCRYPT\0", "CHARTMART-ENCRYPTED", "$ANSIBLE_VAULT;"];
-
 /// Turns raw bytes into a parsed file; binary or non-UTF-8 content is a located problem.
 pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
     // UTF-16 with its byte order mark, which YAML allows (an editor's "Unicode" save): read as
@@ -657,24 +642,15 @@ pub fn from_bytes(path: String, bytes: Vec<u8>) -> SourceFile {
     if let Some(text) = crate::text::utf16(&bytes) {
         return SourceFile::from_text(path, text);
     }
-    // Encrypted in the repository (git-crypt, Plural's crypto filter, Ansible Vault): text only
-    // once the key holder decrypts it.
-    if let Some(header) = ENCRYPTED.iter().find(|h| bytes.starts_with(h.as_bytes())) {
-        let shown = header.trim_matches(['\0', ';']).to_string();
-        return SourceFile {
-            path,
-            text: "".into(),
-            docs: Vec::new(),
-            problems: Vec::new(),
-            skipped: Some(Skipped {
-                reason: "encrypted file".into(),
-                span: Span::at(0),
-                marker: shown,
-                hint: Some("decrypt it and lint the output via stdin".into()),
-            }),
-            role: Role::Linted,
-            lines: LineTable::default(),
+    // Encrypted in the repository: text only once the key holder decrypts it.
+    if let Some(tool) = crate::text::encrypted_by(&bytes) {
+        let skipped = Skipped {
+            reason: "encrypted file".into(),
+            span: Span::at(0),
+            marker: tool.into(),
+            hint: Some("decrypt it and lint the output via stdin".into()),
         };
+        return SourceFile::skipped_whole(path, "".into(), skipped);
     }
     if bytes.contains(&0) {
         return SourceFile::unreadable(path, "binary content (NUL byte); not linted".into());

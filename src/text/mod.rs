@@ -54,6 +54,19 @@ pub fn mime_header(text: &str) -> Option<std::ops::Range<usize>> {
         .then(|| start..start + line.trim_end().len())
 }
 
+/// The tool that encrypted a file committed encrypted, by its header: git-crypt, Plural's
+/// crypto filter, Ansible Vault.
+pub fn encrypted_by(bytes: &[u8]) -> Option<&'static str> {
+    [
+        (&b"\0GITCRYPT\0"[..], "git-crypt"),
+        (b"CHARTMART-ENCRYPTED", "plural crypto"),
+        (b"$ANSIBLE_VAULT;", "ansible-vault"),
+    ]
+    .into_iter()
+    .find(|(header, _)| bytes.starts_with(header))
+    .map(|(_, tool)| tool)
+}
+
 mod typo;
 pub use typo::{Near, NearNames, close_enough, closest, edit_distance, edit_distance_within};
 

@@ -496,6 +496,31 @@ fn what_a_kustomize_v3_repository_builds_is_not_judged_by_a_current_kustomize() 
 }
 
 #[test]
+fn a_kustomization_with_a_plugin_generator_is_skipped_not_failed() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "secrets/kustomization.yaml",
+        "generators:\n  - ./secret-generator.yaml\n",
+    );
+    // KSOPS decrypts SOPS files; kustomize runs it only with plugins enabled (Argo CD does).
+    write(
+        d.path(),
+        "secrets/secret-generator.yaml",
+        "apiVersion: viaduct.ai/v1\nkind: ksops\nmetadata:\n  name: secret-generator\nfiles:\n  - ./db.enc.yaml\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let v = json(&out);
+    assert_eq!(findings(&v), vec![], "{out}{err}");
+    let reason = v["skipped"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("plugin generator") && reason.contains("`ksops`"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_base_entry_that_names_a_plain_directory_is_the_one_finding_of_its_overlays() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();

@@ -315,6 +315,28 @@ pub fn sources(text: &str, chart: &Chart) -> Vec<(usize, Option<PathBuf>)> {
     out
 }
 
+/// The YAML files under a chart's `crds/` directory (Helm reads it recursively), sorted.
+pub(in crate::source) fn chart_crds(chart: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![chart.join("crds")];
+    // Bounded: a symlink loop under `crds/` ends here.
+    while let Some(d) = dirs.pop().filter(|_| out.len() < 10_000) {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() && dirs.len() < 1_000 => dirs.push(p),
+                Ok(t) if t.is_file() && crate::source::files::is_yaml(&p) => out.push(p),
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

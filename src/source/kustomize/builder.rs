@@ -215,6 +215,28 @@ fn yaml_fault(s: &Sources, top: &Path) -> Option<(SourceFile, Span, String)> {
     })
 }
 
+/// A `generators` or `transformers` entry of `k` whose configuration is a plugin's (KSOPS,
+/// an exec or KRM function): any `apiVersion` but kustomize's `builtin`. kustomize runs it only
+/// with plugins enabled, which a linter never does. The entry, with the plugin's kind.
+fn plugin_entry(k: &Kustomization) -> Option<(&Ref, String)> {
+    k.refs
+        .iter()
+        .filter(|r| matches!(r.field, "generators" | "transformers"))
+        .find_map(|r| {
+            let Target::File(f) = &r.target else {
+                return None;
+            };
+            if !std::fs::metadata(f).is_ok_and(|m| m.len() <= 1 << 20) {
+                return None;
+            }
+            let text = std::fs::read_to_string(f).ok()?;
+            let parsed = crate::yaml::compat::parse(&text, crate::yaml::Budget::default());
+            let root = parsed.docs.first()?.root();
+            let api = root.str_at(&["apiVersion"])?;
+            (api != "builtin").then(|| (r, root.str_at(&["kind"]).unwrap_or(api).to_string()))
+        })
+}
+
 /// The one file an outcome for a kustomization that cannot be read comes to: a failure on
 /// `top` itself.
 fn unreadable(top: &Path, app: For) -> Added {
@@ -273,6 +295,16 @@ impl Builder for Kustomize {
                             .into(),
                     marker: c.file.text.get(span.range()).unwrap_or("helmCharts").into(),
                     span: if in_top { span } else { first_key(&k.file) },
+                    by_hand,
+                });
+            }
+            if let Some((r, kind)) = plugin_entry(c) {
+                return Outcome::Skipped(Skip {
+                    reason: format!(
+                        "Kustomization with a plugin generator or transformer (`{kind}`, run only with kustomize's plugins enabled)"
+                    ),
+                    marker: r.raw.clone(),
+                    span: if in_top { r.span } else { first_key(&k.file) },
                     by_hand,
                 });
             }

@@ -620,7 +620,7 @@ fn go_quoted_value(s: &[u8]) -> Option<String> {
 
 mod templates;
 pub use templates::{
-    TemplateHint, envsubst_markers, structural_template_markers, template_markers,
+    TemplateHint, placeholder_markers, structural_template_markers, template_markers,
 };
 
 #[cfg(test)]

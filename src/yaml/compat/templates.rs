@@ -50,39 +50,53 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
     markers(text, true)
 }
 
-/// For a file that does not parse: its first envsubst placeholder (`${NAME}`), when filling
-/// every placeholder with a plain word makes it parse (`{ value: ${ISVC_PATH}/v1 }` in a flow
-/// mapping reads as a nested mapping until `envsubst` has run). A file still broken once filled
-/// is broken YAML.
-pub fn envsubst_markers(text: &str) -> Option<TemplateHint> {
-    let mut filled = String::with_capacity(text.len());
-    let mut first: Option<(usize, usize)> = None;
-    let mut rest = text;
-    while let Some(i) = rest.find("${") {
-        let after = &rest[i + 2..];
-        let name_len = after
-            .bytes()
-            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
-            .count();
-        let start = text.len() - rest.len() + i;
-        filled.push_str(&rest[..i]);
-        if name_len > 0 && after.as_bytes().get(name_len) == Some(&b'}') {
-            // The same length, so that spans still point into the file as written.
-            filled.push_str(&"x".repeat(name_len + 3));
-            first.get_or_insert((start, start + name_len + 3));
-            rest = &after[name_len + 1..];
-        } else {
-            filled.push_str("${");
-            rest = after;
+/// For a file that does not parse: its first fill-in placeholder, an envsubst `${NAME}` or a
+/// `sed` target `%NAME%`, when filling every placeholder with a plain word makes it parse
+/// (`{ value: ${ISVC_PATH}/v1 }` in a flow mapping reads as a nested mapping, and a scalar
+/// cannot start with `%`, until the tool has run). A file still broken once filled is broken
+/// YAML.
+pub fn placeholder_markers(text: &str) -> Option<TemplateHint> {
+    let b = text.as_bytes();
+    let mut filled = b.to_vec();
+    let mut first: Option<(usize, usize, &'static str)> = None;
+    let mut i = 0;
+    while i < b.len() {
+        // `${NAME}`: a name of letters, digits and `_`; `%NAME%`: upper case, a letter first.
+        let found = match b[i] {
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                let n = b[i + 2..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                    .count();
+                (n > 0 && b.get(i + 2 + n) == Some(&b'}'))
+                    .then_some((i + n + 3, "envsubst template"))
+            }
+            b'%' if b.get(i + 1).is_some_and(u8::is_ascii_uppercase) => {
+                let n = b[i + 1..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || **c == b'_')
+                    .count();
+                (b.get(i + 1 + n) == Some(&b'%')).then_some((i + n + 2, "sed template"))
+            }
+            _ => None,
+        };
+        match found {
+            Some((end, kind)) => {
+                // The same length, so that spans still point into the file as written.
+                filled[i..end].fill(b'x');
+                first.get_or_insert((i, end, kind));
+                i = end;
+            }
+            None => i += 1,
         }
     }
-    filled.push_str(rest);
-    let (start, end) = first?;
+    let (start, end, kind) = first?;
+    let filled = String::from_utf8(filled).ok()?;
     let parsed = super::parse(&filled, crate::yaml::Budget::default());
     super::syntax_error(&parsed)
         .is_none()
         .then(|| TemplateHint {
-            kind: "envsubst template",
+            kind,
             marker: text[start..end].to_string(),
             span: Span::new(start, end),
         })

@@ -172,17 +172,24 @@ fn python_format_fields_as_whole_values_are_templates_even_where_parsing_succeed
 }
 
 #[test]
-fn envsubst_placeholders_that_break_a_flow_mapping() {
-    use crate::yaml::compat::envsubst_markers;
+fn fill_in_placeholders_that_break_the_yaml() {
+    use crate::yaml::compat::placeholder_markers;
     let route = "rules:\n  - path: { type: Exact, value: ${ISVC_PATH}/v1 }\n";
-    let hint = envsubst_markers(route).expect("a template");
+    let hint = placeholder_markers(route).expect("a template");
     assert_eq!(
         (hint.kind, hint.marker.as_str()),
         ("envsubst template", "${ISVC_PATH}")
     );
     assert_eq!(&route[hint.span.range()], "${ISVC_PATH}");
     // Still broken once filled in (a tab indents a key): broken YAML, not a template.
-    assert!(envsubst_markers("a:\n\tb: ${X}\n").is_none());
+    assert!(placeholder_markers("a:\n\tb: ${X}\n").is_none());
     // No placeholder at all.
-    assert!(envsubst_markers("a: {b\n").is_none());
+    assert!(placeholder_markers("a: {b\n").is_none());
+    // A `sed` target: a plain scalar cannot start with `%`.
+    let hosts = "hosts:\n  - %TARGET%.%ZONE%\n";
+    let hint = placeholder_markers(hosts).expect("a template");
+    assert_eq!(
+        (hint.kind, hint.marker.as_str()),
+        ("sed template", "%TARGET%")
+    );
 }
