@@ -495,13 +495,14 @@ impl Builder for Kustomize {
                 format!("{FAILED}{}", f.message),
             ),
         };
-        // Only a missing input, and nothing in view deploys it: likely generated.
         // Built by a script of its own tree with kustomize v3.
         let old = s
             .old_kustomize
             .iter()
             .find(|(_, dir)| k.dir.starts_with(dir))
             .map(|(script, _)| script.as_str());
+        // Only a missing input, or what kustomize v3 may build, and nothing in view deploys it:
+        // likely generated, or built as intended.
         let kind = match app.failure_kind() {
             ProblemKind::Build if f.at.missing_input || old.is_some() => ProblemKind::MissingInput,
             k => k,
