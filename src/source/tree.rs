@@ -139,7 +139,7 @@ pub struct Kustomization {
     /// Uses `helmCharts` (needs `--enable-helm`, which gpuops never sets), with the node.
     pub helm_charts: Option<Span>,
     /// Its resource that is a template filled in before the build, found once: the ref's index
-    /// and the template's marker (see `kustomize::builder::template_resource`).
+    /// and the template's marker (see `kustomize::inputs::template_resource`).
     pub template: std::sync::OnceLock<Option<(usize, String)>>,
 }
 

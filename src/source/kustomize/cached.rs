@@ -9,7 +9,7 @@
 
 use super::{
     Built, Kustomize, Origin, Unit,
-    builder::{oversized, template_resource},
+    inputs::{oversized, template_resource},
 };
 use crate::cache::codec::{Reader, Writer};
 use crate::source::Sources;

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 mod builder;
 mod cached;
+mod inputs;
 pub mod remap;
 
 pub use builder::Builds;

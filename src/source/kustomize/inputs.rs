@@ -1,0 +1,110 @@
+//! What a kustomization's inputs say before (or after) it is built: a file too large to build,
+//! a resource that is a template another tool fills in, a generator that is a plugin, the
+//! resource whose YAML a failed build could not read.
+
+use crate::source::tree::{Kustomization, Ref, Target};
+use crate::source::{MAX_FILE_BYTES, SourceFile, Sources, parsed_file};
+use crate::yaml::{ProblemKind, Span};
+use std::path::Path;
+
+/// An entry of `k` naming a file over the size raw reading keeps to: kustomize would read all
+/// of it and, at tens of megabytes, run into the build time limit instead of failing.
+pub(super) fn oversized(k: &Kustomization) -> Option<&Ref> {
+    k.refs.iter().find(|r| match &r.target {
+        Target::File(f) => std::fs::metadata(f).is_ok_and(|m| m.len() > MAX_FILE_BYTES),
+        _ => false,
+    })
+}
+
+/// A resource of the kustomization that is a template another tool fills in first
+/// (`storage: {{CACHE_PVC_SIZE}}` that a script's `sed` replaces): kustomize cannot build it as
+/// written. The entry, with the template's first marker.
+pub(super) fn template_resource(k: &Kustomization) -> Option<(&Ref, String)> {
+    // Asked once per build, cache key and batch of every overlay over the same base: read once.
+    let (i, marker) = k
+        .template
+        .get_or_init(|| find_template_resource(k))
+        .as_ref()?;
+    Some((k.refs.get(*i)?, marker.clone()))
+}
+
+fn find_template_resource(k: &Kustomization) -> Option<(usize, String)> {
+    k.refs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.field == "resources")
+        .find_map(|(i, r)| {
+            let Target::File(f) = &r.target else {
+                return None;
+            };
+            if !std::fs::metadata(f).is_ok_and(|m| m.len() <= MAX_FILE_BYTES) {
+                return None;
+            }
+            let text = std::fs::read_to_string(f).ok()?;
+            // Most files hold no marker at all: ruled out before any parse.
+            if !text.contains('{') && !text.contains('%') {
+                return None;
+            }
+            let parsed = crate::yaml::compat::parse(&text, crate::yaml::Budget::default());
+            let hint = match crate::yaml::compat::syntax_error(&parsed) {
+                Some(_) => crate::yaml::compat::template_markers(&text),
+                None => crate::yaml::compat::structural_template_markers(&text),
+            }?;
+            Some((i, hint.marker))
+        })
+}
+
+/// The first resource file of a build (its kustomizations' `resources` entries, in order) that
+/// does not parse or holds a duplicate key: the file, where, and what (without the advice the
+/// `invalid-yaml` finding adds for a file read on its own).
+pub(super) fn yaml_fault(s: &Sources, top: &Path) -> Option<(SourceFile, Span, String)> {
+    let chain = s.forest.chain(top);
+    // A kustomization that is not YAML itself is the place.
+    if chain.iter().any(|c| !c.file.problems.is_empty()) {
+        return None;
+    }
+    chain.into_iter().find_map(|c| {
+        c.refs
+            .iter()
+            .filter(|r| r.field == "resources")
+            .find_map(|r| {
+                let Target::File(p) = &r.target else {
+                    return None;
+                };
+                let f = parsed_file(p)?;
+                let problem = f
+                    .problems
+                    .iter()
+                    .find(|p| matches!(p.kind, ProblemKind::Syntax | ProblemKind::Content))?;
+                let what = problem
+                    .message
+                    .split_once(": kustomize refuses")
+                    .map_or(problem.message.as_str(), |(w, _)| w)
+                    .to_string();
+                let span = problem.span;
+                Some((f, span, what))
+            })
+    })
+}
+
+/// A `generators` or `transformers` entry of `k` whose configuration is a plugin's (KSOPS,
+/// an exec or KRM function): any `apiVersion` but kustomize's `builtin`. kustomize runs it only
+/// with plugins enabled, which a linter never does. The entry, with the plugin's kind.
+pub(super) fn plugin_entry(k: &Kustomization) -> Option<(&Ref, String)> {
+    k.refs
+        .iter()
+        .filter(|r| matches!(r.field, "generators" | "transformers"))
+        .find_map(|r| {
+            let Target::File(f) = &r.target else {
+                return None;
+            };
+            if !std::fs::metadata(f).is_ok_and(|m| m.len() <= 1 << 20) {
+                return None;
+            }
+            let text = std::fs::read_to_string(f).ok()?;
+            let parsed = crate::yaml::compat::parse(&text, crate::yaml::Budget::default());
+            let root = parsed.docs.first()?.root();
+            let api = root.str_at(&["apiVersion"])?;
+            (api != "builtin").then(|| (r, root.str_at(&["kind"]).unwrap_or(api).to_string()))
+        })
+}
