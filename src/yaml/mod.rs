@@ -539,10 +539,23 @@ pub(crate) fn parse_with_values(
                     // keeps which: kubectl and Argo CD apply it as meant (only kustomize refuses
                     // it, and a failed build is reported as such).
                     let identical = dup.is_some_and(|i| {
-                        let first = children[i + 1].span().range();
-                        let again = node.span().range();
-                        match (b.text.get(first), b.text.get(again)) {
-                            (Some(x), Some(y)) => x == y || same_shifted(x, y),
+                        // A block sequence written at its key's indentation starts, for the
+                        // parser, at its first item's content: the dash belongs to it.
+                        let value = |r: std::ops::Range<usize>| {
+                            let start = match b.text.get(..r.start) {
+                                Some(before) if before.ends_with("- ") => r.start - 2,
+                                _ => r.start,
+                            };
+                            b.text.get(start..r.end)
+                        };
+                        match (
+                            value(children[i + 1].span().range()),
+                            value(node.span().range()),
+                        ) {
+                            // Blanks after a value are no part of it.
+                            (Some(x), Some(y)) => {
+                                x.trim_end() == y.trim_end() || same_shifted(x, y)
+                            }
                             _ => false,
                         }
                     });

@@ -161,6 +161,10 @@ fn the_same_block_value_twice_at_another_indentation_is_no_problem() {
     let src = "spec:\n  tolerations:\n      - key: a\n        operator: Exists\n  containers: []\n  tolerations:\n    - key: a\n      operator: Exists\n";
     let p = parse(src, Budget::default());
     assert!(p.problems.is_empty(), "{:?}", p.problems);
+    // Blanks left after the first copy change nothing either.
+    let trailing = "spec:\n  tolerations:\n   - operator: Exists     \n  affinity: {}\n  tolerations:\n  - operator: Exists\n";
+    let p = parse(trailing, Budget::default());
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
     // Another value is still a problem, also when only its nesting differs.
     let other = "spec:\n  t:\n    - a: 1\n      b: 2\n  t:\n    - a: 1\n    - b: 2\n";
     assert_eq!(parse(other, Budget::default()).problems.len(), 1);

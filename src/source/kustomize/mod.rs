@@ -468,7 +468,13 @@ pub(crate) fn outside_root(raw: &str) -> bool {
 /// the wrapper kustomization's part of the error chain go, absolute paths become relative.
 /// Returns the message and the kustomization directory the error chain ends in.
 pub fn clean_error(raw: &str, scratch: &Path) -> (String, Option<PathBuf>) {
-    let mut msg = raw.trim().to_string();
+    // kustomize's notices about deprecated fields (`# Warning: 'vars' is deprecated…`) come
+    // before the error and are no part of it.
+    let raw: Vec<&str> = raw
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("# Warning:"))
+        .collect();
+    let mut msg = raw.join("\n").trim().to_string();
     // kubectl logs through klog: `E1123 … run.go:72] "command failed" err="…"` or `err=<` …
     // `>` for multi-line messages.
     if let Some(i) = msg.find("err=\"") {
@@ -597,6 +603,12 @@ mod tests {
         );
         assert_eq!(at, Some(PathBuf::from("/kzb/broken")));
         let (m, _) = clean_error("Error: boom\n", Path::new("/tmp/none"));
+        assert_eq!(m, "boom");
+        // Deprecation notices before the error are no part of it.
+        let (m, _) = clean_error(
+            "# Warning: 'vars' is deprecated. Please use 'replacements' instead.\n# Warning: 'commonLabels' is deprecated.\nError: boom\n",
+            Path::new("/tmp/none"),
+        );
         assert_eq!(m, "boom");
     }
 }
