@@ -7,8 +7,9 @@
 //!    takes it out of training whatever else says;
 //! 2. the command and arguments of its GPU containers (and a RayJob's `entrypoint`), shell
 //!    scripts under `sh -c` included: compile steps, then benchmarks, then smoke-test flags on a
-//!    trainer, then training launchers and arguments, then model servers, then smoke tests that
-//!    do nothing else;
+//!    trainer, then a launcher spreading a script named for inference, generation or evaluation
+//!    (not training), then training launchers and arguments, then model servers, then such
+//!    scripts on their own, then smoke tests that do nothing else;
 //! 3. the images of its GPU containers;
 //! 4. the commands and images of the workload's other pod templates (an MPIJob launcher that runs
 //!    `all_reduce_perf` for sshd workers);

@@ -11,8 +11,9 @@ declare_rule! {
     /// scripts included) and environment: `torchrun` / `torch.distributed.run`
     /// `--nproc_per_node` (or `--nproc-per-node`), DeepSpeed `--num_gpus`, `NPROC_PER_NODE` and
     /// `PET_NPROC_PER_NODE`, a PyTorchJob's `spec.nprocPerNode`, and, on pods classified as
-    /// training, Lightning's `--gpus` and `trainer.devices=`. The container's GPUs are its GPU
-    /// resources and the devices of the DRA claims it uses (`resources.claims`; a request's
+    /// training, Lightning's `--gpus` and `trainer.devices=` (not `--gpus 0`, which elsewhere
+    /// names device 0). The container's GPUs are its GPU resources (not HAMi's `gpumem` and
+    /// `gpucores`, how much of each GPU) and the devices of the DRA claims it uses (`resources.claims`; a request's
     /// `count`, 1 by default); a claim asking `allocationMode: All` leaves them unknown and the
     /// container is not judged. Only whole numbers are compared
     /// (`auto`, `gpu` and placeholders are not), and only against GPUs and NeuronCores: a Neuron
