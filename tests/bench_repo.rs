@@ -64,11 +64,12 @@ fn generation_is_deterministic() {
     }
 }
 
-/// A chunked rule judges each object (with its templates) on its own: run one object at a time,
-/// it finds exactly what one run over the whole index finds (in another order: the report is
+/// A chunked rule judges each object (with its templates) on its own, and a file's objects
+/// together: run one file at a time (the smallest chunks), it finds exactly what one run over the
+/// whole index finds (in another order: the report is
 /// sorted afterwards).
 #[test]
-fn chunked_rules_find_the_same_one_object_at_a_time() {
+fn chunked_rules_find_the_same_one_file_at_a_time() {
     use gpuops::index::Index;
     use gpuops::rules::Ctx;
     let dir = tempfile::tempdir().expect("temp dir");

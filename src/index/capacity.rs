@@ -5,6 +5,7 @@ use super::Index;
 use crate::diag::Loc;
 use crate::model::constraints::Req;
 use crate::sched::is_placeholder;
+use std::collections::HashMap;
 
 pub const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
 const ALL: [&str; 3] = ["on-demand", "spot", "reserved"];
@@ -96,5 +97,60 @@ pub fn landing_capacity(ix: &Index<'_>, ti: usize) -> LandingCapacity {
         pools,
         pod_allowed,
         pod_loc,
+    }
+}
+
+impl Index<'_> {
+    /// The pools template `ti` may land on under any of its variants (labels and taints), in pool
+    /// order; tolerations are checked once per taint class. A GPU template lands only where the
+    /// pool may launch an instance with its accelerators (not a CPU pool, nor a Trainium pool for
+    /// `nvidia.com/gpu`).
+    pub fn landing_pools(&self, ti: usize) -> Vec<usize> {
+        let offers = self.offers_for(ti);
+        let mut out: Vec<usize> = Vec::new();
+        for (v, &pl) in self
+            .variant_placements
+            .get(ti)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let constraints = &self.variants[ti][v].constraints;
+            let mut tolerated: HashMap<u32, bool> = HashMap::new();
+            for &p in &self.placements[pl].fits {
+                let p = p as usize;
+                let ok = *tolerated
+                    .entry(self.pools.taint_class[p])
+                    .or_insert_with(|| {
+                        crate::sched::taints(constraints, &self.nodepools[p], self.settings.eks)
+                            .untolerated
+                            .is_empty()
+                    });
+                if ok && offers(p) {
+                    out.push(p);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Whether a pool may launch an instance with template `ti`'s accelerators, by pool index:
+    /// no CPU pool for a GPU template, no Trainium pool for `nvidia.com/gpu`.
+    pub fn offers_for(&self, ti: usize) -> impl Fn(usize) -> bool + '_ {
+        let t = &self.templates[ti];
+        let wanted: Vec<&str> = t
+            .gpu_containers()
+            .flat_map(|c| c.accelerators())
+            .map(|(r, _)| r)
+            .collect();
+        let gpu = t.requests_gpu_resource();
+        move |p: usize| {
+            !(gpu && self.pools.capability[p] == crate::sched::GpuCapability::None)
+                && wanted
+                    .iter()
+                    .all(|r| crate::sched::offers(&self.nodepools[p], r))
+        }
     }
 }

@@ -424,38 +424,6 @@ impl<'a> Index<'a> {
         self.placements = placements;
     }
 
-    /// The pools template `ti` may land on under any of its variants (labels and taints), in pool
-    /// order; tolerations are checked once per taint class.
-    pub fn landing_pools(&self, ti: usize) -> Vec<usize> {
-        let mut out: Vec<usize> = Vec::new();
-        for (v, &pl) in self
-            .variant_placements
-            .get(ti)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let constraints = &self.variants[ti][v].constraints;
-            let mut tolerated: HashMap<u32, bool> = HashMap::new();
-            for &p in &self.placements[pl].fits {
-                let p = p as usize;
-                let ok = *tolerated
-                    .entry(self.pools.taint_class[p])
-                    .or_insert_with(|| {
-                        crate::sched::taints(constraints, &self.nodepools[p], self.settings.eks)
-                            .untolerated
-                            .is_empty()
-                    });
-                if ok {
-                    out.push(p);
-                }
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        out
-    }
-
     /// Where each assignable variant of template `ti` lands: (variant, placement).
     pub fn landings_of(&self, ti: usize) -> impl Iterator<Item = (&Variant<'a>, &Placement)> {
         self.landings
@@ -491,14 +459,21 @@ impl<'a> Index<'a> {
         start..end.max(start)
     }
 
-    /// The objects cut into runs of `size` (the last one shorter): the chunks the chunked rules
-    /// run over, many small tasks that keep every core busy to the end.
+    /// The objects in runs of about `size`, the chunked rules' many small tasks (every core busy
+    /// to the end), each ending with a file's last object: what a rule says once per file does
+    /// not depend on where chunks are cut.
     pub fn chunks(&self, size: usize) -> Vec<std::ops::Range<usize>> {
-        let n = self.objects.len();
-        let size = size.max(1);
-        (0..n.div_ceil(size))
-            .map(|i| i * size..((i + 1) * size).min(n))
-            .collect()
+        let (n, size) = (self.objects.len(), size.max(1));
+        let (mut out, mut start) = (Vec::with_capacity(n / size + 1), 0);
+        while start < n {
+            let mut end = (start + size).min(n);
+            while end < n && self.objects[end].file == self.objects[end - 1].file {
+                end += 1;
+            }
+            out.push(start..end);
+            start = end;
+        }
+        out
     }
 
     /// The validators of the CRDs among the objects (built once, on first use).

@@ -70,6 +70,13 @@ impl GpuSetup {
             s.plugin_configs.extend(d.plugin_configs);
             defaults.extend(d.plugin_default);
         }
+        for &fid in &ix.file_ids {
+            let f = &ix.files[fid];
+            for d in &f.docs {
+                s.plugin_configs
+                    .extend(plugin_config::values_file(fid, &f.path, d.root()));
+            }
+        }
         defaults.sort();
         defaults.dedup();
         // Two defaults: the files disagree, nothing is known.
@@ -93,6 +100,18 @@ impl GpuSetup {
                     .plugin_configs
                     .iter()
                     .any(|c| c.value.mig_strategy.is_some()))
+    }
+
+    /// Whether some device plugin configuration in the files shares whole GPUs under their own
+    /// name: `nvidia.com/gpu` then counts replicas, not GPUs.
+    pub fn shares_whole_gpus(&self) -> bool {
+        self.plugin_configs.iter().any(|c| {
+            c.value.sharing.as_ref().is_some_and(|s| {
+                s.resources
+                    .iter()
+                    .any(|r| r.advertised == "nvidia.com/gpu" && r.replicas > 1)
+            })
+        })
     }
 
     /// Whether some device plugin configuration in the files shares GPUs.

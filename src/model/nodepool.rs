@@ -196,6 +196,11 @@ impl<'a> NodePool<'a> {
     pub fn is_auto_mode(&self) -> bool {
         self.class_group() == Some(AUTO_MODE_GROUP)
     }
+    /// Whether self-managed Karpenter's AWS provider launches its nodes: its `nodeClassRef`
+    /// names an `EC2NodeClass` (`karpenter.k8s.aws`).
+    pub fn is_ec2_node_class(&self) -> bool {
+        self.class_group() == Some("karpenter.k8s.aws")
+    }
     /// The API group of the node class it names (v1 writes `group`; older refs an `apiVersion`).
     fn class_group(&self) -> Option<&'a str> {
         let r = self.node_class_ref?;

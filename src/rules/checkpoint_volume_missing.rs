@@ -4,6 +4,7 @@ use crate::intent::Intent;
 use crate::model::{Container, PodTemplate};
 use crate::quantity;
 use crate::yaml::Node;
+use std::collections::HashMap;
 
 mod risk;
 use risk::{Risk, risk_of, with_risk};
@@ -132,9 +133,19 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // with the other containers marked on it (`owner`, index in `out`, why the loss is likely).
     let mut generic: Option<(usize, usize, Vec<String>)> = None;
     let ceilings = risk::priority_ceilings(cx);
+    let kept = kept_by_a_replica(cx);
     for (ti, t) in cx.templates() {
         let Some(intent) = cx.ix.classes.get(ti).filter(|i| i.is_training()) else {
             continue;
+        };
+        // Another replica of the workload (a PyTorchJob's Master beside its Workers) keeps
+        // checkpoints durably: with data parallelism only rank 0 saves, so where the others
+        // write is not known to matter.
+        let others_keep = |what: Option<&str>| {
+            kept.get(&t.owner).is_some_and(|k| {
+                k.iter()
+                    .any(|(tj, w)| *tj != ti && what.is_none_or(|what| w.as_deref() == Some(what)))
+            })
         };
         let preempting =
             cx.ix
@@ -167,6 +178,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 let Some(problem) = judge(&tg.value, work_dir, &mounts) else {
                     continue;
                 };
+                if others_keep(Some(&tg.what)) {
+                    continue;
+                }
                 let r = risk.get_or_insert_with(|| risk_of(cx, ti, preempting));
                 let node_loc = value_loc(cx, t, tg);
                 let (where_, consequence, help) = describe(&problem);
@@ -210,7 +224,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 Some(v) => v.durable && !v.read_only && !m.read_only,
                 None => true,
             });
-            if durable_mount {
+            if durable_mount || others_keep(None) {
                 continue;
             }
             let at = c.get("name").unwrap_or(c.node);
@@ -254,6 +268,38 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             out.push(with_evidence(cx, with_risk(d, r), t, intent));
         }
     }
+}
+
+/// What the training templates in scope keep durably, by owner and template: each checkpoint
+/// target (`--output_dir`, `env OUTPUT_DIR`) on a durable mount, and `None` for a GPU container
+/// with a durable volume mounted read-write.
+fn kept_by_a_replica(cx: &Ctx) -> HashMap<usize, Vec<(usize, Option<String>)>> {
+    let mut out: HashMap<usize, Vec<(usize, Option<String>)>> = HashMap::new();
+    for (ti, t) in cx.templates() {
+        if !cx.ix.classes.get(ti).is_some_and(|i| i.is_training()) {
+            continue;
+        }
+        let volumes = volumes_of(t);
+        for c in t.gpu_containers().filter(|c| !c.init) {
+            let mounts = mounts_of(c, &volumes);
+            let work_dir = c
+                .get("workingDir")
+                .and_then(Node::as_str)
+                .filter(|w| w.starts_with('/') && !has_placeholder(w));
+            for tg in targets_of(c) {
+                if judge(&tg.value, work_dir, &mounts).is_none() {
+                    out.entry(t.owner).or_default().push((ti, Some(tg.what)));
+                }
+            }
+            if mounts
+                .iter()
+                .any(|m| m.volume.is_some_and(|v| v.durable && !v.read_only) && !m.read_only)
+            {
+                out.entry(t.owner).or_default().push((ti, None));
+            }
+        }
+    }
+    out
 }
 
 /// Points at what made the template training, when that is more than its kind.

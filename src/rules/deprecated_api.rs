@@ -20,8 +20,10 @@ declare_rule! {
     ///   release, and none newer, in a file whose parent directory's parent holds the object;
     ///   scripts and Markdown count, also through a shell variable): there v1beta1 is the only
     ///   version served, and v1beta2 would be rejected; a README that names the release in prose
-    ///   ("Kueue v0.6.2") counts too. Nor where the Kueue operator is installed through an OLM
-    ///   Subscription (anywhere in the repository), whose channel names no upstream release. Where
+    ///   ("Kueue v0.6.2") counts too. Nor `v1alpha1` there (a Cohort aside), whose alpha kinds
+    ///   such a release serves (Topology is `v1alpha1` only before v0.14). Nor where the Kueue
+    ///   operator is installed through an OLM Subscription (anywhere in the repository), whose
+    ///   channel names no upstream release. Where
     ///   no release is named at all, the help says the move is for v0.15 and later. One finding
     ///   per file: the file's other v1beta1 objects are marked on it.
     /// - On a NodePool: `consolidationPolicy: WhenUnderutilized`, `spec.disruption.expireAfter`,
@@ -334,7 +336,12 @@ fn api_version(
             if kind == "Cohort" && spec.and_then(|s| s.get("parent")).is_some() {
                 notes.push("rename `spec.parent` to `spec.parentName`");
             }
-            if obj.version == "v1beta1" && cx.ix.kueue_before_v1beta2(obj.file) {
+            // The release the files install serves what they wrote: v1beta1 before v0.15, and
+            // the alpha kinds of its time (Topology is v1alpha1 only before v0.14); a Cohort's
+            // alpha version went with v0.13, which `kueue_before_v1beta2` cannot tell apart.
+            if cx.ix.kueue_before_v1beta2(obj.file)
+                && (obj.version == "v1beta1" || kind != "Cohort")
+            {
                 return false;
             }
             let message = match (obj.version, kind) {

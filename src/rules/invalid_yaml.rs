@@ -21,8 +21,9 @@ declare_rule! {
     /// ## Why is this bad?
     /// ArgoCD cannot apply a file that does not parse, so every object in it is silently missing
     /// from the cluster (the rest of the sync may still go through). A duplicate key with two
-    /// different values (a warning) makes kustomize refuse the file, and `kubectl apply` keeps
-    /// only the last value (gpuops reads it the same way), so the first is silently lost; the
+    /// different values (a warning) makes kustomize and strict YAML parsers refuse the file, and
+    /// readers that accept it keep only the last value (gpuops reads it the same way), so the
+    /// first is silently lost; the
     /// same key and value written twice is not reported (it reads the same either way, and a
     /// kustomize build that refuses it is). Nothing else in such a file is linted after a syntax
     /// error.
@@ -69,7 +70,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             for (span, keys) in &joined {
                 out.push(
                     cx.at(Loc { file: fid, span: *span }, format!(
-                        "a second object starts here with no `---` above it: YAML reads both as one mapping with duplicate keys ({}), so kubectl applies only the last values and the object above is lost, and kustomize refuses the file",
+                        "a second object starts here with no `---` above it: YAML reads both as one mapping with duplicate keys ({}), so kustomize and strict parsers refuse the file, and readers that accept it keep only the last values: the object above is lost",
                         crate::diag::backticked(keys, ", ")
                     ))
                     .help("add a line `---` above this one")
@@ -107,8 +108,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         "first defined here",
                     )
                     .help("keep one of the two keys")
-                    // kustomize refuses the file, but `kubectl apply -f` may keep one value:
-                    // not certain to fail.
+                    // kustomize refuses the file, but a lenient reader keeps one value: not
+                    // certain to fail.
                     .with_severity(crate::diag::Severity::Warning);
             } else if crate::yaml::compat::is_syntax_error(p) {
                 // A Terraform file's heredocs are read one by one: only this one is lost.

@@ -130,10 +130,14 @@ impl<'i, 'a> Ctx<'i, 'a> {
         let Some(p) = ix.own_placement.get(ti).copied().flatten() else {
             return false;
         };
+        // Whose labels it fits and that can launch its accelerators (not only a Trainium pool
+        // for an NVIDIA pod): without one, its GPU nodes come from elsewhere (HyperPod, a node
+        // group). Taints do not count: a missing toleration is a mistake of its own.
+        let offers = ix.offers_for(ti);
         !ix.placements[p]
             .fits
             .iter()
-            .any(|&pool| ix.nodepools[pool as usize].is_karpenter())
+            .any(|&pool| ix.nodepools[pool as usize].is_karpenter() && offers(pool as usize))
     }
 
     pub fn at(&self, loc: Loc, message: impl Into<String>) -> Diagnostic {
@@ -332,6 +336,7 @@ mod localqueue_not_found;
 mod mig_profile_unavailable;
 mod mig_strategy_mismatch;
 mod nodeclass_not_found;
+mod nodepool_auto_mode_label;
 mod nodepool_cost_exceeds_budget;
 mod nodepool_requirements_unsatisfiable;
 mod nodeselector_matches_no_nodepool;
@@ -371,6 +376,7 @@ static ALL: &[&Rule] = &[
     &shared_gpu_count_above_one::RULE,
     &shared_gpu_pool_ambiguous::RULE,
     &nodepool_requirements_unsatisfiable::RULE,
+    &nodepool_auto_mode_label::RULE,
     &device_plugin_misses_gpu_pool::RULE,
     &gpu_nodepool_untainted::RULE,
     &gpu_nodepool_unbounded::RULE,

@@ -14,7 +14,9 @@ declare_rule! {
     /// which Kueue's RayCluster integration refuses to queue: labelled pods are then queued one by
     /// one by its plain-Pod integration. Where the files beside the object install a Kueue older
     /// than v0.15 (or a vendor's build), the annotation on the object's own metadata still queues
-    /// it, as a deprecated alias of the label: a warning, not an error.
+    /// it, as a deprecated alias of the label: a warning, not an error. Where no file names the
+    /// Kueue release, it is a warning too, worded for Kueue v0.15 and later: an error only where
+    /// the files install such a release.
     ///
     /// ## Why is this bad?
     /// Kueue finds a workload's LocalQueue only through the label on the workload object itself;
@@ -107,6 +109,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             let home = label_home(obj);
             let queue = value.as_str().unwrap_or_default();
             let shown = shown(value);
+            let move_to = |home: &str| {
+                if templates.is_empty() || obj.is("", "Pod") {
+                    format!("make it a label: move it to {home}")
+                } else {
+                    format!("make it a label: move it to {home} (not the pod template)")
+                }
+            };
             let d = if has_label {
                 cx.on(
                     obj,
@@ -130,20 +139,33 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 )
                 .help(format!("make it a label: move it to {home}"))
                 .with_severity(Severity::Warning)
+            } else if nested.is_none() && !cx.ix.kueue_release_known(obj.file) {
+                // No release named: Kueue before v0.15 still reads the object's own
+                // annotation, so the Job is unqueued only on a current Kueue; not certain.
+                cx.on(
+                    obj,
+                    key,
+                    format!(
+                        "`{shown}` is an annotation on {place}: Kueue v0.15 and later read only the label (earlier releases read the annotation as a deprecated alias), so there {}",
+                        consequence(cx, obj, queue)
+                    ),
+                )
+                .help(format!(
+                    "{}; it queues the {} on every Kueue release",
+                    move_to(&home),
+                    obj.kind
+                ))
+                .with_severity(Severity::Warning)
             } else {
                 cx.on(
                     obj,
                     key,
                     format!(
-                        "`{shown}` is an annotation on {place}: Kueue reads only the label (the annotation was removed in v0.15), {}",
+                        "`{shown}` is an annotation on {place}: Kueue reads only the label (the annotation was removed in v0.15), so {}",
                         consequence(cx, obj, queue)
                     ),
                 )
-                .help(if templates.is_empty() || obj.is("", "Pod") {
-                    format!("make it a label: move it to {home}")
-                } else {
-                    format!("make it a label: move it to {home} (not the pod template)")
-                })
+                .help(move_to(&home))
             };
             out.push(d);
         }
@@ -164,7 +186,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     obj,
                     key,
                     format!(
-                        "`{shown}` is set only on the {place}: Kueue reads the queue from the {}'s own labels, {}",
+                        "`{shown}` is set only on the {place}: Kueue reads the queue from the {}'s own labels, so {}",
                         obj.kind,
                         consequence(cx, obj, queue)
                     ),
@@ -204,19 +226,19 @@ impl Place<'_> {
     }
 }
 
-/// What happens to a workload whose queue name Kueue does not see.
+/// What happens to a workload whose queue name Kueue does not see (after a "so").
 fn consequence(cx: &Ctx, obj: &Object, queue: &str) -> String {
     let defaulted = obj.namespace.is_some()
         && queue != "default"
         && cx.ix.local_queue(obj.namespace, "default").is_some();
     if defaulted {
         format!(
-            "so Kueue puts the {} in the namespace's `default` LocalQueue instead of `{queue}`",
+            "Kueue puts the {} in the namespace's `default` LocalQueue instead of `{queue}`",
             obj.kind
         )
     } else {
         format!(
-            "so the {} is never queued and runs outside the ClusterQueue's quota",
+            "the {} is never queued and runs outside the ClusterQueue's quota",
             obj.kind
         )
     }

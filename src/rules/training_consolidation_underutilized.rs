@@ -158,7 +158,12 @@ fn training_owners_by_pool(
                 continue;
             }
             for &p in &class.pools {
-                if flagged[p as usize].is_some() {
+                // A Trainium pool is no place for an NVIDIA job, whatever its labels.
+                let offered = ix.templates[ti]
+                    .gpu_containers()
+                    .flat_map(|c| c.accelerators())
+                    .all(|(r, _)| sched::offers(&ix.nodepools[p as usize], r));
+                if flagged[p as usize].is_some() && offered {
                     pool_groups.entry(p as usize).or_default().push(gi);
                 }
             }

@@ -167,6 +167,65 @@ fn family_of_type(t: &str) -> &str {
     t.split_once('.').map_or(t, |(f, _)| f)
 }
 
+/// Whose accelerators an instance family carries.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Maker {
+    Nvidia,
+    Neuron,
+    /// Gaudi (`dl1`), Qualcomm (`dl2q`), AMD (`g4ad`), or none at all (CPU families).
+    Other,
+}
+
+fn maker_of_family(f: &str) -> Maker {
+    if f.starts_with("inf") || f.starts_with("trn") {
+        Maker::Neuron
+    } else if f == "g4ad" || f.starts_with("dl") {
+        Maker::Other
+    } else if f.starts_with('g') || f.starts_with('p') {
+        // The catalog's families and newer NVIDIA ones alike (`g7e`, `p6e-gb200`).
+        Maker::Nvidia
+    } else {
+        Maker::Other
+    }
+}
+
+fn maker_of_category(c: &str) -> Maker {
+    match c {
+        "g" | "gr" | "p" => Maker::Nvidia,
+        "inf" | "trn" => Maker::Neuron,
+        _ => Maker::Other,
+    }
+}
+
+/// Whether the pool may launch an instance that has `resource` (an extended resource a pod
+/// requests), as far as its pins on instance families, categories and types tell: a pool
+/// confined to Trainium offers no `nvidia.com/gpu`, one confined to NVIDIA GPU families no
+/// `aws.amazon.com/neuron`. Other resources, and pools that pin nothing, may be offered.
+pub fn offers(pool: &NodePool<'_>, resource: &str) -> bool {
+    let wanted = if resource.starts_with("nvidia.com/") {
+        Maker::Nvidia
+    } else if resource.starts_with("aws.amazon.com/neuron") {
+        Maker::Neuron
+    } else {
+        return true;
+    };
+    !pool.requirements.iter().any(|r| {
+        if r.op != "In" || r.values.is_empty() || r.values.iter().any(|v| super::is_placeholder(v))
+        {
+            return false;
+        }
+        let maker: fn(&str) -> Maker = match catalog::karpenter_key(r.key) {
+            "karpenter.k8s.aws/instance-family" => maker_of_family,
+            "karpenter.k8s.aws/instance-category" => maker_of_category,
+            "node.kubernetes.io/instance-type" if pool.uses_aws_catalog() => {
+                |t| maker_of_family(family_of_type(t))
+            }
+            _ => return false,
+        };
+        r.values.iter().all(|v| maker(v) != wanted)
+    })
+}
+
 pub fn gpu_capability(pool: &NodePool<'_>) -> GpuCapability {
     let mut explicit = false;
     for r in &pool.requirements {

@@ -478,14 +478,9 @@ impl Discovery<'_> {
                             }
                         }
                         Err(err) => {
-                            let loop_like = err.is_io() || err.to_string().contains("loop");
                             problem = Some(IoProblem {
                                 path: display_path(root),
-                                message: if loop_like {
-                                    format!("skipped: {err}")
-                                } else {
-                                    err.to_string()
-                                },
+                                message: super::paths::walk_problem(&err),
                             });
                         }
                     }
@@ -514,6 +509,9 @@ impl Discovery<'_> {
             }
             files.append(&mut these);
             troubles.sort_by(|a, b| a.message.cmp(&b.message));
+            // The walker can meet one broken entry twice (as a directory entry, then as the
+            // link it follows): one warning.
+            troubles.dedup_by(|a, b| a.message == b.message);
             problems.append(&mut troubles);
         }
         files.sort();

@@ -1,4 +1,5 @@
-//! What a file's place and name say about it: test data, a negative sample, a kustomize patch.
+//! What a file's place and name say about it: test data, a negative sample, a kustomize patch,
+//! a symbolic link to nothing.
 
 /// Whether a path lies in a test tree (`test/`, `tests/`, `testdata/`, `e2e/`, `fixtures/`…):
 /// what is there serves a project's tests, and nothing deploys it as it stands. Only directories
@@ -145,4 +146,33 @@ pub fn is_yaml_template(p: &std::path::Path) -> bool {
         "tftpl" | "tpl" | "tmpl" | "gotmpl" | "j2" | "jinja" | "jinja2" | "template"
     ) && super::files::is_yaml(std::path::Path::new(stem)))
         || (super::files::is_yaml(p) && named(stem))
+}
+
+/// What a walk error says: a symbolic link to nothing (a path on its author's machine) is named
+/// as such.
+pub fn walk_problem(err: &ignore::Error) -> String {
+    fn path_of(err: &ignore::Error) -> Option<&std::path::Path> {
+        match err {
+            ignore::Error::WithPath { path, .. } => Some(path),
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+                path_of(err)
+            }
+            _ => None,
+        }
+    }
+    if let Some(path) = path_of(err)
+        && let Ok(target) = std::fs::read_link(path)
+        && !path.exists()
+    {
+        return format!(
+            "skipped: {}: a symbolic link to `{}`, which does not exist",
+            super::display_path(path),
+            target.display()
+        );
+    }
+    if err.is_io() || err.to_string().contains("loop") {
+        format!("skipped: {err}")
+    } else {
+        err.to_string()
+    }
 }

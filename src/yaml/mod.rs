@@ -567,7 +567,7 @@ pub(crate) fn parse_with_values(
                             out.problems.push(Problem {
                                 span: key.span(),
                                 message: format!(
-                                    "duplicate key `{}`: kustomize refuses the file, and kubectl applies only the last of the values (as gpuops reads it)",
+                                    "duplicate key `{}`: YAML forbids it, so kustomize and strict parsers refuse the file, and readers that accept it keep only the last of the values (as gpuops reads it)",
                                     crate::text::shorten(
                                         b.text_of(&key).unwrap_or_default(),
                                         crate::text::MAX_SHOWN

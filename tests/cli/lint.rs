@@ -2768,6 +2768,30 @@ fn absolute_cwd_walk_problems_are_labelled_like_dot() {
     assert!(abs.err.contains("skipped"), "{}", abs.err);
 }
 
+/// A committed symbolic link to a path on its author's machine was warned about twice, as "No
+/// such file or directory".
+#[cfg(unix)]
+#[test]
+fn a_symbolic_link_to_nothing_is_named_once() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "ok.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    );
+    std::os::unix::fs::symlink("/Users/nobody/resources", d.path().join("resources")).unwrap();
+    let Run { code, err, .. } = run(gpuops_in(d.path()).args(["lint", "."]));
+    assert_eq!(code, 0, "{err}");
+    let warned: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(
+        warned,
+        vec![
+            "warning: .: skipped: resources: a symbolic link to `/Users/nobody/resources`, which does not exist"
+        ],
+        "{err}"
+    );
+}
+
 /// A ResourceFlavor (and a NodePool) named with 65,536 characters panicked `gpuops cost` in its
 /// table ("Formatting argument out of range").
 #[test]

@@ -699,8 +699,8 @@ fn the_example_overlay_points_at_its_patch() {
         d["related"][0]["path"],
         "examples/platform/training/finetune/base/job.yaml"
     );
-    assert_eq!(v["summary"]["errors"], 14);
-    assert_eq!(v["summary"]["warnings"], 13);
+    assert_eq!(v["summary"]["errors"], 13);
+    assert_eq!(v["summary"]["warnings"], 14);
 }
 
 #[test]
@@ -1200,6 +1200,30 @@ fn argo_a_missing_path_in_this_repository_is_a_finding() {
     assert_eq!(
         v["diagnostics"][0]["message"],
         "Argo CD cannot sync Application `train-staging`: path `workloads/trian` does not exist in this repository"
+    );
+}
+
+#[test]
+fn argo_a_helm_block_on_a_folder_without_a_chart_says_how_to_sync_it() {
+    let d = tempfile::tempdir().unwrap();
+    fs::create_dir_all(d.path().join("apps")).unwrap();
+    fs::create_dir_all(d.path().join("karpenter")).unwrap();
+    fs::write(
+        d.path().join("apps/karpenter.yaml"),
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: karpenter, namespace: argocd}\nspec:\n  project: default\n  destination: {server: https://kubernetes.default.svc}\n  source:\n    path: karpenter\n    helm:\n      valueFiles: [values.yaml]\n",
+    )
+    .unwrap();
+    fs::write(d.path().join("karpenter/values.yaml"), "replicas: 1\n").unwrap();
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(code, 1, "{out}");
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![f("source-build-failed", "apps/karpenter.yaml", 8, 11)]
+    );
+    assert_eq!(
+        v["diagnostics"][0]["message"],
+        "Argo CD cannot sync Application `karpenter`: `karpenter` has no Chart.yaml, yet the source's `helm:` block makes Argo CD render it as a chart (remove `helm:` to sync the folder as it is, or set `chart:` and `repoURL` to the chart's repository)"
     );
 }
 

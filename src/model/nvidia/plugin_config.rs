@@ -100,6 +100,37 @@ pub fn configs(obj: &Object<'_>) -> Vec<Setting<PluginConfig>> {
     out
 }
 
+/// The configurations in a values file of NVIDIA's device plugin chart (`config.map.<name>:`
+/// the configuration as YAML text), a document that is no object: the chart's values are often
+/// kept beside the `helm install` that uses them.
+pub fn values_file(
+    file: crate::diag::FileId,
+    path: &str,
+    root: Node<'_>,
+) -> Vec<Setting<PluginConfig>> {
+    if root.get("kind").is_some() || root.get("apiVersion").is_some() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (key, _, value) in root
+        .at(&["config", "map"])
+        .into_iter()
+        .flat_map(|m| m.entries())
+    {
+        for c in each_embedded(value, |r| read(r, key, path)) {
+            out.push(Setting {
+                value: c,
+                at: crate::diag::Loc {
+                    file,
+                    span: value.span(),
+                },
+                source: format!("{path} (config `{key}`)"),
+            });
+        }
+    }
+    out
+}
+
 /// A configuration file's root, when it is one (`flags` or `sharing` at the top).
 pub fn read(root: Node<'_>, name: &str, config_map: &str) -> Option<PluginConfig> {
     let flags = root.get("flags");

@@ -31,7 +31,10 @@ declare_rule! {
     /// left alone: LeaderWorkerSet and Ray workloads, anything mentioning Ray
     /// (`--distributed-executor-backend ray`, `ray start`, `RAY_ADDRESS`), `--nnodes` other than
     /// 1, `--node-rank` other than 0, `--headless`, `--dist-init-addr` and vLLM's multi-node
-    /// data-parallel flags.
+    /// data-parallel flags. Nor is an `nvidia.com/gpu` limit that may count replicas of a shared
+    /// GPU: the device plugin time-slices or MPS-shares GPUs under that name (a configuration in
+    /// a ConfigMap, the GPU operator's or the plugin chart's values, a values file of the plugin
+    /// chart) on a pool the server lands on, or anywhere when it lands on no pool in view.
     ///
     /// ## Why is this bad?
     /// Each rank drives one GPU. A server with more ranks than GPUs cannot place them and fails
@@ -372,7 +375,7 @@ fn placed_elsewhere(word: &str) -> bool {
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
-    for (_, t) in cx.templates() {
+    for (ti, t) in cx.templates() {
         if !t.requests_gpu() {
             continue;
         }
@@ -386,11 +389,27 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .iter()
             .filter(|c| !c.init && (c.requests_gpu() || !t.container_dra_gpus(c).is_empty()))
         {
-            if let Some(d) = judge(cx, owner, t, c) {
+            if let Some(d) = judge(cx, owner, ti, t, c) {
                 out.push(d);
             }
         }
     }
+}
+
+/// Whether the template's `nvidia.com/gpu` may be replicas of a shared GPU: a pool it lands on
+/// shares GPUs under that name, or, where it lands on no pool in view, some configuration does.
+fn shared(cx: &Ctx, ti: usize) -> bool {
+    let setup = cx.ix.gpu_setup();
+    if !setup.shares_whole_gpus() {
+        return false;
+    }
+    let pools = cx.ix.landing_pools(ti);
+    pools.is_empty()
+        || pools.iter().any(|&p| {
+            setup
+                .per_gpu(&cx.ix.nodepools[p], GPU)
+                .is_some_and(|n| n > 1)
+        })
 }
 
 /// A container's GPUs and where they are set: its `nvidia.com/gpu` limit, or the DRA claims it
@@ -406,7 +425,7 @@ struct Gpus {
     note: String,
 }
 
-fn gpus_of(cx: &Ctx, t: &PodTemplate, c: &Container) -> Option<Gpus> {
+fn gpus_of(cx: &Ctx, ti: usize, t: &PodTemplate, c: &Container) -> Option<Gpus> {
     let claims = t.container_dra_gpus(c);
     if claims.is_empty() {
         let limit = c.limits?.get(GPU)?;
@@ -420,6 +439,11 @@ fn gpus_of(cx: &Ctx, t: &PodTemplate, c: &Container) -> Option<Gpus> {
             .iter()
             .any(|(name, _)| is_gpu_resource(name) && *name != GPU)
         {
+            return None;
+        }
+        // Time-sliced or MPS-shared GPUs advertised as `nvidia.com/gpu`: the limit counts
+        // replicas, and several of one GPU is a way to keep other pods off it.
+        if shared(cx, ti) {
             return None;
         }
         return Some(Gpus {
@@ -461,8 +485,14 @@ fn gpus_of(cx: &Ctx, t: &PodTemplate, c: &Container) -> Option<Gpus> {
     })
 }
 
-fn judge(cx: &Ctx, owner: &Object, t: &PodTemplate, c: &Container) -> Option<Diagnostic> {
-    let source = gpus_of(cx, t, c)?;
+fn judge(
+    cx: &Ctx,
+    owner: &Object,
+    ti: usize,
+    t: &PodTemplate,
+    c: &Container,
+) -> Option<Diagnostic> {
+    let source = gpus_of(cx, ti, t, c)?;
     let gpus = source.n;
     let env_names: Vec<&str> = c
         .get("env")

@@ -110,7 +110,15 @@ impl Sources {
             s.kustomize.is_some() || (explicit == 0 && !has_chart && kfile.is_some());
         if as_helm {
             if !has_chart {
-                return Resolved::Failed(format!("`{path}` has no Chart.yaml"), span);
+                // Only `helm:` makes a folder without a chart a Helm source.
+                return Resolved::Failed(
+                    format!(
+                        "`{path}` has no Chart.yaml, yet the source's `helm:` block makes Argo CD \
+                         render it as a chart (remove `helm:` to sync the folder as it is, or set \
+                         `chart:` and `repoURL` to the chart's repository)"
+                    ),
+                    span,
+                );
             }
             return self.resolve_helm(a, s, &dir, &path, span, refs, manifest);
         }

@@ -78,7 +78,7 @@ pub(super) fn yaml_fault(s: &Sources, top: &Path) -> Option<(SourceFile, Span, S
                     .find(|p| matches!(p.kind, ProblemKind::Syntax | ProblemKind::Content))?;
                 let what = problem
                     .message
-                    .split_once(": kustomize refuses")
+                    .split_once(": YAML forbids it")
                     .map_or(problem.message.as_str(), |(w, _)| w)
                     .to_string();
                 let span = problem.span;
