@@ -23,9 +23,9 @@ declare_rule! {
     ///   ("Kueue v0.6.2") counts too. Nor `v1alpha1` there (a Cohort aside), whose alpha kinds
     ///   such a release serves (Topology is `v1alpha1` only before v0.14). Nor where the Kueue
     ///   operator is installed through an OLM Subscription (anywhere in the repository), whose
-    ///   channel names no upstream release. Where
-    ///   no release is named at all, the help says the move is for v0.15 and later. One finding
-    ///   per file: the file's other v1beta1 objects are marked on it.
+    ///   channel names no upstream release. Where no release is named at all, the help says the
+    ///   move is for v0.15 and later. One finding per file: the file's other v1beta1 objects are
+    ///   marked on it.
     /// - On a NodePool: `consolidationPolicy: WhenUnderutilized`, `spec.disruption.expireAfter`,
     ///   `spec.template.spec.kubelet` and `nodeClassRef.apiVersion`, all removed in `karpenter.sh/v1`.
     ///   On a NodePool already of `v1`, a `nodeClassRef` with `apiVersion` and no `group` is an
