@@ -12,7 +12,8 @@ declare_rule! {
     /// repositories, overlays for different clusters) two definitions usually go to different
     /// clusters, and nothing is said. Identical copies are not flagged. A cluster-scoped object
     /// (NodePool, ClusterQueue, ResourceFlavor, …) is one object whatever `metadata.namespace`
-    /// its copies carry, as the API server ignores it.
+    /// its copies carry, as the API server ignores it. Objects named only by `generateName` are
+    /// new objects on every create and never the same.
     ///
     /// ## Why is this bad?
     /// Both are applied and the last one applied wins: which one that is depends on file order
@@ -80,6 +81,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let mut first: HashMap<(&str, &str, &str, &str), &Object> = HashMap::new();
     for o in &cx.ix.objects {
         let Some(name) = o.name else { continue };
+        // Named only by `generateName`: every create makes a new object.
+        if o.root.at(&["metadata", "name"]).is_none() {
+            continue;
+        }
         if files.get(o.file).is_none_or(|f| f.is_context()) || crate::quantity::is_placeholder(name)
         {
             continue;

@@ -478,8 +478,11 @@ impl<'a> Walker<'a, '_> {
         } else {
             format!("{parent}.{}", field.name)
         };
-        // Point at the key naming the block, else at the block's first key.
-        let at = key
+        // Written with nothing after it (`spec:`, null, pruned): point at it. Else at the key
+        // naming the block, else at the block's first key.
+        let written = n.entry(field.name).map(|(k, _)| k);
+        let at = written
+            .or(key)
             .or_else(|| n.as_map().and_then(|m| m.first()).map(|(k, _)| k))
             .unwrap_or(n);
         let msg = format!(
@@ -491,7 +494,13 @@ impl<'a> Walker<'a, '_> {
         } else {
             format!("under `{parent}`")
         };
-        let help = format!("add `{}` {place}", field.name);
+        let help = match written {
+            Some(_) => format!(
+                "give `{}` a value: written empty it is null, which the API server drops",
+                field.name
+            ),
+            None => format!("add `{}` {place}", field.name),
+        };
         self.push(at, msg, Some(help));
     }
 }

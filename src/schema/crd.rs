@@ -306,8 +306,16 @@ impl UserCrds {
                 };
                 continue;
             }
+            // Written with nothing after it (`spec:`): null, dropped before validation. The
+            // finding points at it.
+            let empty = names
+                .first()
+                .filter(|_| one)
+                .and_then(|n| node.entry(n))
+                .filter(|(_, v)| v.is_null())
+                .map(|(k, _)| k);
             out.push(Violation {
-                node,
+                node: empty.unwrap_or(node),
                 message: format!(
                     "{shown}: {} {} required (the {} {} CRD schema): the API server rejects the {}",
                     crate::diag::backticked(&names, ", "),
@@ -316,7 +324,12 @@ impl UserCrds {
                     e.version,
                     e.kind
                 ),
-                help: None,
+                help: empty.map(|k| {
+                    format!(
+                        "give `{}` a value: written empty it is null, which the API server drops",
+                        k.as_str().unwrap_or_default()
+                    )
+                }),
                 unknown: false,
             });
         }
