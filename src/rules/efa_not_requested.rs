@@ -15,7 +15,8 @@ declare_rule! {
     /// containers asks for `vpc.amazonaws.com/efa`. The instance types are those the NodePools
     /// it lands on may launch, narrowed by its own selector and by its GPUs per pod; a pool
     /// whose instance types are open (no family, type or GPU-name list) says nothing, so it is
-    /// not flagged.
+    /// not flagged. Pods of one GPU each are not flagged either: with so little to all-reduce
+    /// per node, they are more often a demonstration than a run the network bounds.
     ///
     /// ## Why is this bad?
     /// EFA devices are extended resources: a pod gets them only by asking, in its limits. Without
@@ -101,6 +102,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             continue;
         }
         if workload_gpu_pods(ix, t.owner) < 2 || !distributed(ix.owner(t), t) {
+            continue;
+        }
+        // One GPU per pod: a demo of the mechanics more often than a run the network bounds.
+        if t.gpu_containers().map(|c| c.gpu_count()).sum::<u64>() < 2 {
             continue;
         }
         let pools = ix.landing_pools(ti);
