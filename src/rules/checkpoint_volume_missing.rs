@@ -167,10 +167,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         for c in t.gpu_containers().filter(|c| !c.init) {
             let cname = c.name.unwrap_or("<unnamed>");
             let mounts = mounts_of(c, &volumes);
-            let work_dir = c
-                .get("workingDir")
-                .and_then(Node::as_str)
-                .filter(|w| w.starts_with('/') && !has_placeholder(w));
+            let work_dir = work_dir_of(c);
             let targets = targets_of(c);
             let mut has_target = false;
             for tg in &targets {
@@ -282,10 +279,7 @@ fn kept_by_a_replica(cx: &Ctx) -> HashMap<usize, Vec<(usize, Option<String>)>> {
         let volumes = volumes_of(t);
         for c in t.gpu_containers().filter(|c| !c.init) {
             let mounts = mounts_of(c, &volumes);
-            let work_dir = c
-                .get("workingDir")
-                .and_then(Node::as_str)
-                .filter(|w| w.starts_with('/') && !has_placeholder(w));
+            let work_dir = work_dir_of(c);
             for tg in targets_of(c) {
                 if judge(&tg.value, work_dir, &mounts).is_none() {
                     out.entry(t.owner).or_default().push((ti, Some(tg.what)));
@@ -308,6 +302,13 @@ fn with_evidence(cx: &Ctx, d: Diagnostic, t: &PodTemplate, intent: &Intent) -> D
         Some(loc) => d.related(loc, "classified as training from this"),
         None => d,
     }
+}
+
+/// The container's absolute working directory, where relative checkpoint paths go.
+fn work_dir_of<'a>(c: &Container<'a>) -> Option<&'a str> {
+    c.get("workingDir")
+        .and_then(Node::as_str)
+        .filter(|w| w.starts_with('/') && !has_placeholder(w))
 }
 
 fn volumes_of<'a>(t: &PodTemplate<'a>) -> Vec<Volume<'a>> {

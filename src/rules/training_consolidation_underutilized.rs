@@ -157,13 +157,10 @@ fn training_owners_by_pool(
             {
                 continue;
             }
+            // A Trainium pool is no place for an NVIDIA job, whatever its labels.
+            let offers = ix.offers_for(ti);
             for &p in &class.pools {
-                // A Trainium pool is no place for an NVIDIA job, whatever its labels.
-                let offered = ix.templates[ti]
-                    .gpu_containers()
-                    .flat_map(|c| c.accelerators())
-                    .all(|(r, _)| sched::offers(&ix.nodepools[p as usize], r));
-                if flagged[p as usize].is_some() && offered {
+                if flagged[p as usize].is_some() && offers(p as usize) {
                     pool_groups.entry(p as usize).or_default().push(gi);
                 }
             }
