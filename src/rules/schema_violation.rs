@@ -48,7 +48,9 @@ declare_rule! {
     /// (`invalid.yaml`) is not judged unless the rule is selected with `--rule`. An object under
     /// a `testdata` directory (a program's test input, Go's convention) is reported as a warning,
     /// and a field its schema lacks not at all: it is read by tests, not applied, and their
-    /// clients drop such a field rather than reject the object.
+    /// clients drop such a field rather than reject the object. One mistake repeated at every
+    /// index of a list (a `borrowingLimit` on each resource of a queue without a cohort) is one
+    /// finding, with the other places marked on it.
     ///
     /// ## Why is this bad?
     /// A GitOps sync that the API server rejects leaves the NodePool, queue or Job out of the
@@ -229,6 +231,9 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
         && std::path::Path::new(path)
             .components()
             .any(|c| matches!(c.as_os_str().to_str(), Some("testdata" | "test-data")));
+    // One mistake repeated at every index of a list (a `borrowingLimit` on each resource of a
+    // queue without a cohort) is one finding, with the other places marked on it.
+    let mut seen: Vec<(String, usize)> = Vec::new();
     for v in found.drain(..) {
         if patch && (v.message.contains(" is required") || v.message.contains(" are required")) {
             continue;
@@ -236,6 +241,17 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
         if input && v.unknown {
             continue;
         }
+        let shape = without_indices(&v.message);
+        if let Some(&(_, i)) = seen.iter().find(|(m, _)| *m == shape)
+            && let Some(first) = out.get_mut(i)
+        {
+            first.related.push(crate::diag::Related {
+                loc: obj.loc(v.node),
+                message: "also here".to_string(),
+            });
+            continue;
+        }
+        seen.push((shape, out.len()));
         let mut d = cx.on(obj, v.node, v.message);
         if let Some(h) = v.help {
             d = d.help(h);
@@ -245,4 +261,21 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
         }
         out.push(d);
     }
+}
+
+/// A message with its list indices dropped (`resources[1]` → `resources[]`): the same mistake
+/// at another index reads the same.
+fn without_indices(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && rest.as_bytes().get(digits) == Some(&b']') {
+            rest = &rest[digits..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
