@@ -88,6 +88,7 @@ pub fn is_placeholder(s: &str) -> bool {
             || s.contains("{{")
             || s.contains("$(")
             || (s.starts_with('$') && s.len() > 1)
+            || shell_variable_inside(s)
             // A Chainsaw / Kyverno binding (`($node_gpus)`), filled in before the apply.
             || (s.starts_with("($") && s.ends_with(')')))
     {
@@ -111,6 +112,13 @@ pub fn is_placeholder(s: &str) -> bool {
                 .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
     };
     named(s) || (s.contains('_') && s.split(['.', '/', ':', '@']).any(named))
+}
+
+/// A shell variable inside a value (`gke-disk-$IMAGE_NAME`, `gpu-pod-$i`): no label, name or
+/// quantity holds a `$`, so the value is filled in (envsubst, `sed`, a loop) before it is applied.
+fn shell_variable_inside(s: &str) -> bool {
+    s.match_indices('$')
+        .any(|(i, _)| s[i + 1..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
 }
 
 #[cfg(test)]
@@ -146,6 +154,9 @@ mod tests {
             "train-${RUN}",
             "v{{ .Chart.Version }}",
             "gpu-$(POOL)",
+            "gke-secondary-boot-disk-$VLLM_DISK_IMAGE_NAME",
+            "CONTAINER_IMAGE_CACHE.$PROJECT_ID",
+            "gpu-pod-$i",
             "<GPU_COUNT>",
             "<gpus>",
             "__GPUS__",
@@ -182,7 +193,8 @@ mod tests {
             // A `$` or `{` that opens no marker.
             "$",
             "{a}",
-            "a$b",
+            "a$1",
+            "a$-b",
             "api.example_site.com",
             "s3://bucket/ckpt_1",
         ] {

@@ -107,6 +107,18 @@ fn command_claims(cx: &Ctx, t: &PodTemplate, c: &Container, training: bool) -> V
     out
 }
 
+/// Whether the command gives torchrun its process count (`--nproc_per_node=1`, `=gpu`, ...).
+fn names_nproc(c: &Container) -> bool {
+    ["command", "args"].iter().any(|key| {
+        c.get(key).into_iter().flat_map(|n| n.items()).any(|item| {
+            item.as_str().is_some_and(|s| {
+                s.split_whitespace()
+                    .any(|w| w.starts_with("--nproc_per_node") || w.starts_with("--nproc-per-node"))
+            })
+        })
+    })
+}
+
 fn env_claims(t: &PodTemplate, c: &Container) -> Vec<Claim> {
     c.get("env")
         .into_iter()
@@ -172,9 +184,17 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 continue;
             }
             let mut claims = command_claims(cx, t, c, training);
-            claims.extend(env_claims(t, c));
+            // torchrun's own flag wins over the defaults it reads from `PET_NPROC_PER_NODE`, which
+            // is how the operator passes a PyTorchJob's `nprocPerNode`.
+            let explicit = names_nproc(c);
+            claims.extend(
+                env_claims(t, c)
+                    .into_iter()
+                    .filter(|cl| !(explicit && cl.what == "`PET_NPROC_PER_NODE`")),
+            );
             // The job-level count is judged against the first GPU container only.
             if i == 0
+                && !explicit
                 && let Some(j) = &job_level
             {
                 claims.push(Claim {

@@ -362,6 +362,12 @@ pub fn parse(root: Node<'_>) -> Result<App, String> {
         .and_then(text)
         .filter(|n| !n.trim().is_empty())
         .ok_or_else(|| "an Application without `metadata.name`".to_string())?;
+    // A stub to copy (`name: grafana-{{TEAM_SLUG}}`): whoever fills it in applies the result.
+    if crate::quantity::is_placeholder(&name) {
+        return Err(format!(
+            "Application `{name}` is a template: its name is filled in before it is applied"
+        ));
+    }
     let spec = root
         .get("spec")
         .ok_or_else(|| format!("Application `{name}` has no `spec`"))?;
@@ -477,5 +483,15 @@ spec:
     fn an_application_without_a_name_is_an_error() {
         let p = parse_yaml("kind: Application\nspec: {}\n", Budget::default());
         assert!(parse(p.docs[0].root()).is_err());
+    }
+
+    #[test]
+    fn an_application_named_by_a_placeholder_is_a_template() {
+        let p = parse_yaml(
+            "kind: Application\nmetadata: {name: 'grafana-{{TEAM_SLUG}}'}\nspec: {}\n",
+            Budget::default(),
+        );
+        let e = parse(p.docs[0].root()).unwrap_err();
+        assert!(e.contains("is a template"), "{e}");
     }
 }

@@ -152,12 +152,18 @@ pub fn secrets_in(f: &SourceFile) -> Vec<Secret> {
         else {
             continue;
         };
+        let name = field("name").unwrap_or_default();
+        // A registration template (`name: CLUSTER_NAME`) stands for clusters still to be filled
+        // in: the Applications it would generate are not this repository's.
+        if crate::quantity::is_placeholder(&name) {
+            continue;
+        }
         let name_span = root
             .at(&["metadata", "name"])
             .map_or(root.span(), |n| n.span());
         let p = f.pos(name_span.start());
         out.push(Secret {
-            name: field("name").unwrap_or_default(),
+            name,
             server,
             project: field("project"),
             labels: string_map(root.at(&["metadata", "labels"])),
@@ -544,5 +550,16 @@ mod tests {
         assert_eq!(s[0].at, "clusters.yaml:4:9");
         assert_eq!(s[1].name, "dev");
         assert_eq!(s[1].server, "https://dev.example.com");
+    }
+
+    #[test]
+    fn registration_templates_are_no_clusters() {
+        let text = format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-CLUSTER_NAME\n  labels: {{{SECRET_TYPE}: cluster, region-short: SHORT}}\nstringData:\n  name: CLUSTER_NAME\n  server: https://CLUSTER_API_SERVER\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-staging\n  labels: {{{SECRET_TYPE}: cluster}}\nstringData:\n  name: staging\n  server: https://CLUSTER_API_SERVER\n"
+        );
+        let s = secrets_in(&SourceFile::from_text("c.yaml".into(), text));
+        // A real cluster whose endpoint is filled in later stays one.
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].name, "staging");
     }
 }
