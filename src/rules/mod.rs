@@ -332,6 +332,7 @@ mod imds_tokens_optional;
 mod inference_spot_only;
 mod invalid_hcl;
 mod invalid_yaml;
+mod limitrange_gpu_max_default;
 mod localqueue_not_found;
 mod mig_profile_unavailable;
 mod mig_strategy_mismatch;
@@ -367,6 +368,7 @@ static ALL: &[&Rule] = &[
     &source_build_failed::RULE,
     &gpu_limit_missing::RULE,
     &gpu_quantity_invalid::RULE,
+    &limitrange_gpu_max_default::RULE,
     &gpu_toleration_missing::RULE,
     &nodeselector_matches_no_nodepool::RULE,
     &gpu_count_exceeds_instance::RULE,

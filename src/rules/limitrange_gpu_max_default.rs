@@ -1,0 +1,130 @@
+use super::Ctx;
+use crate::diag::Diagnostic;
+use crate::model::is_accelerator_resource;
+use crate::quantity;
+use std::collections::HashMap;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a LimitRange item of `type: Container` that sets a `max` for an accelerator or
+    /// device resource (`nvidia.com/gpu`, `amd.com/gpu`, `aws.amazon.com/neuron*`,
+    /// `vpc.amazonaws.com/efa`, …) and no `default` for it. When a workload in the LimitRange's
+    /// namespace has a container that names no such resource, that container is marked on the
+    /// finding.
+    ///
+    /// ## Why is this bad?
+    /// The API server fills a missing `default` from `max` (and a missing `defaultRequest` from
+    /// `default`), and the LimitRanger admission plugin then gives every container of the
+    /// namespace that sets no limit for the resource that many devices, as limit and request. A
+    /// cap meant for GPU containers turns every CPU-only pod, sidecar and init container of the
+    /// namespace into a GPU consumer: CPU pods wait for GPU nodes or take GPUs from training jobs,
+    /// and a one-GPU pod with a sidecar asks for more GPUs than it uses.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: v1
+    /// kind: LimitRange
+    /// metadata: {name: gpu-cap, namespace: research}
+    /// spec:
+    ///   limits:
+    ///     - type: Container
+    ///       max: {nvidia.com/gpu: "2"}
+    /// ```
+    ///
+    /// ## Fix
+    /// Say that containers get no GPU unless they ask: `default: {nvidia.com/gpu: "0"}` beside the
+    /// max. Or cap the namespace's total with a ResourceQuota (`requests.nvidia.com/gpu`) instead.
+    name: "limitrange-gpu-max-default",
+    category: "resources",
+    kinds: &["LimitRange"],
+    severity: Warning,
+    summary: "a LimitRange `max` on GPUs without a `default`, which makes every container take GPUs",
+    check: check,
+}
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let ranges: Vec<_> = cx
+        .ix
+        .of_kind("LimitRange")
+        .filter(|o| o.group.is_empty())
+        .collect();
+    if ranges.is_empty() {
+        return;
+    }
+    // Pod templates by namespace, built once: the other side of each finding is looked up in it.
+    let mut by_namespace: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (ti, t) in cx.ix.templates.iter().enumerate() {
+        if let Some(ns) = cx.ix.objects[t.owner].namespace {
+            by_namespace.entry(ns).or_default().push(ti);
+        }
+    }
+    for obj in ranges {
+        let items = obj
+            .spec()
+            .and_then(|s| s.get("limits"))
+            .into_iter()
+            .flat_map(|l| l.items());
+        for item in items {
+            if item.get("type").and_then(|t| t.as_str()) != Some("Container") {
+                continue;
+            }
+            let default = item.get("default");
+            for (res, key, v) in item.get("max").into_iter().flat_map(|m| m.entries()) {
+                if !is_accelerator_resource(res) || default.is_some_and(|d| d.get(res).is_some()) {
+                    continue;
+                }
+                let Some(n) = v
+                    .as_str()
+                    .filter(|s| !quantity::is_placeholder(s))
+                    .and_then(quantity::whole)
+                    .filter(|&n| n > 0)
+                else {
+                    continue;
+                };
+                let ns = obj.namespace.map_or(String::new(), |ns| format!(" `{ns}`"));
+                let mut d = cx
+                    .on(
+                        obj,
+                        key,
+                        format!(
+                            "LimitRange `{}` caps `{res}` at {n} per container with no `default`: the API server makes the max the default, so every container in namespace{ns} that sets no `{res}` limit gets `{res}: {n}` as limit and request, CPU-only pods, sidecars and init containers included",
+                            obj.name.unwrap_or("<unnamed>")
+                        ),
+                    )
+                    .help(format!(
+                        "add `default: {{{res}: \"0\"}}` beside the max so that only containers that ask get GPUs, or cap the namespace with a ResourceQuota (`requests.{res}`) instead"
+                    ));
+                if let Some(at) = obj
+                    .namespace
+                    .and_then(|ns| by_namespace.get(ns))
+                    .and_then(|tis| without(cx, tis, res))
+                {
+                    d = d.related(at.0, at.1);
+                }
+                out.push(d);
+            }
+        }
+    }
+}
+
+/// The first container of the namespace's templates that names no limit for `res`: it is the one
+/// the default changes.
+fn without(cx: &Ctx, templates: &[usize], res: &str) -> Option<(crate::diag::Loc, String)> {
+    templates.iter().find_map(|&ti| {
+        let t = &cx.ix.templates[ti];
+        let c = t
+            .containers
+            .iter()
+            .find(|c| c.limits.is_none_or(|l| l.get(res).is_none()))?;
+        let owner = &cx.ix.objects[t.owner];
+        let at = c.node.get("name").unwrap_or(c.node);
+        Some((
+            owner.loc(at),
+            format!(
+                "container `{}` of {} sets no `{res}` limit: it is given the max",
+                c.name.unwrap_or("<unnamed>"),
+                owner.describe()
+            ),
+        ))
+    })
+}
