@@ -351,6 +351,15 @@ spec:
                 if plan.namespace_twice {
                     docs.push(ns.replace("    team: ", "    owner: "));
                 }
+                // A canary namespace whose quota holds its one-GPU server but not the pod a
+                // rolling update starts before it stops the old one.
+                if plan.rollout_stalls {
+                    self.expect_if(true, "gpu-rollout-exceeds-quota", 1);
+                    docs.push(format!(
+                        "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: gpus\n  namespace: {team}-canary\nspec:\n  hard:\n    requests.nvidia.com/gpu: \"1\"\n"
+                    ));
+                    docs.push(canary(&team));
+                }
                 self.write(&format!("{dir}/platform/nodeclasses.yaml"), &docs);
             }
             1 => {
@@ -1133,6 +1142,47 @@ spec:
     }
 }
 
+/// A one-replica, one-GPU model server in the team's canary namespace.
+fn canary(team: &str) -> String {
+    let pod = Pod {
+        app: "canary",
+        team,
+        selector: vec![
+            ("team", team),
+            ("workload", "inference"),
+            ("karpenter.sh/capacity-type", "on-demand"),
+        ],
+        tolerate: true,
+        do_not_disrupt: false,
+        restart: None,
+        priority: Some("inference-critical"),
+        grace: None,
+        container: Container {
+            name: "vllm",
+            image: "vllm/vllm-openai:v0.9.0".to_string(),
+            args: vec![
+                "--model".to_string(),
+                format!("/models/{team}/canary"),
+                "--tensor-parallel-size".to_string(),
+                "1".to_string(),
+            ],
+            env: Vec::new(),
+            cpu: 8,
+            memory_gi: 64,
+            gpu_request: None,
+            gpu_limit: Some("1".to_string()),
+            gpu_resource: "nvidia.com/gpu",
+            efa: None,
+            mount: None,
+        },
+        volume: None,
+    };
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: canary\n  namespace: {team}-canary\n  labels:\n    team: {team}\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/name: canary\n  template:\n{}",
+        indent(&pod.render(), 4)
+    )
+}
+
 fn deployment_replicas(d: usize) -> usize {
     1 + d % 3
 }
@@ -1161,6 +1211,8 @@ struct TeamPlan {
     quota_unprefixed: bool,
     /// A LimitRange capping GPUs per container without a default.
     cap_without_default: bool,
+    /// A canary namespace whose GPU quota has no room for a rolling update.
+    rollout_stalls: bool,
 }
 
 impl TeamPlan {
@@ -1186,6 +1238,7 @@ impl TeamPlan {
             namespace_twice: a,
             quota_unprefixed: b,
             cap_without_default: a,
+            rollout_stalls: b,
         }
     }
 }

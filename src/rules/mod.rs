@@ -327,6 +327,7 @@ mod gpu_nodepool_unbounded;
 mod gpu_nodepool_untainted;
 mod gpu_quantity_invalid;
 mod gpu_quota_unenforced;
+mod gpu_rollout_exceeds_quota;
 mod gpu_toleration_missing;
 mod imds_tokens_optional;
 mod inference_spot_only;
@@ -383,6 +384,7 @@ static ALL: &[&Rule] = &[
     &gpu_nodepool_untainted::RULE,
     &gpu_nodepool_unbounded::RULE,
     &gpu_quota_unenforced::RULE,
+    &gpu_rollout_exceeds_quota::RULE,
     &nodepool_cost_exceeds_budget::RULE,
     &training_do_not_disrupt_missing::RULE,
     &training_consolidation_underutilized::RULE,

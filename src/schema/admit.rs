@@ -14,11 +14,30 @@ pub fn admit(v: &mut Value, schema: &Value) {
 
 /// Whether a mutating webhook gpuops knows fills fields of this kind before validation.
 pub fn has_webhook_defaults(group: &str, kind: &str) -> bool {
-    (group, kind) == ("jobset.x-k8s.io", "JobSet")
+    matches!(
+        (group, kind),
+        ("jobset.x-k8s.io", "JobSet") | ("serving.kserve.io", "InferenceService")
+    )
 }
 
 /// The defaults the mutating webhooks of the kinds gpuops knows fill in before validation.
 pub fn webhook_defaults(group: &str, kind: &str, v: &mut Value) {
+    // KServe's webhook names the first container of a custom predictor, transformer or
+    // explainer `kserve-container`.
+    if (group, kind) == ("serving.kserve.io", "InferenceService") {
+        for component in ["predictor", "transformer", "explainer"] {
+            if let Some(first) = v
+                .pointer_mut(&format!("/spec/{component}/containers/0"))
+                .and_then(Value::as_object_mut)
+                && first
+                    .get("name")
+                    .is_none_or(|n| n.as_str().is_none_or(str::is_empty))
+            {
+                first.insert("name".into(), Value::String("kserve-container".into()));
+            }
+        }
+        return;
+    }
     // JobSet's webhook names unnamed failure-policy rules `failurePolicyRule<i>`.
     if has_webhook_defaults(group, kind)
         && let Some(rules) = v
@@ -134,6 +153,23 @@ mod tests {
             "failurePolicyRule0"
         );
         assert_eq!(v["spec"]["failurePolicy"]["rules"][1]["name"], "x");
+    }
+
+    #[test]
+    fn kserve_names_the_first_container_of_a_component() {
+        let mut v =
+            json!({"spec": {"predictor": {"containers": [{"image": "a"}, {"image": "b"}]}}});
+        webhook_defaults("serving.kserve.io", "InferenceService", &mut v);
+        assert_eq!(
+            v["spec"]["predictor"]["containers"][0]["name"],
+            "kserve-container"
+        );
+        // Only the first: a second container without a name is still rejected.
+        assert!(
+            v["spec"]["predictor"]["containers"][1]
+                .get("name")
+                .is_none()
+        );
     }
 
     #[test]
