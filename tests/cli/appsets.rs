@@ -186,3 +186,40 @@ fn an_applicationset_with_templates_in_plain_values_is_read_not_skipped() {
     assert_eq!(code, 1, "{out}{err}");
     assert_eq!(findings(&json(&out)), staging_finding());
 }
+
+#[test]
+fn an_application_an_applicationset_also_generates_is_the_generated_one() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        ".gpuops.yaml",
+        "argo:\n  repo: [https://github.com/example/gpu-fleet.git]\n",
+    );
+    write(
+        d.path(),
+        "apps/web/deployment.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: b}\n",
+    );
+    // The hand-written Application the set replaced: its `helm:` on a folder without a chart
+    // would fail, but the ApplicationSet takes the name over.
+    write(
+        d.path(),
+        "argocd/old/web.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  project: default\n  source:\n    repoURL: https://github.com/example/gpu-fleet.git\n    path: apps/web\n    helm: {valueFiles: [values.yaml]}\n  destination: {server: https://kubernetes.default.svc, namespace: web}\n",
+    );
+    write(
+        d.path(),
+        "argocd/appset.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: apps, namespace: argocd}\nspec:\n  generators:\n    - list:\n        elements: [{app: web}]\n  template:\n    metadata: {name: '{{app}}'}\n    spec:\n      project: default\n      source:\n        repoURL: https://github.com/example/gpu-fleet.git\n        path: 'apps/{{app}}'\n      destination: {server: https://kubernetes.default.svc, namespace: '{{app}}'}\n",
+    );
+    let Run { code, out, err } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(findings(&json(&out)).is_empty(), "{out}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("argocd/old/web.yaml")
+                && l.contains("another Application of this name")),
+        "{err}"
+    );
+}

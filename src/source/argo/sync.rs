@@ -302,6 +302,9 @@ impl Sources {
 
         // Resolve every Application's sources to units.
         let mut planned: Vec<(usize, Vec<Unit>, usize)> = Vec::new();
+        // An ApplicationSet takes over an Application of the name it generates, so of two with
+        // one name the generated one is what the cluster runs.
+        apps.sort_by_key(|(_, p)| p.at.generated.is_none());
         for (a, p) in apps {
             let generated = p.at.generated.as_ref().map(|label| {
                 let set = run
