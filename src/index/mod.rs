@@ -130,6 +130,8 @@ pub struct Index<'a> {
     slots: std::sync::OnceLock<Vec<(&'a str, Option<&'a str>)>>,
     /// (kind, name) of the objects the repository's scripts and pages show (built once).
     shown: std::sync::OnceLock<Vec<crate::source::pages::Shown>>,
+    /// Labels the repository's scripts and pages put on nodes by hand.
+    labelled: std::sync::OnceLock<Vec<(String, String)>>,
     /// The files that could not be read whole (see [`Index::unread_file_names`]).
     unread: Vec<FileId>,
 }
@@ -322,6 +324,7 @@ impl<'a> Index<'a> {
             karpenter_installs: Default::default(),
             slots: Default::default(),
             shown: Default::default(),
+            labelled: Default::default(),
             unread,
         };
         ix.classes = ix.templates.par_iter().map(|t| ix.classify(t)).collect();
@@ -585,6 +588,21 @@ impl<'a> Index<'a> {
                     && n == name
                     && (namespace.is_none() || ns.is_none() || ns.as_deref() == namespace)
             })
+    }
+
+    /// Whether a script or page of the repository labels nodes `key=value` by hand
+    /// (`kubectl label node`): such nodes exist outside every NodePool.
+    pub fn labelled_by_hand(&self, key: &str, value: &str) -> bool {
+        self.labelled
+            .get_or_init(|| {
+                self.files
+                    .iter()
+                    .filter(|f| crate::source::pages::is_page(std::path::Path::new(&f.path)))
+                    .flat_map(|f| crate::source::pages::node_labels(&f.text))
+                    .collect()
+            })
+            .iter()
+            .any(|(k, v)| k == key && v == value)
     }
 
     /// Whether a file of this index that could not be read whole (a YAML syntax error, content

@@ -27,8 +27,11 @@ declare_rule! {
     /// (`provisioner: cluster-autoscaler`), or queued to a ClusterQueue whose AdmissionCheck places
     /// it elsewhere: MultiKueue (`kueue.x-k8s.io/multikueue`: a worker cluster runs it) or a
     /// ProvisioningRequest (`kueue.x-k8s.io/provisioning-request`: the cluster autoscaler creates
-    /// its nodes from node groups, which Karpenter does not serve). Several selectors that the
-    /// closest pool lacks make one finding, on the first, with the others marked.
+    /// its nodes from node groups, which Karpenter does not serve). Nor a selector a shell script,
+    /// Makefile or Markdown page of the repository puts on nodes by hand (`kubectl label node …
+    /// key=value`, also through a variable of the same file): such nodes exist outside every
+    /// NodePool. Several selectors that the closest pool lacks make one finding, on the first,
+    /// with the others marked.
     ///
     /// ## Why is this bad?
     /// Karpenter only launches a node for a pod whose constraints intersect a NodePool's labels and
@@ -93,8 +96,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if !fits {
             let own = t.constraints();
             if let Some((p, issues)) = closest(ix, own) {
-                // A file that could not be read may hold the pool that sets what is selected.
-                if issues.iter().any(|i| unread_file_may_set(ix, own, i)) {
+                // A file that could not be read may hold the pool that sets what is selected;
+                // nodes a script labels by hand exist outside every pool.
+                if issues
+                    .iter()
+                    .any(|i| unread_file_may_set(ix, own, i) || labelled_by_hand(ix, own, i))
+                {
                     continue;
                 }
                 // One finding per template: its first selector no pool satisfies, the others
@@ -137,6 +144,13 @@ fn unread_file_may_set(ix: &Index, pod: &PodConstraints, issue: &LabelIssue) -> 
         Some(v) => ix.unread_file_names(&[&issue.key, v]),
         None => ix.unread_file_names(&[&issue.key]),
     }
+}
+
+/// Whether a script or page labels nodes with the selected key and value by hand.
+fn labelled_by_hand(ix: &Index, pod: &PodConstraints, issue: &LabelIssue) -> bool {
+    req_at(pod, issue.pod)
+        .filter(|r| r.op == "In")
+        .is_some_and(|r| r.values.iter().any(|v| ix.labelled_by_hand(&issue.key, v)))
 }
 
 /// The GPU pool with the fewest label issues (an explicit GPU pool wins a tie); `None` when

@@ -22,13 +22,15 @@ pub fn is_chart_manifest(p: &Path) -> bool {
     p.file_name().is_some_and(|n| n == "Chart.yaml")
 }
 
-/// Whether a page (or `Chart.yaml`) is worth keeping: it may install a release or show an
-/// object.
+/// Whether a page (or `Chart.yaml`) is worth keeping: it may install a release, show an
+/// object or label nodes.
 pub fn worth_keeping(p: &Path, text: &str) -> bool {
     if is_chart_manifest(p) {
         return text.contains("kueue") || text.contains("karpenter");
     }
-    installs_release(text) || (text.contains("kind:") && text.contains("metadata:"))
+    installs_release(text)
+        || (text.contains("kind:") && text.contains("metadata:"))
+        || text.contains(" label ")
 }
 
 /// Whether a page's text may install a Kueue or Karpenter release (a release manifest, the
@@ -146,6 +148,69 @@ fn objects(n: Node, applies: bool, out: &mut Vec<Shown>) {
     for item in n.get("items").into_iter().flat_map(|i| i.items()) {
         objects(item, applies, out);
     }
+}
+
+/// The labels a page or script puts on nodes by hand (`kubectl label node <name> key=value`,
+/// `oc label nodes …`), as `key=value` pairs: nodes that exist outside any NodePool carry them.
+/// A word that is a shell variable (`"${LABEL_GPU}"`) is read through a plain assignment of the
+/// same page (`LABEL_GPU="gpu=a100"`); a word still holding a `$` after that says nothing.
+pub fn node_labels(text: &str) -> Vec<(String, String)> {
+    // Continued lines (`\` at the end) are one command.
+    let joined = text.replace("\\\n", " ");
+    let unquote = |w: &str| w.trim_matches(|c| c == '"' || c == '\'').to_string();
+    let vars: std::collections::HashMap<String, String> = joined
+        .lines()
+        .filter_map(|l| {
+            let l = l
+                .trim()
+                .trim_start_matches("export ")
+                .trim_start_matches("readonly ");
+            let (name, value) = l.split_once('=')?;
+            let plain = !name.is_empty()
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && !value.starts_with(char::is_whitespace);
+            plain.then(|| (name.to_string(), unquote(value.trim())))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for line in joined.lines() {
+        let words: Vec<String> = line.split_whitespace().map(unquote).collect();
+        let Some(at) = words
+            .windows(2)
+            .position(|w| matches!(w[0].as_str(), "kubectl" | "oc") && w[1] == "label")
+        else {
+            continue;
+        };
+        let rest = &words[at + 2..];
+        let on_nodes = rest
+            .iter()
+            .find(|w| !w.starts_with('-'))
+            .is_some_and(|w| matches!(w.split('/').next(), Some("node" | "nodes" | "no")));
+        if !on_nodes {
+            continue;
+        }
+        for w in rest {
+            let name = w
+                .strip_prefix("${")
+                .and_then(|v| v.strip_suffix('}'))
+                .or_else(|| w.strip_prefix('$'));
+            let expanded = match name.and_then(|n| vars.get(n)) {
+                Some(v) => v.as_str(),
+                None => w.as_str(),
+            };
+            for w in expanded.split_whitespace() {
+                if w.starts_with('-') || w.contains('$') {
+                    continue;
+                }
+                if let Some((k, v)) = w.split_once('=')
+                    && !k.is_empty()
+                {
+                    out.push((k.to_string(), v.to_string()));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The bodies of a page's heredocs and fenced code blocks, dedented as written.
@@ -335,5 +400,20 @@ mod tests {
         // An unterminated heredoc or fence is not a block.
         assert!(shown("cat <<EOF\nkind: ClusterQueue\nmetadata:\n  name: q\n").is_empty());
         assert!(heredoc_word("if [ $# -lt 2 ]; then x << 2; fi").is_none());
+    }
+
+    #[test]
+    fn labels_put_on_nodes_by_hand() {
+        let script = "LABEL_NODE_TYPE=\"node-type=onprem-gpu\"\nexport LABEL_GPU='gpu=l40s zone=lab'\nkubectl label node \"${node}\" \\\n    \"${LABEL_NODE_TYPE}\" \\\n    $LABEL_GPU --overwrite\nkubectl label pod web tier=front\noc label nodes worker-1 accelerator=a100 old-\nkubectl label node n1 owner=$USER\n";
+        assert_eq!(
+            node_labels(script),
+            [
+                ("node-type", "onprem-gpu"),
+                ("gpu", "l40s"),
+                ("zone", "lab"),
+                ("accelerator", "a100"),
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+        );
     }
 }

@@ -171,3 +171,33 @@ fn a_spot_only_node_group_is_named_and_fixed_as_a_node_group() {
         "{out}{err}"
     );
 }
+
+#[test]
+fn nodes_a_script_labels_by_hand_exist_outside_the_pools() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "karpenter/gpu.yaml", GPU_POOL);
+    write(
+        d.path(),
+        "jobs/onprem.yaml",
+        &TRAINING_JOB.replace(
+            "      tolerations:",
+            "      nodeSelector: {node-type: onprem-gpu}\n      tolerations:",
+        ),
+    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        of("nodeselector-matches-no-nodepool", &out),
+        ["jobs/onprem.yaml"]
+    );
+    // The on-premises nodes the Job is for are labelled by a script, not launched by Karpenter.
+    write(
+        d.path(),
+        "scripts/label-nodes.sh",
+        "#!/bin/sh\nLABEL=\"node-type=onprem-gpu\"\nfor n in $(kubectl get nodes -l hybrid -o name); do\n  kubectl label node \"$n\" \\\n    \"${LABEL}\" --overwrite\ndone\n",
+    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert!(
+        of("nodeselector-matches-no-nodepool", &out).is_empty(),
+        "{out}"
+    );
+}
