@@ -8,9 +8,11 @@ declare_rule! {
     /// ## What it does
     /// Flags a LimitRange item of `type: Container` that sets a `max` for an accelerator or
     /// device resource (`nvidia.com/gpu`, `amd.com/gpu`, `aws.amazon.com/neuron*`,
-    /// `vpc.amazonaws.com/efa`, …) and no `default` for it. When a workload in the LimitRange's
-    /// namespace has a container that names no such resource, that container is marked on the
-    /// finding.
+    /// `vpc.amazonaws.com/efa`, …) and no `default` for it. Where the repository holds workloads
+    /// of the LimitRange's namespace, it is flagged only when the default changes what one of
+    /// them asks for (a container that names no such resource, or an init container given more
+    /// than its pod's containers ask), and that container is marked on the finding; a namespace
+    /// whose pods the repository does not hold is flagged as is.
     ///
     /// ## Why is this bad?
     /// The API server fills a missing `default` from `max` (and a missing `defaultRequest` from
@@ -94,12 +96,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     .help(format!(
                         "add `default: {{{res}: \"0\"}}` beside the max so that only containers that ask get GPUs, or cap the namespace with a ResourceQuota (`requests.{res}`) instead"
                     ));
-                if let Some(at) = obj
-                    .namespace
-                    .and_then(|ns| by_namespace.get(ns))
-                    .and_then(|tis| without(cx, tis, res))
-                {
-                    d = d.related(at.0, at.1);
+                // Where the repository holds the namespace's workloads, the cap matters only if
+                // it changes what one of them asks for (a busybox init container of a one-GPU pod
+                // changes nothing).
+                if let Some(tis) = obj.namespace.and_then(|ns| by_namespace.get(ns)) {
+                    let Some((at, why)) = changed(cx, tis, res, n) else {
+                        continue;
+                    };
+                    d = d.related(at, why);
                 }
                 out.push(d);
             }
@@ -107,21 +111,46 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The first container of the namespace's templates that names no limit for `res`: it is the one
-/// the default changes.
-fn without(cx: &Ctx, templates: &[usize], res: &str) -> Option<(crate::diag::Loc, String)> {
+/// The first container of the namespace's templates whose GPU default of `n` changes what its
+/// pod asks for: a container that names no limit for `res` adds `n`, an init container only when
+/// `n` is more than the pod's containers ask.
+fn changed(
+    cx: &Ctx,
+    templates: &[usize],
+    res: &str,
+    n: i128,
+) -> Option<(crate::diag::Loc, String)> {
+    let count = |c: &crate::model::Container| {
+        c.limits
+            .or(c.requests)
+            .and_then(|m| m.get(res))
+            .and_then(|v| v.as_str())
+            .and_then(quantity::whole)
+    };
     templates.iter().find_map(|&ti| {
         let t = &cx.ix.templates[ti];
-        let c = t
+        let asked: i128 = t
             .containers
             .iter()
-            .find(|c| c.limits.is_none_or(|l| l.get(res).is_none()))?;
+            .filter(|c| !c.init)
+            .filter_map(&count)
+            .sum();
+        let c = t.containers.iter().find(|c| {
+            c.limits.is_none_or(|l| l.get(res).is_none())
+                && c.requests.is_none_or(|r| r.get(res).is_none())
+                && (!c.init || n > asked)
+        })?;
         let owner = &cx.ix.objects[t.owner];
         let at = c.node.get("name").unwrap_or(c.node);
+        let kind = if c.init {
+            "init container"
+        } else {
+            "container"
+        };
         Some((
             owner.loc(at),
             format!(
-                "container `{}` of {} sets no `{res}` limit: it is given the max",
+                "{kind} `{}` of {} sets no `{res}` limit: it is given {n}",
                 c.name.unwrap_or("<unnamed>"),
                 owner.describe()
             ),
