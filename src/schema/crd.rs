@@ -20,6 +20,9 @@ struct Entry {
     rules: Option<Rules>,
     /// How surely the cluster serves this copy (see [`rank`]).
     rank: Rank,
+    /// The version has the status subresource: the API server drops `status` from what is
+    /// created or applied, so it is never validated.
+    status_subresource: bool,
 }
 
 /// How surely the cluster serves a copy of a CRD, from where the copy is: only the copies of
@@ -54,6 +57,9 @@ fn rank(f: &crate::source::SourceFile) -> Rank {
 #[derive(Default)]
 pub struct UserCrds {
     entries: Vec<Entry>,
+    /// Copies whose schema does not compile: (group, kind, version, rank). Such a copy judges
+    /// nothing, and no copy of a lower rank judges in its place.
+    unbuilt: Vec<(String, String, String, Rank)>,
     /// CEL rules of these CRDs that were not checked, and why.
     skips: Skips,
 }
@@ -64,6 +70,7 @@ impl UserCrds {
         files: &[crate::source::SourceFile],
     ) -> Self {
         let mut entries = Vec::new();
+        let mut unbuilt = Vec::new();
         let skips = Skips::default();
         for o in objects {
             if !(o.group == "apiextensions.k8s.io" && o.kind == "CustomResourceDefinition") {
@@ -106,8 +113,8 @@ impl UserCrds {
                     .with_pattern_options(jsonschema::PatternOptions::regex())
                     .build(&schema);
                 // A schema that does not compile validates nothing rather than failing the run.
-                if let Ok(validator) = built {
-                    entries.push(Entry {
+                match built {
+                    Ok(validator) => entries.push(Entry {
                         group: group.to_string(),
                         kind: kind.to_string(),
                         version: name.to_string(),
@@ -115,11 +122,19 @@ impl UserCrds {
                         written,
                         rules,
                         rank,
-                    });
+                        status_subresource: v.at(&["subresources", "status"]).is_some(),
+                    }),
+                    Err(_) => {
+                        unbuilt.push((group.to_string(), kind.to_string(), name.to_string(), rank))
+                    }
                 }
             }
         }
-        UserCrds { entries, skips }
+        UserCrds {
+            entries,
+            unbuilt,
+            skips,
+        }
     }
 
     /// The CEL rules skipped so far (not compiled, or not evaluated on some object); clears them.
@@ -147,7 +162,13 @@ impl UserCrds {
             .filter(move |e| e.group == group && e.kind == kind && e.version == version)
             .collect();
         let top = all.iter().map(|e| e.rank).max();
-        all.into_iter().filter(move |e| Some(e.rank) == top)
+        // A copy of that rank or higher that does not compile may be the one the cluster serves.
+        let blocked = self
+            .unbuilt
+            .iter()
+            .any(|(g, k, v, r)| g == group && k == kind && v == version && Some(*r) >= top);
+        all.into_iter()
+            .filter(move |e| !blocked && Some(e.rank) == top)
     }
 
     /// Whether a user CRD covers this kind and version (it then replaces the built-in schema).
@@ -194,6 +215,11 @@ impl UserCrds {
     ) -> usize {
         // As the API server sees it: nulls pruned, defaults applied.
         let mut instance = to_json(obj.root);
+        if e.status_subresource
+            && let Some(m) = instance.as_object_mut()
+        {
+            m.remove("status");
+        }
         super::admit::admit(&mut instance, &e.written);
         super::admit::webhook_defaults(obj.group, obj.kind, &mut instance);
         // Required properties missing from one mapping are one mistake (a flat spec where the
@@ -444,6 +470,11 @@ pub fn normalize(schema: &mut Value) {
     if nullable && let Some(Value::String(t)) = m.get("type").cloned() {
         m.insert("type".into(), json!([t, "null"]));
     }
+    if let Some(Value::String(p)) = m.get_mut("pattern")
+        && let Some(go) = go_octal(p)
+    {
+        *p = go;
+    }
     if m.contains_key("properties") && !m.contains_key("additionalProperties") && !preserve {
         m.insert("additionalProperties".into(), Value::Bool(false));
     }
@@ -465,5 +496,57 @@ pub fn normalize(schema: &mut Value) {
                 normalize(a);
             }
         }
+    }
+}
+
+/// A pattern as Go's RE2 reads it, where `\0` (up to three octal digits) is a character code; the
+/// `regex` crate reads it as a backreference and refuses the whole schema. `None`: no such escape.
+fn go_octal(pattern: &str) -> Option<String> {
+    if !pattern.contains('\\') {
+        return None;
+    }
+    let mut out = String::with_capacity(pattern.len());
+    let mut changed = false;
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some(d) if ('0'..='7').contains(d) => {
+                let mut code = 0u32;
+                for _ in 0..3 {
+                    match chars.peek().and_then(|d| d.to_digit(8)) {
+                        Some(v) => {
+                            code = code * 8 + v;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push_str(&format!("\\x{code:02x}"));
+                changed = true;
+            }
+            Some(_) => {
+                out.push(c);
+                out.extend(chars.next());
+            }
+            None => out.push(c),
+        }
+    }
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn go_octal_escapes_become_hex() {
+        assert_eq!(
+            super::go_octal(r"^(/[^/\0]+)*(/)?$").as_deref(),
+            Some(r"^(/[^/\x00]+)*(/)?$")
+        );
+        assert_eq!(super::go_octal(r"\101\\0").as_deref(), Some(r"\x41\\0"));
+        assert_eq!(super::go_octal(r"^[a-z]+\.[0-9]$"), None);
     }
 }

@@ -15,6 +15,8 @@
 //!   its key (or `-`), which go-yaml reads (it checks no indentation inside quotes) and saphyr
 //!   rejects: its line breaks become spaces, so it stays where it is on one line, and it is
 //!   given the value go-yaml reads from the original (see [`go_quoted_value`]);
+//! - content of a flow collection on a line at or left of the column of its key: the line joins
+//!   the last content line (the line breaks and comments between become spaces);
 //! - a comment right after a closing quote (`key: "value"# note`), which go-yaml reads as a
 //!   comment and saphyr rejects for the missing space: the comment is blanked.
 //!
@@ -178,11 +180,19 @@ impl Rewriter<'_> {
     fn line(&mut self, start: usize, stop: usize) {
         let line = &self.src[start..stop];
         if self.quote.is_some() {
+            let indent = line.iter().take_while(|&&b| b == b' ').count();
+            let blank = line.iter().all(|&b| is_blank(b));
             if let Some(open) = &mut self.open_quote {
-                let indent = line.iter().take_while(|&&b| b == b' ').count() as isize;
-                if indent <= open.owner && !line.iter().all(|&b| is_blank(b)) {
+                if indent as isize <= open.owner && !blank {
                     open.under = true;
                 }
+            } else if self.depth > 0
+                && !blank
+                && indent as isize <= self.limit
+                && !is_document_marker(line)
+            {
+                // A quoted scalar of a flow collection continued at or left of its key's column.
+                self.join(start, indent);
             }
             return self.scan(start, stop, 0, -1, false, false);
         }
@@ -201,6 +211,12 @@ impl Rewriter<'_> {
                 .is_some_and(|b| matches!(b, b']' | b'}' | b','));
             if closer && lead as isize <= self.limit {
                 from = self.move_closers(start, stop, lead);
+            } else if lead < line.len()
+                && line[lead] != b'#'
+                && lead as isize <= self.limit
+                && !is_document_marker(line)
+            {
+                self.join(start, lead);
             }
             return self.scan(start, stop, from, -1, false, false);
         }
@@ -219,6 +235,19 @@ impl Rewriter<'_> {
             return;
         }
         self.scan(start, stop, indent, indent as isize, true, true)
+    }
+
+    /// Content of a flow collection on a line at or left of its key's column, which go-yaml reads
+    /// (it checks no indentation in flow context) and saphyr rejects: the line joins the last
+    /// content line, the line breaks and comments between them becoming spaces.
+    fn join(&mut self, start: usize, lead: usize) {
+        let (a, b) = (self.last_content, start + lead);
+        self.moved += b.saturating_sub(a);
+        if a >= b || self.moved > move_budget(self.src.len()) {
+            return;
+        }
+        self.out[a..b].fill(b' ');
+        self.changed = true;
     }
 
     fn content(&mut self, at: usize) {

@@ -681,4 +681,5 @@ fn check_starts(src: &str, n: yaml::Node<'_>) {
     }
 }
 
+mod flow;
 mod templates;
