@@ -101,22 +101,27 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     if caps.is_empty() {
         return;
     }
-    let scaled: Vec<(&str, Option<&str>, Option<&str>)> = ix
+    // The workloads an autoscaler scales, by (kind, name), with the autoscaler's namespace.
+    let mut scaled: HashMap<(&str, &str), Vec<Option<&str>>> = HashMap::new();
+    for s in ix
         .of_kind("HorizontalPodAutoscaler")
         .chain(ix.of_kind("ScaledObject"))
-        .filter_map(|s| {
-            let target = s.spec()?.get("scaleTargetRef")?;
-            let kind = target
-                .get("kind")
-                .and_then(Node::as_str)
-                .unwrap_or("Deployment");
-            Some((kind, target.get("name").and_then(Node::as_str), s.namespace))
-        })
-        .collect();
+    {
+        let Some(target) = s.spec().and_then(|sp| sp.get("scaleTargetRef")) else {
+            continue;
+        };
+        let kind = target
+            .get("kind")
+            .and_then(Node::as_str)
+            .unwrap_or("Deployment");
+        if let Some(name) = target.get("name").and_then(Node::as_str) {
+            scaled.entry((kind, name)).or_default().push(s.namespace);
+        }
+    }
     let autoscaled = |o: &Object| {
-        scaled
-            .iter()
-            .any(|&(k, n, ns)| k == o.kind && n == o.name && (ns.is_none() || ns == o.namespace))
+        o.name
+            .and_then(|n| scaled.get(&(o.kind, n)))
+            .is_some_and(|nss| nss.iter().any(|ns| ns.is_none() || *ns == o.namespace))
     };
     // What the namespace's long-running GPU workloads hold at their replica counts.
     let mut held: HashMap<(&str, &str), u64> = HashMap::new();
@@ -133,7 +138,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         };
         for (res, n) in per_pod(t) {
             if caps.contains_key(&(ns, res)) {
-                *held.entry((ns, res)).or_default() += pods * n;
+                let h = held.entry((ns, res)).or_default();
+                *h = h.saturating_add(pods.saturating_mul(n));
             }
         }
     }
@@ -157,7 +163,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             let (Some(cap), Some(&used)) = (caps.get(&(ns, res)), held.get(&(ns, res))) else {
                 continue;
             };
-            let extra = surge * n;
+            let extra = surge.saturating_mul(n);
             if used > cap.hard || used + extra <= cap.hard {
                 continue;
             }
