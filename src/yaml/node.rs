@@ -411,8 +411,8 @@ impl<'a> Node<'a> {
     pub fn is_null(self) -> bool {
         matches!(self.yaml11(), Some(Yaml11::Null))
     }
-    /// Whether it is a `{NAME}` or `[NAME]` slot: a flow map of one upper-case key and no value,
-    /// or a flow list of one upper-case word, which YAML reads as a collection but a test or a
+    /// Whether it is a `{NAME}` or `[NAME]` slot: a flow map of one upper-case, kebab- or
+    /// snake-case key and no value (`{image-url}`), or a flow list of one upper-case word, which YAML reads as a collection but a test or a
     /// script replaces (`strings.ReplaceAll`, `sed 's|\[URL\]|…|'`) before the apply.
     pub fn is_brace_slot(self) -> bool {
         let upper = |name: &str| {
@@ -422,11 +422,22 @@ impl<'a> Node<'a> {
                     .bytes()
                     .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
         };
+        // A fill-in name in a flow map may be written in kebab or snake case too
+        // (`{collector-image-url}`): YAML reads no real value of a string field so.
+        let named = |name: &str| {
+            upper(name)
+                || (name.len() >= 2
+                    && name.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && name.contains(['-', '_'])
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')))
+        };
         let written = self.tree.text.get(self.span().range()).unwrap_or_default();
         if let Some(m) = self.as_map().filter(|m| m.len() == 1) {
             return written.starts_with('{')
                 && m.first()
-                    .is_some_and(|(k, v)| v.is_null() && k.as_str().is_some_and(upper));
+                    .is_some_and(|(k, v)| v.is_null() && k.as_str().is_some_and(named));
         }
         if let Some(s) = self.as_seq().filter(|s| s.len() == 1) {
             return written.starts_with('[')
