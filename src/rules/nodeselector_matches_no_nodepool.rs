@@ -15,7 +15,9 @@ declare_rule! {
     /// pool's instance types has (also when the pool leaves its types open but its instance
     /// requirements rule out every instance type the pod pins), or more GPUs per pod than the
     /// largest instance the pool may launch (`nvidia.com/gpu`, and the whole GPUs its DRA claims
-    /// of `gpu.nvidia.com` ask for; a claim of every matching device adds none). EKS Auto Mode
+    /// of `gpu.nvidia.com` ask for; a claim of every matching device adds none; not where a device
+    /// plugin configuration in the files time-slices or MPS-shares `nvidia.com/gpu`, which a node
+    /// then advertises more of than it has GPUs). EKS Auto Mode
     /// pools count with their own labels (`eks.amazonaws.com/compute-type: auto`,
     /// `eks.amazonaws.com/instance-*`).
     /// It also flags a template that fits a NodePool on its own but not after Kueue adds the
@@ -95,7 +97,15 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         let fits = ix.own_placement[ti].is_some_and(|p| ix.placements[p].gpu_pools() > 0);
         if !fits {
             let own = t.constraints();
-            if let Some((p, issues)) = closest(ix, own) {
+            if let Some((p, mut issues)) = closest(ix, own) {
+                // Where the device plugin shares whole GPUs under their own name, a node
+                // advertises more `nvidia.com/gpu` than it has GPUs: the count says nothing sure.
+                if ix.gpu_setup().shares_whole_gpus() {
+                    issues.retain(|i| i.key != "nvidia.com/gpu");
+                    if issues.is_empty() {
+                        continue;
+                    }
+                }
                 // A file that could not be read may hold the pool that sets what is selected;
                 // nodes a script labels by hand exist outside every pool.
                 if issues

@@ -45,7 +45,9 @@ declare_rule! {
     /// fields are not asked for, and neither are the required fields of an object in a file
     /// named as a kustomize patch (`patch-nodeclass.yaml`, `gpu_patch.yaml`, `patches/…`), which
     /// merges into a base that has them. A file whose name says it is broken on purpose
-    /// (`invalid.yaml`) is not judged unless the rule is selected with `--rule`. An object under
+    /// (`invalid.yaml`) is not judged unless the rule is selected with `--rule`, nor is an
+    /// operator's sample as kubebuilder scaffolds it (under `config/samples/`, still holding the
+    /// generator's `TODO(user)`), a placeholder to fill in. An object under
     /// a `testdata` directory (a program's test input, Go's convention) is reported as a warning,
     /// and a field its schema lacks not at all: it is read by tests, not applied, and their
     /// clients drop such a field rather than reject the object. One mistake repeated at every
@@ -117,16 +119,16 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // judges); built-in knowledge, which follows each object's own apiVersion, still does.
     // Selected by name (`--rule`), the rule judges every file.
     let selected = cx.ix.settings.selected(RULE.name);
-    // A file named as broken on purpose (`invalid.yaml`) shows or tests a rejection (unless the
-    // rule is selected by name).
+    // A file named as broken on purpose (`invalid.yaml`) shows or tests a rejection, and an
+    // untouched kubebuilder sample is a placeholder (unless the rule is selected by name).
     let mut deliberate: std::collections::HashMap<usize, bool> = std::collections::HashMap::new();
     let mut named_invalid = |file: usize| {
         !selected
             && *deliberate.entry(file).or_insert_with(|| {
-                cx.ix
-                    .files
-                    .get(file)
-                    .is_some_and(|f| crate::source::named_invalid(&f.path))
+                cx.ix.files.get(file).is_some_and(|f| {
+                    crate::source::named_invalid(&f.path)
+                        || crate::source::scaffold_sample(&f.path, &f.text)
+                })
             })
     };
     for (_, obj) in cx.objects() {

@@ -20,6 +20,14 @@ pub fn in_test_tree(path: &str) -> bool {
     })
 }
 
+/// Whether a file is an operator's sample as kubebuilder scaffolds it (`config/samples/`, still
+/// holding the generator's `TODO(user)`): a placeholder to fill in, not a manifest to apply.
+pub fn scaffold_sample(path: &str, text: &str) -> bool {
+    let p = path.replace('\\', "/");
+    (p.starts_with("config/samples/") || p.contains("/config/samples/"))
+        && text.contains("TODO(user)")
+}
+
 /// Whether a file's name says it is broken on purpose (`invalid.yaml`, `malformed-pool.yaml`,
 /// `job_invalid.yaml`): a negative sample kept to show or test a rejection, never applied.
 pub fn named_invalid(path: &str) -> bool {

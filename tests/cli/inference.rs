@@ -201,3 +201,25 @@ fn nodes_a_script_labels_by_hand_exist_outside_the_pools() {
         "{out}"
     );
 }
+
+#[test]
+fn an_untouched_kubebuilder_sample_is_not_judged() {
+    let d = tempfile::tempdir().unwrap();
+    let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: trainjobs.example.com\nspec:\n  group: example.com\n  names: {kind: TrainJob, plural: trainjobs}\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec:\n              type: object\n              properties:\n                replicas: {type: integer}\n";
+    write(d.path(), "config/crd/bases/trainjobs.yaml", crd);
+    let sample = "apiVersion: example.com/v1\nkind: TrainJob\nmetadata:\n  name: trainjob-sample\nspec:\n  # TODO(user): Add fields here\n  foo: bar\n";
+    write(d.path(), "config/samples/v1_trainjob.yaml", sample);
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert!(of("schema-violation", &out).is_empty(), "{out}");
+    // Filled in, the sample is judged.
+    write(
+        d.path(),
+        "config/samples/v1_trainjob.yaml",
+        &sample.replace("  # TODO(user): Add fields here\n", ""),
+    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        of("schema-violation", &out),
+        ["config/samples/v1_trainjob.yaml"]
+    );
+}

@@ -73,8 +73,44 @@ pub fn blank_outside(text: &str, keep: Range<usize>) -> String {
             b' '
         });
     }
+    markers_to_column_zero(text, &keep, &mut out);
     // Only ASCII replaced whole characters, and `keep` starts and ends on line boundaries.
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// Terraform strips a `<<-` heredoc's common indentation, so a `---` at that indentation
+/// separates documents: it moves to the line's start (its indentation after it), which keeps
+/// every offset.
+fn markers_to_column_zero(text: &str, keep: &Range<usize>, out: &mut [u8]) {
+    let opener = text[..keep.start.min(text.len())]
+        .trim_end_matches('\n')
+        .rsplit('\n')
+        .next()
+        .unwrap_or("");
+    if !opener.contains("<<-") {
+        return;
+    }
+    let body = text.get(keep.clone()).unwrap_or_default();
+    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    let common = body
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(indent)
+        .min()
+        .unwrap_or(0);
+    if common == 0 {
+        return;
+    }
+    let mut at = keep.start;
+    for line in body.split_inclusive('\n') {
+        let content = line.trim();
+        if indent(line) == common && (content == "---" || content.starts_with("--- #")) {
+            let start = at;
+            out[start..start + 3].copy_from_slice(b"---");
+            out[start + 3..start + 3 + common].fill(b' ');
+        }
+        at += line.len();
+    }
 }
 
 /// A JSON list of plain names as a YAML flow list without quotes (`[g6e.2xlarge,g6e.4xlarge]`),
@@ -245,5 +281,21 @@ mod tests {
             mask_quoting_interpolations(r#"a: ${f("x""#),
             r#"a: ${f("x""#
         );
+    }
+
+    #[test]
+    fn an_indented_heredocs_document_markers_separate_documents() {
+        let text = "x = <<-YAML\n    kind: A\n    ---\n    kind: B\n  YAML\n";
+        let span = 4..text.len() - 1;
+        let body = heredoc_body(text, span).unwrap();
+        let blanked = blank_outside(text, body);
+        assert_eq!(blanked.len(), text.len());
+        assert!(blanked.contains("\n---    \n"), "{blanked:?}");
+        let parsed = crate::yaml::parse(&blanked, crate::yaml::Budget::default());
+        assert_eq!(parsed.docs.len(), 2);
+        // A `<<` heredoc keeps its indentation, and so its marker stays a scalar's text.
+        let plain = text.replace("<<-", "<< ");
+        let body = heredoc_body(&plain, 4..plain.len() - 1).unwrap();
+        assert!(!blank_outside(&plain, body).contains("\n---"));
     }
 }
