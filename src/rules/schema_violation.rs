@@ -47,7 +47,7 @@ declare_rule! {
     /// merges into a base that has them. A file whose name says it is broken on purpose
     /// (`invalid.yaml`) is not judged unless the rule is selected with `--rule`, nor is an
     /// operator's sample as kubebuilder scaffolds it (under `config/samples/`, still holding the
-    /// generator's `TODO(user)`), a placeholder to fill in. An object under
+    /// generator's `TODO(user)`, or `foo: bar` under `# Add fields here`), a placeholder. An object under
     /// a `testdata` directory (a program's test input, Go's convention) is reported as a warning,
     /// and a field its schema lacks not at all: it is read by tests, not applied, and their
     /// clients drop such a field rather than reject the object. One mistake repeated at every

@@ -21,11 +21,13 @@ pub fn in_test_tree(path: &str) -> bool {
 }
 
 /// Whether a file is an operator's sample as kubebuilder scaffolds it (`config/samples/`, still
-/// holding the generator's `TODO(user)`): a placeholder to fill in, not a manifest to apply.
+/// holding the generator's placeholder: `TODO(user)`, or older releases' `# Add fields here`
+/// over `foo: bar`): a placeholder to fill in, not a manifest to apply.
 pub fn scaffold_sample(path: &str, text: &str) -> bool {
     let p = path.replace('\\', "/");
     (p.starts_with("config/samples/") || p.contains("/config/samples/"))
-        && text.contains("TODO(user)")
+        && (text.contains("TODO(user)")
+            || (text.contains("# Add fields here") && text.contains("foo: bar")))
 }
 
 /// Whether a file's name says it is broken on purpose (`invalid.yaml`, `malformed-pool.yaml`,
