@@ -571,14 +571,19 @@ impl<'a> Index<'a> {
                 .any(|&(k, ns)| k == kind && near(ns))
     }
 
+    /// The repository's scripts, Makefiles and Markdown pages ([`crate::source::pages`]).
+    fn pages(&self) -> impl Iterator<Item = &crate::source::SourceFile> {
+        self.files
+            .iter()
+            .filter(|f| crate::source::pages::is_page(std::path::Path::new(&f.path)))
+    }
+
     /// Whether a script or Markdown page of the repository shows the object being applied or
     /// already there ([`crate::source::pages`]): it exists although no manifest holds it.
     fn shown(&self, kind: &str, name: &str, namespace: Option<&str>) -> bool {
         self.shown
             .get_or_init(|| {
-                self.files
-                    .iter()
-                    .filter(|f| crate::source::pages::is_page(std::path::Path::new(&f.path)))
+                self.pages()
                     .flat_map(|f| crate::source::pages::shown_objects(&f.text))
                     .collect()
             })
@@ -595,9 +600,7 @@ impl<'a> Index<'a> {
     pub fn labelled_by_hand(&self, key: &str, value: &str) -> bool {
         self.labelled
             .get_or_init(|| {
-                self.files
-                    .iter()
-                    .filter(|f| crate::source::pages::is_page(std::path::Path::new(&f.path)))
+                self.pages()
                     .flat_map(|f| crate::source::pages::node_labels(&f.text))
                     .collect()
             })
