@@ -17,6 +17,7 @@ mod dra;
 mod installs;
 mod kueue;
 mod names;
+mod pages;
 mod quota;
 mod sharing;
 mod variants;
@@ -132,6 +133,8 @@ pub struct Index<'a> {
     shown: std::sync::OnceLock<Vec<crate::source::pages::Shown>>,
     /// Labels the repository's scripts and pages put on nodes by hand.
     labelled: std::sync::OnceLock<Vec<(String, String)>>,
+    /// Whether the repository creates GKE Autopilot clusters (see [`Index::autopilot`]).
+    autopilot: std::sync::OnceLock<bool>,
     /// The files that could not be read whole (see [`Index::unread_file_names`]).
     unread: Vec<FileId>,
 }
@@ -325,6 +328,7 @@ impl<'a> Index<'a> {
             slots: Default::default(),
             shown: Default::default(),
             labelled: Default::default(),
+            autopilot: Default::default(),
             unread,
         };
         ix.classes = ix.templates.par_iter().map(|t| ix.classify(t)).collect();
@@ -484,6 +488,7 @@ impl<'a> Index<'a> {
         self.user_crds.get_or_init(|| {
             crate::schema::crd::UserCrds::from_objects(
                 self.of_kind("CustomResourceDefinition"),
+                self.of_kind("MutatingWebhookConfiguration"),
                 self.files,
             )
         })
@@ -569,43 +574,6 @@ impl<'a> Index<'a> {
                 })
                 .iter()
                 .any(|&(k, ns)| k == kind && near(ns))
-    }
-
-    /// The repository's scripts, Makefiles and Markdown pages ([`crate::source::pages`]).
-    fn pages(&self) -> impl Iterator<Item = &crate::source::SourceFile> {
-        self.files
-            .iter()
-            .filter(|f| crate::source::pages::is_page(std::path::Path::new(&f.path)))
-    }
-
-    /// Whether a script or Markdown page of the repository shows the object being applied or
-    /// already there ([`crate::source::pages`]): it exists although no manifest holds it.
-    fn shown(&self, kind: &str, name: &str, namespace: Option<&str>) -> bool {
-        self.shown
-            .get_or_init(|| {
-                self.pages()
-                    .flat_map(|f| crate::source::pages::shown_objects(&f.text))
-                    .collect()
-            })
-            .iter()
-            .any(|(k, ns, n)| {
-                k == kind
-                    && n == name
-                    && (namespace.is_none() || ns.is_none() || ns.as_deref() == namespace)
-            })
-    }
-
-    /// Whether a script or page of the repository labels nodes `key=value` by hand
-    /// (`kubectl label node`): such nodes exist outside every NodePool.
-    pub fn labelled_by_hand(&self, key: &str, value: &str) -> bool {
-        self.labelled
-            .get_or_init(|| {
-                self.pages()
-                    .flat_map(|f| crate::source::pages::node_labels(&f.text))
-                    .collect()
-            })
-            .iter()
-            .any(|(k, v)| k == key && v == value)
     }
 
     /// Whether a file of this index that could not be read whole (a YAML syntax error, content

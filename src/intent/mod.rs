@@ -588,6 +588,13 @@ fn for_each_pod_spec<'a>(obj: &Object<'a>, f: &mut dyn FnMut(Node<'a>)) {
                 }
             }
         }
+        Family::Tasks => {
+            for task in spec.get("tasks").into_iter().flat_map(Node::items) {
+                if let Some(s) = task.at(&["template", "spec"]) {
+                    f(s);
+                }
+            }
+        }
         Family::Pod
         | Family::Job
         | Family::CronJob

@@ -30,6 +30,8 @@ pub enum Family {
     LeaderWorkerSet,
     /// Kubeflow training operators: `spec.<x>ReplicaSpecs.<role>.template`.
     Kubeflow,
+    /// Volcano Job: `spec.tasks[].template`, `replicas` pods each.
+    Tasks,
     /// A kind whose purpose matters but whose pod templates gpuops does not read.
     Opaque,
 }
@@ -128,6 +130,8 @@ pub static KINDS: &[WorkloadKind] = &[
     training(job_like(row("kubeflow.org", "*Job", Family::Kubeflow))),
     row("kubeflow.org", "*", Family::Kubeflow),
     training(row("trainer.kubeflow.org", "TrainJob", Family::Opaque)),
+    // Volcano runs any batch work; what a job is for comes from its command.
+    row("batch.volcano.sh", "Job", Family::Tasks),
     serving(row("serving.kserve.io", "*", Family::Opaque)),
 ];
 
@@ -190,6 +194,10 @@ mod tests {
         assert_eq!(
             of("extensions", "Deployment"),
             Some((Family::Replicated, Purpose::Any))
+        );
+        assert_eq!(
+            of("batch.volcano.sh", "Job"),
+            Some((Family::Tasks, Purpose::Any))
         );
         assert_eq!(of("apps", "Job"), None);
         assert_eq!(of("example.com", "Job"), None);

@@ -350,7 +350,7 @@ impl<'a> PodTemplate<'a> {
 }
 
 /// Pod templates of a workload object, with their paths. Covers core workloads, Kubeflow
-/// training operators (`*ReplicaSpecs`), JobSet, Ray and LeaderWorkerSet.
+/// training operators (`*ReplicaSpecs`), JobSet, Ray, LeaderWorkerSet and Volcano Job.
 pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>> {
     let mut out = Vec::new();
     let root = obj.root;
@@ -433,6 +433,14 @@ pub fn pod_templates<'a>(owner: usize, obj: &Object<'a>) -> Vec<PodTemplate<'a>>
                         rs.get("template"),
                     );
                 }
+            }
+        }
+        Family::Tasks => {
+            for (name, task) in named_items(spec.get("tasks"), "name") {
+                push(
+                    format!("spec.tasks[{name}].template").into(),
+                    task.get("template"),
+                );
             }
         }
         Family::Opaque => {}

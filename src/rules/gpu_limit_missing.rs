@@ -7,7 +7,10 @@ declare_rule! {
     /// ## What it does
     /// Flags a container that requests an accelerator or device resource (`nvidia.com/gpu`,
     /// `nvidia.com/mig-*`, `amd.com/gpu`, `aws.amazon.com/neuron*`, `vpc.amazonaws.com/efa`, …)
-    /// without a limit for it, or whose request differs from its limit.
+    /// without a limit for it, or whose request differs from its limit. A request without a
+    /// limit is a warning for GKE Autopilot (the repository creates Autopilot clusters with
+    /// `gcloud container clusters create-auto` or `enable_autopilot = true`, or the pod selects a
+    /// `cloud.google.com/compute-class`), whose admission fills the limit in from the request.
     ///
     /// ## Why is this bad?
     /// Extended resources cannot be overcommitted. The API server rejects such a pod
@@ -49,6 +52,19 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     continue;
                 }
                 match c.limits.and_then(|l| l.entry(res)) {
+                    None if autopilot(cx, t) => out.push(
+                        cx.on(
+                            owner,
+                            key,
+                            format!(
+                                "container `{cname}` requests `{res}` without a limit: GKE Autopilot fills the limit in from the request, but any other cluster's API server rejects the pod because extended resources cannot be overcommitted"
+                            ),
+                        )
+                        .with_severity(crate::diag::Severity::Warning)
+                        .help(format!(
+                            "set `resources.limits.{res}` to the same count, so the manifest runs on every cluster (the request defaults to the limit and can then be dropped)"
+                        )),
+                    ),
                     None => out.push(
                         cx.on(
                             owner,
@@ -88,4 +104,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+}
+
+/// Whether the pod is for GKE Autopilot, whose admission fills in a limit from the request
+/// before the API server validates the pod: the repository creates Autopilot clusters, or the
+/// pod selects an Autopilot compute class.
+fn autopilot(cx: &Ctx, t: &crate::model::PodTemplate<'_>) -> bool {
+    t.node_selector()
+        .iter()
+        .any(|(k, _, _)| *k == "cloud.google.com/compute-class")
+        || cx.ix.autopilot()
 }

@@ -40,7 +40,10 @@ declare_rule! {
     /// schema and its `x-kubernetes-validations` CEL rules (a rule that fails to evaluate on the
     /// object's own data, such as `int()` of a value that is no integer, rejects it as at the API
     /// server); the name check, the webhooks' checks and Karpenter's validation after apply still
-    /// run, as no CRD expresses them. A pod spec with no `containers` at all is a fragment
+    /// run, as no CRD expresses them. Where a `MutatingWebhookConfiguration` in view intercepts
+    /// the kind on create (the operator's own defaulting webhook), the required fields of its
+    /// objects are not asked for: the webhook runs before validation and may fill them in.
+    /// A pod spec with no `containers` at all is a fragment
     /// (a Spark pod template file, a kustomize patch left beside its base): its own required
     /// fields are not asked for, and neither are the required fields of an object in a file
     /// named as a kustomize patch (`patch-nodeclass.yaml`, `gpu_patch.yaml`, `patches/…`), which
@@ -178,27 +181,34 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         } else {
             check::walk
         };
+        // The API server validates the pod templates of the built-in workloads with them; a
+        // custom resource's controller creates pods, and those are what is rejected.
+        let kind = if matches!(obj.group, "" | "apps" | "batch" | "extensions") {
+            std::borrow::Cow::Borrowed(obj.kind)
+        } else {
+            std::borrow::Cow::Owned(format!("pods of the {}", obj.kind))
+        };
         walk(
             t.spec,
             &builtin::POD_SPEC,
             &base,
             "pod spec",
-            obj.kind,
+            &kind,
             &mut found,
         );
         if let Some(tol) = t.spec.get("tolerations") {
             cel::tolerations(
                 tol,
                 &format!("{base}.tolerations"),
-                obj.kind,
+                &kind,
                 false,
                 &mut found,
             );
         }
         if let Some(aff) = t.spec.at(&["affinity", "nodeAffinity"]) {
-            cel::node_affinity(aff, &base, obj.kind, &mut found);
+            cel::node_affinity(aff, &base, &kind, &mut found);
         }
-        cel::pod_names(t.spec, &base, obj.kind, &mut found);
+        cel::pod_names(t.spec, &base, &kind, &mut found);
         report(cx, obj, &mut found, out);
     }
 }

@@ -21,7 +21,8 @@ declare_rule! {
     /// Nor is a build in a test tree (`test/`, `tests/`, `e2e/`, `testdata/`, `fixtures/`) that
     /// nothing deploys: the project's tests build it, often after a script has edited it; nor one
     /// below a script or Makefile that builds with kustomize v3 (`--load_restrictor`), which
-    /// reads what a current kustomize refuses. A build that fails on a resource kustomize cannot
+    /// reads what a current kustomize refuses; nor one on which kustomize crashes (a Go panic: a
+    /// fault of kustomize, which another release may not have). A build that fails on a resource kustomize cannot
     /// read as YAML (a duplicate key) is reported at that key. A kustomization whose generators
     /// or transformers are plugins (KSOPS, exec or KRM functions) is listed as skipped.
     ///

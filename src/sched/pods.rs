@@ -62,6 +62,12 @@ pub fn template_pods(obj: &Object<'_>, t: &PodTemplate<'_>) -> Option<u64> {
             .flat_map(|(_, _, rs)| rs.entries())
             .find(|(_, _, rs)| holds(rs.get("template")))
             .and_then(|(_, _, rs)| count_or(rs.get("replicas"), 1)),
+        Family::Tasks => spec
+            .get("tasks")
+            .into_iter()
+            .flat_map(|n| n.items())
+            .find(|task| holds(task.get("template")))
+            .and_then(|task| count_or(task.get("replicas"), 1)),
         Family::Ray => {
             let cluster = match obj.kind {
                 "RayJob" => spec.get("rayClusterSpec")?,
@@ -172,6 +178,12 @@ mod tests {
         assert_eq!(
             pods(&format!(
                 "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {{name: r}}\nspec:\n  headGroupSpec: {{template: {{spec: {{{c}}}}}}}\n  workerGroupSpecs:\n    - {{groupName: g, replicas: 2, numOfHosts: 2, template: {{spec: {{{c}}}}}}}\n"
+            )),
+            vec![Some(1), Some(4)]
+        );
+        assert_eq!(
+            pods(&format!(
+                "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: v}}\nspec:\n  tasks:\n    - {{name: ps, template: {{spec: {{{c}}}}}}}\n    - {{name: worker, replicas: 4, template: {{spec: {{{c}}}}}}}\n"
             )),
             vec![Some(1), Some(4)]
         );

@@ -62,16 +62,24 @@ pub struct UserCrds {
     unbuilt: Vec<(String, String, String, Rank)>,
     /// CEL rules of these CRDs that were not checked, and why.
     skips: Skips,
+    /// (group, kind) of the CRDs a mutating webhook in view intercepts on create (see
+    /// [`mutated_on_create`]).
+    mutated: Vec<(String, String)>,
 }
 
 impl UserCrds {
+    /// The CRDs among `objects`, and the kinds of theirs the `webhooks` (mutating webhook
+    /// configurations) intercept.
     pub fn from_objects<'s, 'a: 's>(
         objects: impl Iterator<Item = &'s Object<'a>>,
+        webhooks: impl Iterator<Item = &'s Object<'a>>,
         files: &[crate::source::SourceFile],
     ) -> Self {
         let mut entries = Vec::new();
         let mut unbuilt = Vec::new();
         let skips = Skips::default();
+        // (group, plural, kind) of every CRD, for the webhooks' resource names.
+        let mut names: Vec<(&str, &str, &str)> = Vec::new();
         for o in objects {
             if !(o.group == "apiextensions.k8s.io" && o.kind == "CustomResourceDefinition") {
                 continue;
@@ -85,6 +93,9 @@ impl UserCrds {
                 .unwrap_or("");
             if group.is_empty() || kind.is_empty() {
                 continue;
+            }
+            if let Some(plural) = spec.at(&["names", "plural"]).and_then(Node::as_str) {
+                names.push((group, plural, kind));
             }
             for v in spec.get("versions").into_iter().flat_map(Node::items) {
                 let served = v.get("served").and_then(Node::as_str) != Some("false");
@@ -134,7 +145,15 @@ impl UserCrds {
             entries,
             unbuilt,
             skips,
+            mutated: mutated_on_create(webhooks, &names),
         }
+    }
+
+    /// Whether a mutating webhook in view intercepts the object's kind when it is created.
+    fn mutated(&self, obj: &Object) -> bool {
+        self.mutated
+            .iter()
+            .any(|(g, k)| g == obj.group && k == obj.kind)
     }
 
     /// The CEL rules skipped so far (not compiled, or not evaluated on some object); clears them.
@@ -302,7 +321,14 @@ impl UserCrds {
         // An object whose name is still to be filled in is a template: its empty fields are slots
         // the tool that renders it fills, not nulls the API server prunes.
         let template = obj.name.is_some_and(crate::quantity::is_placeholder);
+        // A mutating webhook of the repository's own runs before validation and may fill in
+        // what is left out (a typed defaulter writes every field back): a missing required field
+        // is not certain to be rejected.
+        let mutated = self.mutated(obj);
         for (node, shown, mut names) in required {
+            if mutated {
+                continue;
+            }
             if template {
                 names.retain(|n| node.get(n).is_none_or(|v| !v.is_null()));
                 if names.is_empty() {
@@ -382,7 +408,8 @@ impl UserCrds {
         if let Some(rules) = &e.rules {
             // What a webhook fills in is not in the object as written: a rule failing on a
             // missing field of such a kind is skipped rather than reported.
-            let as_written = !super::admit::has_webhook_defaults(obj.group, obj.kind);
+            let as_written =
+                !super::admit::has_webhook_defaults(obj.group, obj.kind) && !self.mutated(obj);
             rules.validate(obj.root, obj.kind, as_written, &self.skips, out);
         }
         unknown.iter().map(|(_, _, names)| names.len()).sum()
@@ -390,6 +417,53 @@ impl UserCrds {
 }
 
 pub use crate::yaml::to_json;
+
+/// (group, kind) of the CRDs (`names`: group, plural, kind) whose objects a mutating webhook
+/// intercepts on `CREATE`: a rule of a `MutatingWebhookConfiguration` (any version) naming the
+/// group (or `*`) and the plural (or `*`). Its selectors are not read: they only narrow it.
+fn mutated_on_create<'s, 'a: 's>(
+    webhooks: impl Iterator<Item = &'s Object<'a>>,
+    names: &[(&str, &str, &str)],
+) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let strs = |n: Option<Node<'_>>| -> Vec<String> {
+        n.into_iter()
+            .flat_map(Node::items)
+            .filter_map(|i| i.as_str().map(str::to_string))
+            .collect()
+    };
+    for w in webhooks {
+        if !(w.group == "admissionregistration.k8s.io" && w.kind == "MutatingWebhookConfiguration")
+        {
+            continue;
+        }
+        let rules = w
+            .root
+            .get("webhooks")
+            .into_iter()
+            .flat_map(Node::items)
+            .flat_map(|h| h.get("rules").into_iter().flat_map(Node::items));
+        for r in rules {
+            let ops = strs(r.get("operations"));
+            if !ops.iter().any(|o| o == "CREATE" || o == "*") {
+                continue;
+            }
+            let groups = strs(r.get("apiGroups"));
+            // A subresource (`workspaces/status`) is never what is created.
+            let resources = strs(r.get("resources"));
+            for &(g, plural, kind) in names {
+                let group = groups.iter().any(|x| x == g || x == "*");
+                let resource = resources
+                    .iter()
+                    .any(|x| x == plural || x == "*" || x == "*/*");
+                if group && resource && !out.iter().any(|(og, ok)| og == g && ok == kind) {
+                    out.push((g.to_string(), kind.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
 
 /// The node an instance path (keys and indices) names, or the deepest one the object has.
 fn node_at<'a>(root: Node<'a>, segs: &[String]) -> Node<'a> {

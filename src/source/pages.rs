@@ -23,7 +23,7 @@ pub fn is_chart_manifest(p: &Path) -> bool {
 }
 
 /// Whether a page (or `Chart.yaml`) is worth keeping: it may install a release, show an
-/// object or label nodes.
+/// object, label nodes or create a GKE Autopilot cluster.
 pub fn worth_keeping(p: &Path, text: &str) -> bool {
     if is_chart_manifest(p) {
         return text.contains("kueue") || text.contains("karpenter");
@@ -31,6 +31,7 @@ pub fn worth_keeping(p: &Path, text: &str) -> bool {
     installs_release(text)
         || (text.contains("kind:") && text.contains("metadata:"))
         || text.contains(" label ")
+        || text.contains("clusters create-auto")
 }
 
 /// Whether a page's text may install a Kueue or Karpenter release (a release manifest, the

@@ -231,3 +231,38 @@ fn an_untouched_kubebuilder_sample_is_not_judged() {
         ["config/samples/v1_trainjob.yaml"]
     );
 }
+
+#[test]
+fn autopilot_clusters_fill_a_gpu_limit_in_from_the_request() {
+    let d = tempfile::tempdir().unwrap();
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: trl, namespace: ml}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: trainer\n          image: ghcr.io/example/trl:1.0\n          resources:\n            requests: {nvidia.com/gpu: 1}\n";
+    write(d.path(), "jobs/trl.yaml", job);
+    let severity = |out: &str| {
+        crate::sources::json(out)["diagnostics"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| d["rule"] == "gpu-limit-missing")
+            .map(|d| d["severity"].as_str().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(severity(&out), ["error"], "{out}");
+    // The README creates the cluster it runs on: an Autopilot one.
+    write(
+        d.path(),
+        "README.md",
+        "```sh\ngcloud container clusters create-auto trl --region us-central1\n```\n",
+    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(severity(&out), ["warning"], "{out}");
+    // Terraform's switch says the same.
+    std::fs::remove_file(d.path().join("README.md")).unwrap();
+    write(
+        d.path(),
+        "infra/gke.tf",
+        "resource \"google_container_cluster\" \"trl\" {\n  name             = \"trl\"\n  enable_autopilot = true\n}\n",
+    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(severity(&out), ["warning"], "{out}");
+}

@@ -402,11 +402,16 @@ impl Builder for Kustomize {
             .map(|(script, _)| script.as_str());
         // Only a missing input, or what kustomize v3 may build, and nothing in view deploys it:
         // likely generated, or built as intended.
+        let crashed = super::crashed(&f.message);
         let kind = match app.failure_kind() {
-            ProblemKind::Build if f.at.missing_input || old.is_some() => ProblemKind::MissingInput,
+            ProblemKind::Build if f.at.missing_input || old.is_some() || crashed => {
+                ProblemKind::MissingInput
+            }
             k => k,
         };
-        let reported = if let Some(script) =
+        let reported = if crashed && kind == ProblemKind::MissingInput {
+            "kustomize crashed on it, a fault of kustomize that another release may not have: reported as source-build-failed only where something deploys it"
+        } else if let Some(script) =
             old.filter(|_| !f.at.missing_input && kind == ProblemKind::MissingInput)
         {
             &format!(

@@ -464,6 +464,12 @@ pub(crate) fn outside_root(raw: &str) -> bool {
     raw.contains("security; file") && raw.contains("is not in or below")
 }
 
+/// Whether kustomize crashed (a Go panic) rather than reported what is wrong: a fault of
+/// kustomize, which another release may not have, so not certainly the kustomization's.
+pub(crate) fn crashed(raw: &str) -> bool {
+    raw.contains("panic: ") && raw.contains("goroutine ")
+}
+
 /// Turns kustomize's (or kubectl's) error output into one readable line: the klog wrapper and
 /// the wrapper kustomization's part of the error chain go, absolute paths become relative.
 /// Returns the message and the kustomization directory the error chain ends in.
@@ -569,6 +575,12 @@ mod tests {
             "Error: loading KV pairs: env source files: [params.env]: evalsymlink failure on 'a/params.env' : lstat a/params.env: no such file or directory"
         ));
         assert!(lacks_input("Error: kustomization.yaml is empty"));
+        assert!(crashed(
+            "panic: runtime error: invalid memory address or nil pointer dereference [signal SIGSEGV] goroutine 1 [running]: sigs.k8s.io/kustomize/kyaml/yaml.(*RNode).Content(...)"
+        ));
+        assert!(!crashed(
+            "Error: accumulating resources: panic: is a file name"
+        ));
         let restricted = "Error: accumulating resources from '../x.yaml': security; file 'x.yaml' is not in or below 'a'";
         assert!(!lacks_input(restricted));
         assert!(outside_root(restricted));

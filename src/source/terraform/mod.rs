@@ -51,7 +51,7 @@ const WORDS: [&str; 8] = [
 ];
 
 fn relevant(text: &str) -> bool {
-    WORDS.iter().any(|w| text.contains(w)) || installs_known_chart(text)
+    WORDS.iter().any(|w| text.contains(w)) || installs_known_chart(text) || enables_autopilot(text)
 }
 
 /// Whether a file may install the Kueue or Karpenter chart (a `helm_release` naming it): the
@@ -86,6 +86,16 @@ pub fn read_template(path: &Path) -> Option<SourceFile> {
     let mut f = templates::read(path)?;
     f.role = crate::source::Role::Derived;
     Some(f)
+}
+
+/// Whether a module creates GKE Autopilot clusters (`enable_autopilot = true`): kept, without
+/// objects, for what Autopilot's admission does to pods.
+pub fn enables_autopilot(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim();
+        l.starts_with("enable_autopilot")
+            && l.split_once('=').is_some_and(|(_, v)| v.trim() == "true")
+    })
 }
 
 /// Files of one module given as text (`render --format terraform` checks its output so): no
@@ -415,7 +425,9 @@ fn read_file(
     }
     // A file that only installs the Kueue or Karpenter chart is kept (without objects) for the
     // release it pins.
-    if !derived.is_empty() || (out.is_empty() && installs_known_chart(&text)) {
+    if !derived.is_empty()
+        || (out.is_empty() && (installs_known_chart(&text) || enables_autopilot(&text)))
+    {
         out.push(SourceFile {
             path,
             text,

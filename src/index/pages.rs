@@ -1,0 +1,57 @@
+//! What the repository's scripts, Makefiles, Markdown pages and Terraform say about the cluster
+//! beside its manifests: objects they apply, labels they put on nodes, the kind of cluster they
+//! create.
+
+use super::Index;
+
+impl Index<'_> {
+    /// The repository's scripts, Makefiles and Markdown pages ([`crate::source::pages`]).
+    pub(super) fn pages(&self) -> impl Iterator<Item = &crate::source::SourceFile> {
+        self.files
+            .iter()
+            .filter(|f| crate::source::pages::is_page(std::path::Path::new(&f.path)))
+    }
+
+    /// Whether a script or Markdown page of the repository shows the object being applied or
+    /// already there ([`crate::source::pages`]): it exists although no manifest holds it.
+    pub(super) fn shown(&self, kind: &str, name: &str, namespace: Option<&str>) -> bool {
+        self.shown
+            .get_or_init(|| {
+                self.pages()
+                    .flat_map(|f| crate::source::pages::shown_objects(&f.text))
+                    .collect()
+            })
+            .iter()
+            .any(|(k, ns, n)| {
+                k == kind
+                    && n == name
+                    && (namespace.is_none() || ns.is_none() || ns.as_deref() == namespace)
+            })
+    }
+
+    /// Whether a script or page of the repository labels nodes `key=value` by hand
+    /// (`kubectl label node`): such nodes exist outside every NodePool.
+    pub fn labelled_by_hand(&self, key: &str, value: &str) -> bool {
+        self.labelled
+            .get_or_init(|| {
+                self.pages()
+                    .flat_map(|f| crate::source::pages::node_labels(&f.text))
+                    .collect()
+            })
+            .iter()
+            .any(|(k, v)| k == key && v == value)
+    }
+
+    /// Whether the repository creates GKE Autopilot clusters (`gcloud container clusters
+    /// create-auto`, Terraform's `enable_autopilot = true`): Autopilot's admission fills in what
+    /// a pod leaves out (limits from requests) before the API server validates it.
+    pub fn autopilot(&self) -> bool {
+        *self.autopilot.get_or_init(|| {
+            self.pages()
+                .any(|f| f.text.contains("clusters create-auto"))
+                || self.files.iter().any(|f| {
+                    f.path.ends_with(".tf") && crate::source::terraform::enables_autopilot(&f.text)
+                })
+        })
+    }
+}
