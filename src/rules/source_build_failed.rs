@@ -22,7 +22,9 @@ declare_rule! {
     /// nothing deploys: the project's tests build it, often after a script has edited it; nor one
     /// below a script or Makefile that builds with kustomize v3 (`--load_restrictor`), which
     /// reads what a current kustomize refuses; nor one on which kustomize crashes (a Go panic: a
-    /// fault of kustomize, which another release may not have). A build that fails on a resource kustomize cannot
+    /// fault of kustomize, which another release may not have); nor an overlay of a vendored copy
+    /// of another project's manifests (under `vendor/`, `third_party/` or `upstream/`), which is
+    /// that project's to build. A build that fails on a resource kustomize cannot
     /// read as YAML (a duplicate key) is reported at that key. A kustomization whose generators
     /// or transformers are plugins (KSOPS, exec or KRM functions) is listed as skipped.
     ///

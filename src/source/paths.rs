@@ -20,6 +20,18 @@ pub fn in_test_tree(path: &str) -> bool {
     })
 }
 
+/// Whether a path lies in a vendored copy of another project (`vendor/`, `third_party/`,
+/// `upstream/`): kept as the project ships it, its overlays built by that project's own tooling
+/// if at all, not the repository's own to fix.
+pub fn in_vendored_tree(path: &str) -> bool {
+    std::path::Path::new(path).components().any(|c| {
+        matches!(
+            c.as_os_str().to_str().unwrap_or(""),
+            "vendor" | "vendored" | "third_party" | "third-party" | "upstream"
+        )
+    })
+}
+
 /// Whether a file is an operator's sample as kubebuilder scaffolds it (`config/samples/`, still
 /// holding the generator's placeholder: `TODO(user)`, or older releases' `# Add fields here`
 /// over `foo: bar`): a placeholder to fill in, not a manifest to apply.

@@ -639,6 +639,60 @@ fn a_kustomization_outside_the_load_restrictor_is_reported_only_where_deployed()
 }
 
 #[test]
+fn an_overlay_of_a_vendored_copy_is_reported_only_where_deployed() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "base/kustomization.yaml",
+        "resources:\n  - cm.yaml\n",
+    );
+    write(
+        d.path(),
+        "base/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    // An overlay kept as its project ships it, and the same in the repository's own tree: what
+    // it patches is no longer in its base.
+    let copy = |root: &str| {
+        let overlay = "resources:\n  - ../../base\npatches:\n  - path: gone.yaml\n";
+        let gone = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dex-ldap}\ndata: {a: b}\n";
+        let base = "resources:\n  - ../../../base\n";
+        write(
+            d.path(),
+            &format!("{root}/dex/overlays/ldap/kustomization.yaml"),
+            overlay,
+        );
+        write(
+            d.path(),
+            &format!("{root}/dex/overlays/ldap/gone.yaml"),
+            gone,
+        );
+        write(
+            d.path(),
+            &format!("{root}/dex/base/kustomization.yaml"),
+            base,
+        );
+    };
+    copy("third_party");
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--explain-sources"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("in a vendored copy"), "{err}");
+    copy("apps");
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let found: Vec<String> = findings(&json(&out))
+        .into_iter()
+        .filter(|f| f.0 == "source-build-failed")
+        .map(|f| f.1)
+        .collect();
+    assert_eq!(
+        found,
+        ["apps/dex/overlays/ldap/kustomization.yaml"],
+        "{out}"
+    );
+}
+
+#[test]
 fn a_kustomization_file_without_extension_is_built() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();

@@ -403,14 +403,19 @@ impl Builder for Kustomize {
         // Only a missing input, or what kustomize v3 may build, and nothing in view deploys it:
         // likely generated, or built as intended.
         let crashed = super::crashed(&f.message);
+        // The top built lies in a copy of another project's manifests: its overlays are that
+        // project's, built (if at all) with its own tooling.
+        let vendored = crate::source::in_vendored_tree(&k.file.path);
         let kind = match app.failure_kind() {
-            ProblemKind::Build if f.at.missing_input || old.is_some() || crashed => {
+            ProblemKind::Build if f.at.missing_input || old.is_some() || crashed || vendored => {
                 ProblemKind::MissingInput
             }
             k => k,
         };
         let reported = if crashed && kind == ProblemKind::MissingInput {
             "kustomize crashed on it, a fault of kustomize that another release may not have: reported as source-build-failed only where something deploys it"
+        } else if vendored && kind == ProblemKind::MissingInput {
+            "in a vendored copy of another project's manifests: reported as source-build-failed only where something deploys it"
         } else if let Some(script) =
             old.filter(|_| !f.at.missing_input && kind == ProblemKind::MissingInput)
         {
