@@ -24,6 +24,10 @@ declare_rule! {
     ///   profile the catalog does not list (a newer GPU's, such as GB200's `3g.93gb`) is left
     ///   alone where nothing bounds the flavor's nodes.
     ///
+    /// It is an error where a workload of the queue (through a LocalQueue) asks for the resource
+    /// the name was likely meant to be and the queue does not cover it: that workload is never
+    /// admitted. Elsewhere it is a warning, as the quota is only unused.
+    ///
     /// A name any workload in the files requests, or that Kueue's `deviceClassMappings` (DRA)
     /// name, is never flagged, and other names with a domain (custom extended resources a device
     /// plugin advertises) are left alone unless they are a near miss of a well-known one.
@@ -107,15 +111,41 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         .collect();
     known.sort();
     known.dedup();
-    for cq in &ix.cluster_queues {
+    // What the workloads of each ClusterQueue ask for (through their LocalQueue).
+    let mut by_queue: std::collections::HashMap<usize, HashSet<&str>> =
+        std::collections::HashMap::new();
+    for (t, q) in ix.templates.iter().zip(&ix.queues) {
+        if let Some(cqi) = q.as_ref().and_then(|q| q.cluster_queue) {
+            let asked = t
+                .containers
+                .iter()
+                .flat_map(|c| [c.requests, c.limits])
+                .flatten()
+                .flat_map(|m| m.entries().map(|(k, _, _)| k));
+            by_queue.entry(cqi).or_default().extend(asked);
+        }
+    }
+    let none = HashSet::new();
+    for (cqi, cq) in ix.cluster_queues.iter().enumerate() {
         let mut seen: Vec<&str> = Vec::new();
+        let covered: HashSet<&str> = names(cq).iter().map(|(n, _)| *n).collect();
+        let asked = by_queue.get(&cqi).unwrap_or(&none);
         for (name, node) in names(cq) {
             if seen.contains(&name) || requested.contains(name) {
                 continue;
             }
             seen.push(name);
-            if let Some(d) = unknown(cx, cq, name, node, &known) {
-                out.push(d);
+            if let Some((d, meant)) = unknown(cx, cq, name, node, &known) {
+                // Certain only where a workload of the queue asks for the resource meant and the
+                // queue does not cover it: that workload is never admitted. Else the quota is
+                // unused, and whether anything is meant to run there the files do not say.
+                let certain = meant
+                    .is_some_and(|m| asked.contains(m.as_str()) && !covered.contains(m.as_str()));
+                out.push(if certain {
+                    d
+                } else {
+                    d.with_severity(crate::diag::Severity::Warning)
+                });
             }
         }
         mig_on_pools(cx, cq, &requested, out);
@@ -157,14 +187,14 @@ fn well_formed_mig(profile: &str) -> bool {
     digits(slices) && memory.strip_suffix("gb").is_some_and(digits)
 }
 
-/// The finding for a name no node or workload has, if it is one.
+/// The finding for a name no node or workload has, if it is one, and the name likely meant.
 fn unknown(
     cx: &Ctx,
     cq: &ClusterQueue,
     name: &str,
     node: Node<'_>,
     known: &[String],
-) -> Option<Diagnostic> {
+) -> Option<(Diagnostic, Option<String>)> {
     if is_known(name) || crate::quantity::is_placeholder(name) {
         return None;
     }
@@ -217,7 +247,7 @@ fn unknown(
             cq.name
         ),
     );
-    Some(d.help(match suggestion {
+    let help = match &suggestion {
         Some(s) => format!(
             "did you mean `{s}`? Rename it in `coveredResources` and in every flavor's `resources`"
         ),
@@ -226,7 +256,8 @@ fn unknown(
             crate::diag::backticked(&all_mig_names().take(3).collect::<Vec<_>>(), ", ")
         ),
         None => "use the name the device plugin advertises, e.g. `nvidia.com/gpu`".to_string(),
-    }))
+    };
+    Some((d.help(help), suggestion))
 }
 
 /// MIG profiles a flavor's quota names that none of the instance types behind the flavor has.

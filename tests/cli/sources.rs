@@ -753,8 +753,8 @@ fn the_example_overlay_points_at_its_patch() {
         d["related"][0]["path"],
         "examples/platform/training/finetune/base/job.yaml"
     );
-    assert_eq!(v["summary"]["errors"], 13);
-    assert_eq!(v["summary"]["warnings"], 14);
+    assert_eq!(v["summary"]["errors"], 12);
+    assert_eq!(v["summary"]["warnings"], 15);
 }
 
 #[test]
