@@ -166,18 +166,20 @@ fn examples_kept_for_an_older_api_version_are_not_called_deprecated() {
     );
 }
 
+/// How many `deprecated-api` findings a lint of `d` gives.
+fn deprecated(d: &std::path::Path) -> usize {
+    let Run { out, .. } = run(gpuops_in(d).args(["lint", "--format", "json"]));
+    findings(&out)
+        .into_iter()
+        .filter(|(rule, _)| rule == "deprecated-api")
+        .count()
+}
+
 #[test]
 fn a_kueue_release_named_in_the_readme_is_the_one_installed() {
     let d = tempfile::tempdir().unwrap();
     let queue = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: team\n  namespace: ml\nspec:\n  clusterQueue: cq\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: cq\nspec:\n  namespaceSelector: {}\n";
     write(d.path(), "queues/queues.yaml", queue);
-    let deprecated = |d: &std::path::Path| {
-        let Run { out, .. } = run(gpuops_in(d).args(["lint", "--format", "json"]));
-        findings(&out)
-            .into_iter()
-            .filter(|(rule, _)| rule == "deprecated-api")
-            .count()
-    };
     assert_eq!(deprecated(d.path()), 1);
     // A release before v1beta2 was served: v1beta1 is what that cluster takes.
     write(
@@ -196,13 +198,6 @@ fn a_kueue_release_pinned_far_from_the_queues_speaks_for_them_when_it_is_the_onl
     let d = tempfile::tempdir().unwrap();
     let queue = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: cq\nspec:\n  namespaceSelector: {}\n";
     write(d.path(), "kueue-ks/examples/cq.yaml", queue);
-    let deprecated = |d: &std::path::Path| {
-        let Run { out, .. } = run(gpuops_in(d).args(["lint", "--format", "json"]));
-        findings(&out)
-            .into_iter()
-            .filter(|(rule, _)| rule == "deprecated-api")
-            .count()
-    };
     assert_eq!(deprecated(d.path()), 1);
     // The repository's one install script, in another tree, pins a release before v1beta2.
     write(
