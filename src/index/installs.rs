@@ -35,23 +35,16 @@ impl Index<'_> {
     /// [`Index::kueue_installs`]) are all releases older than v0.15, the first to serve
     /// `v1beta2`, or of a version the files do not name (and there is one): there `v1beta1` is
     /// what the cluster serves, and the queue-name annotation is still read.
-    /// An object no install speaks for is spoken for by every install of the repository: one
-    /// that names only releases before v0.15 runs them wherever its objects lie.
     pub fn kueue_before_v1beta2(&self, file: usize) -> bool {
         let Some(path) = self.files.get(file).map(|f| f.path.as_str()) else {
             return false;
         };
-        let all = self.kueue_installs();
-        let near: Vec<&Install<'_>> = all.iter().filter(|i| i.covers(path)).collect();
-        let speaking = if near.is_empty() {
-            all.iter().collect()
-        } else {
-            near
-        };
-        !speaking.is_empty()
-            && speaking
-                .iter()
-                .all(|i| i.version.is_none_or(|v| v < (0, 15)))
+        let mut near = self
+            .kueue_installs()
+            .iter()
+            .filter(|i| i.covers(path))
+            .peekable();
+        near.peek().is_some() && near.all(|i| i.version.is_none_or(|v| v < (0, 15)))
     }
 
     /// Whether any Kueue install the files hold speaks for the objects of file `file`.

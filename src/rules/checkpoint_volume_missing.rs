@@ -21,7 +21,8 @@ declare_rule! {
     /// (`$(VAR)`, `${VAR}`) are skipped.
     ///
     /// It says why the loss is likely here: spot capacity (a NodePool that allows spot, the pod's
-    /// node selector or a Kueue flavor), Karpenter disruption (a NodePool that consolidates
+    /// node selector or a Kueue flavor; of the pools the pod fits, or where it fits none, of the
+    /// GPU pools that may offer the accelerator it asks for), Karpenter disruption (a NodePool that consolidates
     /// underutilized nodes or expires them), Kueue preemption (a ClusterQueue that may preempt
     /// the workload: its cohort policies count only in a cohort, and `withinClusterQueue:
     /// LowerPriority` outside one never evicts a workload at the highest priority in view), or,

@@ -17,9 +17,8 @@ declare_rule! {
     ///   version since Kueue v0.16. Not `v1beta1` where the files beside it install a Kueue older
     ///   than v0.15 (a release manifest URL, controller image or `kueue` chart version — a
     ///   Terraform `helm_release`, an Argo CD `targetRevision`, a `helm install` line — of that
-    ///   release, and none newer, in a file whose parent directory's parent holds the object, or
-    ///   anywhere in the repository for an object no such file is near; scripts and Markdown
-    ///   count, also through a shell variable): there v1beta1 is the only
+    ///   release, and none newer, in a file whose parent directory's parent holds the object;
+    ///   scripts and Markdown count, also through a shell variable): there v1beta1 is the only
     ///   version served, and v1beta2 would be rejected; a README that names the release in prose
     ///   ("Kueue v0.6.2") counts too. Nor `v1alpha1` there (a Cohort aside), whose alpha kinds
     ///   such a release serves (Topology is `v1alpha1` only before v0.14). Nor where the Kueue

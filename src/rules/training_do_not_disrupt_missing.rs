@@ -98,10 +98,21 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         };
         let training = intent.is_training();
         let owner = cx.ix.owner(t);
-        let help = format!(
-            "add `{KEY}: \"true\"` under `{}.metadata.annotations`",
-            t.path
-        );
+        // A bare Pod is its own template: its annotations are the object's.
+        let bare_pod = t.path == "spec";
+        let help = if bare_pod {
+            format!("add `{KEY}: \"true\"` under `metadata.annotations`")
+        } else {
+            format!(
+                "add `{KEY}: \"true\"` under `{}.metadata.annotations`",
+                t.path
+            )
+        };
+        let pods = if bare_pod {
+            "the training pod".to_string()
+        } else {
+            format!("training pods of `{}`", t.path)
+        };
         match t.annotation(KEY) {
             Some((_, value)) => check_value(cx, owner, t, value, intent, out),
             None => match misplaced(owner, t) {
@@ -143,8 +154,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                             owner,
                             at,
                             format!(
-                                "training pods of `{}` lack `{KEY}: \"true\"`: Karpenter may consolidate or drain their GPU nodes mid-run, killing the job and losing the work since the last checkpoint ({})",
-                                t.path, intent.evidence
+                                "{pods} lack{} `{KEY}: \"true\"`: Karpenter may consolidate or drain {} GPU node{} mid-run, killing the job and losing the work since the last checkpoint ({})",
+                                if bare_pod { "s" } else { "" },
+                                if bare_pod { "its" } else { "their" },
+                                if bare_pod { "" } else { "s" },
+                                intent.evidence
                             ),
                         )
                         .help(help),

@@ -98,10 +98,10 @@ fn skipped_notes(files: &[SourceFile]) -> Vec<String> {
         let Some(s) = &f.skipped else { continue };
         let how = if let Some(h) = &s.hint {
             h.as_str()
-        } else if s.reason.starts_with("Jinja") || s.reason.starts_with("Terraform") {
-            "render it and lint the output via stdin"
-        } else {
+        } else if s.reason.starts_with("Go") {
             "render it (helm template …) and lint the output via stdin"
+        } else {
+            "render it and lint the output via stdin"
         };
         let p = f.pos(s.span.start());
         out.push(format!(

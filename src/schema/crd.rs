@@ -323,10 +323,11 @@ impl UserCrds {
         let template = obj.name.is_some_and(crate::quantity::is_placeholder);
         // A mutating webhook of the repository's own runs before validation and may fill in
         // what is left out (a typed defaulter writes every field back): a missing required field
-        // is not certain to be rejected.
+        // alone is not certain to be rejected.
         let mutated = self.mutated(obj);
         for (node, shown, mut names) in required {
-            if mutated {
+            // Unless the mapping has fields the schema lacks too: written for another shape.
+            if mutated && !unknown.iter().any(|(m, _, _)| m.span() == node.span()) {
                 continue;
             }
             if template {

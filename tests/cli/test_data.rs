@@ -194,28 +194,6 @@ fn a_kueue_release_named_in_the_readme_is_the_one_installed() {
 }
 
 #[test]
-fn a_kueue_release_pinned_far_from_the_queues_speaks_for_them_when_it_is_the_only_one() {
-    let d = tempfile::tempdir().unwrap();
-    let queue = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: cq\nspec:\n  namespaceSelector: {}\n";
-    write(d.path(), "kueue-ks/examples/cq.yaml", queue);
-    assert_eq!(deprecated(d.path()), 1);
-    // The repository's one install script, in another tree, pins a release before v1beta2.
-    write(
-        d.path(),
-        "scripts/kueue/install-kueue.sh",
-        "#!/bin/sh\nKUEUE_VERSION=v0.8.1\nkubectl apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/${KUEUE_VERSION}/manifests.yaml\n",
-    );
-    assert_eq!(deprecated(d.path()), 0);
-    // Another release that serves v1beta2, also far from the queues: gpuops cannot tell which.
-    write(
-        d.path(),
-        "scripts/other/install.sh",
-        "#!/bin/sh\nKUEUE_VERSION=v0.16.1\nkubectl apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/${KUEUE_VERSION}/manifests.yaml\n",
-    );
-    assert_eq!(deprecated(d.path()), 1);
-}
-
-#[test]
 fn files_named_as_broken_on_purpose_are_not_judged() {
     let d = tempfile::tempdir().unwrap();
     let bad_yaml = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  maxHistory: !@#$%^&*()_+\n";

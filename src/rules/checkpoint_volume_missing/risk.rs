@@ -89,8 +89,17 @@ pub(super) fn risk_of(cx: &Ctx, ti: usize, preempting: Option<usize>) -> Risk {
         // without GPU instances is no place for these pods, whatever its labels and taints.
         let gpu = |p: &usize| cx.ix.pools.capability[*p] != GpuCapability::None;
         let fitting: Vec<usize> = cx.ix.landing_pools(ti).into_iter().filter(gpu).collect();
+        // Nor a pool confined to another maker's accelerators (NVIDIA pools for a Neuron job).
+        let asks = crate::sched::gpu_resources(t);
+        let offers = |p: &usize| {
+            asks.iter()
+                .all(|r| crate::sched::offers(&cx.ix.nodepools[*p], r))
+        };
         let candidates: Vec<usize> = if fitting.is_empty() {
-            (0..cx.ix.nodepools.len()).filter(gpu).collect()
+            (0..cx.ix.nodepools.len())
+                .filter(gpu)
+                .filter(offers)
+                .collect()
         } else {
             fitting
         };

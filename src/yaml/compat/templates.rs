@@ -50,8 +50,8 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
     markers(text, true)
 }
 
-/// For a file that does not parse: its first fill-in placeholder, an envsubst `${NAME}` or a
-/// `sed` target `%NAME%`, when filling every placeholder with a plain word makes it parse
+/// For a file that does not parse: its first fill-in placeholder, an envsubst `${NAME}`, a
+/// Backstage or GitHub Actions expression `${{ values.name }}` or a `sed` target `%NAME%`, when filling every placeholder with a plain word makes it parse
 /// (`{ value: ${ISVC_PATH}/v1 }` in a flow mapping reads as a nested mapping, and a scalar
 /// cannot start with `%`, until the tool has run). A file still broken once filled is broken
 /// YAML.
@@ -61,8 +61,30 @@ pub fn placeholder_markers(text: &str) -> Option<TemplateHint> {
     let mut first: Option<(usize, usize, &'static str)> = None;
     let mut i = 0;
     while i < b.len() {
+        // A comment is not filled in: a placeholder there is not where the file breaks.
+        if b[i] == b'#' && (i == 0 || b[i - 1].is_ascii_whitespace()) {
+            i += b[i..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .unwrap_or(b.len() - i);
+            continue;
+        }
         // `${NAME}`: a name of letters, digits and `_`; `%NAME%`: upper case, a letter first.
         let found = match b[i] {
+            // `${{ values.name }}`: an expression Backstage's scaffolder or a GitHub Actions
+            // workflow fills in, closed on its line.
+            b'$' if b[i + 1..].starts_with(b"{{") => {
+                // The first `}}` before the line ends; without one, nothing up to the line's
+                // end is an expression either (so each byte is looked at once).
+                let stop = (i + 3..b.len())
+                    .find(|&j| b[j] == b'\n' || b[j..].starts_with(b"}}"))
+                    .unwrap_or(b.len());
+                if b.get(stop) != Some(&b'}') {
+                    i = stop;
+                    continue;
+                }
+                Some((stop + 2, "expression template"))
+            }
             b'$' if b.get(i + 1) == Some(&b'{') => {
                 let n = b[i + 2..]
                     .iter()

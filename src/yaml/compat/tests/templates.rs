@@ -192,4 +192,12 @@ fn fill_in_placeholders_that_break_the_yaml() {
         (hint.kind, hint.marker.as_str()),
         ("sed template", "%TARGET%")
     );
+    // A Backstage scaffolder expression in a flow list, where `{` opens a mapping.
+    let vars = "vars:\n  - name: cidrs\n    value: [ ${{ values.tfVars.cidrs }} ]\n  - name: region\n    value: ${{ values.region }}\n";
+    let hint = placeholder_markers(vars).expect("a template");
+    assert_eq!(
+        (hint.kind, hint.marker.as_str()),
+        ("expression template", "${{ values.tfVars.cidrs }}")
+    );
+    assert!(placeholder_markers("value: [ ${{ values.x ]\n").is_none());
 }
