@@ -563,17 +563,25 @@ impl<'a> Index<'a> {
             || self.settings.is_external(kind, namespace, name)
             || self.unread_file_names(&[kind, name])
             || self.shown(kind, name, namespace)
-            || self
-                .slots
-                .get_or_init(|| {
-                    self.objects
-                        .iter()
-                        .filter(|o| o.name.is_some_and(crate::quantity::is_placeholder))
-                        .map(|o| (o.kind, o.namespace))
-                        .collect()
-                })
+            || self.slots().iter().any(|&(k, ns)| k == kind && near(ns))
+    }
+
+    /// (kind, namespace) of the objects whose name is still to be filled in (`${each.key}` of a
+    /// Terraform `for_each` over values only Terraform knows): each stands for any number of
+    /// objects of its kind, whatever their names.
+    fn slots(&self) -> &[(&'a str, Option<&'a str>)] {
+        self.slots.get_or_init(|| {
+            self.objects
                 .iter()
-                .any(|&(k, ns)| k == kind && near(ns))
+                .filter(|o| o.name.is_some_and(crate::quantity::is_placeholder))
+                .map(|o| (o.kind, o.namespace))
+                .collect()
+        })
+    }
+
+    /// Whether some object of this kind has a name still to be filled in (see [`Index::slots`]).
+    pub fn has_slot(&self, kind: &str) -> bool {
+        self.slots().iter().any(|&(k, _)| k == kind)
     }
 
     /// Whether a file of this index that could not be read whole (a YAML syntax error, content

@@ -32,8 +32,10 @@ declare_rule! {
     /// its nodes from node groups, which Karpenter does not serve). Nor a selector a shell script,
     /// Makefile or Markdown page of the repository puts on nodes by hand (`kubectl label node …
     /// key=value`, also through a variable of the same file): such nodes exist outside every
-    /// NodePool. Several selectors that the closest pool lacks make one finding, on the first,
-    /// with the others marked.
+    /// NodePool. Nothing is reported where a NodePool's name is still to be filled in (a
+    /// Terraform `for_each` over pools the module's users supply): it stands for pools whose
+    /// labels the files do not say. Several selectors that the closest pool lacks make one
+    /// finding, on the first, with the others marked.
     ///
     /// ## Why is this bad?
     /// Karpenter only launches a node for a pod whose constraints intersect a NodePool's labels and
@@ -80,6 +82,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         .enumerate()
         .any(|(p, c)| *c != GpuCapability::None && !ix.nodepools[p].is_derived())
     {
+        return;
+    }
+    // A NodePool whose name is still to be filled in (a Terraform `for_each` over pools only
+    // Terraform knows) stands for pools whose labels and instance types the files do not say:
+    // a pod the known pools do not fit may fit one of those.
+    if ix.has_slot("NodePool") {
         return;
     }
     for (ti, t) in cx.templates() {

@@ -266,3 +266,36 @@ fn autopilot_clusters_fill_a_gpu_limit_in_from_the_request() {
     let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(severity(&out), ["warning"], "{out}");
 }
+
+#[test]
+fn pools_terraform_makes_from_values_its_users_supply_may_be_any_pool() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "karpenter/gpu.yaml", GPU_POOL);
+    write(
+        d.path(),
+        "jobs/probe.yaml",
+        &TRAINING_JOB.replace(
+            "      tolerations:",
+            "      nodeSelector: {node-role: gpu-p5en}\n      tolerations:",
+        ),
+    );
+    let module = "variable \"accelerator_pools\" {\n  type    = map(object({ instance_types = list(string) }))\n  default = {}\n}\nresource \"kubectl_manifest\" \"pool\" {\n  for_each = var.accelerator_pools\n  yaml_body = yamlencode({\n    apiVersion = \"karpenter.sh/v1\"\n    kind       = \"NodePool\"\n    metadata   = { name = each.key }\n    spec = {\n      template = {\n        metadata = { labels = { \"node-role\" = each.key } }\n        spec = {\n          nodeClassRef = { group = \"karpenter.k8s.aws\", kind = \"EC2NodeClass\", name = each.key }\n          requirements = [{ key = \"node.kubernetes.io/instance-type\", operator = \"In\", values = each.value.instance_types }]\n        }\n      }\n    }\n  })\n}\n";
+    write(d.path(), "infra/pools.tf", module);
+    // With only the default (no pools), the Job fits none of the pools in view.
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        of("nodeselector-matches-no-nodepool", &out),
+        ["jobs/probe.yaml"]
+    );
+    // The module's example values show its users supply the pools: any of them may fit.
+    write(
+        d.path(),
+        "infra/pools.tfvars.example",
+        "accelerator_pools = {\n  gpu-p5en = { instance_types = [\"p5en.48xlarge\"] }\n}\n",
+    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert!(
+        of("nodeselector-matches-no-nodepool", &out).is_empty(),
+        "{out}"
+    );
+}

@@ -129,6 +129,11 @@ fn module(
             _ => None,
         })
         .collect();
+    let supplied = if tfvars {
+        example_tfvars_names(dir)
+    } else {
+        Vec::new()
+    };
     let tfvars = if tfvars {
         tfvars_texts(dir)
     } else {
@@ -147,6 +152,12 @@ fn module(
         if let Some(Some(Ok(b))) = bodies.get(i) {
             define(&mut scope, i, b);
         }
+    }
+    // A variable an example values file sets (`pools.tfvars.example`) is one the module's users
+    // supply: its default is not what runs, so its value is unknown unless a real `.tfvars`
+    // sets it.
+    for name in &supplied {
+        scope.vars.remove(name);
     }
     for (j, b) in tfvars_bodies.iter().enumerate() {
         let origin = scope.origins.len();
@@ -271,6 +282,41 @@ fn read_text(p: &Path) -> Result<Option<String>, IoProblem> {
 
 /// `terraform.tfvars` then `*.auto.tfvars` in name order: the values Terraform itself loads
 /// without being told, later ones winning.
+/// The variables that example values files of the module's directory set (`*.tfvars.example`,
+/// `.sample`, `.template`, `.tmpl`, `.dist`): values its users are to supply.
+fn example_tfvars_names(dir: &Path) -> Vec<String> {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let example = |p: &Path| {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        [".example", ".sample", ".template", ".tmpl", ".dist"]
+            .iter()
+            .any(|ext| name.ends_with(&format!(".tfvars{ext}")))
+    };
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| example(p))
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() < 1 << 20))
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .filter_map(|t| parse(&t).ok())
+        .flat_map(|b| {
+            b.iter()
+                .filter_map(Structure::as_attribute)
+                .map(|a| a.key.as_str().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 fn tfvars_texts(dir: &Path) -> Vec<String> {
     let dir = if dir.as_os_str().is_empty() {
         Path::new(".")
