@@ -400,8 +400,9 @@ impl Builder for Kustomize {
             .iter()
             .find(|(_, dir)| k.dir.starts_with(dir))
             .map(|(script, _)| script.as_str());
-        // Only a missing input, or what kustomize v3 may build, and nothing in view deploys it:
-        // likely generated, or built as intended.
+        // Only a missing input, what kustomize v3 may build, a crash of kustomize itself or a
+        // vendored project's overlay, and nothing in view deploys it: likely generated, built as
+        // intended, or not this repository's to build.
         let crashed = super::crashed(&f.message);
         // The top built lies in a copy of another project's manifests: its overlays are that
         // project's, built (if at all) with its own tooling.

@@ -51,10 +51,10 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
 }
 
 /// For a file that does not parse: its first fill-in placeholder, an envsubst `${NAME}`, a
-/// Backstage or GitHub Actions expression `${{ values.name }}` or a `sed` target `%NAME%`, when filling every placeholder with a plain word makes it parse
-/// (`{ value: ${ISVC_PATH}/v1 }` in a flow mapping reads as a nested mapping, and a scalar
-/// cannot start with `%`, until the tool has run). A file still broken once filled is broken
-/// YAML.
+/// Backstage or GitHub Actions expression `${{ values.name }}` or a `sed` target `%NAME%`, when
+/// filling every placeholder with a plain word makes it parse (`{ value: ${ISVC_PATH}/v1 }` in a
+/// flow mapping reads as a nested mapping, and a scalar cannot start with `%`, until the tool has
+/// run). A file still broken once filled is broken YAML.
 pub fn placeholder_markers(text: &str) -> Option<TemplateHint> {
     let b = text.as_bytes();
     let mut filled = b.to_vec();
