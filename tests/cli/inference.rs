@@ -23,6 +23,20 @@ const GPU_POOL: &str = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n
 
 const TRAINING_JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: finetune\n  namespace: ml\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      tolerations:\n        - {key: nvidia.com/gpu, operator: Exists}\n      containers:\n        - name: trainer\n          image: ghcr.io/example/trainer:1.0\n          command: [torchrun, train.py, --epochs, \"3\"]\n          resources:\n            limits:\n              nvidia.com/gpu: 1\n";
 
+/// The training Job pinned to nodes by `selector` (a flow mapping's content).
+fn pinned_job(selector: &str) -> String {
+    TRAINING_JOB.replace(
+        "      tolerations:",
+        &format!("      nodeSelector: {{{selector}}}\n      tolerations:"),
+    )
+}
+
+/// The files `nodeselector-matches-no-nodepool` reports on in a lint of `dir`.
+fn no_pool_fits(dir: &std::path::Path) -> Vec<String> {
+    let Run { out, .. } = run(gpuops_in(dir).args(["lint", "--format", "json"]));
+    of("nodeselector-matches-no-nodepool", &out)
+}
+
 #[test]
 fn one_example_does_not_judge_another() {
     // The pool of an autoscaling example and the training Job of another: each is meant for a
@@ -179,27 +193,16 @@ fn nodes_a_script_labels_by_hand_exist_outside_the_pools() {
     write(
         d.path(),
         "jobs/onprem.yaml",
-        &TRAINING_JOB.replace(
-            "      tolerations:",
-            "      nodeSelector: {node-type: onprem-gpu}\n      tolerations:",
-        ),
+        &pinned_job("node-type: onprem-gpu"),
     );
-    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
-    assert_eq!(
-        of("nodeselector-matches-no-nodepool", &out),
-        ["jobs/onprem.yaml"]
-    );
+    assert_eq!(no_pool_fits(d.path()), ["jobs/onprem.yaml"]);
     // The on-premises nodes the Job is for are labelled by a script, not launched by Karpenter.
     write(
         d.path(),
         "scripts/label-nodes.sh",
         "#!/bin/sh\nLABEL=\"node-type=onprem-gpu\"\nfor n in $(kubectl get nodes -l hybrid -o name); do\n  kubectl label node \"$n\" \\\n    \"${LABEL}\" --overwrite\ndone\n",
     );
-    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
-    assert!(
-        of("nodeselector-matches-no-nodepool", &out).is_empty(),
-        "{out}"
-    );
+    assert!(no_pool_fits(d.path()).is_empty());
 }
 
 #[test]
@@ -274,28 +277,17 @@ fn pools_terraform_makes_from_values_its_users_supply_may_be_any_pool() {
     write(
         d.path(),
         "jobs/probe.yaml",
-        &TRAINING_JOB.replace(
-            "      tolerations:",
-            "      nodeSelector: {node-role: gpu-p5en}\n      tolerations:",
-        ),
+        &pinned_job("node-role: gpu-p5en"),
     );
     let module = "variable \"accelerator_pools\" {\n  type    = map(object({ instance_types = list(string) }))\n  default = {}\n}\nresource \"kubectl_manifest\" \"pool\" {\n  for_each = var.accelerator_pools\n  yaml_body = yamlencode({\n    apiVersion = \"karpenter.sh/v1\"\n    kind       = \"NodePool\"\n    metadata   = { name = each.key }\n    spec = {\n      template = {\n        metadata = { labels = { \"node-role\" = each.key } }\n        spec = {\n          nodeClassRef = { group = \"karpenter.k8s.aws\", kind = \"EC2NodeClass\", name = each.key }\n          requirements = [{ key = \"node.kubernetes.io/instance-type\", operator = \"In\", values = each.value.instance_types }]\n        }\n      }\n    }\n  })\n}\n";
     write(d.path(), "infra/pools.tf", module);
     // With only the default (no pools), the Job fits none of the pools in view.
-    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
-    assert_eq!(
-        of("nodeselector-matches-no-nodepool", &out),
-        ["jobs/probe.yaml"]
-    );
+    assert_eq!(no_pool_fits(d.path()), ["jobs/probe.yaml"]);
     // The module's example values show its users supply the pools: any of them may fit.
     write(
         d.path(),
         "infra/pools.tfvars.example",
         "accelerator_pools = {\n  gpu-p5en = { instance_types = [\"p5en.48xlarge\"] }\n}\n",
     );
-    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
-    assert!(
-        of("nodeselector-matches-no-nodepool", &out).is_empty(),
-        "{out}"
-    );
+    assert!(no_pool_fits(d.path()).is_empty());
 }
