@@ -272,9 +272,10 @@ fn from_evidence<'a>(obj: &Object<'a>, t: &PodTemplate<'a>) -> Intent<'a> {
     // 4. The workload's other pod templates.
     let mut sib = Scan::default();
     let mut sib_image: Option<(IntentKind, &'static str, &'a str, Node<'a>)> = None;
-    for_each_pod_spec(obj, &mut |spec| {
+    for other in crate::model::pod_templates(t.owner, obj) {
+        let spec = other.spec;
         if spec.is(t.spec) {
-            return;
+            continue;
         }
         for key in ["initContainers", "containers"] {
             for c in spec.get(key).into_iter().flat_map(Node::items) {
@@ -288,7 +289,7 @@ fn from_evidence<'a>(obj: &Object<'a>, t: &PodTemplate<'a>) -> Intent<'a> {
                 }
             }
         }
-    });
+    }
     if let Some(d) = sib.decide("another pod template of the workload") {
         return from_command(Basis::Sibling, d);
     }
@@ -538,71 +539,6 @@ fn name_kind(s: &str) -> Option<(u8, IntentKind)> {
         return Some((1, IntentKind::Inference));
     }
     None
-}
-
-/// Every pod spec of a workload with several templates (Kubeflow jobs, JobSet, Ray, LWS).
-fn for_each_pod_spec<'a>(obj: &Object<'a>, f: &mut dyn FnMut(Node<'a>)) {
-    let Some(spec) = obj.spec() else { return };
-    let Some(family) = crate::model::kinds::family(obj) else {
-        return;
-    };
-    match family {
-        Family::Kubeflow => {
-            for (key, _, replicas) in spec.entries() {
-                if key.ends_with("ReplicaSpecs") {
-                    for (_, _, rs) in replicas.entries() {
-                        if let Some(s) = rs.at(&["template", "spec"]) {
-                            f(s);
-                        }
-                    }
-                }
-            }
-        }
-        Family::JobSet => {
-            for rj in spec.get("replicatedJobs").into_iter().flat_map(Node::items) {
-                if let Some(s) = rj.at(&["template", "spec", "template", "spec"]) {
-                    f(s);
-                }
-            }
-        }
-        Family::Ray => {
-            let cluster = match obj.kind {
-                "RayJob" => spec.get("rayClusterSpec"),
-                "RayService" => spec.get("rayClusterConfig"),
-                _ => Some(spec),
-            };
-            let Some(c) = cluster else { return };
-            if let Some(s) = c.at(&["headGroupSpec", "template", "spec"]) {
-                f(s);
-            }
-            for g in c.get("workerGroupSpecs").into_iter().flat_map(Node::items) {
-                if let Some(s) = g.at(&["template", "spec"]) {
-                    f(s);
-                }
-            }
-        }
-        Family::LeaderWorkerSet => {
-            for t in ["leaderTemplate", "workerTemplate"] {
-                if let Some(s) = spec.at(&["leaderWorkerTemplate", t, "spec"]) {
-                    f(s);
-                }
-            }
-        }
-        Family::Tasks => {
-            for task in spec.get("tasks").into_iter().flat_map(Node::items) {
-                if let Some(s) = task.at(&["template", "spec"]) {
-                    f(s);
-                }
-            }
-        }
-        Family::Pod
-        | Family::Job
-        | Family::CronJob
-        | Family::Replicated
-        | Family::DaemonSet
-        | Family::PodTemplate
-        | Family::Opaque => {}
-    }
 }
 
 #[cfg(test)]
