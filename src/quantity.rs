@@ -111,7 +111,11 @@ pub fn is_placeholder(s: &str) -> bool {
             && s.bytes()
                 .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
     };
-    named(s) || (s.contains('_') && s.split(['.', '/', ':', '@']).any(named))
+    // A `__NAME__` marker `sed` fills in may also stand between dashes (`lq-__GPU__`).
+    let dunder = |p: &str| p.len() > 4 && p.starts_with("__") && p.ends_with("__") && named(p);
+    named(s)
+        || (s.contains('_') && s.split(['.', '/', ':', '@']).any(named))
+        || (s.contains("__") && s.split(['.', '/', ':', '@', '-']).any(dunder))
 }
 
 /// A shell variable inside a value (`gke-disk-$IMAGE_NAME`, `gpu-pod-$i`): no label, name or
@@ -170,6 +174,8 @@ mod tests {
             // One part of a host or path.
             "juice-shop.REPLACE_ME",
             "registry/MY_ORG/app",
+            // Between dashes, filled in by `sed`.
+            "lq-__GPU__",
         ] {
             assert!(is_placeholder(p), "{p}");
         }
@@ -190,6 +196,7 @@ mod tests {
             "p4d.24xlarge",
             "NoSchedule",
             "1_000",
+            "team-__-a",
             // A `$` or `{` that opens no marker.
             "$",
             "{a}",

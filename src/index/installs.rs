@@ -218,6 +218,7 @@ fn installs<'a>(
                 .chain(chart_manifest_versions(&f.path, text, product.chart))
                 .chain(pinned_versions(text, product.variable))
                 .chain(eksctl_versions(text, product.chart))
+                .chain(terraform_input_versions(&f.path, text, product.chart))
                 .chain(prose_versions(&f.path, text, product))
                 .map(Some)
                 .chain(helm_cli_versions(text, product.chart, pinned))
@@ -267,8 +268,17 @@ fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
     });
     // A block's keys lie within this many bytes of each other.
     const NEAR: usize = 600;
+    // An OCI reference names the chart at its end, and `chart` may then be left empty
+    // (`repository = "oci://public.ecr.aws/karpenter/karpenter"`, `chart = ""`).
+    static OCI: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r#"(?m)^\s*"?repository"?\s*[:=]\s*["']?oci://\S*/([\w.-]+?)["']?\s*,?\s*(?:#.*)?$"#,
+        )
+        .expect("a valid pattern")
+    });
     let named: Vec<usize> = CHART
         .captures_iter(text)
+        .chain(OCI.captures_iter(text))
         .filter(|c| c.get(1).is_some_and(|n| n.as_str() == chart))
         .filter_map(|c| Some(c.get(0)?.start()))
         .collect();
@@ -292,6 +302,17 @@ fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
                 .min_by_key(|&(d, _)| d)
                 .map(|(_, v)| v)
         })
+        .collect()
+}
+
+/// The releases a Terraform module input installs (`kueue = { version = "v0.10.0" }`).
+fn terraform_input_versions(path: &str, text: &str, chart: &str) -> Vec<(u32, u32)> {
+    if !path.ends_with(".tf") {
+        return Vec::new();
+    }
+    crate::source::terraform::input_versions(text, chart)
+        .into_iter()
+        .filter_map(|v| minor_version(v.strip_prefix('v').unwrap_or(v)))
         .collect()
 }
 
@@ -599,6 +620,9 @@ mod tests {
     #[test]
     fn karpenter_releases_are_read_as_kueue_ones_are() {
         use super::{helm_cli_versions, release_at};
+        // Terraform's helm_release whose OCI reference names the chart, `chart` left empty.
+        let oci = "resource \"helm_release\" \"karpenter\" {\n  name       = \"karpenter\"\n  repository = \"oci://public.ecr.aws/karpenter/karpenter\"\n  chart      = \"\"\n  version    = \"0.36.0\"\n}\n";
+        assert_eq!(chart_versions(oci, "karpenter"), vec![(0, 36)]);
         // Terraform's helm_release of the old chart repository.
         let tf = "resource \"helm_release\" \"karpenter\" {\n  repository = \"https://charts.karpenter.sh\"\n  chart      = \"karpenter\"\n  version    = \"v0.13.2\"\n}\n";
         assert_eq!(chart_versions(tf, "karpenter"), vec![(0, 13)]);

@@ -202,10 +202,11 @@ impl<'a> Index<'a> {
         }
         // A v1alpha5 Provisioner is served by no Karpenter since v0.33 (`deprecated-api` says
         // so): it never exists in the cluster, so it judges no pod and is judged no further.
-        let nodepools = each(&objects, |i, o| {
+        let mut nodepools = each(&objects, |i, o| {
             NodePool::from_object(i, o).filter(|p| !p.legacy_provisioner)
         });
         let node_classes = each(&objects, NodeClass::from_object);
+        resolve_class_groups(&mut nodepools, &node_classes, &objects);
         let flavors = each(&objects, Flavor::from_object);
         let cluster_queues = each(&objects, ClusterQueue::from_object);
         let local_queues = each(&objects, LocalQueue::from_object);
@@ -661,4 +662,28 @@ fn has_word(text: &str, word: &str) -> bool {
         let after = text[at + word.len()..].chars().next();
         !before.is_some_and(part) && !after.is_some_and(part)
     })
+}
+
+/// A v1beta1 `nodeClassRef` may give only a name, the provider filling in the rest: where the
+/// files hold an EC2NodeClass of that name and no other provider's node class of it, the pool's
+/// nodes are that class's (AWS's, so on EKS).
+fn resolve_class_groups(
+    pools: &mut [NodePool<'_>],
+    classes: &[NodeClass<'_>],
+    objects: &[Object<'_>],
+) {
+    for p in pools.iter_mut() {
+        let Some(name) = p.name_only_class_ref() else {
+            continue;
+        };
+        let ec2 = classes
+            .iter()
+            .any(|c| !c.legacy && objects[c.obj].name == Some(name));
+        let other = objects.iter().any(|o| {
+            o.kind.ends_with("NodeClass") && o.group != "karpenter.k8s.aws" && o.name == Some(name)
+        });
+        if ec2 && !other {
+            p.resolved_class_group = Some("karpenter.k8s.aws");
+        }
+    }
 }

@@ -40,7 +40,9 @@ impl<'a> Object<'a> {
     pub fn from_node(file: FileId, root: Node<'a>) -> Option<Self> {
         let api_version = root.get("apiVersion")?.as_str()?;
         let kind = root.get("kind")?.as_str()?;
-        if api_version.is_empty() || kind.is_empty() {
+        // A strategic-merge patch that deletes or replaces an object (`$patch: delete`, kept
+        // beside a kustomization that lists it) edits an object; it is none itself.
+        if api_version.is_empty() || kind.is_empty() || root.get("$patch").is_some() {
             return None;
         }
         let (group, version) = match api_version.split_once('/') {

@@ -31,6 +31,9 @@ pub struct NodePool<'a> {
     /// An EKS managed node group (from Terraform, or a Node it runs): its nodes are on EKS for
     /// certain, where ExtendedResourceToleration tolerates the taints of requested resources.
     pub eks_node_group: bool,
+    /// The group of the node class a name-only `nodeClassRef` (v1beta1 lets the provider fill
+    /// the rest in) resolves to among the files' node classes.
+    pub resolved_class_group: Option<&'static str>,
     /// The scheduling model's view of the pool, computed once on first use.
     pub(crate) sched: std::sync::OnceLock<super::requirements::PoolReqs<'a>>,
     pub(crate) bounded: std::sync::OnceLock<Option<Vec<&'static crate::catalog::Instance>>>,
@@ -93,6 +96,7 @@ impl<'a> NodePool<'a> {
                     eks_node_group: obj
                         .annotation(DEFINED_BY)
                         .is_some_and(|(_, v)| v.as_str() == Some(EKS_NODE_GROUP)),
+                    resolved_class_group: None,
                     sched: Default::default(),
                     bounded: Default::default(),
                 })
@@ -118,6 +122,7 @@ impl<'a> NodePool<'a> {
                 legacy_provisioner: true,
                 defined_by: None,
                 eks_node_group: false,
+                resolved_class_group: None,
                 sched: Default::default(),
                 bounded: Default::default(),
             }),
@@ -204,11 +209,22 @@ impl<'a> NodePool<'a> {
     /// The API group of the node class it names (v1 writes `group`; older refs an `apiVersion`).
     fn class_group(&self) -> Option<&'a str> {
         let r = self.node_class_ref?;
-        r.get("group").and_then(|n| n.as_str()).or_else(|| {
-            r.get("apiVersion")
-                .and_then(|n| n.as_str())
-                .map(|a| a.split_once('/').map_or(a, |(g, _)| g))
-        })
+        r.get("group")
+            .and_then(|n| n.as_str())
+            .or_else(|| {
+                r.get("apiVersion")
+                    .and_then(|n| n.as_str())
+                    .map(|a| a.split_once('/').map_or(a, |(g, _)| g))
+            })
+            .or(self.resolved_class_group)
+    }
+    /// The name of the node class a `nodeClassRef` that names no group or kind refers to.
+    pub fn name_only_class_ref(&self) -> Option<&'a str> {
+        let r = self.node_class_ref?;
+        let named_only = ["group", "kind", "apiVersion"]
+            .iter()
+            .all(|k| r.get(k).is_none());
+        named_only.then(|| r.get("name").and_then(|n| n.as_str()))?
     }
     /// Whether its nodes are EKS nodes whatever the config says: a managed node group, or a
     /// Karpenter pool whose node class is AWS's (`EC2NodeClass`, SageMaker HyperPod's, EKS Auto

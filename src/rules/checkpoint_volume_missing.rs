@@ -165,7 +165,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         let owner = cx.ix.owner(t);
         let volumes = volumes_of(t);
         let mut risk: Option<Risk> = None;
-        for c in t.gpu_containers().filter(|c| !c.init) {
+        for c in t
+            .gpu_containers()
+            .filter(|c| !c.init && !saves_no_checkpoint(c))
+        {
             let cname = c.name.unwrap_or("<unnamed>");
             let mounts = mounts_of(c, &volumes);
             let work_dir = work_dir_of(c);
@@ -415,6 +418,30 @@ fn words(s: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Whether the container's command turns checkpoints off: Hugging Face's
+/// `save_strategy="no"` (`--save_strategy no`, or a keyword argument of an inline script).
+/// Its output directory then holds no checkpoint, and a restart from the start is by design.
+fn saves_no_checkpoint(c: &Container<'_>) -> bool {
+    let toks: Vec<&str> = ["command", "args"]
+        .iter()
+        .flat_map(|k| c.get(k).into_iter().flat_map(|n| n.items()))
+        .filter_map(|n| n.as_str())
+        .flat_map(words)
+        .collect();
+    let no = |v: &str| v.trim_matches(|ch| matches!(ch, '"' | '\'' | ',')) == "no";
+    toks.iter().enumerate().any(|(i, t)| {
+        let name = t.trim_start_matches('-');
+        match name.split_once('=') {
+            Some((k, v)) => k.trim() == "save_strategy" && no(v),
+            None => {
+                name == "save_strategy"
+                    && t.starts_with("--")
+                    && toks.get(i + 1).is_some_and(|v| no(v))
+            }
+        }
+    })
+}
+
 /// Checkpoint destinations given in `command`/`args` and `env`.
 fn targets_of<'a>(c: &Container<'a>) -> Vec<Target<'a>> {
     let mut out = Vec::new();
@@ -441,7 +468,8 @@ fn targets_of<'a>(c: &Container<'a>) -> Vec<Target<'a>> {
         }
         let is_flag = name.starts_with('-');
         let (value, vnode) = match inline {
-            Some(v) => (v.trim_matches(|ch| ch == '"' || ch == '\''), node),
+            // Also a keyword argument of an inline script: `output_dir='/tmp/out',`.
+            Some(v) => (v.trim_matches(|ch| matches!(ch, '"' | '\'' | ',')), node),
             // `--checkpoint_dir /ckpt`; a bare NAME without `=` is not an assignment.
             None if is_flag => match toks.get(i) {
                 Some((next, n)) if !next.starts_with('-') => {

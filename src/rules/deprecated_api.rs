@@ -16,7 +16,9 @@ declare_rule! {
     /// - `apiVersion: kueue.x-k8s.io/v1alpha1` and `v1beta1`: deprecated; `v1beta2` is the storage
     ///   version since Kueue v0.16. Not `v1beta1` where the files beside it install a Kueue older
     ///   than v0.15 (a release manifest URL, controller image or `kueue` chart version — a
-    ///   Terraform `helm_release`, an Argo CD `targetRevision`, a `helm install` line — of that
+    ///   Terraform `helm_release` (its OCI reference may name the chart), a Terraform module
+    ///   input (`kueue = { version = "v0.10.0" }`), an Argo CD `targetRevision`, a `helm install`
+    ///   line — of that
     ///   release, and none newer, in a file whose parent directory's parent holds the object;
     ///   scripts and Markdown count, also through a shell variable): there v1beta1 is the only
     ///   version served, and v1beta2 would be rejected; a README that names the release in prose

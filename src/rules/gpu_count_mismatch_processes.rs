@@ -69,7 +69,9 @@ fn command_claims(cx: &Ctx, t: &PodTemplate, c: &Container, training: bool) -> V
     for key in ["command", "args"] {
         for item in c.get(key).into_iter().flat_map(|n| n.items()) {
             if let Some(s) = item.as_str() {
-                words.extend(s.split_whitespace().map(|w| (item, w)));
+                // A script's comment lines (`#torchrun …` kept for later) run nothing.
+                let lines = s.lines().filter(|l| !l.trim_start().starts_with('#'));
+                words.extend(lines.flat_map(str::split_whitespace).map(|w| (item, w)));
             }
         }
     }

@@ -68,7 +68,7 @@ declare_rule! {
 }
 
 /// The autoscaler that targets the object, with its floor: (min node, value).
-fn autoscaled<'a>(
+pub(super) fn autoscaled<'a>(
     scalers: &[&'a Object<'a>],
     obj: &Object<'_>,
 ) -> Option<(&'a Object<'a>, Option<Node<'a>>, u64)> {

@@ -58,15 +58,17 @@ declare_rule! {
 }
 
 /// A quota's cap on one accelerator in one namespace.
-struct Cap<'i, 'a> {
-    quota: &'i Object<'a>,
-    at: Node<'a>,
-    hard: u64,
+pub(super) struct Cap<'i, 'a> {
+    pub quota: &'i Object<'a>,
+    pub at: Node<'a>,
+    pub hard: u64,
 }
 
-fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    let ix = cx.ix;
-    // The tightest unscoped cap per (namespace, resource).
+/// The tightest unscoped ResourceQuota cap per (namespace, accelerator resource). Quotas with
+/// `scopes` or a `scopeSelector` apply to some pods only and are left out.
+pub(super) fn quota_caps<'i, 'a>(
+    ix: &'i crate::index::Index<'a>,
+) -> HashMap<(&'a str, &'a str), Cap<'i, 'a>> {
     let mut caps: HashMap<(&str, &str), Cap> = HashMap::new();
     for q in ix.of_kind("ResourceQuota").filter(|o| o.group.is_empty()) {
         let (Some(ns), Some(spec)) = (q.namespace, q.spec()) else {
@@ -98,6 +100,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+    caps
+}
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let ix = cx.ix;
+    let caps = quota_caps(ix);
     if caps.is_empty() {
         return;
     }
@@ -191,7 +199,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 }
 
 /// A template's accelerators per pod: each container's request (else its limit), summed.
-fn per_pod<'a>(t: &PodTemplate<'a>) -> Vec<(&'a str, u64)> {
+pub(super) fn per_pod<'a>(t: &PodTemplate<'a>) -> Vec<(&'a str, u64)> {
     let mut out: Vec<(&'a str, u64)> = Vec::new();
     for c in t.containers.iter().filter(|c| !c.init) {
         for (res, _) in c.accelerators() {

@@ -382,6 +382,15 @@ spec:
         // Karpenter's AWS provider runs on EKS: the admission plugin is there.
         let d = run(FILES, false);
         assert!(d.is_empty(), "{d:#?}");
+        // A v1beta1 reference by name only, to an EC2NodeClass of the files.
+        let by_name = FILES.replace(
+            "nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}",
+            "nodeClassRef: {name: gpu}",
+        );
+        let class = "---\napiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata:\n  name: gpu\nspec:\n  amiFamily: AL2\n";
+        assert!(run(&format!("{by_name}{class}"), false).is_empty());
+        // Without the class, the name says nothing of the provider.
+        assert_eq!(run(&by_name, false).len(), 1);
     }
 
     #[test]

@@ -309,6 +309,7 @@ macro_rules! declare_rule {
 
 mod ami_alias_unpinned;
 mod checkpoint_volume_missing;
+mod clusterqueue_admits_no_namespace;
 mod clusterqueue_not_found;
 mod deprecated_api;
 mod device_plugin_misses_gpu_pool;
@@ -325,6 +326,8 @@ mod gpu_inference_pdb_missing;
 mod gpu_limit_missing;
 mod gpu_nodepool_unbounded;
 mod gpu_nodepool_untainted;
+mod gpu_pdb_blocks_eviction;
+mod gpu_pod_exceeds_quota;
 mod gpu_quantity_invalid;
 mod gpu_quota_unenforced;
 mod gpu_rollout_exceeds_quota;
@@ -384,12 +387,14 @@ static ALL: &[&Rule] = &[
     &gpu_nodepool_untainted::RULE,
     &gpu_nodepool_unbounded::RULE,
     &gpu_quota_unenforced::RULE,
+    &gpu_pod_exceeds_quota::RULE,
     &gpu_rollout_exceeds_quota::RULE,
     &nodepool_cost_exceeds_budget::RULE,
     &training_do_not_disrupt_missing::RULE,
     &training_consolidation_underutilized::RULE,
     &checkpoint_volume_missing::RULE,
     &gpu_inference_pdb_missing::RULE,
+    &gpu_pdb_blocks_eviction::RULE,
     &inference_spot_only::RULE,
     &spot_termination_grace_too_short::RULE,
     &expire_after_shorter_than_job::RULE,
@@ -398,6 +403,7 @@ static ALL: &[&Rule] = &[
     &gpu_count_mismatch_parallelism::RULE,
     &nodeclass_not_found::RULE,
     &clusterqueue_not_found::RULE,
+    &clusterqueue_admits_no_namespace::RULE,
     &localqueue_not_found::RULE,
     &resourceflavor_not_found::RULE,
     &priorityclass_not_found::RULE,

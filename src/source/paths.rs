@@ -43,15 +43,18 @@ pub fn scaffold_sample(path: &str, text: &str) -> bool {
 }
 
 /// Whether a file's name says it is broken on purpose (`invalid.yaml`, `malformed-pool.yaml`,
-/// `job_invalid.yaml`): a negative sample kept to show or test a rejection, never applied.
+/// `job_invalid.yaml`; in a test tree also `errors.yaml`, `bad-pool.yaml`, `broken.yaml`): a
+/// negative sample kept to show or test a rejection, never applied.
 pub fn named_invalid(path: &str) -> bool {
     let name = std::path::Path::new(path)
         .file_stem()
         .and_then(|n| n.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
-    name.split(['-', '_', '.'])
-        .any(|w| matches!(w, "invalid" | "malformed"))
+    let words = || name.split(['-', '_', '.']);
+    words().any(|w| matches!(w, "invalid" | "malformed"))
+        || (words().any(|w| matches!(w, "error" | "errors" | "bad" | "broken"))
+            && in_test_tree(path))
 }
 
 /// Whether a file is a test's assertion about the cluster's state, compared with it and never
@@ -110,6 +113,10 @@ mod tests {
         assert!(in_test_tree(&at("test/e2e/kustomization.yaml")));
         assert!(in_test_tree("charts/x/tests/kustomization.yaml"));
         assert!(!in_test_tree("charts/x/templates/kustomization.yaml"));
+        // A fixture named for its errors beside a valid one is broken on purpose; a deployed
+        // file of that name is not.
+        assert!(super::named_invalid("spec/fixtures/asset/errors.yaml"));
+        assert!(!super::named_invalid("deploy/alerts/errors.yaml"));
     }
 }
 

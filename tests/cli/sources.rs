@@ -611,6 +611,38 @@ fn a_kustomization_of_a_template_resource_is_skipped_not_failed() {
 }
 
 #[test]
+fn a_kustomization_that_is_a_template_itself_is_skipped_not_failed() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    // gomplate renders the kustomization (custom `{{< >}}` delimiters) before kustomize runs.
+    write(
+        d.path(),
+        "templates/argocd/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - apps/\n  {{<- if not (tmpl.Exec \"remote\" .) >}}\n  - namespaces/\n  {{<- end >}}\n",
+    );
+    write(
+        d.path(),
+        "templates/argocd/apps/kustomization.yaml",
+        "resources: []\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let v = json(&out);
+    assert_eq!(findings(&v), vec![], "{out}{err}");
+    let reasons: Vec<&str> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["reason"].as_str())
+        .collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with("Kustomization that is a Go template itself")),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_kustomization_outside_the_load_restrictor_is_reported_only_where_deployed() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();
@@ -1889,12 +1921,26 @@ fn helm_release_decides(
     serving: &str,
     not_serving: &str,
 ) {
+    release_decides(
+        |version| {
+            format!(
+                "resource \"helm_release\" \"{chart}\" {{\n  name       = \"{chart}\"\n  repository = \"{repository}\"\n  chart      = \"{chart}\"\n  version    = \"{version}\"\n}}\n"
+            )
+        },
+        objects,
+        serving,
+        not_serving,
+    );
+}
+
+/// As [`helm_release_decides`], for any Terraform text `release` makes of a version.
+fn release_decides(
+    release: impl Fn(&str) -> String,
+    objects: (&str, &str),
+    serving: &str,
+    not_serving: &str,
+) {
     let d = tempfile::tempdir().unwrap();
-    let release = |version: &str| {
-        format!(
-            "resource \"helm_release\" \"{chart}\" {{\n  name       = \"{chart}\"\n  repository = \"{repository}\"\n  chart      = \"{chart}\"\n  version    = \"{version}\"\n}}\n"
-        )
-    };
     write(d.path(), objects.0, objects.1);
     write(d.path(), "terraform/addons.tf", &release(serving));
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
@@ -1908,6 +1954,39 @@ fn helm_release_decides(
             .collect::<Vec<_>>(),
         vec![("deprecated-api".to_string(), objects.0.to_string())],
         "{out}{err}"
+    );
+}
+
+#[test]
+fn terraform_module_inputs_and_oci_references_name_the_release() {
+    let pool = (
+        "examples/pool.yaml",
+        "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n      nodeClassRef:\n        name: default\n",
+    );
+    // The OCI reference names the chart; `chart` is left empty.
+    release_decides(
+        |version| {
+            format!(
+                "resource \"helm_release\" \"karpenter\" {{\n  repository = \"oci://public.ecr.aws/karpenter/karpenter\"\n  chart      = \"\"\n  version    = \"{version}\"\n}}\n"
+            )
+        },
+        pool,
+        "0.36.0",
+        "1.1.0",
+    );
+    // A Cluster Toolkit module's input.
+    release_decides(
+        |version| {
+            format!(
+                "module \"install\" {{\n  source = \"./modules/kubectl-apply\"\n  kueue = {{\n    install = true\n    version = \"{version}\"\n  }}\n}}\n"
+            )
+        },
+        (
+            "kueue/queues.yaml",
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: gpu\n",
+        ),
+        "v0.10.0",
+        "v0.16.1",
     );
 }
 

@@ -1,7 +1,7 @@
 //! Kustomize as a [`Builder`]: a unit is a kustomization file with what an Argo CD Application
 //! wraps around it. The run's own overlays are built many to a process ([`Sources::build_tops`]).
 
-use super::inputs::{oversized, plugin_entry, template_resource, yaml_fault};
+use super::inputs::{oversized, plugin_entry, template_hint, template_resource, yaml_fault};
 use super::{FAILED, Origin, Tool, Wrap, remap};
 use crate::source::builder::{Added, Builder, Failed, For, Outcome, Output, Skip, documents};
 use crate::source::tree::{Target, identity};
@@ -138,6 +138,9 @@ impl Sources {
 
 /// The one file an outcome for a kustomization that cannot be read comes to: a failure on
 /// `top` itself.
+/// How the reason for skipping a kustomization that is a template itself begins.
+const TEMPLATE_ITSELF: &str = "Kustomization that is a ";
+
 fn unreadable(top: &Path, app: For) -> Added {
     Added::failure(
         display_canonical(top),
@@ -179,6 +182,23 @@ impl Builder for Kustomize {
         let chain = s.forest.chain(&unit.top);
         for c in &chain {
             let in_top = c.path == k.path;
+            // A kustomization that is itself a template (gomplate's `{{<- if … >}}`, Helm's
+            // `{{- if }}`) is rendered by its own tool first; kustomize cannot read it as written.
+            if let Some(hint) = template_hint(&c.file.text) {
+                return Outcome::Skipped(Skip {
+                    reason: format!(
+                        "{TEMPLATE_ITSELF}{} itself (filled in before it is built)",
+                        hint.kind
+                    ),
+                    marker: hint.marker,
+                    span: if in_top {
+                        hint.span
+                    } else {
+                        first_key(&k.file)
+                    },
+                    by_hand,
+                });
+            }
             if let Some(r) = c.refs.iter().find(|r| r.target == Target::Remote) {
                 return Outcome::Skipped(Skip {
                     reason: "Kustomization with a remote resource (not fetched)".into(),
@@ -465,7 +485,12 @@ impl Builder for Kustomize {
             .parent()
             .map(display_canonical)
             .unwrap_or_else(|| ".".into());
-        let hint = format!("lint it with `kustomize build {dir} | gpuops lint -`");
+        let render = if skip.reason.starts_with(TEMPLATE_ITSELF) {
+            "render it, then "
+        } else {
+            ""
+        };
+        let hint = format!("{render}lint it with `kustomize build {dir} | gpuops lint -`");
         Added::skip(
             k.file.path.clone(),
             k.file.text.to_string(),

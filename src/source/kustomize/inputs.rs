@@ -41,17 +41,22 @@ fn find_template_resource(k: &Kustomization) -> Option<(usize, String)> {
                 return None;
             }
             let text = std::fs::read_to_string(f).ok()?;
-            // Most files hold no marker at all: ruled out before any parse.
-            if !text.contains('{') && !text.contains('%') {
-                return None;
-            }
-            let parsed = crate::yaml::compat::parse(&text, crate::yaml::Budget::default());
-            let hint = match crate::yaml::compat::syntax_error(&parsed) {
-                Some(_) => crate::yaml::compat::template_markers(&text),
-                None => crate::yaml::compat::structural_template_markers(&text),
-            }?;
-            Some((i, hint.marker))
+            Some((i, template_hint(&text)?.marker))
         })
+}
+
+/// Whether a file's text is a template, and its first marker: any marker where the text does
+/// not parse, one that changes the structure where it does.
+pub(super) fn template_hint(text: &str) -> Option<crate::yaml::compat::TemplateHint> {
+    // Most files hold no marker at all: ruled out before any parse.
+    if !text.contains('{') && !text.contains('%') {
+        return None;
+    }
+    let parsed = crate::yaml::compat::parse(text, crate::yaml::Budget::default());
+    match crate::yaml::compat::syntax_error(&parsed) {
+        Some(_) => crate::yaml::compat::template_markers(text),
+        None => crate::yaml::compat::structural_template_markers(text),
+    }
 }
 
 /// The first resource file of a build (its kustomizations' `resources` entries, in order) that

@@ -327,3 +327,54 @@ resource "helm_release" "h100" {
         assert_eq!(f.pos(taint.get("key").unwrap().span().start()).line, 2);
     }
 }
+
+/// The `version`s of module inputs named for a controller, as Cluster Toolkit's modules take
+/// them (`kueue = { install = true, version = "v0.10.0" }`): the first `version` before the
+/// object closes at its own indentation. Text only: the module's inputs need no evaluation.
+pub fn input_versions<'t>(text: &'t str, name: &str) -> Vec<&'t str> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let body = line.trim_start();
+        let opens = body
+            .strip_prefix(name)
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix('='))
+            .is_some_and(|r| r.trim() == "{");
+        if !opens {
+            continue;
+        }
+        let indent = line.len() - body.len();
+        for inner in lines.by_ref() {
+            let b = inner.trim_start();
+            if b.starts_with('}') && inner.len() - b.len() <= indent {
+                break;
+            }
+            if let Some(v) = b
+                .strip_prefix("version")
+                .map(str::trim_start)
+                .and_then(|r| r.strip_prefix('='))
+                .map(|r| r.trim().trim_matches('"'))
+                .filter(|v| !v.is_empty())
+            {
+                out.push(v);
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod input_tests {
+    use super::input_versions;
+
+    #[test]
+    fn a_module_input_names_the_release() {
+        let tf = "module \"install\" {\n  kueue = {\n    install = true\n    vars = {\n      n = 1\n    }\n    version = \"v0.10.0\"\n  }\n  jobset = {\n    version = \"v0.7.2\"\n  }\n}\n";
+        assert_eq!(input_versions(tf, "kueue"), vec!["v0.10.0"]);
+        // Not beyond the object's end.
+        let other = "kueue = {\n  install = true\n}\nversion = \"1.2.0\"\n";
+        assert!(input_versions(other, "kueue").is_empty());
+    }
+}

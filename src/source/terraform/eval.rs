@@ -145,6 +145,9 @@ pub struct Eval<'s, 'a> {
     /// Locals and variables already evaluated (spans of their definitions); `None` while one is
     /// being evaluated, so a cycle is unknown and shared references are evaluated once.
     done: HashMap<(bool, String), Option<V>>,
+    /// A traversal into a known value found nothing since this was last cleared: an error,
+    /// which `try` catches, not a value still unknown, which `try` passes on.
+    failed: bool,
 }
 
 impl<'s, 'a> Eval<'s, 'a> {
@@ -155,6 +158,7 @@ impl<'s, 'a> Eval<'s, 'a> {
             bound: Vec::new(),
             depth: 0,
             done: HashMap::new(),
+            failed: false,
         }
     }
 
@@ -365,7 +369,10 @@ impl<'s, 'a> Eval<'s, 'a> {
             };
             match next {
                 Some(n) => v = n,
-                None => return unknown(self.text(origin, &span), span),
+                None => {
+                    self.failed |= !v.is_unknown();
+                    return unknown(self.text(origin, &span), span);
+                }
             }
         }
         v
@@ -467,10 +474,16 @@ impl<'s, 'a> Eval<'s, 'a> {
             }
             "try" | "coalesce" => {
                 for a in &args {
+                    self.failed = false;
                     let v = self.eval_in(a, origin);
                     let empty = name == "coalesce"
                         && matches!(&v.val, Val::Null | Val::Str(_) if v.str().is_none_or(str::is_empty));
                     if !v.is_unknown() && !empty {
+                        return v;
+                    }
+                    // `try(each.value.x, 0)` over a value still unknown is unknown: only an
+                    // error (a key the known value lacks) falls through to the next argument.
+                    if name == "try" && v.is_unknown() && !self.failed {
                         return v;
                     }
                 }

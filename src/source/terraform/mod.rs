@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod charts;
+pub use charts::input_versions;
 mod eval;
 mod heredoc;
 mod manifest;
@@ -54,10 +55,13 @@ fn relevant(text: &str) -> bool {
     WORDS.iter().any(|w| text.contains(w)) || installs_known_chart(text) || enables_autopilot(text)
 }
 
-/// Whether a file may install the Kueue or Karpenter chart (a `helm_release` naming it): the
-/// release it pins says which API versions the cluster serves (see `index::installs`).
+/// Whether a file may install the Kueue or Karpenter chart (a `helm_release` naming it, or a
+/// module input of that name with a `version`): the release it pins says which API versions the
+/// cluster serves (see `index::installs`).
 fn installs_known_chart(text: &str) -> bool {
-    text.contains("helm_release") && (text.contains("kueue") || text.contains("karpenter"))
+    ["kueue", "karpenter"].iter().any(|c| {
+        text.contains(c) && (text.contains("helm_release") || !input_versions(text, c).is_empty())
+    })
 }
 
 /// The `.tf` files of one directory (a Terraform module: its files share locals and variables),

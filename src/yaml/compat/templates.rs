@@ -69,7 +69,7 @@ pub fn placeholder_markers(text: &str) -> Option<TemplateHint> {
                 .unwrap_or(b.len() - i);
             continue;
         }
-        // `${NAME}`: a name of letters, digits and `_`; `%NAME%`: upper case, a letter first.
+        // `${NAME}`: a name of letters, digits and `_`; `%NAME%`, `%notebook-name%`: a letter first.
         let found = match b[i] {
             // `${{ values.name }}`: an expression Backstage's scaffolder or a GitHub Actions
             // workflow fills in, closed on its line.
@@ -93,10 +93,10 @@ pub fn placeholder_markers(text: &str) -> Option<TemplateHint> {
                 (n > 0 && b.get(i + 2 + n) == Some(&b'}'))
                     .then_some((i + n + 3, "envsubst template"))
             }
-            b'%' if b.get(i + 1).is_some_and(u8::is_ascii_uppercase) => {
+            b'%' if b.get(i + 1).is_some_and(u8::is_ascii_alphabetic) => {
                 let n = b[i + 1..]
                     .iter()
-                    .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || **c == b'_')
+                    .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
                     .count();
                 (b.get(i + 1 + n) == Some(&b'%')).then_some((i + n + 2, "sed template"))
             }

@@ -53,6 +53,7 @@ fn locals_templates_conditionals_and_functions_are_evaluated() {
   f    = { for k, v in local.m : k => v if k != "b" }
   u    = module.eks.cluster_name
   t    = try(module.x.y, "fallback")
+  e    = try(local.m.missing, "fallback")
 }"#;
     let m = eval_local(&[text], "m");
     assert_eq!(
@@ -67,7 +68,10 @@ fn locals_templates_conditionals_and_functions_are_evaluated() {
     assert!(
         matches!(eval_local(&[text], "u").val, Val::Unknown(ref s) if s == "module.eks.cluster_name")
     );
-    assert_eq!(eval_local(&[text], "t").str(), Some("fallback"));
+    // `try` catches an error (a key the known map lacks), not a value still unknown (a module's
+    // output before apply), which it passes on.
+    assert_eq!(eval_local(&[text], "e").str(), Some("fallback"));
+    assert!(eval_local(&[text], "t").is_unknown());
 }
 
 #[test]
@@ -100,4 +104,14 @@ fn a_value_from_another_file_is_placed_at_the_reference() {
 fn a_local_that_refers_to_itself_is_unknown() {
     let v = eval_local(&["locals {\n  x = local.x\n}\n"], "x");
     assert!(v.is_unknown());
+}
+
+#[test]
+fn a_field_merged_in_on_a_value_still_unknown_is_not_left_out() {
+    // A module's pool spec, its `requirements` merged in unless the variable's list is empty:
+    // with the variable unknown, so is whether the field is there.
+    let text = r#"locals {
+  spec = merge({ a = 1 }, try(length(var.pool.requirements), 0) == 0 ? {} : { requirements = var.pool.requirements })
+}"#;
+    assert!(eval_local(&[text], "spec").is_unknown());
 }

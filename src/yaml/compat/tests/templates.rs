@@ -192,6 +192,10 @@ fn fill_in_placeholders_that_break_the_yaml() {
         (hint.kind, hint.marker.as_str()),
         ("sed template", "%TARGET%")
     );
+    // In lower case, with dashes, after a comment that holds `%` signs of its own.
+    let svc = "spec:\n  selector:\n    # the %notebook-name is the server's name%\n    notebook-name: %notebook-name%\n";
+    let hint = placeholder_markers(svc).expect("a template");
+    assert_eq!(hint.marker.as_str(), "%notebook-name%");
     // A Backstage scaffolder expression in a flow list, where `{` opens a mapping.
     let vars = "vars:\n  - name: cidrs\n    value: [ ${{ values.tfVars.cidrs }} ]\n  - name: region\n    value: ${{ values.region }}\n";
     let hint = placeholder_markers(vars).expect("a template");
