@@ -257,12 +257,12 @@ fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
     use regex::Regex;
     use std::sync::LazyLock;
     static CHART: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"(?m)^\s*"?chart"?\s*[:=]\s*["']?(?:\S*/)?([\w.-]+?)["']?\s*,?\s*(?:#.*)?$"#)
+        Regex::new(r#"(?m)^\s*"?(?:chart|chartName|chart_name)"?\s*[:=]\s*["']?(?:\S*/)?([\w.-]+?)["']?\s*,?\s*(?:#.*)?$"#)
             .expect("a valid pattern")
     });
     static VERSION: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r#"(?m)^\s*"?(?:version|chart_version|targetRevision)"?\s*[:=]\s*["']?v?(\d+\.\d+)"#,
+            r#"(?m)^\s*"?(?:version|chart_version|chartVersion|targetRevision)"?\s*[:=]\s*["']?v?(\d+\.\d+)"#,
         )
         .expect("a valid pattern")
     });
@@ -627,6 +627,9 @@ mod tests {
         let tf = "resource \"helm_release\" \"karpenter\" {\n  repository = \"https://charts.karpenter.sh\"\n  chart      = \"karpenter\"\n  version    = \"v0.13.2\"\n}\n";
         assert_eq!(chart_versions(tf, "karpenter"), vec![(0, 13)]);
         assert!(chart_versions(tf, "kueue").is_empty());
+        // A platform's add-on object (`chartName`, `chartVersion`).
+        let addon = "spec:\n  artifact:\n    artifact:\n      catalog: default\n      chartName: karpenter\n      chartVersion: 0.35.4\n";
+        assert_eq!(chart_versions(addon, "karpenter"), vec![(0, 35)]);
         // EKS Blueprints add-ons name it `chart_version`.
         let addons =
             "karpenter = {\n  chart         = \"karpenter\"\n  chart_version = \"0.37.0\"\n}\n";

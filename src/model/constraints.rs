@@ -148,9 +148,10 @@ impl<'a> PodConstraints<'a> {
 }
 
 /// Whether a template is placed outside Karpenter: a fixed `nodeName`, or a selector on a managed
-/// node group / Fargate label (EKS, GKE and AKS node pools), or on a label whose value names the
-/// cluster autoscaler (`provisioner: cluster-autoscaler`): those nodes are not NodePool nodes, so
-/// NodePools say nothing.
+/// node group / Fargate label (EKS, GKE and AKS node pools), on a label only GKE puts on its nodes
+/// (`cloud.google.com/gke-accelerator`, `cloud.google.com/compute-class`: Karpenter runs on no
+/// GKE cluster), or on a label whose value names the cluster autoscaler (`provisioner:
+/// cluster-autoscaler`): those nodes are not NodePool nodes, so NodePools say nothing.
 pub fn targets_other_capacity(t: &PodTemplate<'_>) -> bool {
     if t.spec
         .get("nodeName")
@@ -168,7 +169,9 @@ pub fn targets_other_capacity(t: &PodTemplate<'_>) -> bool {
                 | "kubernetes.azure.com/agentpool"
                 // AKS's legacy name for the same label, still put on every node pool's nodes.
                 | "agentpool"
-        ) || (key == "eks.amazonaws.com/compute-type" && values.contains(&"fargate"))
+        ) || key.starts_with("cloud.google.com/gke-")
+            || key == "cloud.google.com/compute-class"
+            || (key == "eks.amazonaws.com/compute-type" && values.contains(&"fargate"))
             || values.contains(&"cluster-autoscaler")
     };
     let selector = t
