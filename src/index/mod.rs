@@ -672,17 +672,24 @@ fn resolve_class_groups(
     classes: &[NodeClass<'_>],
     objects: &[Object<'_>],
 ) {
+    if !pools.iter().any(|p| p.name_only_class_ref().is_some()) {
+        return;
+    }
+    let ec2: HashSet<&str> = classes
+        .iter()
+        .filter(|c| !c.legacy)
+        .filter_map(|c| objects[c.obj].name)
+        .collect();
+    let other: HashSet<&str> = objects
+        .iter()
+        .filter(|o| o.kind.ends_with("NodeClass") && o.group != "karpenter.k8s.aws")
+        .filter_map(|o| o.name)
+        .collect();
     for p in pools.iter_mut() {
-        let Some(name) = p.name_only_class_ref() else {
-            continue;
-        };
-        let ec2 = classes
-            .iter()
-            .any(|c| !c.legacy && objects[c.obj].name == Some(name));
-        let other = objects.iter().any(|o| {
-            o.kind.ends_with("NodeClass") && o.group != "karpenter.k8s.aws" && o.name == Some(name)
-        });
-        if ec2 && !other {
+        if let Some(name) = p.name_only_class_ref()
+            && ec2.contains(name)
+            && !other.contains(name)
+        {
             p.resolved_class_group = Some("karpenter.k8s.aws");
         }
     }

@@ -5,6 +5,7 @@ use crate::model::Object;
 use crate::model::kinds::is_server_kind;
 use crate::sched::template_pods;
 use crate::yaml::Node;
+use std::collections::HashMap;
 
 declare_rule! {
     /// ## What it does
@@ -66,6 +67,17 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .get(file)
             .map(|f| f.path.rsplit_once('/').map_or("", |(d, _)| d))
     };
+    // A budget and a workload of one namespace; where either names none (or a placeholder),
+    // only those of one directory, as copies of a layout elsewhere in the repository may pair a
+    // budget with another layout's workload. Looked up by namespace and by directory, built once.
+    let mut by_ns: HashMap<&str, Vec<&Object>> = HashMap::new();
+    let mut by_dir: HashMap<Option<&str>, Vec<&Object>> = HashMap::new();
+    for p in &pdbs {
+        if let Some(ns) = p.namespace {
+            by_ns.entry(ns).or_default().push(p);
+        }
+        by_dir.entry(dir_of(p.file)).or_default().push(p);
+    }
     for t in ix.templates.iter().filter(|t| t.requests_gpu()) {
         let obj = ix.owner(t);
         if !is_server_kind(obj) {
@@ -89,19 +101,23 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let labels = t.metadata.and_then(|m| m.get("labels"));
-        for p in &pdbs {
-            // A budget and a workload of one namespace; where either names none (or a
-            // placeholder), only those of one directory, as copies of a layout elsewhere in the
-            // repository may pair a budget with another layout's workload.
-            let same_ns = match (p.namespace, obj.namespace) {
-                (Some(a), Some(b)) => a == b,
-                _ => dir_of(p.file) == dir_of(obj.file),
-            };
+        let near = by_dir.get(&dir_of(obj.file)).into_iter().flatten();
+        let candidates: Vec<&Object> = match obj.namespace {
+            Some(ns) => by_ns
+                .get(ns)
+                .into_iter()
+                .flatten()
+                .chain(near.filter(|p| p.namespace.is_none()))
+                .copied()
+                .collect(),
+            None => near.copied().collect(),
+        };
+        for p in candidates {
             let Some(spec) = p.spec() else { continue };
             let selected = spec
                 .get("selector")
                 .is_some_and(|sel| crate::model::selects(sel, labels));
-            if !same_ns || !selected {
+            if !selected {
                 continue;
             }
             let Some((field, at)) = blocks(spec, replicas) else {

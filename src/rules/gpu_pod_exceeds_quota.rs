@@ -69,7 +69,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             if n <= cap.hard {
                 continue;
             }
-            // Point at the container whose ask tips the pod over, else the first one asking.
+            // Point at the first app container that asks for it.
             let at = t
                 .containers
                 .iter()
