@@ -256,8 +256,10 @@ fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
     }
     use regex::Regex;
     use std::sync::LazyLock;
+    // `chart: kueue`, `chartName: karpenter`; an OCI reference names the chart at its end, and
+    // `chart` may then be left empty (`repository = "oci://public.ecr.aws/karpenter/karpenter"`).
     static CHART: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"(?m)^\s*"?(?:chart|chartName|chart_name)"?\s*[:=]\s*["']?(?:\S*/)?([\w.-]+?)["']?\s*,?\s*(?:#.*)?$"#)
+        Regex::new(r#"(?m)^\s*"?(?:(?:chart|chartName|chart_name)"?\s*[:=]\s*["']?(?:\S*/)?|repository"?\s*[:=]\s*["']?oci://\S*/)([\w.-]+?)["']?\s*,?\s*(?:#.*)?$"#)
             .expect("a valid pattern")
     });
     static VERSION: LazyLock<Regex> = LazyLock::new(|| {
@@ -268,17 +270,8 @@ fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
     });
     // A block's keys lie within this many bytes of each other.
     const NEAR: usize = 600;
-    // An OCI reference names the chart at its end, and `chart` may then be left empty
-    // (`repository = "oci://public.ecr.aws/karpenter/karpenter"`, `chart = ""`).
-    static OCI: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r#"(?m)^\s*"?repository"?\s*[:=]\s*["']?oci://\S*/([\w.-]+?)["']?\s*,?\s*(?:#.*)?$"#,
-        )
-        .expect("a valid pattern")
-    });
     let named: Vec<usize> = CHART
         .captures_iter(text)
-        .chain(OCI.captures_iter(text))
         .filter(|c| c.get(1).is_some_and(|n| n.as_str() == chart))
         .filter_map(|c| Some(c.get(0)?.start()))
         .collect();
