@@ -27,8 +27,10 @@ impl Sources {
     /// notes the remapping adds (a removing patch, the overlay it came through).
     fn move_one(&self, files: &[SourceFile], d: &Diagnostic) -> Moved {
         let mut notes = Vec::new();
+        let mut primary = None;
         let at = match self.resolve(files, d.loc) {
             Some((r, b)) => {
+                primary = Some(b.fid);
                 for (p, m) in r.notes {
                     notes.push(Note::at(Dest::Path(p.file), p.span, m));
                 }
@@ -39,18 +41,33 @@ impl Sources {
             }
             None => Note::at(Dest::Fid(d.loc.file), d.loc.span, String::new()),
         };
-        let mut related: Vec<Note> = d
-            .related
-            .iter()
-            .map(|r| match self.resolve(files, r.loc) {
-                Some((res, _)) => Note::at(
-                    Dest::Path(res.place.file),
-                    res.place.span,
+        let mut related: Vec<Note> = Vec::with_capacity(d.related.len());
+        for r in &d.related {
+            match self.resolve(files, r.loc) {
+                Some((res, b)) => {
+                    // From another build, the other side may come from the same file as the
+                    // finding (one base, two overlays): the overlay it came through tells them
+                    // apart.
+                    let through = (primary != Some(b.fid))
+                        .then(|| b.map.through(&self.cx(), &res.place.file))
+                        .flatten();
+                    related.push(Note::at(
+                        Dest::Path(res.place.file),
+                        res.place.span,
+                        r.message.clone(),
+                    ));
+                    if let Some((p, m)) = through {
+                        let m = format!("{}, {m}", r.message);
+                        related.push(Note::at(Dest::Path(p.file), p.span, m));
+                    }
+                }
+                None => related.push(Note::at(
+                    Dest::Fid(r.loc.file),
+                    r.loc.span,
                     r.message.clone(),
-                ),
-                None => Note::at(Dest::Fid(r.loc.file), r.loc.span, r.message.clone()),
-            })
-            .collect();
+                )),
+            }
+        }
         related.extend(notes);
         Moved { at, related }
     }

@@ -4,7 +4,7 @@
 use super::inputs::{oversized, plugin_entry, template_hint, template_resource, yaml_fault};
 use super::{FAILED, Origin, Tool, Wrap, remap};
 use crate::source::builder::{Added, Builder, Failed, For, Outcome, Output, Skip, documents};
-use crate::source::tree::{Target, identity};
+use crate::source::tree::{Kustomization, Target, identity};
 use crate::source::{
     MAX_FILE_BYTES, SourceFile, Sources, display_canonical, first_key, parsed_file,
 };
@@ -391,6 +391,7 @@ impl Builder for Kustomize {
         let span = named
             .map(|r| r.span)
             .or_else(|| at.file.problems.first().map(|p| p.span))
+            .or_else(|| field_named(at, &f.message))
             .unwrap_or_else(|| first_key(&at.file));
         // kustomize could not read a resource as YAML (its line numbers count from the
         // document's start): the file's own first problem is the place, and says what it is.
@@ -646,4 +647,18 @@ fn names_path(message: &str, p: &std::path::Path) -> bool {
         let q = quoted.trim_start_matches("./");
         !q.is_empty() && (p == q || p.ends_with(&format!("/{q}")))
     })
+}
+
+/// The key of the kustomization a decoding error names (`… Go struct field
+/// Kustomization.patches of type types.Patch`): the field that does not read.
+fn field_named(k: &Kustomization, message: &str) -> Option<Span> {
+    let (_, rest) = message.split_once("Kustomization.")?;
+    let field: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    k.root()?
+        .entries()
+        .find(|(key, _, _)| key.eq_ignore_ascii_case(&field))
+        .map(|(_, key, _)| key.span())
 }
