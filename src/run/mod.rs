@@ -81,10 +81,38 @@ pub fn lint_repo(repo: Repo, settings: &Settings, policies: Option<&Policies>) -
     let (files, source_notes) = sources.remap(&mut outcome.diagnostics, files);
     finish(&files, settings, policies, &mut outcome);
     let mut notes = skipped_notes(&files);
+    notes.extend(templates_only_note(&files));
     notes.extend(source_notes);
     notes.append(&mut outcome.notes);
     outcome.notes = notes;
     Linted { outcome, files }
+}
+
+/// When only templates were found (`job_template.yaml`), nothing was linted: said once, so that
+/// "no findings in 0 files" is not taken for a clean result.
+fn templates_only_note(files: &[SourceFile]) -> Option<String> {
+    if files.iter().any(|f| !f.is_context()) {
+        return None;
+    }
+    let templates: Vec<&str> = files
+        .iter()
+        .filter(|f| {
+            f.role == crate::source::Role::Derived
+                && crate::source::paths::is_yaml_template(std::path::Path::new(&f.path))
+        })
+        .map(|f| f.path.as_str())
+        .collect();
+    let first = templates.first()?;
+    let (more, them) = match templates.len() {
+        1 => (" is named as a template".to_string(), "it"),
+        n => (
+            format!(" and {} more are named as templates", n - 1),
+            "them",
+        ),
+    };
+    Some(format!(
+        "note: nothing linted: {first}{more} (another tool fills {them} in); render {them} and lint the output via stdin (`envsubst < FILE | gpuops lint -`)"
+    ))
 }
 
 /// One line per template that was not linted, with how to lint it.

@@ -172,6 +172,8 @@ impl Sources {
                 path: display_path(f),
                 detail: if terraform {
                     "its manifests (YAML heredocs, HCL maps, yamlencode(…)), EKS managed node groups and karpenter-resources values, if any; locals, variable defaults and .tfvars are evaluated, what only Terraform knows is a placeholder".into()
+                } else if super::paths::is_yaml_template(f) {
+                    "named a template: another tool fills it in, so its objects are taken to exist, but it is not linted (lint what it renders, e.g. `envsubst < FILE | gpuops lint -`)".into()
                 } else {
                     String::new()
                 },

@@ -125,6 +125,27 @@ fn stdin_is_linted() {
 }
 
 #[test]
+fn templates_alone_say_nothing_was_linted() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "gpu_job_template.yaml", BAD_JOB);
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "."]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("no findings in 0 files"), "{out}");
+    assert!(
+        err.contains("note: nothing linted: gpu_job_template.yaml is named as a template"),
+        "{err}"
+    );
+    // Beside a linted manifest, a template is not linted by design: no note.
+    write(
+        d.path(),
+        "job.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    let Run { err, .. } = run(gpuops_in(d.path()).args(["lint", "."]));
+    assert!(!err.contains("nothing linted"), "{err}");
+}
+
+#[test]
 fn malformed_file_is_a_finding_and_the_rest_is_linted() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "a-broken.yaml", "apiVersion: v1\nkind: [\n");
