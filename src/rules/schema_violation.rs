@@ -35,7 +35,9 @@ declare_rule! {
     /// label and taint keys, template label keys, taints repeated by key and effect, and
     /// capacity types and tenancies none of which it knows. Each message says which of these
     /// rejects it, with the upstream rule's message. Unknown fields of core kinds are reported
-    /// only when they are near-misses of known ones. Objects whose CRD is given with `--crd` or
+    /// only when they are near-misses of known ones, or written one level off (a pod spec
+    /// field such as `runtimeClassName` in a container, a container field in the pod spec).
+    /// Objects whose CRD is given with `--crd` or
     /// `crds:` (or found among the linted files) are validated against that CRD instead: its
     /// schema and its `x-kubernetes-validations` CEL rules (a rule that fails to evaluate on the
     /// object's own data, such as `int()` of a value that is no integer, rejects it as at the API

@@ -497,6 +497,20 @@ pub static POD_SPEC: Obj = typos(&[
     any("workloadRef"),
 ]);
 
+/// Where a field written in a container or a pod spec, and unknown there, belongs instead: a pod
+/// spec field in a container (`runtimeClassName`, `tolerations`), a container field in the pod
+/// spec (`image`, `env`). Written one level off, nothing reads it.
+pub fn misplaced_pod_field(obj: &Obj, key: &str) -> Option<&'static str> {
+    let has = |o: &Obj| o.fields.iter().any(|f| f.name == key);
+    if std::ptr::eq(obj, &CONTAINER) && has(&POD_SPEC) {
+        Some("the pod spec, beside `containers`")
+    } else if std::ptr::eq(obj, &POD_SPEC) && has(&CONTAINER) {
+        Some("each container that needs it")
+    } else {
+        None
+    }
+}
+
 /// The built-in schema of an object's kind and version, with the name messages use for it.
 pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<(&'static Obj, &'static str)> {
     Some(match (group, version, kind) {

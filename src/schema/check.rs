@@ -452,6 +452,17 @@ impl<'a> Walker<'a, '_> {
             self.push_unknown(kn, msg, help);
             return;
         }
+        if let Some(place) = super::builtin::misplaced_pod_field(obj, k) {
+            let (is, not) = if place.starts_with("the pod") {
+                ("pod spec", "container")
+            } else {
+                ("container", "pod spec")
+            };
+            let msg = format!("`{path}` is a {is} field, not a {not} one: {fate}");
+            let help = format!("move it to {place}: where it is, nothing reads it");
+            self.push_unknown(kn, msg, help);
+            return;
+        }
         let suggestion = did_you_mean(k, obj.fields.iter().map(|f| f.name));
         if obj.unknown == Unknown::Typos && suggestion.is_none() {
             return;
