@@ -199,9 +199,10 @@ pub fn finish(
 }
 
 /// Advice on how an object runs (disruption, cost, availability, performance, security,
-/// deprecation, consistency between copies) given on a file in a test tree: what is there is the
-/// input of a project's tests (fixtures, golden files, e2e scenarios, older releases' objects),
-/// not what a cluster runs, so how it would run is nobody's concern. Findings that the object
+/// deprecation, consistency between copies) given on a file in a test tree or an archive: what is
+/// there is the input of a project's tests (fixtures, golden files, e2e scenarios, older releases'
+/// objects) or kept for reference, not what a cluster runs, so how it would run is nobody's
+/// concern. Findings that the object
 /// cannot be applied at all stand, and a rule selected by name (`--rule`) judges every file.
 fn advice_on_test_data(
     d: &Diagnostic,
@@ -223,9 +224,9 @@ fn advice_on_test_data(
     // Each file's path is judged once (it looks for the repository's root on disk).
     advice
         && *test_tree.entry(d.loc.file).or_insert_with(|| {
-            files
-                .get(d.loc.file)
-                .is_some_and(|f| crate::source::in_test_tree(&f.path))
+            files.get(d.loc.file).is_some_and(|f| {
+                crate::source::in_test_tree(&f.path) || crate::source::in_archived_tree(&f.path)
+            })
         })
 }
 

@@ -3,8 +3,6 @@
 use crate::yaml::compat;
 use crate::yaml::{Budget, Document, Pos, Problem, Span};
 use globset::GlobSet;
-use rayon::prelude::*;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -268,7 +266,7 @@ impl SourceFile {
         }
     }
 
-    fn unreadable(path: String, message: String) -> Self {
+    pub(super) fn unreadable(path: String, message: String) -> Self {
         SourceFile {
             path,
             text: "".into(),
@@ -362,11 +360,12 @@ impl Discovery<'_> {
         }
         let walked: std::collections::HashSet<&PathBuf> = walked.iter().collect();
         let in_chart = |p: &Path| {
-            charts.iter().any(|c| p.starts_with(c))
+            charts.iter().any(|c| p.starts_with(c.join("templates")))
+                || chart_owned(p)
                 || p.ancestors()
                     .skip(1)
                     .take_while(|d| d.starts_with(root) && *d != root)
-                    .any(|d| d.join("Chart.yaml").is_file())
+                    .any(chart_part)
         };
         tracked
             .into_iter()
@@ -426,11 +425,10 @@ impl Discovery<'_> {
                 files.push(root.clone());
                 continue;
             }
-            if root.join("Chart.yaml").is_file() {
-                if let Ok(mut c) = charts.lock() {
-                    c.push(root.clone());
-                }
-                continue;
+            if root.join("Chart.yaml").is_file()
+                && let Ok(mut c) = charts.lock()
+            {
+                c.push(root.clone());
             }
             let found_charts = std::sync::Arc::clone(&charts);
             // `.gitignore` only inside a git checkout, as git reads it: a tree without `.git` (an
@@ -443,7 +441,8 @@ impl Discovery<'_> {
                 .filter_entry(move |e| {
                     let is_dir = e.file_type().is_some_and(|t| t.is_dir());
                     if !is_dir {
-                        return true;
+                        // A chart's own files (`values.yaml`): read with the chart.
+                        return !chart_owned(e.path());
                     }
                     // Git's own, and what tools cache or build beside the sources (a committed
                     // `.cache` of vendored manifests, Terraform's downloaded modules): copies of
@@ -454,12 +453,14 @@ impl Discovery<'_> {
                     ) {
                         return false;
                     }
-                    // Helm templates are not YAML until rendered.
-                    let chart = e.path().join("Chart.yaml").exists();
-                    if chart && let Ok(mut c) = found_charts.lock() {
+                    // Helm templates are not YAML until rendered; what else a chart's
+                    // directory holds (examples, other charts) Helm does not render: walked.
+                    if e.path().join("Chart.yaml").exists()
+                        && let Ok(mut c) = found_charts.lock()
+                    {
                         c.push(e.path().to_path_buf());
                     }
-                    !chart
+                    !chart_part(e.path())
                 })
                 .build_parallel();
             // A walk is thousands of directory reads and stats: on every core, as parsing is.
@@ -528,103 +529,19 @@ impl Discovery<'_> {
     }
 }
 
-/// Reads and parses files in parallel. Unreadable content (binary, not UTF-8, too large) becomes a
-/// located problem of the file; an I/O failure is returned separately. The `.tf` files of a
-/// directory are read together (a Terraform module's files share its locals and variables).
-pub fn load(paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<IoProblem>) {
-    let mut modules: std::collections::BTreeMap<&Path, Vec<usize>> = Default::default();
-    let mut jobs: Vec<Vec<usize>> = Vec::new();
-    for (i, p) in paths.iter().enumerate() {
-        if super::terraform::is_terraform(p) {
-            modules
-                .entry(p.parent().unwrap_or(Path::new("")))
-                .or_default()
-                .push(i);
-        } else {
-            jobs.push(vec![i]);
-        }
-    }
-    jobs.extend(modules.into_values());
-    let mut results: Vec<(usize, Result<Vec<SourceFile>, IoProblem>)> = jobs
-        .par_iter()
-        .flat_map_iter(|job| -> Vec<(usize, Result<Vec<SourceFile>, IoProblem>)> {
-            if job.len() == 1 && !super::terraform::is_terraform(&paths[job[0]]) {
-                let i = job[0];
-                return vec![(i, load_one(&paths[i]).map(|f| f.into_iter().collect()))];
-            }
-            let module: Vec<PathBuf> = job.iter().map(|&i| paths[i].clone()).collect();
-            job.iter()
-                .copied()
-                .zip(super::terraform::read_module(&module))
-                .collect()
-        })
-        .collect();
-    // In the order of the paths, as one file per path would be.
-    results.sort_by_key(|(i, _)| *i);
-    let mut files: Vec<SourceFile> = Vec::with_capacity(results.len());
-    let mut problems = Vec::new();
-    for (_, r) in results {
-        match r {
-            Ok(f) => files.extend(f),
-            Err(p) => problems.push(p),
-        }
-    }
-    // A template that Terraform renders is read with its module, as linted manifests: the copy
-    // discovery read of it on its own goes.
-    let linted: std::collections::HashSet<String> = files
-        .iter()
-        .filter(|f| f.role == Role::Linted && super::paths::is_yaml_template(Path::new(&f.path)))
-        .map(|f| f.path.clone())
-        .collect();
-    if !linted.is_empty() {
-        files.retain(|f| f.role != Role::Derived || !linted.contains(&f.path));
-    }
-    (files, problems)
+/// Whether a directory is the part of a chart Helm renders or installs as it is: its
+/// `templates/`, its subcharts' `charts/`, its `crds/` (read on their own).
+fn chart_part(dir: &Path) -> bool {
+    matches!(
+        dir.file_name().and_then(|n| n.to_str()),
+        Some("templates" | "charts" | "crds")
+    ) && dir.parent().is_some_and(|c| c.join("Chart.yaml").is_file())
 }
 
-/// `None`: a file of another language that holds no manifest.
-fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
-    let path = display_path(p);
-    let io = |e: std::io::Error| IoProblem {
-        path: path.clone(),
-        message: e.to_string(),
-    };
-    if super::paths::is_yaml_template(p) {
-        return Ok(super::terraform::read_template(p));
-    }
-    // A test's assertion about the cluster (kuttl, chainsaw) is compared, never applied.
-    if super::paths::named_assertion(p) {
-        return Ok(None);
-    }
-    if super::pages::is_page(p) || super::pages::is_chart_manifest(p) {
-        // Kept (without objects) only for the releases it installs and the objects it shows.
-        let text = match std::fs::metadata(p) {
-            Ok(m) if m.len() <= MAX_FILE_BYTES => std::fs::read_to_string(p).unwrap_or_default(),
-            _ => String::new(),
-        };
-        return Ok(super::pages::worth_keeping(p, &text).then(|| SourceFile {
-            path: path.clone(),
-            text: text.into(),
-            docs: Vec::new(),
-            problems: Vec::new(),
-            skipped: None,
-            role: Role::Derived,
-            lines: LineTable::default(),
-        }));
-    }
-    let file = std::fs::File::open(p).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    if len > MAX_FILE_BYTES {
-        return Ok(Some(SourceFile::unreadable(
-            path.clone(),
-            format!("file is {len} bytes, over the {MAX_FILE_BYTES}-byte limit; not linted"),
-        )));
-    }
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    Ok(Some(from_bytes(path, bytes)))
+/// Whether a file is one of a chart's own, beside its `Chart.yaml` (values, the lock file).
+fn chart_owned(file: &Path) -> bool {
+    file.parent()
+        .is_some_and(|c| c.join("Chart.yaml").is_file())
 }
 
 /// Whether a file is the output of a kustomization build or a chart render (named

@@ -57,11 +57,13 @@ pub mod files;
 pub mod git;
 pub mod helm;
 pub mod kustomize;
+mod load;
 pub mod nodes;
 pub mod pages;
 pub mod paths;
 pub mod remap;
 pub mod terraform;
+mod testsuites;
 pub mod tree;
 
 mod explain;
@@ -71,6 +73,7 @@ mod remapped;
 pub use crate::config::sources::{ChartConfig, SourcesConfig, parse_key as parse_config_key};
 pub use files::*;
 pub use kustomize::{Builds, Origin};
+pub use load::load;
 pub use paths::*;
 
 use crate::diag::FileId;

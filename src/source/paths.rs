@@ -1,7 +1,8 @@
 //! What a file's place and name say about it: test data, a negative sample, a kustomize patch,
 //! a symbolic link to nothing.
 
-/// Whether a path lies in a test tree (`test/`, `tests/`, `testdata/`, `e2e/`, `fixtures/`…):
+/// Whether a path lies in a test tree (`test/`, `tests/`, `testdata/`, `e2e/`, `fixtures/`,
+/// `.chainsaw-test/`…):
 /// what is there serves a project's tests, and nothing deploys it as it stands. Only directories
 /// inside the file's repository count (below the nearest directory holding `.git`): a repository
 /// checked out under `~/tests/` is not a test tree.
@@ -15,7 +16,39 @@ pub fn in_test_tree(path: &str) -> bool {
     inside.components().any(|c| {
         matches!(
             c.as_os_str().to_str().unwrap_or(""),
-            "test" | "tests" | "testdata" | "test-data" | "e2e" | "fixtures" | "__tests__"
+            "test"
+                | "tests"
+                | "testdata"
+                | "test-data"
+                | "e2e"
+                | "fixtures"
+                | "__tests__"
+                | ".chainsaw-test"
+                | ".kyverno-test"
+        )
+    })
+}
+
+/// Whether a path lies in a directory kept for reference only (`archive/`, `deprecated/`,
+/// `old/`): what is there is no longer applied, and advice about running it is of no use.
+pub fn in_archived_tree(path: &str) -> bool {
+    std::path::Path::new(path).components().any(|c| {
+        matches!(
+            c.as_os_str()
+                .to_str()
+                .unwrap_or("")
+                .to_ascii_lowercase()
+                .as_str(),
+            "archive"
+                | "archived"
+                | "archives"
+                | "_archive"
+                | ".archive"
+                | "attic"
+                | "deprecated"
+                | "obsolete"
+                | "old"
+                | "unused"
         )
     })
 }

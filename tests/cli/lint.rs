@@ -125,6 +125,37 @@ fn stdin_is_linted() {
 }
 
 #[test]
+fn files_a_tools_test_compares_refuses_or_evaluates_offline_are_not_manifests() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "policy/.chainsaw-test/chainsaw-test.yaml",
+        "apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nspec:\n  steps:\n  - try:\n    - apply:\n        file: job-good.yaml\n    - apply:\n        file: job-refused.yaml\n        expect:\n        - check:\n            ($error != null): true\n    - assert:\n        file: job-patched.yaml\n",
+    );
+    for f in ["job-refused.yaml", "job-patched.yaml"] {
+        write(d.path(), &format!("policy/.chainsaw-test/{f}"), BAD_JOB);
+    }
+    write(d.path(), "policy/.chainsaw-test/job-good.yaml", BAD_JOB);
+    write(
+        d.path(),
+        "cli/kyverno-test.yaml",
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\npolicies: [policy.yaml]\nresources: [resource.yaml]\n",
+    );
+    write(d.path(), "cli/resource.yaml", BAD_JOB);
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", ".", "--format", "json"]));
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let paths: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap())
+        .collect();
+    // Only the file the test applies expecting it to be accepted is a manifest.
+    assert_eq!(paths, ["policy/.chainsaw-test/job-good.yaml"], "{out}");
+}
+
+#[test]
 fn templates_alone_say_nothing_was_linted() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "gpu_job_template.yaml", BAD_JOB);
@@ -220,6 +251,55 @@ fn non_kubernetes_yaml_and_helm_charts_are_skipped() {
     assert_eq!(v["summary"]["objects"], 0);
     assert_eq!(v["skipped"][0]["path"], "chart/Chart.yaml");
     assert_eq!(v["skipped"][0]["reason"], "Helm chart (helm not on PATH)");
+}
+
+#[test]
+fn what_a_charts_directory_holds_beside_its_templates_is_linted() {
+    let d = tempfile::tempdir().unwrap();
+    // The repository's root is an umbrella chart; other charts and plain manifests lie below.
+    write(
+        d.path(),
+        "Chart.yaml",
+        "apiVersion: v2\nname: all\nversion: 0.1.0\n",
+    );
+    write(d.path(), "values.yaml", "gpu:\n  count: 0.5\n");
+    write(
+        d.path(),
+        "templates/job.yaml",
+        "{{- if .Values.x }}\nkind: Job\n{{- end }}\n",
+    );
+    write(d.path(), "charts/sub/templates/job.yaml", BAD_JOB);
+    write(
+        d.path(),
+        "vllm/Chart.yaml",
+        "apiVersion: v2\nname: vllm\nversion: 0.1.0\n",
+    );
+    write(d.path(), "vllm/templates/job.yaml", BAD_JOB);
+    write(d.path(), "vllm/examples/job.yaml", BAD_JOB);
+    let empty = tempfile::tempdir().unwrap();
+    let Run { code, out, .. } = run(gpuops_in(d.path())
+        .env("PATH", empty.path())
+        .args(["lint", "--format", "json"]));
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let paths: std::collections::BTreeSet<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap())
+        .collect();
+    // Helm renders neither an example nor a values file; its templates are not YAML.
+    assert_eq!(
+        paths.into_iter().collect::<Vec<_>>(),
+        ["vllm/examples/job.yaml"]
+    );
+    let skipped: Vec<&str> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped, ["Chart.yaml", "vllm/Chart.yaml"], "{out}");
 }
 
 #[test]

@@ -1313,6 +1313,22 @@ fn argo_a_helm_block_on_a_folder_without_a_chart_says_how_to_sync_it() {
         v["diagnostics"][0]["message"],
         "Argo CD cannot sync Application `karpenter`: `karpenter` has no Chart.yaml, yet the source's `helm:` block makes Argo CD render it as a chart (remove `helm:` to sync the folder as it is, or set `chart:` and `repoURL` to the chart's repository)"
     );
+
+    // `.` is in every repository: a root without a chart is another repository's (a chart
+    // copied here with the Application that deploys it from its own repository).
+    let app = d.path().join("apps/karpenter.yaml");
+    let text = fs::read_to_string(&app).unwrap().replace(
+        "path: karpenter",
+        "repoURL: https://github.com/acme/karpenter-chart.git\n    path: .",
+    );
+    fs::write(&app, text).unwrap();
+    let Run { code, out, err } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!((code, findings(&json(&out))), (0, vec![]), "{out}");
+    assert!(
+        err.contains("a source from another repository (https://github.com/acme/karpenter-chart.git): the root of this one holds no Chart.yaml"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -60,6 +60,8 @@ fn advice_is_not_given_on_test_data_unless_the_rule_is_asked_for() {
     write(d.path(), "karpenter/gpu.yaml", POOL);
     write(d.path(), "apps/llm.yaml", SERVER);
     write(d.path(), "test/e2e/llm.yaml", SERVER);
+    // Nor on what is kept for reference only.
+    write(d.path(), "deprecated/llm.yaml", SERVER);
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     let pdb: Vec<_> = findings(&out)
         .into_iter()
@@ -80,7 +82,7 @@ fn advice_is_not_given_on_test_data_unless_the_rule_is_asked_for() {
         "--rule",
         "gpu-inference-pdb-missing",
     ]));
-    assert_eq!(findings(&out).len(), 2, "{out}{err}");
+    assert_eq!(findings(&out).len(), 3, "{out}{err}");
 }
 
 const CACHE_CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: caches.example.com\nspec:\n  group: example.com\n  names: {kind: Cache, plural: caches}\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec:\n              type: object\n              required: [service]\n              properties:\n                service:\n                  type: object\n                  required: [ports]\n                  properties:\n                    ports: {type: array, items: {type: integer}}\n";

@@ -108,7 +108,24 @@ impl Sources {
         let as_helm = s.helm.is_some() || (explicit == 0 && has_chart);
         let as_kustomize =
             s.kustomize.is_some() || (explicit == 0 && !has_chart && kfile.is_some());
+        // `.` is a directory of every repository: with no other sign that the source is this
+        // one, a root that lacks what the source renders is another repository's.
+        let root_only = !configured && dir == root;
+        let elsewhere = || {
+            Resolved::NotLinted(format!(
+                "a source from another repository ({}): the root of this one holds no {}",
+                s.repo_url,
+                if as_helm {
+                    "Chart.yaml"
+                } else {
+                    "kustomization"
+                }
+            ))
+        };
         if as_helm {
+            if !has_chart && root_only {
+                return elsewhere();
+            }
             if !has_chart {
                 // Only `helm:` makes a folder without a chart a Helm source.
                 return Resolved::Failed(
@@ -124,6 +141,9 @@ impl Sources {
         }
         if as_kustomize {
             let Some(k) = kfile else {
+                if root_only {
+                    return elsewhere();
+                }
                 return Resolved::Failed(format!("`{path}` has no kustomization"), span);
             };
             let components = s.kustomize.iter().flat_map(|o| o.components.iter());
