@@ -140,13 +140,15 @@ pub(super) fn kueue<'a>(ix: &Index<'a>) -> Vec<Install<'a>> {
     out.extend(installs(ix, &KUEUE, |text| {
         // The Kueue operator through OLM (OpenShift's build of Kueue): its channels are the
         // vendor's releases, not upstream ones. The same operator's `Kueue` object
-        // (`kueue.openshift.io`) says so too.
+        // (`kueue.openshift.io`) and the label of the namespaces it manages say so too.
         let operator_cr = text.contains("kueue.openshift.io/v")
             && text.lines().any(|l| l.trim_end() == "kind: Kueue");
         operator_cr
             || (text.contains("kind: Subscription") && text.contains("kueue-operator"))
             || text.contains("openshift-kueue-operator")
             || text.contains("Red Hat build of Kueue")
+            // A namespace opted in to that build's management.
+            || text.contains("kueue.openshift.io/managed")
             || openshift_ai_kueue(text)
     }));
     out

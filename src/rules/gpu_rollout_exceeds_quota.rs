@@ -222,7 +222,7 @@ pub(super) fn per_pod<'a>(t: &PodTemplate<'a>) -> Vec<(&'a str, u64)> {
 /// The pods a rolling update adds and may take away at once, as the Deployment controller
 /// resolves `maxSurge` (rounded up) and `maxUnavailable` (rounded down). `None`: `Recreate`, or
 /// a value that is not written out.
-fn rollout(strategy: Option<Node<'_>>, replicas: u64) -> Option<(u64, u64)> {
+pub(super) fn rollout(strategy: Option<Node<'_>>, replicas: u64) -> Option<(u64, u64)> {
     if strategy
         .and_then(|s| s.get("type"))
         .is_some_and(|t| t.as_str() != Some("RollingUpdate"))

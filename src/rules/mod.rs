@@ -330,6 +330,7 @@ mod gpu_pdb_blocks_eviction;
 mod gpu_pod_exceeds_quota;
 mod gpu_quantity_invalid;
 mod gpu_quota_unenforced;
+mod gpu_rollout_blocked_by_volume;
 mod gpu_rollout_exceeds_quota;
 mod gpu_toleration_missing;
 mod imds_tokens_optional;
@@ -389,6 +390,7 @@ static ALL: &[&Rule] = &[
     &gpu_quota_unenforced::RULE,
     &gpu_pod_exceeds_quota::RULE,
     &gpu_rollout_exceeds_quota::RULE,
+    &gpu_rollout_blocked_by_volume::RULE,
     &nodepool_cost_exceeds_budget::RULE,
     &training_do_not_disrupt_missing::RULE,
     &training_consolidation_underutilized::RULE,

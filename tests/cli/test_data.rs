@@ -365,6 +365,16 @@ fn kueue_installed_by_a_helm_command_or_an_operator_subscription_is_read() {
     write(d.path(), "chapter02/01-flavor.yaml", flavor);
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(findings(&out), vec![], "{out}{err}");
+    // A namespace labelled for that build's management, beside the queues of its tests.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "kueue/kube-burner/namespace.yml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: whisper\n  labels:\n    kueue.openshift.io/managed: \"true\"\n",
+    );
+    write(d.path(), "kueue/manifests/flavor.yml", flavor);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
     // A copy of the Kueue chart in the repository (not rendered: its templates need helm) runs
     // its `appVersion`, v0.8.1, which serves v1beta1 only.
     let d = tempfile::tempdir().unwrap();

@@ -51,7 +51,8 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
 }
 
 /// For a file that does not parse: its first fill-in placeholder, an envsubst `${NAME}`, a
-/// Backstage or GitHub Actions expression `${{ values.name }}` or a `sed` target `%NAME%`, when
+/// Backstage or GitHub Actions expression `${{ values.name }}`, a `sed` target `%NAME%` or an
+/// `@NAME@` (a scalar cannot start with `@` either), when
 /// filling every placeholder with a plain word makes it parse (`{ value: ${ISVC_PATH}/v1 }` in a
 /// flow mapping reads as a nested mapping, and a scalar cannot start with `%`, until the tool has
 /// run). A file still broken once filled is broken YAML.
@@ -93,19 +94,38 @@ pub fn placeholder_markers(text: &str) -> Option<TemplateHint> {
                 (n > 0 && b.get(i + 2 + n) == Some(&b'}'))
                     .then_some((i + n + 3, "envsubst template"))
             }
-            b'%' if b.get(i + 1).is_some_and(u8::is_ascii_alphabetic) => {
+            // `%NAME%` for sed; `@NAME@` as configure, Maven or a script's `replace()` fills it.
+            b'%' | b'@' if b.get(i + 1).is_some_and(u8::is_ascii_alphabetic) => {
                 let n = b[i + 1..]
                     .iter()
                     .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
                     .count();
-                (b.get(i + 1 + n) == Some(&b'%')).then_some((i + n + 2, "sed template"))
+                let kind = if b[i] == b'%' {
+                    "sed template"
+                } else {
+                    "@NAME@ template"
+                };
+                (b.get(i + 1 + n) == Some(&b[i])).then_some((i + n + 2, kind))
             }
             _ => None,
         };
         match found {
             Some((end, kind)) => {
-                // The same length, so that spans still point into the file as written.
+                // The same length, so that spans still point into the file as written. One
+                // alone on its line is filled with lines (a block, or nothing): a comment.
                 filled[i..end].fill(b'x');
+                let line_start = b[..i]
+                    .iter()
+                    .rposition(|&c| c == b'\n')
+                    .map_or(0, |p| p + 1);
+                let alone = b[line_start..i].iter().all(|&c| c == b' ')
+                    && b[end..]
+                        .iter()
+                        .take_while(|&&c| c != b'\n')
+                        .all(|&c| c == b' ' || c == b'\r');
+                if alone {
+                    filled[i] = b'#';
+                }
                 first.get_or_insert((i, end, kind));
                 i = end;
             }
@@ -137,6 +157,9 @@ fn markers(text: &str, quoted: bool) -> Option<TemplateHint> {
         return None;
     }
     let mut block_scalar: Option<usize> = None;
+    // The quote of a quoted scalar that goes on past its line (a chat template in a ConfigMap,
+    // a manifest in an argument): its next lines are the string's text, not the file's.
+    let mut quoted_scalar: Option<u8> = None;
     let mut line_start = 0;
     for raw in text.split('\n') {
         let start = line_start;
@@ -149,6 +172,12 @@ fn markers(text: &str, quoted: bool) -> Option<TemplateHint> {
                 continue;
             }
             block_scalar = None;
+        }
+        if let Some(q) = quoted_scalar {
+            if let Some(end) = closing_quote(line.as_bytes(), 0, q) {
+                quoted_scalar = open_quote(&line[end + 1..]);
+            }
+            continue;
         }
         if body.is_empty() || body.starts_with('#') {
             continue;
@@ -183,6 +212,61 @@ fn markers(text: &str, quoted: bool) -> Option<TemplateHint> {
         }
         if opens_block_scalar(body) {
             block_scalar = Some(indent);
+        } else {
+            quoted_scalar = open_quote(line);
+        }
+    }
+    None
+}
+
+/// The quote (`"` or `'`) of a scalar that `line` opens and does not close: one that starts a
+/// value (after `: `, `- `, `[`, `{`, `,` or at the line's start), outside comments.
+fn open_quote(line: &str) -> Option<u8> {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'#' && (i == 0 || b[i - 1] == b' ') {
+            return None;
+        }
+        if c == b'"' || c == b'\'' {
+            let prev = b[..i].iter().rev().find(|&&p| p != b' ' && p != b'\t');
+            let starts_value = match prev {
+                None => true,
+                Some(b'[' | b'{' | b',') => true,
+                Some(b':' | b'-') => i > 0 && matches!(b[i - 1], b' ' | b'\t'),
+                _ => false,
+            };
+            if starts_value {
+                match closing_quote(b, i + 1, c) {
+                    Some(end) => {
+                        i = end + 1;
+                        continue;
+                    }
+                    None => return Some(c),
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Where the quoted scalar opened by `quote` closes on this line, searching from `from`: an
+/// unescaped `"` (`\"` is escaped), or a `'` not doubled (`''` is one quote).
+fn closing_quote(b: &[u8], from: usize, quote: u8) -> Option<usize> {
+    let mut i = from;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if quote == b'"' => i += 2,
+            c if c == quote => {
+                if quote == b'\'' && b.get(i + 1) == Some(&b'\'') {
+                    i += 2;
+                } else {
+                    return Some(i);
+                }
+            }
+            _ => i += 1,
         }
     }
     None

@@ -144,6 +144,24 @@ fn actions_inside_a_plain_scalar_of_a_parsed_file_are_text() {
 }
 
 #[test]
+fn markers_on_the_next_lines_of_a_quoted_scalar_are_its_text() {
+    // A Jinja chat template in a ConfigMap, written as one double-quoted string over lines.
+    let chat = "apiVersion: v1\ndata:\n  chat.jinja: \"{%- set v = \\\"x\\\"\n    -%}\\n{#- guard -#}\\n{{- bos -}}\n    {%- endif %}\"\nkind: ConfigMap\n";
+    assert!(syntax_error(&parse(chat, Default::default())).is_none());
+    assert!(structural_template_markers(chat).is_none(), "{chat}");
+    // A manifest passed as a single-quoted argument (`''` is a quote).
+    let arg = "args:\n  - 'it''s\n    {{inputs.parameters.name}}\n    done'\n  - {{ .Values.x }}\n";
+    let h = structural_template_markers(arg).unwrap();
+    assert_eq!(h.marker, "{{ .Values.x }}");
+    // Once the string closes, the file's own lines count again.
+    let after = "a: \"one\n  two\"\nb: {{ .Values.y }}\n";
+    assert!(structural_template_markers(after).is_some());
+    // A quote inside a plain scalar or a comment opens nothing.
+    let plain = "note: it's fine # don't\nb: {{ .Values.y }}\n";
+    assert!(structural_template_markers(plain).is_some());
+}
+
+#[test]
 fn envsubst_names_in_flow_lists_are_templates_only_where_parsing_fails() {
     let src = "spec:\n  matchExpressions:\n    - key: zone\n      operator: In\n      values: [${SORTED_CLUSTER_LIST}]\n";
     let h = template_markers(src).unwrap();
@@ -192,6 +210,22 @@ fn fill_in_placeholders_that_break_the_yaml() {
         (hint.kind, hint.marker.as_str()),
         ("sed template", "%TARGET%")
     );
+    // A script's `replace('@name_k8s@', …)` target: nor can one start with `@`.
+    let job =
+        "metadata:\n  name: @name_k8s@\n  labels:\n    kueue.x-k8s.io/queue-name: @k8s_queue@\n";
+    let hint = placeholder_markers(job).expect("a template");
+    assert_eq!(
+        (hint.kind, hint.marker.as_str()),
+        ("@NAME@ template", "@name_k8s@")
+    );
+    // One alone on its line stands for lines (a block of containers, or nothing).
+    let spec = "spec:\n  containers:\n    @sidecar_containers@\n    - name: @engine@\n";
+    assert_eq!(
+        placeholder_markers(spec).expect("a template").marker,
+        "@sidecar_containers@"
+    );
+    // An address is no placeholder.
+    assert!(placeholder_markers("owner: @team\n").is_none());
     // In lower case, with dashes, after a comment that holds `%` signs of its own.
     let svc = "spec:\n  selector:\n    # the %notebook-name is the server's name%\n    notebook-name: %notebook-name%\n";
     let hint = placeholder_markers(svc).expect("a template");

@@ -1,0 +1,157 @@
+use super::Ctx;
+use super::gpu_rollout_exceeds_quota::rollout;
+use crate::diag::Diagnostic;
+use crate::model::Object;
+use crate::sched::template_pods;
+use crate::yaml::Node;
+use std::collections::HashMap;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a one-replica GPU Deployment that rolls out by starting its new pod before it stops
+    /// the old one (the default `RollingUpdate`: `maxSurge` 25 % rounds up to 1,
+    /// `maxUnavailable` down to 0) while the pod mounts a PersistentVolumeClaim of the files that
+    /// only one node may attach (`ReadWriteOnce`) or only one pod may use
+    /// (`ReadWriteOncePod`). Claims of a storage class that is a shared file system (EFS, NFS,
+    /// Filestore, Azure Files, CephFS, FSx, Lustre), whose volumes are not attached to one
+    /// node, and Deployments an autoscaler scales are not judged.
+    ///
+    /// ## Why is this bad?
+    /// The new pod needs a GPU the old one does not free, so it lands on another node (a GPU
+    /// node is seldom left with one spare), where the volume cannot attach while the old pod
+    /// holds it (`Multi-Attach error`); with `ReadWriteOncePod` it cannot start anywhere. The
+    /// old pod is stopped only once the new one is ready, so every rollout of the model server
+    /// stalls until its progress deadline reports it failed.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// apiVersion: apps/v1
+    /// kind: Deployment
+    /// metadata: {name: llm}
+    /// spec:
+    ///   replicas: 1
+    ///   template:
+    ///     spec:
+    ///       containers:
+    ///         - name: vllm
+    ///           resources:
+    ///             limits: {nvidia.com/gpu: 1}
+    ///           volumeMounts: [{name: models, mountPath: /models}]
+    ///       volumes:
+    ///         - name: models
+    ///           persistentVolumeClaim: {claimName: models}   # ReadWriteOnce
+    /// ```
+    ///
+    /// ## Fix
+    /// Stop the old pod first: `strategy: {type: Recreate}` (or
+    /// `rollingUpdate: {maxSurge: 0, maxUnavailable: 1}`), or keep the models on a volume many
+    /// nodes can mount (`ReadWriteMany`, `ReadOnlyMany`).
+    name: "gpu-rollout-blocked-by-volume",
+    category: "availability",
+    kinds: &["Deployment", "PersistentVolumeClaim"],
+    severity: Warning,
+    summary: "a one-replica GPU Deployment's rolling update needs a second node to attach a volume only one may",
+    check: check,
+}
+
+/// Storage classes whose volumes are file systems mounted over the network, not attached to
+/// one node: an access mode there does not keep a second node out.
+const SHARED: [&str; 8] = [
+    "efs",
+    "nfs",
+    "filestore",
+    "azurefile",
+    "cephfs",
+    "fsx",
+    "lustre",
+    "gluster",
+];
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let ix = cx.ix;
+    // Claims by (namespace, name): the one access mode that binds a single node or pod.
+    let mut claims: HashMap<(Option<&str>, &str), (&Object, Node, &str)> = HashMap::new();
+    for c in ix
+        .of_kind("PersistentVolumeClaim")
+        .filter(|o| o.group.is_empty())
+    {
+        let (Some(name), Some(spec)) = (c.name, c.spec()) else {
+            continue;
+        };
+        let class = spec
+            .get("storageClassName")
+            .and_then(Node::as_str)
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if SHARED.iter().any(|s| class.contains(s)) {
+            continue;
+        }
+        let Some(modes) = spec.get("accessModes") else {
+            continue;
+        };
+        let written: Vec<&str> = modes.items().filter_map(Node::as_str).collect();
+        let single = match written.as_slice() {
+            ["ReadWriteOncePod"] => "ReadWriteOncePod",
+            ["ReadWriteOnce"] => "ReadWriteOnce",
+            _ => continue,
+        };
+        claims.insert((c.namespace, name), (c, modes, single));
+    }
+    if claims.is_empty() {
+        return;
+    }
+    let scalers: Vec<&Object> = ix
+        .of_kind("HorizontalPodAutoscaler")
+        .chain(ix.of_kind("ScaledObject"))
+        .collect();
+    for t in ix.templates.iter().filter(|t| t.requests_gpu()) {
+        let o = ix.owner(t);
+        if o.kind != "Deployment"
+            || o.group != "apps"
+            || super::gpu_inference_pdb_missing::autoscaled(&scalers, o).is_some()
+        {
+            continue;
+        }
+        if template_pods(o, t) != Some(1) {
+            continue;
+        }
+        let strategy = o.spec().and_then(|s| s.get("strategy"));
+        match rollout(strategy, 1) {
+            Some((surge, 0)) if surge > 0 => {}
+            _ => continue,
+        }
+        let volumes = t.spec.get("volumes");
+        for v in volumes.into_iter().flat_map(|v| v.items()) {
+            let Some(claim) = v.at(&["persistentVolumeClaim", "claimName"]) else {
+                continue;
+            };
+            let Some(&(pvc, modes, single)) =
+                claim.as_str().and_then(|n| claims.get(&(o.namespace, n)))
+            else {
+                continue;
+            };
+            let why = if single == "ReadWriteOncePod" {
+                "only one pod may use it, so the new pod cannot start while the old one runs"
+            } else {
+                "on the other node it needs for its GPU the volume cannot attach while the old pod holds it"
+            };
+            let mut d = cx.on(
+                o,
+                strategy.unwrap_or(claim),
+                format!(
+                    "{} rolls out by starting its new pod before it stops the old one, and both mount PersistentVolumeClaim `{}` ({single}): {why}; the old pod stops only once the new one is ready, so every rollout stalls",
+                    o.describe(),
+                    pvc.name_or_unnamed(),
+                ),
+            );
+            if strategy.is_some() {
+                d = d.related(o.loc(claim), "the claim the pod mounts");
+            }
+            out.push(
+                d.related(pvc.loc(modes), format!("`{single}`"))
+                .help("stop the old pod first: `strategy: {type: Recreate}` (or `rollingUpdate: {maxSurge: 0, maxUnavailable: 1}`), or keep the volume on storage many nodes can mount (`ReadWriteMany`)"),
+            );
+            break;
+        }
+    }
+}
