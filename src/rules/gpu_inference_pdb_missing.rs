@@ -67,6 +67,13 @@ declare_rule! {
     check: check,
 }
 
+/// The autoscalers among the files: HorizontalPodAutoscalers and KEDA ScaledObjects.
+pub(super) fn scalers<'i, 'a>(ix: &'i crate::index::Index<'a>) -> Vec<&'i Object<'a>> {
+    ix.of_kind("HorizontalPodAutoscaler")
+        .chain(ix.of_kind("ScaledObject"))
+        .collect()
+}
+
 /// The autoscaler that targets the object, with its floor: (min node, value).
 pub(super) fn autoscaled<'a>(
     scalers: &[&'a Object<'a>],
@@ -105,10 +112,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for o in ix.of_kind("PodDisruptionBudget") {
         pdbs.entry(o.namespace).or_default().push(o);
     }
-    let scalers: Vec<&Object> = ix
-        .of_kind("HorizontalPodAutoscaler")
-        .chain(ix.of_kind("ScaledObject"))
-        .collect();
+    let scalers = scalers(ix);
     for (ti, t) in ix.templates.iter().enumerate() {
         if !t.requests_gpu() || ix.classes.get(ti).map(|c| c.class()) != Some(Class::Inference) {
             continue;

@@ -58,10 +58,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     if pdbs.is_empty() {
         return;
     }
-    let scalers: Vec<&Object> = ix
-        .of_kind("HorizontalPodAutoscaler")
-        .chain(ix.of_kind("ScaledObject"))
-        .collect();
+    let scalers = super::gpu_inference_pdb_missing::scalers(ix);
     let dir_of = |file: crate::diag::FileId| {
         ix.files
             .get(file)

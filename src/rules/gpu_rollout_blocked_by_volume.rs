@@ -100,10 +100,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     if claims.is_empty() {
         return;
     }
-    let scalers: Vec<&Object> = ix
-        .of_kind("HorizontalPodAutoscaler")
-        .chain(ix.of_kind("ScaledObject"))
-        .collect();
+    let scalers = super::gpu_inference_pdb_missing::scalers(ix);
     for t in ix.templates.iter().filter(|t| t.requests_gpu()) {
         let o = ix.owner(t);
         if o.kind != "Deployment"
