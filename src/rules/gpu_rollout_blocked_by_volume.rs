@@ -130,13 +130,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             let why = if single == "ReadWriteOncePod" {
                 "only one pod may use it, so the new pod cannot start while the old one runs"
             } else {
-                "on the other node it needs for its GPU the volume cannot attach while the old pod holds it"
+                "the new pod needs a second GPU, and another node cannot attach the volume while the old pod holds it, so unless the old pod's node has a GPU to spare the new pod never starts"
             };
             let mut d = cx.on(
                 o,
                 strategy.unwrap_or(claim),
                 format!(
-                    "{} rolls out by starting its new pod before it stops the old one, and both mount PersistentVolumeClaim `{}` ({single}): {why}; the old pod stops only once the new one is ready, so every rollout stalls",
+                    "{} rolls out by starting its new pod before it stops the old one, and both mount PersistentVolumeClaim `{}` ({single}): {why}; the old pod stops only once the new one is ready, so the rollout stalls",
                     o.describe(),
                     pvc.name_or_unnamed(),
                 ),

@@ -52,7 +52,28 @@ declare_rule! {
 /// configuration.
 fn is_manifest(path: &str, text: &str) -> bool {
     let ci = path.starts_with(".github/") || path.contains("/.github/");
-    !ci && text.contains("apiVersion") && text.contains("kind")
+    !ci && text.contains("apiVersion") && text.contains("kind") && !is_script(text)
+}
+
+/// Whether a file is a shell script under a YAML name (`kubectl create secret …`, then
+/// `echo "<manifest>" | kubectl apply -f -`): its first line is a command, not YAML.
+fn is_script(text: &str) -> bool {
+    if text.starts_with("#!") {
+        return true;
+    }
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#') && *l != "---");
+    first.is_some_and(|l| {
+        let word = l.split_whitespace().next().unwrap_or("");
+        matches!(
+            word,
+            "kubectl" | "oc" | "helm" | "echo" | "cat" | "export" | "curl" | "kustomize" | "sudo"
+        ) && l.contains(' ')
+            && !l.contains(": ")
+            && !l.ends_with(':')
+    })
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {

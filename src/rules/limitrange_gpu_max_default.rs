@@ -8,7 +8,8 @@ declare_rule! {
     /// ## What it does
     /// Flags a LimitRange item of `type: Container` that sets a `max` for an accelerator or
     /// device resource (`nvidia.com/gpu`, `amd.com/gpu`, `aws.amazon.com/neuron*`,
-    /// `vpc.amazonaws.com/efa`, …) and no `default` for it. Where the repository holds workloads
+    /// `vpc.amazonaws.com/efa`, …) and no `default` for it, or a `default` of one or more of
+    /// them. Where the repository holds workloads
     /// of the LimitRange's namespace, it is flagged only when the default changes what one of
     /// them asks for (a container that names no such resource, or an init container given more
     /// than its pod's containers ask), and that container is marked on the finding; a namespace
@@ -99,6 +100,40 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 // Where the repository holds the namespace's workloads, the cap matters only if
                 // it changes what one of them asks for (a busybox init container of a one-GPU pod
                 // changes nothing).
+                if let Some(tis) = obj.namespace.and_then(|ns| by_namespace.get(ns)) {
+                    let Some((at, why)) = changed(cx, tis, res, n) else {
+                        continue;
+                    };
+                    d = d.related(at, why);
+                }
+                out.push(d);
+            }
+            // A default written out that gives GPUs: the same, by intent or not.
+            for (res, key, v) in default.into_iter().flat_map(|m| m.entries()) {
+                if !is_accelerator_resource(res) {
+                    continue;
+                }
+                let Some(n) = v
+                    .as_str()
+                    .filter(|s| !quantity::is_placeholder(s))
+                    .and_then(quantity::whole)
+                    .filter(|&n| n > 0)
+                else {
+                    continue;
+                };
+                let ns = obj.namespace.map_or(String::new(), |ns| format!(" `{ns}`"));
+                let mut d = cx
+                    .on(
+                        obj,
+                        key,
+                        format!(
+                            "LimitRange `{}` makes `{res}: {n}` the default per container: every container in namespace{ns} that sets no `{res}` limit gets {n} as limit and request, CPU-only pods, sidecars and init containers included",
+                            obj.name.unwrap_or("<unnamed>")
+                        ),
+                    )
+                    .help(format!(
+                        "make the default `{res}: \"0\"` so that only containers that ask get GPUs, and let the GPU containers say how many they need"
+                    ));
                 if let Some(tis) = obj.namespace.and_then(|ns| by_namespace.get(ns)) {
                     let Some((at, why)) = changed(cx, tis, res, n) else {
                         continue;

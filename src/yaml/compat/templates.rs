@@ -160,6 +160,9 @@ fn markers(text: &str, quoted: bool) -> Option<TemplateHint> {
     // The quote of a quoted scalar that goes on past its line (a chat template in a ConfigMap,
     // a manifest in an argument): its next lines are the string's text, not the file's.
     let mut quoted_scalar: Option<u8> = None;
+    // In a file that parses, the column of the key (or item) whose plain scalar value goes on
+    // over the more indented lines below it (a long alert description a build folded).
+    let mut plain_scalar: Option<usize> = None;
     let mut line_start = 0;
     for raw in text.split('\n') {
         let start = line_start;
@@ -178,6 +181,12 @@ fn markers(text: &str, quoted: bool) -> Option<TemplateHint> {
                 quoted_scalar = open_quote(&line[end + 1..]);
             }
             continue;
+        }
+        if let Some(owner) = plain_scalar {
+            if body.trim().is_empty() || indent > owner {
+                continue;
+            }
+            plain_scalar = None;
         }
         if body.is_empty() || body.starts_with('#') {
             continue;
@@ -214,9 +223,34 @@ fn markers(text: &str, quoted: bool) -> Option<TemplateHint> {
             block_scalar = Some(indent);
         } else {
             quoted_scalar = open_quote(line);
+            if !quoted && quoted_scalar.is_none() {
+                plain_scalar = plain_value_owner(body).map(|col| indent + col);
+            }
         }
     }
     None
+}
+
+/// The column (within `body`) of the key or sequence item whose value on this line is a plain
+/// scalar, which may go on over more indented lines: `key: text`, `- key: text`, `- text`.
+fn plain_value_owner(body: &str) -> Option<usize> {
+    let (col, rest) = match body.strip_prefix("- ") {
+        Some(r) => (2 + (r.len() - r.trim_start().len()), r.trim_start()),
+        None => (0, body),
+    };
+    let value = match rest.split_once(": ") {
+        Some((key, v)) if !key.contains(['"', '\'', '{', '[']) => v.trim_start(),
+        // An item that is itself a plain scalar.
+        _ if col > 0 && !rest.ends_with(':') => return plain(rest).then_some(col - 2),
+        _ => return None,
+    };
+    plain(value).then_some(col)
+}
+
+/// Whether a value as written starts a plain scalar (no quote, flow collection, block header,
+/// anchor, alias, tag or comment).
+fn plain(value: &str) -> bool {
+    !value.is_empty() && !value.starts_with(['"', '\'', '{', '[', '|', '>', '&', '*', '!', '#'])
 }
 
 /// The quote (`"` or `'`) of a scalar that `line` opens and does not close: one that starts a

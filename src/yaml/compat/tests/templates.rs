@@ -156,6 +156,14 @@ fn markers_on_the_next_lines_of_a_quoted_scalar_are_its_text() {
     // Once the string closes, the file's own lines count again.
     let after = "a: \"one\n  two\"\nb: {{ .Values.y }}\n";
     assert!(structural_template_markers(after).is_some());
+    // A plain scalar a build folded over lines: its next line is text, whatever it starts with.
+    let alert = "groups:\n  - rules:\n      - annotations:\n          description: GPU {{ $labels.gpu }} is at\n            {{ $value }}°C\n          summary: hot\n";
+    assert!(structural_template_markers(alert).is_none(), "{alert}");
+    let item = "args:\n  - run the job with\n    {{ .Values.flags }}\n";
+    assert!(structural_template_markers(item).is_none(), "{item}");
+    // A key under an item is no continuation.
+    let keys = "containers:\n  - name: a\n    image: {{ .Values.image }}\n";
+    assert!(structural_template_markers(keys).is_some());
     // A quote inside a plain scalar or a comment opens nothing.
     let plain = "note: it's fine # don't\nb: {{ .Values.y }}\n";
     assert!(structural_template_markers(plain).is_some());
