@@ -72,44 +72,19 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 continue;
             }
             let default = item.get("default");
-            for (res, key, v) in item.get("max").into_iter().flat_map(|m| m.entries()) {
-                if !is_accelerator_resource(res) || default.is_some_and(|d| d.get(res).is_some()) {
-                    continue;
-                }
-                let Some(n) = v
-                    .as_str()
-                    .filter(|s| !quantity::is_placeholder(s))
-                    .and_then(quantity::whole)
-                    .filter(|&n| n > 0)
-                else {
-                    continue;
-                };
-                let ns = obj.namespace.map_or(String::new(), |ns| format!(" `{ns}`"));
-                let mut d = cx
-                    .on(
-                        obj,
-                        key,
-                        format!(
-                            "LimitRange `{}` caps `{res}` at {n} per container with no `default`: the API server makes the max the default, so every container in namespace{ns} that sets no `{res}` limit gets `{res}: {n}` as limit and request, CPU-only pods, sidecars and init containers included",
-                            obj.name.unwrap_or("<unnamed>")
-                        ),
-                    )
-                    .help(format!(
-                        "add `default: {{{res}: \"0\"}}` beside the max so that only containers that ask get GPUs, or cap the namespace with a ResourceQuota (`requests.{res}`) instead"
-                    ));
-                // Where the repository holds the namespace's workloads, the cap matters only if
-                // it changes what one of them asks for (a busybox init container of a one-GPU pod
-                // changes nothing).
-                if let Some(tis) = obj.namespace.and_then(|ns| by_namespace.get(ns)) {
-                    let Some((at, why)) = changed(cx, tis, res, n) else {
-                        continue;
-                    };
-                    d = d.related(at, why);
-                }
-                out.push(d);
-            }
-            // A default written out that gives GPUs: the same, by intent or not.
-            for (res, key, v) in default.into_iter().flat_map(|m| m.entries()) {
+            // A cap without a default (the API server makes the max the default), and a
+            // default written out that gives GPUs: the same, by intent or not.
+            let capped = item
+                .get("max")
+                .into_iter()
+                .flat_map(|m| m.entries())
+                .filter(|(res, _, _)| default.is_none_or(|d| d.get(res).is_none()))
+                .map(|e| (e, true));
+            let given = default
+                .into_iter()
+                .flat_map(|m| m.entries())
+                .map(|e| (e, false));
+            for ((res, key, v), cap) in capped.chain(given) {
                 if !is_accelerator_resource(res) {
                     continue;
                 }
@@ -122,18 +97,30 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     continue;
                 };
                 let ns = obj.namespace.map_or(String::new(), |ns| format!(" `{ns}`"));
-                let mut d = cx
-                    .on(
-                        obj,
-                        key,
+                let name = obj.name.unwrap_or("<unnamed>");
+                let (message, help) = if cap {
+                    (
                         format!(
-                            "LimitRange `{}` makes `{res}: {n}` the default per container: every container in namespace{ns} that sets no `{res}` limit gets {n} as limit and request, CPU-only pods, sidecars and init containers included",
-                            obj.name.unwrap_or("<unnamed>")
+                            "LimitRange `{name}` caps `{res}` at {n} per container with no `default`: the API server makes the max the default, so every container in namespace{ns} that sets no `{res}` limit gets `{res}: {n}` as limit and request, CPU-only pods, sidecars and init containers included"
+                        ),
+                        format!(
+                            "add `default: {{{res}: \"0\"}}` beside the max so that only containers that ask get GPUs, or cap the namespace with a ResourceQuota (`requests.{res}`) instead"
                         ),
                     )
-                    .help(format!(
-                        "make the default `{res}: \"0\"` so that only containers that ask get GPUs, and let the GPU containers say how many they need"
-                    ));
+                } else {
+                    (
+                        format!(
+                            "LimitRange `{name}` makes `{res}: {n}` the default per container: every container in namespace{ns} that sets no `{res}` limit gets {n} as limit and request, CPU-only pods, sidecars and init containers included"
+                        ),
+                        format!(
+                            "make the default `{res}: \"0\"` so that only containers that ask get GPUs, and let the GPU containers say how many they need"
+                        ),
+                    )
+                };
+                let mut d = cx.on(obj, key, message).help(help);
+                // Where the repository holds the namespace's workloads, the default matters only
+                // if it changes what one of them asks for (a busybox init container of a one-GPU
+                // pod changes nothing).
                 if let Some(tis) = obj.namespace.and_then(|ns| by_namespace.get(ns)) {
                     let Some((at, why)) = changed(cx, tis, res, n) else {
                         continue;
