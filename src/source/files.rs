@@ -441,8 +441,7 @@ impl Discovery<'_> {
                 .filter_entry(move |e| {
                     let is_dir = e.file_type().is_some_and(|t| t.is_dir());
                     if !is_dir {
-                        // A chart's own files (`values.yaml`): read with the chart.
-                        return !chart_owned(e.path());
+                        return true;
                     }
                     // Git's own, and what tools cache or build beside the sources (a committed
                     // `.cache` of vendored manifests, Terraform's downloaded modules): copies of
@@ -474,7 +473,12 @@ impl Discovery<'_> {
                     match entry {
                         Ok(e) => {
                             let is_file = e.file_type().is_some_and(|t| t.is_file());
-                            if is_file && wanted(e.path()) && !self.excluded(e.path()) {
+                            // A chart's own files (`values.yaml`) are read with the chart.
+                            if is_file
+                                && wanted(e.path())
+                                && !self.excluded(e.path())
+                                && !chart_owned(e.path())
+                            {
                                 keep = Some(e.into_path());
                             }
                         }
