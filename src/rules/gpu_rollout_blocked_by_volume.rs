@@ -13,8 +13,9 @@ declare_rule! {
     /// `maxUnavailable` down to 0) while the pod mounts a PersistentVolumeClaim of the files that
     /// only one node may attach (`ReadWriteOnce`) or only one pod may use
     /// (`ReadWriteOncePod`). Claims of a storage class that is a shared file system (EFS, NFS,
-    /// Filestore, Azure Files, CephFS, FSx, Lustre), whose volumes are not attached to one
-    /// node, and Deployments an autoscaler scales are not judged.
+    /// Filestore, Azure Files, CephFS, FSx, Lustre, a class named `…-fs-…`), whose volumes are not
+    /// attached to one node, or a placeholder, and Deployments an autoscaler scales are not
+    /// judged.
     ///
     /// ## Why is this bad?
     /// The new pod needs a GPU the old one does not free, so it lands on another node (a GPU
@@ -55,8 +56,9 @@ declare_rule! {
 }
 
 /// Storage classes whose volumes are file systems mounted over the network, not attached to
-/// one node: an access mode there does not keep a second node out.
-const SHARED: [&str; 8] = [
+/// one node: an access mode there does not keep a second node out. Matched in the class's name
+/// (`efs-sc`, `crusoe-csi-driver-fs-sc`), a word of it for the short ones.
+const SHARED: [&str; 11] = [
     "efs",
     "nfs",
     "filestore",
@@ -65,7 +67,22 @@ const SHARED: [&str; 8] = [
     "fsx",
     "lustre",
     "gluster",
+    "juicefs",
+    "beegfs",
+    "gpfs",
 ];
+const SHARED_WORDS: [&str; 5] = ["fs", "file", "files", "shared", "rwx"];
+
+/// Whether a storage class name says its volumes are a shared file system, or is not known yet
+/// (a placeholder a tool fills in).
+fn shared_or_unknown(class: &str) -> bool {
+    let class = class.to_ascii_lowercase();
+    crate::quantity::is_placeholder(&class)
+        || SHARED.iter().any(|s| class.contains(s))
+        || class
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| SHARED_WORDS.contains(&w))
+}
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
@@ -81,9 +98,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         let class = spec
             .get("storageClassName")
             .and_then(Node::as_str)
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if SHARED.iter().any(|s| class.contains(s)) {
+            .unwrap_or("");
+        if shared_or_unknown(class) {
             continue;
         }
         let Some(modes) = spec.get("accessModes") else {
