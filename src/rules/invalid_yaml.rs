@@ -9,10 +9,12 @@ declare_rule! {
     /// too deep). The finding points at the place the parser stopped. YAML that go-yaml (kubectl,
     /// ArgoCD) reads is accepted, e.g. a flow list closed at its key's indentation. A Go/Helm or
     /// Jinja template (`{{- if .Values.x }}`, `{% if %}`), a Terraform `templatefile()` source, a
-    /// printf format or an `envsubst` or `sed` template that parses once its `${NAME}` or
-    /// `%NAME%` placeholders are filled in is not reported: it is not YAML until rendered, and `gpuops lint` lists it as
+    /// printf format or an `envsubst`, `sed` or script template that parses once its `${NAME}`,
+    /// `%NAME%` or `@NAME@` placeholders are filled in is not reported: it is not YAML until rendered, and `gpuops lint` lists it as
     /// skipped. Neither are EC2 user data in MIME multipart form and a test's assertions about the
-    /// cluster (kuttl `NN-assert.yaml`), which are never applied. Nor is YAML that is no Kubernetes manifest (it names no `apiVersion` and `kind`,
+    /// cluster (kuttl `NN-assert.yaml`, what a chainsaw test asserts or expects refused, a
+    /// Kyverno CLI test's inputs), which are never applied, and a `.yaml` file that is a shell
+    /// script (its first line a command). Nor is YAML that is no Kubernetes manifest (it names no `apiVersion` and `kind`,
     /// or it is CI configuration under `.github/`): a values file or a workflow is another tool's
     /// to check. Nor is a file whose name says it is broken on purpose (`invalid.yaml`,
     /// `malformed-job.yaml`): a negative sample kept to show a rejection (unless the rule is
