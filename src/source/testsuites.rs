@@ -3,9 +3,10 @@
 //! a manifest anyone applies as it stands: a partial object to match, a negative sample, a
 //! policy's input or expected output.
 
+use super::tree::normalize;
 use crate::yaml::{self, Budget, Node};
 use std::collections::HashSet;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// The names the tools look for (chainsaw's default test file, the Kyverno CLI's).
 const CHAINSAW: [&str; 3] = [
@@ -52,10 +53,10 @@ pub fn not_applied(paths: &[PathBuf]) -> HashSet<PathBuf> {
                         && root.str_at(&["kind"]) == Some("Test"))
             {
                 kyverno_files(root, &mut used);
-                out.insert(clean(p));
+                out.insert(normalize(p));
             }
         }
-        out.extend(used.iter().map(|f| clean(&dir.join(f))));
+        out.extend(used.iter().map(|f| normalize(&dir.join(f))));
     }
     out
 }
@@ -147,26 +148,11 @@ fn kyverno_files<'a>(root: Node<'a>, out: &mut Vec<&'a str>) {
     }
 }
 
-/// `a/b/../c` as `a/c`, `./x` as `x`: paths compared as the walk lists them.
-fn clean(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir if out.file_name().is_some() => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Whether the walk's path `p` is in `set` (built by [`not_applied`]), or in a directory the
 /// Kyverno policy library keeps its CLI tests' data in (`.kyverno-test/`).
 pub fn contains(set: &HashSet<PathBuf>, p: &Path) -> bool {
     p.components().any(|c| c.as_os_str() == ".kyverno-test")
-        || (!set.is_empty() && set.contains(&clean(p)))
+        || (!set.is_empty() && set.contains(&normalize(p)))
 }
 
 #[cfg(test)]
