@@ -10,7 +10,9 @@ declare_rule! {
     /// cluster: in one file; in files Argo CD Applications sync to the same cluster; or anywhere
     /// in a cluster declared complete (`cluster: {complete: true}`). Elsewhere (sample
     /// repositories, overlays for different clusters) two definitions usually go to different
-    /// clusters, and nothing is said. Identical copies are not flagged. A cluster-scoped object
+    /// clusters, and nothing is said. Sibling overlays of one base that hand-applied
+    /// Applications (none deploys them) send to the same destination namespace are alternatives
+    /// applied one at a time, and are not compared with each other. Identical copies are not flagged. A cluster-scoped object
     /// (NodePool, ClusterQueue, ResourceFlavor, …) is one object whatever `metadata.namespace`
     /// its copies carry, as the API server ignores it. Objects named only by `generateName` are
     /// new objects on every create and never the same.
@@ -136,6 +138,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 fn same_cluster(cx: &Ctx, a: &Object, b: &Object) -> bool {
     if a.file == b.file || cx.ix.settings.complete {
         return true;
+    }
+    let variant = |o: &Object| cx.ix.files.get(o.file).and_then(|f| f.variant());
+    if let (Some((ga, ma)), Some((gb, mb))) = (variant(a), variant(b))
+        && ga == gb
+        && ma != mb
+    {
+        return false;
     }
     let synced = |o: &Object| cx.ix.files.get(o.file).and_then(|f| f.synced_to());
     match (synced(a), synced(b)) {

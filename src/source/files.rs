@@ -45,7 +45,12 @@ pub enum Role {
     },
     /// Linted, and deployed by Argo CD Applications to these clusters (sorted, unique): it is
     /// linted in each of them and in no other.
-    Synced { clusters: Vec<String> },
+    Synced {
+        clusters: Vec<String>,
+        /// For an overlay applied by hand as one of several alternatives to one destination:
+        /// (the alternatives' group, which one). Two of one group never run together.
+        variant: Option<(u32, u32)>,
+    },
     /// Objects a linted file defines in another form (the NodePools of an EKS managed node group
     /// in Terraform, the objects of a chart's values): in the clusters its file is in, like a
     /// linted file, and indexed like context, never reported on.
@@ -151,7 +156,15 @@ impl SourceFile {
     /// The clusters Argo CD Applications deploy this file to, when any does.
     pub fn synced_to(&self) -> Option<&[String]> {
         match &self.role {
-            Role::Synced { clusters } => Some(clusters),
+            Role::Synced { clusters, .. } => Some(clusters),
+            _ => None,
+        }
+    }
+
+    /// Which of several alternative overlays of one destination this file is the output of.
+    pub fn variant(&self) -> Option<(u32, u32)> {
+        match &self.role {
+            Role::Synced { variant, .. } => *variant,
             _ => None,
         }
     }

@@ -2767,6 +2767,79 @@ fn an_object_defined_twice_in_two_files_is_reported_only_for_a_complete_cluster(
 }
 
 #[test]
+fn sibling_overlays_applied_by_hand_to_one_namespace_are_alternatives() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "kafka/base/kustomization.yaml",
+        "resources: [ui.yaml]\n",
+    );
+    write(
+        d.path(),
+        "kafka/base/ui.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: ui\nspec:\n  ports: [{port: 80}]\n",
+    );
+    for (overlay, mode) in [("kraft", "kraft"), ("zookeeper", "zk")] {
+        write(
+            d.path(),
+            &format!("kafka/overlays/{overlay}/kustomization.yaml"),
+            "namespace: kafka\nresources: [../../base, config.yaml]\n",
+        );
+        write(
+            d.path(),
+            &format!("kafka/overlays/{overlay}/config.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kafka-config\ndata:\n  mode: {mode}\n"
+            ),
+        );
+    }
+    let app = |overlay: &str, ns: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: kafka-{overlay}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://example.com/gitops.git\n    path: kafka/overlays/{overlay}\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: {ns}\n"
+        )
+    };
+    write(d.path(), "argocd/kraft.yaml", &app("kraft", "kafka"));
+    write(
+        d.path(),
+        "argocd/zookeeper.yaml",
+        &app("zookeeper", "kafka"),
+    );
+    let lint =
+        || run(gpuops_in(d.path()).args(["lint", "--no-config", "--rule", "object-defined-twice"]));
+    // Each Application is applied by hand, to the same namespace: one or the other.
+    let Run { code, out, err } = lint();
+    assert_eq!(code, 0, "{out}{err}");
+    // Meant to run side by side (another namespace), the overlays' own namespace makes both
+    // define kafka/kafka-config.
+    write(
+        d.path(),
+        "argocd/zookeeper.yaml",
+        &app("zookeeper", "kafka-zk"),
+    );
+    let Run { out, err, .. } = lint();
+    assert!(
+        out.contains("kafka/kafka-config is defined twice"),
+        "{out}{err}"
+    );
+    // Deployed together by an app of apps: both run.
+    write(
+        d.path(),
+        "argocd/zookeeper.yaml",
+        &app("zookeeper", "kafka"),
+    );
+    write(
+        d.path(),
+        "root.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n  namespace: argocd\nspec:\n  source:\n    repoURL: https://example.com/gitops.git\n    path: argocd\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: argocd\n",
+    );
+    let Run { out, err, .. } = lint();
+    assert!(
+        out.contains("kafka/kafka-config is defined twice"),
+        "{out}{err}"
+    );
+}
+
+#[test]
 fn tracked_files_are_linted_even_when_gitignore_lists_them() {
     let d = tempfile::tempdir().unwrap();
     let git = |args: &[&str]| {

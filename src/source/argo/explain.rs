@@ -72,16 +72,20 @@ impl Sources {
             sets,
             units,
             membership,
+            reached,
+            overlays,
             notes,
             standard,
             fleet,
             any_set,
             ..
         } = run;
+        let variants = super::variants::of_files(&self.forest, &records, &overlays, &reached);
         for (&fid, clusters) in &membership {
             if let Some(f) = files.get_mut(fid) {
                 f.role = Role::Synced {
                     clusters: clusters.iter().cloned().collect(),
+                    variant: variants.get(&fid).copied(),
                 };
             }
         }

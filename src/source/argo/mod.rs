@@ -11,7 +11,7 @@
 //! [`app`] reads an Application, [`fleet`] knows the clusters Argo CD deploys to (from the
 //! config and cluster Secrets) and maps destinations onto them, [`appset`] expands an
 //! ApplicationSet (Go templates by [`gotmpl`]), `sync` follows Applications to what they sync
-//! (`sets` those ApplicationSets generate), `units` builds it, and `explain` marks the files with
+//! (`sets` those ApplicationSets generate), `units` builds it, `variants` finds overlays applied one at a time, and `explain` marks the files with
 //! their clusters and says what happened (`--explain-sources`).
 
 pub mod app;
@@ -25,6 +25,7 @@ pub mod selector;
 mod sets;
 mod sync;
 mod units;
+mod variants;
 
 /// The API server of the cluster Argo CD runs in.
 pub const IN_CLUSTER_SERVER: &str = "https://kubernetes.default.svc";

@@ -108,6 +108,10 @@ pub(super) struct Run {
     /// Applications by unit (names), for build labels.
     pub(super) users: BTreeMap<Unit, Vec<String>>,
     pub(super) membership: BTreeMap<FileId, BTreeSet<String>>,
+    /// The records of the Applications that reach each file.
+    pub(super) reached: BTreeMap<FileId, BTreeSet<usize>>,
+    /// Applications whose only source is one kustomization, by record.
+    pub(super) overlays: BTreeMap<usize, super::variants::Overlay>,
     /// Files of the run by identity (raw files), for directory units.
     pub(super) by_identity: HashMap<PathBuf, FileId>,
     /// Files already scanned for Applications.
@@ -352,6 +356,10 @@ impl Sources {
             for u in &units {
                 run.users.entry(u.clone()).or_default().push(a.name.clone());
             }
+            if let [Unit::Kustomize { top, .. }] = units.as_slice() {
+                let ns = a.destination.namespace.clone().unwrap_or_default();
+                run.overlays.insert(idx, (ns, top.clone()));
+            }
             run.records.push(Record {
                 name: a.name.clone(),
                 at: p.at.clone(),
@@ -408,6 +416,7 @@ impl Sources {
                     .entry(f)
                     .or_default()
                     .extend(clusters.iter().cloned());
+                run.reached.entry(f).or_default().insert(idx);
             }
             let name = run.records[idx].name.clone();
             for f in fids {
