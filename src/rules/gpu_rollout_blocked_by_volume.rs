@@ -15,7 +15,8 @@ declare_rule! {
     /// (`ReadWriteOncePod`). Claims of a storage class that is a shared file system (EFS, NFS,
     /// Filestore, Azure Files, CephFS, FSx, Lustre, a class named `…-fs-…`), whose volumes are not
     /// attached to one node, or a placeholder, and Deployments an autoscaler scales are not
-    /// judged.
+    /// judged, nor anything when the files share GPUs among pods (NVIDIA time-slicing or MPS,
+    /// Intel's `sharedDevNum`): the new pod may take a slice of the old pod's GPU.
     ///
     /// ## Why is this bad?
     /// The new pod needs a GPU the old one does not free, so it lands on another node (a GPU
@@ -73,6 +74,55 @@ const SHARED: [&str; 11] = [
 ];
 const SHARED_WORDS: [&str; 5] = ["fs", "file", "files", "shared", "rwx"];
 
+/// Whether the template's GPUs may be slices of shared ones: a shared resource name, or a
+/// sharing configuration in the files that the pools it lands on use (or pools not known).
+fn may_share(ix: &crate::index::Index<'_>, ti: usize, t: &crate::model::PodTemplate<'_>) -> bool {
+    let setup = ix.gpu_setup();
+    t.containers.iter().any(|c| {
+        c.accelerators().iter().any(|(resource, _)| {
+            resource.ends_with(".shared")
+                || (setup.shares_gpus() && {
+                    let pools = ix.landing_pools(ti);
+                    pools.is_empty()
+                        || pools
+                            .iter()
+                            .any(|&p| setup.sharing_of(&ix.nodepools[p], resource).is_some())
+                })
+        })
+    })
+}
+
+/// Whether Intel's GPU device plugin shares each GPU among pods: a `GpuDevicePlugin` or the
+/// plugin's container started with `sharedDevNum` / `-shared-dev-num` above one.
+fn intel_shared(ix: &crate::index::Index<'_>) -> bool {
+    let above_one = |v: &str| v.trim().parse::<u32>().is_ok_and(|n| n > 1);
+    let crd = ix.of_kind("GpuDevicePlugin").any(|o| {
+        o.spec()
+            .and_then(|s| s.get("sharedDevNum"))
+            .and_then(Node::as_str)
+            .is_some_and(above_one)
+    });
+    crd || ix.templates.iter().any(|t| {
+        t.containers.iter().any(|c| {
+            let words: Vec<&str> = ["command", "args"]
+                .iter()
+                .filter_map(|k| c.node.get(k))
+                .flat_map(|n| n.items())
+                .filter_map(Node::as_str)
+                .collect();
+            words.iter().enumerate().any(|(i, w)| {
+                let Some(rest) = w.trim_start_matches('-').strip_prefix("shared-dev-num") else {
+                    return false;
+                };
+                match rest.strip_prefix('=') {
+                    Some(v) => above_one(v),
+                    None => rest.is_empty() && words.get(i + 1).is_some_and(|v| above_one(v)),
+                }
+            })
+        })
+    })
+}
+
 /// Whether a storage class name says its volumes are a shared file system, or is not known yet
 /// (a placeholder a tool fills in).
 fn shared_or_unknown(class: &str) -> bool {
@@ -113,11 +163,15 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         };
         claims.insert((c.namespace, name), (c, modes, single));
     }
-    if claims.is_empty() {
+    // A shared GPU is split into slices: the new pod may take a slice beside the old one.
+    if claims.is_empty() || intel_shared(ix) {
         return;
     }
     let scalers = super::gpu_inference_pdb_missing::scalers(ix);
-    for t in ix.templates.iter().filter(|t| t.requests_gpu()) {
+    for (ti, t) in ix.templates.iter().enumerate() {
+        if !t.requests_gpu() || may_share(ix, ti, t) {
+            continue;
+        }
         let o = ix.owner(t);
         if o.kind != "Deployment"
             || o.group != "apps"
