@@ -271,6 +271,22 @@ fn api_version(
                     .of_kind(new_kind)
                     .find(|o| o.group == new_group && o.version == "v1" && o.name == Some(name))
             });
+            // Older than the version itself: what the repository installs never served it.
+            if let Some((major, minor)) = installed_karpenter_predates(cx, obj) {
+                out.push(
+                    cx.on(
+                        obj,
+                        node,
+                        format!(
+                            "`{av}` is not served by Karpenter v{major}.{minor}, the release this repository installs: it came with v0.32, so the API server rejects the {kind} as written"
+                        ),
+                    )
+                    .help(format!(
+                        "install Karpenter v1 and use `apiVersion: {new_group}/v1` (follow the Karpenter v1 migration guide), or write the {kind} as v{major}.{minor} serves it"
+                    )),
+                );
+                return true;
+            }
             let mut d = cx
                 .on(
                     obj,
@@ -353,9 +369,15 @@ fn api_version(
                 ("v1alpha1", _) => format!(
                     "`{av}` is an alpha version that current Kueue releases may no longer serve: the API server may reject the {kind}"
                 ),
-                _ => format!(
-                    "`{av}` is deprecated: `kueue.x-k8s.io/v1beta2` is the storage version since Kueue v0.16, and once v1beta1 stops being served the {kind} can no longer be applied"
-                ),
+                _ => match cx.ix.kueue_release(obj.file) {
+                    // The installed release still stores v1beta1: the move is the upgrade's.
+                    Some((0, 15)) => format!(
+                        "`{av}` is deprecated: Kueue v0.15, which this repository installs, serves it beside `kueue.x-k8s.io/v1beta2`, the storage version from v0.16 on; once v1beta1 stops being served the {kind} can no longer be applied"
+                    ),
+                    _ => format!(
+                        "`{av}` is deprecated: `kueue.x-k8s.io/v1beta2` is the storage version since Kueue v0.16, and once v1beta1 stops being served the {kind} can no longer be applied"
+                    ),
+                },
             };
             let extra = if notes.is_empty() {
                 String::new()
@@ -390,6 +412,10 @@ fn api_version(
             let help = if obj.version == "v1beta1" && !cx.ix.kueue_release_known(obj.file) {
                 format!(
                     "on Kueue v0.15 or later, use `apiVersion: kueue.x-k8s.io/v1beta2`{extra} (older releases and OpenShift AI 2 serve only v1beta1)"
+                )
+            } else if cx.ix.kueue_release(obj.file) == Some((0, 15)) {
+                format!(
+                    "use `apiVersion: kueue.x-k8s.io/v1beta2`{extra} before upgrading Kueue past v0.15"
                 )
             } else {
                 format!("use `apiVersion: kueue.x-k8s.io/v1beta2`{extra}")
@@ -580,6 +606,24 @@ fn old_annotations(cx: &Ctx, oi: usize, obj: &Object, out: &mut Vec<Diagnostic>)
             );
         }
     }
+}
+
+/// The release the Karpenter installs that speak for a `v1beta1` object install, when every one
+/// of them is older than v0.32, which brought `v1beta1` (the newest of them).
+fn installed_karpenter_predates(cx: &Ctx, obj: &Object) -> Option<(u32, u32)> {
+    if obj.version != "v1beta1" {
+        return None;
+    }
+    let path = cx.ix.files.get(obj.file)?.path.as_str();
+    let versions: Vec<Option<(u32, u32)>> = cx
+        .ix
+        .karpenter_installs()
+        .iter()
+        .filter(|i| i.covers(path))
+        .map(|i| i.version)
+        .collect();
+    let newest = versions.iter().copied().max()??;
+    (versions.iter().all(|v| v.is_some_and(|v| v < (0, 32)))).then_some(newest)
 }
 
 /// Whether the Karpenter installs that speak for `obj` (see

@@ -1,8 +1,6 @@
 //! Reading and parsing the files discovery found, each once, in parallel.
 
-use super::files::{
-    IoProblem, LineTable, MAX_FILE_BYTES, Role, SourceFile, display_path, from_bytes,
-};
+use super::files::{IoProblem, MAX_FILE_BYTES, Role, SourceFile, display_path, from_bytes};
 use rayon::prelude::*;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -86,15 +84,7 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
             Ok(m) if m.len() <= MAX_FILE_BYTES => std::fs::read_to_string(p).unwrap_or_default(),
             _ => String::new(),
         };
-        return Ok(super::pages::worth_keeping(p, &text).then(|| SourceFile {
-            path: path.clone(),
-            text: text.into(),
-            docs: Vec::new(),
-            problems: Vec::new(),
-            skipped: None,
-            role: Role::Derived,
-            lines: LineTable::default(),
-        }));
+        return Ok(super::pages::worth_keeping(p, &text).then(|| super::pages::kept(path, text)));
     }
     let file = std::fs::File::open(p).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();

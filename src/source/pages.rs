@@ -22,6 +22,19 @@ pub fn is_chart_manifest(p: &Path) -> bool {
     p.file_name().is_some_and(|n| n == "Chart.yaml")
 }
 
+/// A page kept without objects, for the releases it installs and the objects it shows.
+pub fn kept(path: String, text: String) -> crate::source::SourceFile {
+    crate::source::SourceFile {
+        path,
+        text: text.into(),
+        docs: Vec::new(),
+        problems: Vec::new(),
+        skipped: None,
+        role: crate::source::Role::Derived,
+        lines: Default::default(),
+    }
+}
+
 /// Whether a page (or `Chart.yaml`) is worth keeping: it may install a release, show an
 /// object, label nodes or create a GKE Autopilot cluster.
 pub fn worth_keeping(p: &Path, text: &str) -> bool {

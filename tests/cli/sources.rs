@@ -2006,6 +2006,60 @@ fn terraform_module_inputs_and_oci_references_name_the_release() {
         "v0.10.0",
         "v0.16.1",
     );
+    // A `local-exec` command that applies the release manifest, in a module nothing else of
+    // which is read.
+    release_decides(
+        |version| {
+            format!(
+                "resource \"null_resource\" \"kueue\" {{\n  provisioner \"local-exec\" {{\n    command = <<EOT\n      kubectl apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/{version}/manifests.yaml\n    EOT\n  }}\n}}\n"
+            )
+        },
+        (
+            "kueue/queues.yaml",
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: gpu\n",
+        ),
+        "v0.10.0",
+        "v0.16.1",
+    );
+}
+
+#[test]
+fn an_install_speaks_for_the_paths_it_applies() {
+    let d = tempfile::tempdir().unwrap();
+    let module = |version: &str| {
+        format!(
+            "variable \"kueue_version\" {{\n  type    = string\n  default = \"{version}\"\n}}\n\nvariable \"manifest_dir\" {{\n  default = \"../../../manifests/kueue\"\n}}\n\nresource \"null_resource\" \"kueue\" {{\n  provisioner \"local-exec\" {{\n    command = \"kubectl apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/${{var.kueue_version}}/manifests.yaml\"\n  }}\n}}\n"
+        )
+    };
+    write(
+        d.path(),
+        "lab/manifests/kueue/flavors.yaml",
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: gpu\n",
+    );
+    let lint = || {
+        let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+        (findings(&json(&out)).len(), err)
+    };
+    // Far from the queues, but the module applies their directory: v0.8 serves only v1beta1.
+    write(
+        d.path(),
+        "lab/terraform/modules/kueue/main.tf",
+        &module("v0.8.1"),
+    );
+    assert_eq!(lint().0, 0);
+    write(
+        d.path(),
+        "lab/terraform/modules/kueue/main.tf",
+        &module("v0.16.1"),
+    );
+    assert_eq!(lint().0, 1);
+    // A module that does not apply them speaks only for what lies near it.
+    write(
+        d.path(),
+        "lab/terraform/modules/kueue/main.tf",
+        &module("v0.8.1").replace("../../../manifests/kueue", "./crds"),
+    );
+    assert_eq!(lint().0, 1);
 }
 
 #[test]

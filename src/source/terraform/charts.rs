@@ -328,6 +328,20 @@ resource "helm_release" "h100" {
     }
 }
 
+/// The default a variable's declaration in `text` gives it (`variable "kueue_version" {
+/// default = "v0.8.1" }`), as written. Text only, as for [`input_versions`].
+pub fn variable_default<'t>(text: &'t str, name: &str) -> Option<&'t str> {
+    let at = text.find(&format!("variable \"{name}\""))?;
+    text[at..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with('}'))
+        .find_map(|l| {
+            let value = l.trim_start().strip_prefix("default")?.trim_start();
+            Some(value.strip_prefix('=')?.trim().trim_matches('"'))
+        })
+}
+
 /// The `version`s of module inputs named for a controller, as Cluster Toolkit's modules take
 /// them (`kueue = { install = true, version = "v0.10.0" }`): the first `version` before the
 /// object closes at its own indentation. Text only: the module's inputs need no evaluation.

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod charts;
-pub use charts::input_versions;
+pub use charts::{input_versions, variable_default};
 mod eval;
 mod heredoc;
 mod manifest;
@@ -124,7 +124,18 @@ fn module(
         .iter()
         .any(|t| matches!(t, Ok(Some(t)) if relevant(t)));
     if !any {
-        return texts.into_iter().map(|t| t.map(|_| Vec::new())).collect();
+        return texts
+            .into_iter()
+            .zip(names)
+            .map(|(t, path)| {
+                t.map(|t| match t {
+                    Some(t) if crate::source::pages::installs_release(&t) => {
+                        vec![crate::source::pages::kept(path.clone(), t)]
+                    }
+                    _ => Vec::new(),
+                })
+            })
+            .collect();
     }
     let bodies: Vec<Option<Result<Body, hcl_edit::parser::Error>>> = texts
         .iter()
@@ -198,6 +209,11 @@ fn module(
             }
             (Ok(Some(text)), Some(Err(e))) if relevant(text) => {
                 Ok(vec![invalid(path, text.clone(), e)])
+            }
+            // A `local-exec` command that installs a release (`kubectl apply -f
+            // …/kueue/releases/download/v0.15.2/…`) is read as a script is.
+            (Ok(Some(text)), _) if crate::source::pages::installs_release(text) => {
+                Ok(vec![crate::source::pages::kept(path, text.clone())])
             }
             _ => Ok(Vec::new()),
         });
