@@ -135,6 +135,24 @@ pub(super) fn key_sort(key: &str) -> Option<Sort> {
     if is(&["compile_only", "only_compile"]) {
         return Some(Sort::Compile);
     }
+    // A run that only evaluates or predicts with a trained model (`--evaluation_mode`, or
+    // Hugging Face's `--do_eval` without `--do_train`, which outweighs it).
+    if is(&[
+        "eval_only",
+        "only_eval",
+        "evaluate_only",
+        "evaluation_only",
+        "evaluation_mode",
+        "eval_mode",
+        "inference_only",
+        "inference_mode",
+        "predict_only",
+        "test_only",
+        "do_eval",
+        "do_predict",
+    ]) {
+        return Some(Sort::Generate);
+    }
     if is(&[
         "epochs",
         "num_epochs",

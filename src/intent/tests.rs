@@ -404,6 +404,12 @@ fn names_and_labels() {
         ev,
         "classified as training because it passes `--checkpoint_dir`"
     );
+    // The same with a flag that says it only evaluates: the checkpoints are read.
+    let (k, _, _) = of(&pod.replace("/ckpt]", "/ckpt, --evaluation_mode]"));
+    assert_eq!(k, IntentKind::Other);
+    // Hugging Face's `--do_train` outweighs `--do_eval`.
+    let (k, _, _) = of(&pod.replace("/ckpt]", "/ckpt, --do_train, --do_eval]"));
+    assert_eq!(k, IntentKind::Training);
 }
 
 #[test]
