@@ -88,7 +88,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         };
         let manifest =
             is_manifest(&f.path, &f.text) && (selected || !crate::source::named_invalid(&f.path));
-        let (joined, folded) = missing_separators(f);
+        let (joined, mut folded) = missing_separators(f);
+        let merged = one_mapping(f, &mut folded);
         if manifest {
             for (span, keys) in &joined {
                 out.push(
@@ -112,6 +113,45 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             ProblemKind::Content => manifest || p.first.is_none(),
         }) {
             if manifest && folded.contains(&pi) {
+                continue;
+            }
+            // Keys written twice in one mapping (a list item that lost its `- `): one finding.
+            if let Some(keys) = merged.get(&pi) {
+                let names: Vec<&str> = keys
+                    .iter()
+                    .map(|&k| f.text.get(f.problems[k].span.range()).unwrap_or(""))
+                    .collect();
+                let mut d = cx
+                    .at(
+                        Loc { file: fid, span: p.span },
+                        format!(
+                            "keys {} are each written twice in one mapping: YAML forbids it, so kustomize and strict parsers refuse the file, and readers that accept it keep only the last of the values; a list item that lost its `- ` reads so",
+                            crate::diag::backticked(&names, ", ")
+                        ),
+                    )
+                    .help("keep one of each key, or start the second item with `- `")
+                    .with_severity(crate::diag::Severity::Warning);
+                for (&k, name) in keys.iter().zip(&names) {
+                    if let Some(first) = f.problems[k].first {
+                        d = d.related(
+                            Loc {
+                                file: fid,
+                                span: first,
+                            },
+                            "first defined here",
+                        );
+                    }
+                    if k != pi {
+                        d = d.related(
+                            Loc {
+                                file: fid,
+                                span: f.problems[k].span,
+                            },
+                            format!("also written twice: `{name}`"),
+                        );
+                    }
+                }
+                out.push(d);
                 continue;
             }
             let mut d = cx.at(
@@ -198,6 +238,49 @@ fn missing_separators(
         }
     }
     (groups, folded)
+}
+
+/// Duplicate keys of one mapping, written at one column with nothing less indented between
+/// the first key's first definition and the last duplicate: per group of two or more, the first
+/// duplicate's problem with every member (the others are folded into it).
+fn one_mapping(
+    f: &crate::source::SourceFile,
+    folded: &mut std::collections::HashSet<usize>,
+) -> std::collections::HashMap<usize, Vec<usize>> {
+    let col = |at: usize| at - f.line_start(at);
+    // Every line between `from` and `to` that holds something sits at `c` or deeper.
+    let within = |from: usize, to: usize, c: usize| {
+        f.text.get(from..to).is_some_and(|t| {
+            t.split('\n').skip(1).all(|l| {
+                let body = l.trim_start();
+                body.is_empty() || body.starts_with('#') || l.len() - body.len() >= c
+            })
+        })
+    };
+    let mut groups: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+    for (i, p) in f.problems.iter().enumerate() {
+        let Some(first) = p.first else { continue };
+        if folded.contains(&i) {
+            continue;
+        }
+        let c = col(p.span.start());
+        match groups
+            .iter_mut()
+            .find(|(start, gc, _)| *gc == c && within(*start, p.span.start(), c))
+        {
+            Some((start, _, members)) => {
+                *start = (*start).min(first.start());
+                members.push(i);
+            }
+            None => groups.push((first.start(), c, vec![i])),
+        }
+    }
+    let mut out = std::collections::HashMap::new();
+    for (_, _, members) in groups.into_iter().filter(|(_, _, m)| m.len() > 1) {
+        folded.extend(members[1..].iter().copied());
+        out.insert(members[0], members);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -169,7 +169,8 @@ pub fn finish(
 ) {
     let diagnostics = &mut outcome.diagnostics;
     suppress::apply(files, settings, policies, diagnostics);
-    let mut test_tree: std::collections::HashMap<usize, bool> = std::collections::HashMap::new();
+    let mut test_tree: std::collections::HashMap<usize, (bool, bool)> =
+        std::collections::HashMap::new();
     diagnostics
         .retain(|d| settings.selected(d.rule) || !advice_on_test_data(d, files, &mut test_tree));
     // Context describes the cluster; only its unreadable files are worth a word.
@@ -199,15 +200,16 @@ pub fn finish(
 }
 
 /// Advice on how an object runs (disruption, cost, availability, performance, security,
-/// deprecation, consistency between copies) given on a file in a test tree or an archive: what is
-/// there is the input of a project's tests (fixtures, golden files, e2e scenarios, older releases'
-/// objects) or kept for reference, not what a cluster runs, so how it would run is nobody's
-/// concern. Findings that the object
-/// cannot be applied at all stand, and a rule selected by name (`--rule`) judges every file.
+/// deprecation, consistency between copies) given on a file in a test tree or a `deprecated/`
+/// directory: what is there is the input of a project's tests (fixtures, golden files, e2e
+/// scenarios, older releases' objects), not what a cluster runs, so how it would run is nobody's
+/// concern; findings that the object cannot be applied at all stand. A file kept for reference
+/// only (`archive/`, `old/`, `legacy/`, …) is applied by nobody: nothing about it is. A rule
+/// selected by name (`--rule`) judges every file.
 fn advice_on_test_data(
     d: &Diagnostic,
     files: &[SourceFile],
-    test_tree: &mut std::collections::HashMap<usize, bool>,
+    test_tree: &mut std::collections::HashMap<usize, (bool, bool)>,
 ) -> bool {
     let advice = crate::rules::find(d.rule).is_some_and(|r| {
         matches!(
@@ -222,12 +224,15 @@ fn advice_on_test_data(
         )
     });
     // Each file's path is judged once (it looks for the repository's root on disk).
-    advice
-        && *test_tree.entry(d.loc.file).or_insert_with(|| {
-            files.get(d.loc.file).is_some_and(|f| {
-                crate::source::in_test_tree(&f.path) || crate::source::in_archived_tree(&f.path)
-            })
+    let (test, archived) = *test_tree.entry(d.loc.file).or_insert_with(|| {
+        files.get(d.loc.file).map_or((false, false), |f| {
+            (
+                crate::source::in_test_tree(&f.path) || crate::source::in_deprecated_tree(&f.path),
+                crate::source::in_archived_tree(&f.path),
+            )
         })
+    });
+    archived || (advice && test)
 }
 
 /// An example judged on its own (with the files outside every example): each finding on its

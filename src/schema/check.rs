@@ -217,6 +217,26 @@ impl<'a> Walker<'a, '_> {
     /// `key` is the node naming the value (for required-field findings inside it). A null, a
     /// placeholder or a template slot stands for a value the linter cannot judge: it is looked
     /// for only where a finding would be made (every scalar of the repository comes here).
+    /// A quantity written as a string the API server cannot parse (`256GB`, `1000,`).
+    fn quantity_text(&mut self, n: Node<'a>, s: &str) {
+        if is_placeholder(s) || quantity_pattern(s) {
+            return;
+        }
+        let msg = format!(
+            "`{}` is `{s}`, not a quantity such as `8`, `500m`, `64Gi` or `1.5T`: the API server rejects the {}",
+            self.path(),
+            self.kind
+        );
+        // `4GB`: Kubernetes writes `4G` (10⁹) or `4Gi` (2³⁰).
+        let help = ["KB", "MB", "GB", "TB"].iter().find_map(|u| {
+            let n = s.strip_suffix(u)?;
+            let unit = if *u == "KB" { "k" } else { &u[..1] };
+            quantity_pattern(n)
+                .then(|| format!("write `{n}{}i` (binary) or `{n}{unit}` (decimal)", &u[..1]))
+        });
+        self.push(n, msg, help);
+    }
+
     fn value(&mut self, n: Node<'a>, key: Option<Node<'a>>, ty: &Ty) {
         if matches!(ty, Ty::Any) || template_slot(n) {
             return;
@@ -260,11 +280,23 @@ impl<'a> Walker<'a, '_> {
                     self.type_error(n, ty);
                 }
             }
-            Ty::Quantity => {
-                if !matches!(n.yaml11(), Some(Yaml11::Int | Yaml11::Float | Yaml11::Str)) {
-                    self.type_error(n, ty);
+            Ty::Quantity => match n.yaml11() {
+                Some(Yaml11::Int | Yaml11::Float) => {}
+                // The API server parses it (`1000,` is refused); an accelerator's count is
+                // `gpu-quantity-invalid`'s, an empty value a slot a template fills.
+                Some(Yaml11::Str) => {
+                    let accelerator = key
+                        .and_then(|k| k.as_str())
+                        .is_some_and(crate::model::is_accelerator_resource);
+                    if let Some(s) = scalar
+                        && !s.is_empty()
+                        && !accelerator
+                    {
+                        self.quantity_text(n, s);
+                    }
                 }
-            }
+                _ => self.type_error(n, ty),
+            },
             Ty::QuantityPattern => match n.yaml11() {
                 Some(Yaml11::Int) => {}
                 // The CRD says integer or string: a JSON number with a fraction is neither.
@@ -283,16 +315,8 @@ impl<'a> Walker<'a, '_> {
                     }
                 }
                 Some(Yaml11::Str) => {
-                    if let Some(s) = scalar
-                        && !is_placeholder(s)
-                        && !quantity_pattern(s)
-                    {
-                        let msg = format!(
-                            "`{}` is `{s}`, not a quantity such as `8`, `500m`, `64Gi` or `1.5T`: the API server rejects the {}",
-                            self.path(),
-                            self.kind
-                        );
-                        self.push(n, msg, None);
+                    if let Some(s) = scalar {
+                        self.quantity_text(n, s);
                     }
                 }
                 _ => self.type_error(n, ty),

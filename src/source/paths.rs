@@ -29,28 +29,36 @@ pub fn in_test_tree(path: &str) -> bool {
     })
 }
 
-/// Whether a path lies in a directory kept for reference only (`archive/`, `deprecated/`,
-/// `old/`): what is there is no longer applied, and advice about running it is of no use.
+/// Whether a path lies in a directory kept for reference only (`archive/`, `legacy/`, `old/`,
+/// `attic/`, `unused/`): what is there is no longer applied, and nothing about it is of use.
 pub fn in_archived_tree(path: &str) -> bool {
-    std::path::Path::new(path).components().any(|c| {
+    any_component(path, |c| {
         matches!(
-            c.as_os_str()
-                .to_str()
-                .unwrap_or("")
-                .to_ascii_lowercase()
-                .as_str(),
+            c,
             "archive"
                 | "archived"
                 | "archives"
                 | "_archive"
                 | ".archive"
                 | "attic"
-                | "deprecated"
+                | "legacy"
                 | "obsolete"
                 | "old"
                 | "unused"
         )
     })
+}
+
+/// Whether a path lies in a `deprecated/` directory: objects of older releases or ways, kept
+/// beside the current ones (examples of a deprecated API version are still examples).
+pub fn in_deprecated_tree(path: &str) -> bool {
+    any_component(path, |c| c == "deprecated")
+}
+
+fn any_component(path: &str, f: impl Fn(&str) -> bool) -> bool {
+    std::path::Path::new(path)
+        .components()
+        .any(|c| f(&c.as_os_str().to_str().unwrap_or("").to_ascii_lowercase()))
 }
 
 /// Whether a path lies in a vendored copy of another project (`vendor/`, `third_party/`,

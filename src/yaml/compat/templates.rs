@@ -51,8 +51,9 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
 }
 
 /// For a file that does not parse: its first fill-in placeholder, an envsubst `${NAME}`, a
-/// Backstage or GitHub Actions expression `${{ values.name }}`, a `sed` target `%NAME%` or an
-/// `@NAME@` (a scalar cannot start with `@` either), when
+/// Backstage or GitHub Actions expression `${{ values.name }}`, a `sed` target `%NAME%`, an
+/// `@NAME@` (a scalar cannot start with `@` either) or a Sphinx substitution `|name|` (nor with
+/// `|`, a block scalar's indicator), when
 /// filling every placeholder with a plain word makes it parse (`{ value: ${ISVC_PATH}/v1 }` in a
 /// flow mapping reads as a nested mapping, and a scalar cannot start with `%`, until the tool has
 /// run). A file still broken once filled is broken YAML.
@@ -94,16 +95,17 @@ pub fn placeholder_markers(text: &str) -> Option<TemplateHint> {
                 (n > 0 && b.get(i + 2 + n) == Some(&b'}'))
                     .then_some((i + n + 3, "envsubst template"))
             }
-            // `%NAME%` for sed; `@NAME@` as configure, Maven or a script's `replace()` fills it.
-            b'%' | b'@' if b.get(i + 1).is_some_and(u8::is_ascii_alphabetic) => {
+            // `%NAME%` for sed; `@NAME@` as configure, Maven or a script's `replace()` fills it;
+            // `|name|`, a Sphinx substitution a documentation build fills in.
+            b'%' | b'@' | b'|' if b.get(i + 1).is_some_and(u8::is_ascii_alphabetic) => {
                 let n = b[i + 1..]
                     .iter()
                     .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
                     .count();
-                let kind = if b[i] == b'%' {
-                    "sed template"
-                } else {
-                    "@NAME@ template"
+                let kind = match b[i] {
+                    b'%' => "sed template",
+                    b'@' => "@NAME@ template",
+                    _ => "|name| template",
                 };
                 (b.get(i + 1 + n) == Some(&b[i])).then_some((i + n + 2, kind))
             }

@@ -234,6 +234,15 @@ fn fill_in_placeholders_that_break_the_yaml() {
     );
     // An address is no placeholder.
     assert!(placeholder_markers("owner: @team\n").is_none());
+    // A documentation build's substitution: a scalar cannot start with `|` either.
+    let policy = "spec:\n  ofedDriver:\n    image: doca-driver\n    repository: |doca-driver-repository|\n    version: |doca-driver-version|\n";
+    let hint = placeholder_markers(policy).expect("a template");
+    assert_eq!(
+        (hint.kind, hint.marker.as_str()),
+        ("|name| template", "|doca-driver-repository|")
+    );
+    // A block scalar is no placeholder, nor is a table in its text.
+    assert!(placeholder_markers("a: |\n  | x | y |\n b: {\n").is_none());
     // In lower case, with dashes, after a comment that holds `%` signs of its own.
     let svc = "spec:\n  selector:\n    # the %notebook-name is the server's name%\n    notebook-name: %notebook-name%\n";
     let hint = placeholder_markers(svc).expect("a template");
