@@ -330,6 +330,7 @@ mod gpu_pdb_blocks_eviction;
 mod gpu_pod_exceeds_quota;
 mod gpu_quantity_invalid;
 mod gpu_quota_unenforced;
+mod gpu_resource_misspelled;
 mod gpu_rollout_blocked_by_volume;
 mod gpu_rollout_exceeds_quota;
 mod gpu_toleration_missing;
@@ -344,6 +345,7 @@ mod mig_strategy_mismatch;
 mod nodeclass_not_found;
 mod nodepool_auto_mode_label;
 mod nodepool_cost_exceeds_budget;
+mod nodepool_limit_below_instance;
 mod nodepool_requirements_unsatisfiable;
 mod nodeselector_matches_no_nodepool;
 mod object_defined_twice;
@@ -373,6 +375,7 @@ static ALL: &[&Rule] = &[
     &source_build_failed::RULE,
     &gpu_limit_missing::RULE,
     &gpu_quantity_invalid::RULE,
+    &gpu_resource_misspelled::RULE,
     &limitrange_gpu_max_default::RULE,
     &gpu_toleration_missing::RULE,
     &nodeselector_matches_no_nodepool::RULE,
@@ -383,6 +386,7 @@ static ALL: &[&Rule] = &[
     &shared_gpu_count_above_one::RULE,
     &shared_gpu_pool_ambiguous::RULE,
     &nodepool_requirements_unsatisfiable::RULE,
+    &nodepool_limit_below_instance::RULE,
     &nodepool_auto_mode_label::RULE,
     &device_plugin_misses_gpu_pool::RULE,
     &gpu_nodepool_untainted::RULE,
