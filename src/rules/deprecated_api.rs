@@ -12,7 +12,10 @@ declare_rule! {
     ///   v1.1 and later serve only `v1`. Not where the files beside it install only Karpenter
     ///   releases that serve that version (v1alpha5 up to v0.32, v1beta1 from v0.32 to v1.0), read
     ///   as for Kueue below, plus the controller image and the `helm.sh/chart: karpenter-…` label
-    ///   of the chart's objects: there the cluster holds the object as written.
+    ///   of the chart's objects: there the cluster holds the object as written. Where every such
+    ///   install is a release that no longer serves the version (or, for `v1beta1`, one older
+    ///   than v0.32, which never did), the finding names it, and is an error when the release is
+    ///   past the version: applying the file certainly fails.
     /// - `apiVersion: kueue.x-k8s.io/v1alpha1` and `v1beta1`: deprecated; `v1beta2` is the storage
     ///   version since Kueue v0.16. Not `v1beta1` where the files beside it install a Kueue older
     ///   than v0.15 (a release manifest URL, controller image or `kueue` chart version — a
@@ -267,9 +270,14 @@ fn api_version(
             // A v1 object of the new kind with the same name already replaces it: what is left
             // to do is to delete this copy.
             let successor = obj.name.and_then(|name| {
-                cx.ix
-                    .of_kind(new_kind)
-                    .find(|o| o.group == new_group && o.version == "v1" && o.name == Some(name))
+                // A NodePool the files define as such: not one a managed node group of the
+                // same name stands for.
+                cx.ix.of_kind(new_kind).find(|o| {
+                    o.group == new_group
+                        && o.version == "v1"
+                        && o.name == Some(name)
+                        && cx.ix.files.get(o.file).is_some_and(|f| !f.is_context())
+                })
             });
             // Older than the version itself: what the repository installs never served it.
             if let Some((major, minor)) = installed_karpenter_predates(cx, obj) {
@@ -312,6 +320,13 @@ fn api_version(
                         "use `apiVersion: {new_group}/v1`{rename}, with the changes marked (follow the Karpenter v1 migration guide for the changed fields)"
                     )
                 });
+            // What the repository installs no longer serves it: certain to fail.
+            if let Some((major, minor)) = installed_karpenter_beyond(cx, obj) {
+                d.message = format!(
+                    "`{av}` is not served by Karpenter v{major}.{minor}, the release this repository installs: the API server rejects the {kind} as written, so applying this file fails"
+                );
+                d = d.with_severity(crate::diag::Severity::Error);
+            }
             if let Some(v1) = successor {
                 let at = v1.root.at(&["metadata", "name"]).unwrap_or(v1.root);
                 d = d
@@ -611,19 +626,36 @@ fn old_annotations(cx: &Ctx, oi: usize, obj: &Object, out: &mut Vec<Diagnostic>)
 /// The release the Karpenter installs that speak for a `v1beta1` object install, when every one
 /// of them is older than v0.32, which brought `v1beta1` (the newest of them).
 fn installed_karpenter_predates(cx: &Ctx, obj: &Object) -> Option<(u32, u32)> {
-    if obj.version != "v1beta1" {
-        return None;
-    }
+    let (_, newest) = installed_karpenter(cx, obj)?;
+    (obj.version == "v1beta1" && newest < (0, 32)).then_some(newest)
+}
+
+/// The oldest release the Karpenter installs that speak for `obj` install, when every one of them
+/// is a release that no longer serves its API version (v1beta1 from v1.1, the alpha versions
+/// from v0.33): applying it there certainly fails.
+fn installed_karpenter_beyond(cx: &Ctx, obj: &Object) -> Option<(u32, u32)> {
+    let (oldest, _) = installed_karpenter(cx, obj)?;
+    let gone = if obj.version == "v1beta1" {
+        (1, 1)
+    } else {
+        (0, 33)
+    };
+    (oldest >= gone).then_some(oldest)
+}
+
+/// The oldest and newest release of the Karpenter installs that speak for `obj`, when there are
+/// some and each names its release.
+fn installed_karpenter(cx: &Ctx, obj: &Object) -> Option<((u32, u32), (u32, u32))> {
     let path = cx.ix.files.get(obj.file)?.path.as_str();
-    let versions: Vec<Option<(u32, u32)>> = cx
+    let versions: Option<Vec<(u32, u32)>> = cx
         .ix
         .karpenter_installs()
         .iter()
         .filter(|i| i.covers(path))
         .map(|i| i.version)
         .collect();
-    let newest = versions.iter().copied().max()??;
-    (versions.iter().all(|v| v.is_some_and(|v| v < (0, 32)))).then_some(newest)
+    let versions = versions?;
+    Some((*versions.iter().min()?, *versions.iter().max()?))
 }
 
 /// Whether the Karpenter installs that speak for `obj` (see

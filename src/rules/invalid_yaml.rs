@@ -88,6 +88,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         };
         let manifest =
             is_manifest(&f.path, &f.text) && (selected || !crate::source::named_invalid(&f.path));
+        let broken = f.problems.iter().any(crate::yaml::compat::is_syntax_error);
         let (joined, mut folded) = missing_separators(f);
         let merged = one_mapping(f, &mut folded);
         if manifest {
@@ -113,6 +114,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             ProblemKind::Content => manifest || p.first.is_none(),
         }) {
             if manifest && folded.contains(&pi) {
+                continue;
+            }
+            // A file that does not parse is reported where it breaks; keys written twice before
+            // that (often the same mistake: pasted diff markers, a broken indentation) are not
+            // another finding.
+            if p.first.is_some() && broken {
                 continue;
             }
             // Keys written twice in one mapping (a list item that lost its `- `): one finding.
@@ -174,6 +181,31 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     // kustomize refuses the file, but a lenient reader keeps one value: not
                     // certain to fail.
                     .with_severity(crate::diag::Severity::Warning);
+            } else if crate::yaml::compat::is_syntax_error(p)
+                && let Some(marker) = conflict_marker(&f.text)
+            {
+                // An unfinished merge: the parser's complaint about the line after it says
+                // nothing of what happened.
+                let line = f.text[marker..].lines().next().unwrap_or("");
+                d = cx
+                    .at(
+                        Loc {
+                            file: fid,
+                            span: Span::new(marker, marker + line.len()),
+                        },
+                        format!(
+                            "an unresolved git merge conflict (`{}`): the file is no YAML until the conflict is resolved, so applying it fails",
+                            line.trim_end()
+                        ),
+                    )
+                    .related(
+                        Loc {
+                            file: fid,
+                            span: p.span,
+                        },
+                        "where the parser stops",
+                    )
+                    .help("resolve the conflict: keep one side, delete the `<<<<<<<`, `=======` and `>>>>>>>` lines");
             } else if crate::yaml::compat::is_syntax_error(p) {
                 // A Terraform file's heredocs are read one by one: only this one is lost.
                 let rest = if f.path.ends_with(".tf") {
@@ -238,6 +270,20 @@ fn missing_separators(
         }
     }
     (groups, folded)
+}
+
+/// Where the first line of an unresolved merge conflict starts (`<<<<<<< HEAD`).
+fn conflict_marker(text: &str) -> Option<usize> {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("<<<<<<< ") || line.trim_end() == "<<<<<<<" {
+            // Only with its other markers below: not a heredoc's or a table's row.
+            let rest = &text[at..];
+            return (rest.contains("\n=======") && rest.contains("\n>>>>>>>")).then_some(at);
+        }
+        at += line.len();
+    }
+    None
 }
 
 /// Duplicate keys of one mapping, written at one column with nothing less indented between
