@@ -124,38 +124,46 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
             // Keys written twice in one mapping (a list item that lost its `- `): one finding.
             if let Some(keys) = merged.get(&pi) {
-                let names: Vec<&str> = keys
-                    .iter()
-                    .map(|&k| f.text.get(f.problems[k].span.range()).unwrap_or(""))
-                    .collect();
+                let name = |k: usize| f.text.get(f.problems[k].span.range()).unwrap_or("");
+                let mut names: Vec<&str> = Vec::new();
+                for &k in keys {
+                    if !names.contains(&name(k)) {
+                        names.push(name(k));
+                    }
+                }
+                let times = if names.len() < keys.len() {
+                    "more than once"
+                } else {
+                    "twice"
+                };
                 let mut d = cx
                     .at(
                         Loc { file: fid, span: p.span },
                         format!(
-                            "keys {} are each written twice in one mapping: YAML forbids it, so kustomize and strict parsers refuse the file, and readers that accept it keep only the last of the values; a list item that lost its `- ` reads so",
+                            "keys {} are each written {times} in one mapping: YAML forbids it, so kustomize and strict parsers refuse the file, and readers that accept it keep only the last of the values; a list item that lost its `- ` reads so",
                             crate::diag::backticked(&names, ", ")
                         ),
                     )
-                    .help("keep one of each key, or start the second item with `- `")
+                    .help("keep one of each key, or start each further item with `- `")
                     .with_severity(crate::diag::Severity::Warning);
-                for (&k, name) in keys.iter().zip(&names) {
-                    if let Some(first) = f.problems[k].first {
-                        d = d.related(
-                            Loc {
-                                file: fid,
-                                span: first,
-                            },
-                            "first defined here",
-                        );
+                let mut firsts: Vec<Span> = Vec::new();
+                for &k in keys {
+                    if let Some(first) = f.problems[k].first
+                        && !firsts.contains(&first)
+                    {
+                        firsts.push(first);
+                        let at = Loc {
+                            file: fid,
+                            span: first,
+                        };
+                        d = d.related(at, "first defined here");
                     }
                     if k != pi {
-                        d = d.related(
-                            Loc {
-                                file: fid,
-                                span: f.problems[k].span,
-                            },
-                            format!("also written twice: `{name}`"),
-                        );
+                        let at = Loc {
+                            file: fid,
+                            span: f.problems[k].span,
+                        };
+                        d = d.related(at, format!("also written again: `{}`", name(k)));
                     }
                 }
                 out.push(d);
