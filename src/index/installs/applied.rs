@@ -2,8 +2,6 @@
 //! objects under them run on the release it installs, wherever they lie.
 
 use super::super::Index;
-use regex::Regex;
-use std::sync::LazyLock;
 
 /// At most this many paths are taken from one file.
 const MAX_PATHS: usize = 64;
@@ -13,19 +11,19 @@ const MAX_PATHS: usize = 64;
 /// `kubectl apply -f ./queues/`. A path is taken relative to the file's directory, then to the
 /// repository's root; a file stands for its directory. Each is borrowed from an index file's path.
 pub(super) fn referenced_dirs<'a>(ix: &Index<'a>, path: &str, text: &str) -> Vec<&'a str> {
-    static PATH: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?:\.\.?/)+[\w.-]+(?:/[\w.-]+)*/?|[\w.-]+(?:/[\w.-]+)+\.ya?ml")
-            .expect("a valid pattern")
-    });
     let base = path.rsplit_once('/').map_or("", |(d, _)| d);
     let mut out: Vec<&'a str> = Vec::new();
-    for m in PATH.find_iter(text).take(MAX_PATHS) {
-        // Not the path of a URL (`https://host/…/manifests.yaml`).
-        let before = &text[..m.start()];
-        if before.ends_with("//") && !before.ends_with("file://") || before.ends_with('.') {
-            continue;
-        }
-        let written = m.as_str().trim_end_matches('/');
+    let words = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/')))
+        // `file://../x.yaml`: the path after the scheme; a URL's host then leads to no file.
+        .map(|w| w.trim_start_matches('/'))
+        .filter(|w| {
+            w.starts_with("./")
+                || w.starts_with("../")
+                || (w.contains('/') && (w.ends_with(".yaml") || w.ends_with(".yml")))
+        });
+    for written in words.take(MAX_PATHS) {
+        let written = written.trim_end_matches('/');
         for from in [base, ""] {
             let Some(p) = join(from, written) else {
                 continue;
