@@ -125,13 +125,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             // Keys written twice in one mapping (a list item that lost its `- `): one finding.
             if let Some(keys) = merged.get(&pi) {
                 let name = |k: usize| f.text.get(f.problems[k].span.range()).unwrap_or("");
+                let mut distinct = std::collections::HashSet::new();
                 let mut names: Vec<&str> = Vec::new();
                 for &k in keys {
-                    if !names.contains(&name(k)) {
+                    if distinct.insert(name(k)) && names.len() < MAX_MARKED {
                         names.push(name(k));
                     }
                 }
-                let times = if names.len() < keys.len() {
+                let times = if distinct.len() < keys.len() {
                     "more than once"
                 } else {
                     "twice"
@@ -147,7 +148,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     .help("keep one of each key, or start each further item with `- `")
                     .with_severity(crate::diag::Severity::Warning);
                 let mut firsts: Vec<Span> = Vec::new();
-                for &k in keys {
+                // The places of the first few keys: a generated file may repeat thousands.
+                for &k in keys.iter().take(MAX_MARKED) {
                     if let Some(first) = f.problems[k].first
                         && !firsts.contains(&first)
                     {
@@ -280,6 +282,9 @@ fn missing_separators(
     (groups, folded)
 }
 
+/// How many repeated keys of one mapping are named and marked on its finding.
+const MAX_MARKED: usize = 20;
+
 /// Where the first line of an unresolved merge conflict starts (`<<<<<<< HEAD`).
 fn conflict_marker(text: &str) -> Option<usize> {
     let mut at = 0;
@@ -294,45 +299,63 @@ fn conflict_marker(text: &str) -> Option<usize> {
     None
 }
 
-/// Duplicate keys of one mapping, written at one column with nothing less indented between
-/// the first key's first definition and the last duplicate: per group of two or more, the first
-/// duplicate's problem with every member (the others are folded into it).
+/// Duplicate keys of one mapping, written at one column with nothing less indented between one
+/// duplicate and the next: per group of two or more, the first
+/// duplicate's problem with every member (the others are folded into it). Linear in the file:
+/// each stretch of text is looked at once, and only the latest group of a column is joined.
 fn one_mapping(
     f: &crate::source::SourceFile,
     folded: &mut std::collections::HashSet<usize>,
 ) -> std::collections::HashMap<usize, Vec<usize>> {
+    use std::collections::HashMap;
     let col = |at: usize| at - f.line_start(at);
-    // Every line between `from` and `to` that holds something sits at `c` or deeper.
+    // Every line after the first of `from..to` that holds something sits at `c` or deeper.
     let within = |from: usize, to: usize, c: usize| {
-        f.text.get(from..to).is_some_and(|t| {
-            t.split('\n').skip(1).all(|l| {
-                let body = l.trim_start();
-                body.is_empty() || body.starts_with('#') || l.len() - body.len() >= c
+        from >= to
+            || f.text.get(from..to).is_some_and(|t| {
+                t.split('\n').skip(1).all(|l| {
+                    let body = l.trim_start();
+                    body.is_empty() || body.starts_with('#') || l.len() - body.len() >= c
+                })
             })
-        })
     };
-    let mut groups: Vec<(usize, usize, Vec<usize>)> = Vec::new();
-    for (i, p) in f.problems.iter().enumerate() {
-        let Some(first) = p.first else { continue };
-        if folded.contains(&i) {
-            continue;
-        }
-        let c = col(p.span.start());
-        match groups
-            .iter_mut()
-            .find(|(start, gc, _)| *gc == c && within(*start, p.span.start(), c))
-        {
-            Some((start, _, members)) => {
-                *start = (*start).min(first.start());
-                members.push(i);
+    struct Group {
+        /// How far the text is known to stay inside the mapping.
+        checked: usize,
+        members: Vec<usize>,
+    }
+    let mut order: Vec<usize> = (0..f.problems.len())
+        .filter(|&i| f.problems[i].first.is_some() && !folded.contains(&i))
+        .collect();
+    order.sort_by_key(|&i| f.problems[i].span.start());
+    let mut groups: Vec<Group> = Vec::new();
+    let mut latest: HashMap<usize, usize> = HashMap::new();
+    for i in order {
+        let p = &f.problems[i];
+        let (at, c) = (p.span.start(), col(p.span.start()));
+        let joined = latest
+            .get(&c)
+            .copied()
+            .filter(|&g| within(groups[g].checked, at, c));
+        match joined {
+            Some(g) => {
+                groups[g].checked = at;
+                groups[g].members.push(i);
             }
-            None => groups.push((first.start(), c, vec![i])),
+            None => {
+                latest.insert(c, groups.len());
+                groups.push(Group {
+                    // Between its first definition and here the parser found one mapping.
+                    checked: at,
+                    members: vec![i],
+                });
+            }
         }
     }
-    let mut out = std::collections::HashMap::new();
-    for (_, _, members) in groups.into_iter().filter(|(_, _, m)| m.len() > 1) {
-        folded.extend(members[1..].iter().copied());
-        out.insert(members[0], members);
+    let mut out = HashMap::new();
+    for g in groups.into_iter().filter(|g| g.members.len() > 1) {
+        folded.extend(g.members[1..].iter().copied());
+        out.insert(g.members[0], g.members);
     }
     out
 }

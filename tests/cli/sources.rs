@@ -351,7 +351,7 @@ fn a_broken_kustomization_is_one_finding_and_the_rest_is_linted() {
             // The raw files beside the broken build are still linted.
             f("gpu-limit-missing", "jobs/eval.yaml", 15, 15),
             // At the key kustomize could not decode.
-            f("source-build-failed", "legacy/kustomization.yaml", 7, 1),
+            f("source-build-failed", "patch-list/kustomization.yaml", 7, 1),
             f("gpu-quantity-invalid", "serving/deployment.yaml", 18, 31),
         ]
     );
