@@ -6,11 +6,14 @@ declare_rule! {
     /// ## What it does
     /// Flags a file that does not parse as YAML, a mapping with the same key twice, and content
     /// that cannot be read as YAML text at all (binary, not UTF-8, too large, alias bombs, nesting
-    /// too deep). The finding points at the place the parser stopped. YAML that go-yaml (kubectl,
+    /// too deep). The finding points at the place the parser stopped, or at the first line of an
+    /// unresolved merge conflict (`<<<<<<< HEAD`) when that is why. Keys written twice in one
+    /// mapping (a list item that lost its `- `) are one finding, and keys written twice in a file
+    /// that does not parse anyway are not another. YAML that go-yaml (kubectl,
     /// ArgoCD) reads is accepted, e.g. a flow list closed at its key's indentation. A Go/Helm or
     /// Jinja template (`{{- if .Values.x }}`, `{% if %}`), a Terraform `templatefile()` source, a
     /// printf format or an `envsubst`, `sed` or script template that parses once its `${NAME}`,
-    /// `%NAME%` or `@NAME@` placeholders are filled in is not reported: it is not YAML until rendered, and `gpuops lint` lists it as
+    /// `%NAME%`, `@NAME@` or Sphinx `|name|` placeholders are filled in is not reported: it is not YAML until rendered, and `gpuops lint` lists it as
     /// skipped. Neither are EC2 user data in MIME multipart form and a test's assertions about the
     /// cluster (kuttl `NN-assert.yaml`, what a chainsaw test asserts or expects refused, a
     /// Kyverno CLI test's inputs), which are never applied, and a `.yaml` file that is a shell
