@@ -78,18 +78,25 @@ const SHARED_WORDS: [&str; 5] = ["fs", "file", "files", "shared", "rwx"];
 /// sharing configuration in the files that the pools it lands on use (or pools not known).
 fn may_share(ix: &crate::index::Index<'_>, ti: usize, t: &crate::model::PodTemplate<'_>) -> bool {
     let setup = ix.gpu_setup();
-    t.containers.iter().any(|c| {
-        c.accelerators().iter().any(|(resource, _)| {
-            resource.ends_with(".shared")
-                || (setup.shares_gpus() && {
-                    let pools = ix.landing_pools(ti);
-                    pools.is_empty()
-                        || pools
-                            .iter()
-                            .any(|&p| setup.sharing_of(&ix.nodepools[p], resource).is_some())
-                })
+    let resources: Vec<&str> = t
+        .containers
+        .iter()
+        .flat_map(|c| c.accelerators().into_iter().map(|(r, _)| r))
+        .collect();
+    if resources.iter().any(|r| r.ends_with(".shared")) {
+        return true;
+    }
+    if !setup.shares_gpus() {
+        return false;
+    }
+    // Looked up once per template, and only for templates every cheaper filter kept.
+    let pools = ix.landing_pools(ti);
+    pools.is_empty()
+        || resources.iter().any(|r| {
+            pools
+                .iter()
+                .any(|&p| setup.sharing_of(&ix.nodepools[p], r).is_some())
         })
-    })
 }
 
 /// Whether Intel's GPU device plugin shares each GPU among pods: a `GpuDevicePlugin` or the
@@ -169,7 +176,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     }
     let scalers = super::gpu_inference_pdb_missing::scalers(ix);
     for (ti, t) in ix.templates.iter().enumerate() {
-        if !t.requests_gpu() || may_share(ix, ti, t) {
+        if !t.requests_gpu() {
             continue;
         }
         let o = ix.owner(t);
@@ -186,6 +193,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         match rollout(strategy, 1) {
             Some((surge, 0)) if surge > 0 => {}
             _ => continue,
+        }
+        if may_share(ix, ti, t) {
+            continue;
         }
         let volumes = t.spec.get("volumes");
         for v in volumes.into_iter().flat_map(|v| v.items()) {
