@@ -63,7 +63,22 @@ pub(super) fn program_signal(base: &str) -> Option<Sort> {
     {
         return Some(Sort::Bench);
     }
-    if is(&["nvidia-smi", "devicequery", "nvcc"]) || contains_ci(base, "vectoradd") {
+    // Device listings of each accelerator: Neuron, Gaudi, AMD, Intel, OpenCL, TPU.
+    if is(&[
+        "nvidia-smi",
+        "devicequery",
+        "nvcc",
+        "neuron-ls",
+        "neuron-top",
+        "hl-smi",
+        "rocm-smi",
+        "amd-smi",
+        "rocminfo",
+        "xpu-smi",
+        "clinfo",
+        "tpu-info",
+    ]) || contains_ci(base, "vectoradd")
+    {
         return Some(Sort::Smoke);
     }
     if is(&["torchrun", "deepspeed", "horovodrun"]) {
@@ -113,10 +128,23 @@ pub(super) fn script_signal(name: &str) -> Option<Sort> {
 /// `train.py`, `finetune`, `pretrain_gpt`, `verl.trainer` — but not `pretrained` (models are
 /// pretrained whatever runs them).
 pub(super) fn is_training_word(s: &str) -> bool {
-    (contains_ci(s, "train") && !contains_ci(s, "pretrained"))
+    (says_train(s) && !contains_ci(s, "pretrained"))
         || contains_ci(s, "finetun")
         || contains_ci(s, "fine-tun")
         || contains_ci(s, "fine_tun")
+}
+
+/// Whether `train` stands in `s` as a word's stem: not AWS's Trainium accelerator (`trainium-test`,
+/// `trn`), nor the end of `strain` or `constraint`.
+fn says_train(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.windows(5).enumerate().any(|(i, w)| {
+        w.eq_ignore_ascii_case(b"train")
+            && !(i > 0 && b[i - 1].eq_ignore_ascii_case(&b's'))
+            && !b
+                .get(i + 5..i + 8)
+                .is_some_and(|r| r.eq_ignore_ascii_case(b"ium"))
+    })
 }
 
 /// What an argument name says (dashes and underscores alike, any case).

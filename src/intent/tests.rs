@@ -251,6 +251,27 @@ fn nvidia_smi_and_sleep_is_a_smoke_test() {
 }
 
 #[test]
+fn trainium_names_the_accelerator_not_training() {
+    // A Neuron device listing in a Job named after the Trainium chip.
+    let (k, ev, _) = of(&job(
+        "trainium-test",
+        "image: public.ecr.aws/x/neuron-monitor:1.0.0\ncommand: [/bin/sh, -c, 'echo Trainium job; neuron-ls; echo done']",
+    ));
+    assert_ne!(k, IntentKind::Training, "{ev}");
+    // Nor is a constraint solver, while a retraining run still trains.
+    let (k, ev, _) = of(&job(
+        "gpu",
+        "image: ghcr.io/x/app:1\ncommand: [python, solve_constraints.py]",
+    ));
+    assert_ne!(k, IntentKind::Training, "{ev}");
+    let (k, ev, _) = of(&job(
+        "gpu",
+        "image: ghcr.io/x/app:1\ncommand: [python, retrain.py, --epochs, '3']",
+    ));
+    assert_eq!(k, IntentKind::Training, "{ev}");
+}
+
+#[test]
 fn nvidia_smi_before_real_work_is_not_a_smoke_test() {
     // nvidia-smi printed before a training run.
     let (k, _, _) = of(&job(

@@ -101,7 +101,9 @@ declare_rule! {
     /// Neuron, pools of Inf/Trn families or tainted or budgeted for Neuron devices; for EFA, pools
     /// where a pod asking for `vpc.amazonaws.com/efa` lands and that may launch an instance with
     /// EFA interfaces. Capacity read from Terraform node groups or chart values is not judged: it
-    /// may be another cluster's, configured with a plugin of its own.
+    /// may be another cluster's, configured with a plugin of its own. Nor are EKS Auto Mode
+    /// pools (node class group `eks.amazonaws.com`): their nodes run the device plugins
+    /// themselves.
     ///
     /// Selector keys no NodePool in the repository sets and that are not well-known (labels node
     /// feature discovery or the GPU operator add at run time, such as
@@ -182,7 +184,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             let pool = &ix.nodepools[p];
             // Capacity read from Terraform or chart values may be another cluster's (a repository
             // of several configurations), and a plugin it installs may be configured there too.
-            if pool.is_derived() {
+            // EKS Auto Mode nodes run the NVIDIA, Neuron and EFA device plugins themselves: a
+            // DaemonSet the repository adds is not what registers their devices.
+            if pool.is_derived() || pool.is_auto_mode() {
                 continue;
             }
             if ds.iter().any(|(_, _, pod)| miss(ix, pod, pool).is_none()) {

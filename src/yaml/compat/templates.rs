@@ -95,19 +95,30 @@ pub fn placeholder_markers(text: &str) -> Option<TemplateHint> {
                 (n > 0 && b.get(i + 2 + n) == Some(&b'}'))
                     .then_some((i + n + 3, "envsubst template"))
             }
-            // `%NAME%` for sed; `@NAME@` as configure, Maven or a script's `replace()` fills it;
-            // `|name|`, a Sphinx substitution a documentation build fills in.
-            b'%' | b'@' | b'|' if b.get(i + 1).is_some_and(u8::is_ascii_alphabetic) => {
-                let n = b[i + 1..]
+            // `%NAME%` for sed; `@NAME@` as configure, Maven or a script's `replace()` fills it
+            // (or `@@NAME@@`, a Makefile's `sed`); `|name|`, a Sphinx substitution a
+            // documentation build fills in.
+            b'%' | b'@' | b'|' => {
+                let d = b[i];
+                let open = if d != b'|' && b.get(i + 1) == Some(&d) {
+                    2
+                } else {
+                    1
+                };
+                let n = b[i + open..]
                     .iter()
                     .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
                     .count();
-                let kind = match b[i] {
+                let kind = match d {
                     b'%' => "sed template",
                     b'@' => "@NAME@ template",
                     _ => "|name| template",
                 };
-                (b.get(i + 1 + n) == Some(&b[i])).then_some((i + n + 2, kind))
+                let end = i + open + n;
+                (b.get(i + open).is_some_and(u8::is_ascii_alphabetic)
+                    && b.get(end..end + open)
+                        .is_some_and(|c| c.iter().all(|&c| c == d)))
+                .then_some((end + open, kind))
             }
             _ => None,
         };

@@ -232,8 +232,14 @@ fn fill_in_placeholders_that_break_the_yaml() {
         placeholder_markers(spec).expect("a template").marker,
         "@sidecar_containers@"
     );
+    // Doubled, as a Makefile's `sed s/@@DOCKER_IMAGE_TAG@@/…/` fills it.
+    let deploy = "containers:\n  - name: watcher\n    image: @@DOCKER_IMAGE_TAG@@\n";
+    let hint = placeholder_markers(deploy).expect("a template");
+    assert_eq!(hint.marker.as_str(), "@@DOCKER_IMAGE_TAG@@");
+    assert_eq!(&deploy[hint.span.range()], "@@DOCKER_IMAGE_TAG@@");
     // An address is no placeholder.
     assert!(placeholder_markers("owner: @team\n").is_none());
+    assert!(placeholder_markers("owner: @@team\n").is_none());
     // A documentation build's substitution: a scalar cannot start with `|` either.
     let policy = "spec:\n  ofedDriver:\n    image: doca-driver\n    repository: |doca-driver-repository|\n    version: |doca-driver-version|\n";
     let hint = placeholder_markers(policy).expect("a template");
