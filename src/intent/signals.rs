@@ -134,8 +134,8 @@ pub(super) fn is_training_word(s: &str) -> bool {
         || contains_ci(s, "fine_tun")
 }
 
-/// Whether `train` stands in `s` as a word's stem: not AWS's Trainium accelerator (`trainium-test`,
-/// `trn`), nor the end of `strain` or `constraint`.
+/// Whether `train` stands in `s` as a word's stem: not in AWS's Trainium accelerator
+/// (`trainium-test`), nor in `strain` or `constraint`.
 fn says_train(s: &str) -> bool {
     let b = s.as_bytes();
     b.windows(5).enumerate().any(|(i, w)| {

@@ -52,7 +52,7 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
 
 /// For a file that does not parse: its first fill-in placeholder, an envsubst `${NAME}`, a
 /// Backstage or GitHub Actions expression `${{ values.name }}`, a `sed` target `%NAME%`, an
-/// `@NAME@` (a scalar cannot start with `@` either) or a Sphinx substitution `|name|` (nor with
+/// `@NAME@` or `@@NAME@@` (a scalar cannot start with `@` either) or a Sphinx substitution `|name|` (nor with
 /// `|`, a block scalar's indicator), when
 /// filling every placeholder with a plain word makes it parse (`{ value: ${ISVC_PATH}/v1 }` in a
 /// flow mapping reads as a nested mapping, and a scalar cannot start with `%`, until the tool has
