@@ -13,7 +13,7 @@ declare_rule! {
     /// ArgoCD) reads is accepted, e.g. a flow list closed at its key's indentation. A Go/Helm or
     /// Jinja template (`{{- if .Values.x }}`, `{% if %}`), a Terraform `templatefile()` source, a
     /// printf format or an `envsubst`, `sed` or script template that parses once its `${NAME}`,
-    /// `%NAME%`, `@NAME@` or Sphinx `|name|` placeholders are filled in is not reported: it is not YAML until rendered, and `gpuops lint` lists it as
+    /// `%NAME%`, `@NAME@`, `@@NAME@@` or Sphinx `|name|` placeholders are filled in is not reported: it is not YAML until rendered, and `gpuops lint` lists it as
     /// skipped. Neither are EC2 user data in MIME multipart form and a test's assertions about the
     /// cluster (kuttl `NN-assert.yaml`, what a chainsaw test asserts or expects refused, a
     /// Kyverno CLI test's inputs), which are never applied, and a `.yaml` file that is a shell
