@@ -148,9 +148,7 @@ impl Index<'_> {
         let gpu = t.requests_gpu_resource();
         move |p: usize| {
             !(gpu && self.pools.capability[p] == crate::sched::GpuCapability::None)
-                && wanted
-                    .iter()
-                    .all(|r| crate::sched::offers(&self.nodepools[p], r))
+                && wanted.iter().all(|r| self.pools.offers(p, r))
         }
     }
 }

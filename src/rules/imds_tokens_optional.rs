@@ -44,6 +44,16 @@ declare_rule! {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    // The classes GPU pools use, by name: read once, not once per class.
+    let gpu_classes = std::cell::LazyCell::new(|| {
+        cx.ix
+            .nodepools
+            .iter()
+            .enumerate()
+            .filter(|(pi, _)| cx.ix.pools.capability[*pi] != crate::sched::GpuCapability::None)
+            .filter_map(|(_, p)| p.node_class_ref?.get("name")?.as_str())
+            .collect::<std::collections::HashSet<&str>>()
+    });
     for (o, class) in cx.node_classes() {
         let Some(opts) = class.metadata_options() else {
             continue;
@@ -63,13 +73,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .and_then(|n| n.as_str())
             .and_then(|s| s.parse::<u32>().ok());
         // The role's reach matters most on GPU nodes: said only of a class a GPU pool uses.
-        let gpu = cx.ix.nodepools.iter().enumerate().any(|(pi, p)| {
-            cx.ix.pools.capability[pi] != crate::sched::GpuCapability::None
-                && p.node_class_ref
-                    .and_then(|r| r.get("name"))
-                    .and_then(|n| n.as_str())
-                    .is_some_and(|n| Some(n) == o.name)
-        });
+        let gpu = o.name.is_some_and(|n| gpu_classes.contains(n));
         let aside = if gpu {
             " (on GPU nodes that role often reaches training data and model buckets)"
         } else {

@@ -21,11 +21,16 @@ declare_rule! {
     /// Nor is a build in a test tree (`test/`, `tests/`, `e2e/`, `testdata/`, `fixtures/`) that
     /// nothing deploys: the project's tests build it, often after a script has edited it; nor one
     /// below a script or Makefile that builds with kustomize v3 (`--load_restrictor`), which
-    /// reads what a current kustomize refuses; nor one on which kustomize crashes (a Go panic: a
+    /// reads what a current kustomize refuses; nor one that fails only on a form an older
+    /// kustomize read (a `patches:` list of file names, a blank `namespace:`, a field path that
+    /// indexes a list by number), which its repository builds with that release; nor one on
+    /// which kustomize crashes (a Go panic: a
     /// fault of kustomize, which another release may not have); nor an overlay of a vendored copy
     /// of another project's manifests (under `vendor/`, `third_party/` or `upstream/`), which is
-    /// that project's to build. A build that fails on a resource kustomize cannot
-    /// read as YAML (a duplicate key) is reported at that key. A kustomization whose generators
+    /// that project's to build; nor one inside a Helm chart's directory, whose files Helm never
+    /// builds with kustomize. A build that fails on a resource kustomize cannot read as YAML (a
+    /// duplicate key) or convert to JSON (a key written as a number, `9092:`) is reported at
+    /// that key. A kustomization whose generators
     /// or transformers are plugins (KSOPS, exec or KRM functions) is listed as skipped.
     ///
     /// ## Why is this bad?

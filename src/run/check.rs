@@ -232,7 +232,13 @@ fn advice_on_test_data(
             )
         })
     });
-    archived || (advice && test)
+    // A test's object introduced as one that must be refused (`# FAIL: …`): what is wrong with
+    // it is the point of the test.
+    let refused = test
+        && files
+            .get(d.loc.file)
+            .is_some_and(|f| crate::source::negative_case(&f.text, d.loc.span.start()));
+    archived || (advice && test) || refused
 }
 
 /// An example judged on its own (with the files outside every example): each finding on its

@@ -64,6 +64,10 @@ impl Postings {
     }
 }
 
+/// One resource of each maker [`super::offers`] tells apart.
+const NVIDIA: &str = "nvidia.com/gpu";
+const NEURON: &str = "aws.amazon.com/neuron";
+
 /// The pools of one index, looked up by what selects them.
 pub struct PoolIndex<'a> {
     len: usize,
@@ -72,6 +76,9 @@ pub struct PoolIndex<'a> {
     pub capability: Vec<GpuCapability>,
     /// Per pool: its hard-taint class; pools whose hard taints are the same (in order) share one.
     pub taint_class: Vec<u32>,
+    /// Per pool: whether it may offer NVIDIA and Neuron resources ([`super::offers`], which
+    /// only tells those makers apart), asked for every template that may land on it.
+    makers: Vec<[bool; 2]>,
 }
 
 impl<'a> PoolIndex<'a> {
@@ -80,7 +87,7 @@ impl<'a> PoolIndex<'a> {
         type Taints<'a> = Vec<(&'a str, &'a str, &'a str)>;
         let len = pools.len();
         // What each pool contributes is read on every core; only filling the tables is serial.
-        let per_pool: Vec<(Shapes<'a>, Taints<'a>, GpuCapability)> = pools
+        let per_pool: Vec<(Shapes<'a>, Taints<'a>, GpuCapability, [bool; 2])> = pools
             .par_iter()
             .map(|pool| {
                 let hard = pool
@@ -93,6 +100,7 @@ impl<'a> PoolIndex<'a> {
                     PoolReqs::of(pool).shapes().collect(),
                     hard,
                     gpu_capability(pool),
+                    [NVIDIA, NEURON].map(|r| super::offers(pool, r)),
                 )
             })
             .collect();
@@ -100,7 +108,8 @@ impl<'a> PoolIndex<'a> {
         let mut classes: HashMap<Taints<'a>, u32> = HashMap::new();
         let mut taint_class = Vec::with_capacity(len);
         let mut capability = Vec::with_capacity(len);
-        for (p, (shapes, hard, cap)) in per_pool.into_iter().enumerate() {
+        let mut makers = Vec::with_capacity(len);
+        for (p, (shapes, hard, cap, offered)) in per_pool.into_iter().enumerate() {
             for (key, values) in shapes {
                 let k = keys.entry(key).or_insert_with(|| KeyIndex {
                     defined: FixedBitSet::with_capacity(len),
@@ -123,13 +132,27 @@ impl<'a> PoolIndex<'a> {
             let next = classes.len() as u32;
             taint_class.push(*classes.entry(hard).or_insert(next));
             capability.push(cap);
+            makers.push(offered);
         }
         PoolIndex {
             len,
             keys,
             capability,
             taint_class,
+            makers,
         }
+    }
+
+    /// [`super::offers`] for pool `p`.
+    pub fn offers(&self, p: usize, resource: &str) -> bool {
+        let maker = if resource.starts_with("nvidia.com/") {
+            0
+        } else if resource.starts_with("aws.amazon.com/neuron") {
+            1
+        } else {
+            return true;
+        };
+        self.makers.get(p).is_none_or(|m| m[maker])
     }
 
     pub fn len(&self) -> usize {

@@ -23,6 +23,9 @@ struct Entry {
     /// The version has the status subresource: the API server drops `status` from what is
     /// created or applied, so it is never validated.
     status_subresource: bool,
+    /// A copy in a vendored tree (`upstream/`, `vendor/`) that nothing deploys: another
+    /// project's release as it was copied, which judges that tree's objects only.
+    vendored: bool,
 }
 
 /// How surely the cluster serves a copy of a CRD, from where the copy is: only the copies of
@@ -59,12 +62,14 @@ pub struct UserCrds {
     entries: Vec<Entry>,
     /// Copies whose schema does not compile: (group, kind, version, rank). Such a copy judges
     /// nothing, and no copy of a lower rank judges in its place.
-    unbuilt: Vec<(String, String, String, Rank)>,
+    unbuilt: Vec<(String, String, String, Rank, bool)>,
     /// CEL rules of these CRDs that were not checked, and why.
     skips: Skips,
     /// (group, kind) of the CRDs a mutating webhook in view intercepts on create (see
     /// [`mutated_on_create`]).
     mutated: Vec<(String, String)>,
+    /// Per file: whether it lies in a vendored tree, whose copies of CRDs judge it.
+    vendored_files: Vec<bool>,
 }
 
 impl UserCrds {
@@ -86,6 +91,10 @@ impl UserCrds {
             }
             let Some(spec) = o.spec() else { continue };
             let rank = files.get(o.file).map_or(Rank::Kept, rank);
+            let vendored = rank <= Rank::Kept
+                && files
+                    .get(o.file)
+                    .is_some_and(|f| crate::source::in_vendored_tree(&f.path));
             let group = spec.get("group").and_then(Node::as_str).unwrap_or("");
             let kind = spec
                 .at(&["names", "kind"])
@@ -113,6 +122,7 @@ impl UserCrds {
                     e.group == group && e.kind == kind && e.version == name && e.written == written
                 }) {
                     same.rank = same.rank.max(rank);
+                    same.vendored &= vendored;
                     continue;
                 }
                 let rules = Rules::compile(schema, kind, name, &skips);
@@ -134,10 +144,15 @@ impl UserCrds {
                         rules,
                         rank,
                         status_subresource: v.at(&["subresources", "status"]).is_some(),
+                        vendored,
                     }),
-                    Err(_) => {
-                        unbuilt.push((group.to_string(), kind.to_string(), name.to_string(), rank))
-                    }
+                    Err(_) => unbuilt.push((
+                        group.to_string(),
+                        kind.to_string(),
+                        name.to_string(),
+                        rank,
+                        vendored,
+                    )),
                 }
             }
         }
@@ -146,6 +161,10 @@ impl UserCrds {
             unbuilt,
             skips,
             mutated: mutated_on_create(webhooks, &names),
+            vendored_files: files
+                .iter()
+                .map(|f| crate::source::in_vendored_tree(&f.path))
+                .collect(),
         }
     }
 
@@ -165,40 +184,42 @@ impl UserCrds {
         self.entries.is_empty()
     }
 
-    fn find(&self, group: &str, version: &str, kind: &str) -> Option<&Entry> {
-        self.copies(group, version, kind).next()
+    fn find(&self, obj: &Object) -> Option<&Entry> {
+        self.copies(obj).next()
     }
 
-    fn copies<'s>(
-        &'s self,
-        group: &str,
-        version: &str,
-        kind: &str,
-    ) -> impl Iterator<Item = &'s Entry> {
+    /// The copies of the object's CRD that judge it: those the cluster most surely serves, of
+    /// the ones that may (a vendored copy only for its own tree's objects).
+    fn copies<'s>(&'s self, obj: &Object) -> impl Iterator<Item = &'s Entry> {
+        let (group, version, kind) = (obj.group, obj.version, obj.kind);
+        let inside = self.vendored_files.get(obj.file).copied().unwrap_or(false);
         let all: Vec<&Entry> = self
             .entries
             .iter()
-            .filter(move |e| e.group == group && e.kind == kind && e.version == version)
+            .filter(move |e| {
+                e.group == group
+                    && e.kind == kind
+                    && e.version == version
+                    && (inside || !e.vendored)
+            })
             .collect();
         let top = all.iter().map(|e| e.rank).max();
         // A copy of that rank or higher that does not compile may be the one the cluster serves.
-        let blocked = self
-            .unbuilt
-            .iter()
-            .any(|(g, k, v, r)| g == group && k == kind && v == version && Some(*r) >= top);
+        let blocked = self.unbuilt.iter().any(|(g, k, v, r, vendored)| {
+            g == group && k == kind && v == version && (inside || !vendored) && Some(*r) >= top
+        });
         all.into_iter()
             .filter(move |e| !blocked && Some(e.rank) == top)
     }
 
     /// Whether a user CRD covers this kind and version (it then replaces the built-in schema).
     pub fn covers(&self, obj: &Object) -> bool {
-        self.find(obj.group, obj.version, obj.kind).is_some()
+        self.find(obj).is_some()
     }
 
     /// Whether the object's CRD was given as what the cluster has (`--crd`, `crds:`, context).
     pub fn given(&self, obj: &Object) -> bool {
-        self.find(obj.group, obj.version, obj.kind)
-            .is_some_and(|e| e.rank == Rank::Given)
+        self.find(obj).is_some_and(|e| e.rank == Rank::Given)
     }
 
     /// Violations of the object against its CRD, each at the node its instance path names. With
@@ -211,7 +232,7 @@ impl UserCrds {
         // (fields the copy does not know, violations): a copy without fields the object uses is
         // an older one than the object was written for.
         let mut best: Option<((usize, usize), Vec<Violation<'a>>)> = None;
-        for e in self.copies(obj.group, obj.version, obj.kind) {
+        for e in self.copies(obj) {
             let mut found = Vec::new();
             let unknown = self.validate_with(e, obj, &mut found);
             let score = (unknown, found.len());

@@ -71,7 +71,24 @@ impl Sources {
             };
             let (manifests, context) = (count(false), count(true));
             if manifests + context == 0 {
-                l.detail = "nothing read from it directly (its locals and variables are; template files it renders are read as files of their own)".into();
+                let typed = std::fs::read_to_string(&l.path)
+                    .map(|t| typed_resources(&t))
+                    .unwrap_or_default();
+                l.detail = if typed.is_empty() {
+                    "nothing read from it directly (its locals and variables are; template files it renders are read as files of their own)".into()
+                } else {
+                    let more = typed.len().saturating_sub(4);
+                    format!(
+                        "nothing read from it directly: {}{} {} the Kubernetes provider's typed resources, which are not read (its locals and variables are)",
+                        typed[..typed.len().min(4)].join(", "),
+                        if more > 0 {
+                            format!(" and {more} more")
+                        } else {
+                            String::new()
+                        },
+                        if typed.len() == 1 { "is one of" } else { "are" },
+                    )
+                };
                 continue;
             }
             let mut unknown: Vec<String> = Vec::new();
@@ -129,5 +146,32 @@ fn placeholders(n: crate::yaml::Node<'_>, out: &mut Vec<String>) {
                 out.push(inner.to_string());
             }
         }
+    }
+}
+
+/// The Kubernetes objects a Terraform file writes as the provider's typed resources
+/// (`resource "kubernetes_deployment_v1" "worker"`: `kubernetes_deployment_v1.worker`), which
+/// are not read; `kubernetes_manifest` is.
+fn typed_resources(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.trim_start().strip_prefix("resource")?.trim_start();
+            let mut words = rest.split('"').filter(|w| !w.trim().is_empty());
+            let (kind, name) = (words.next()?, words.next()?);
+            let typed = kind.starts_with("kubernetes_") && kind != "kubernetes_manifest";
+            typed.then(|| format!("{kind}.{name}"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn typed_resources_are_named() {
+        let tf = "resource \"kubernetes_deployment_v1\" \"worker\" {\n  metadata { name = \"w\" }\n}\nresource \"kubernetes_manifest\" \"pool\" {}\nresource \"google_container_node_pool\" \"gpu\" {}\n";
+        assert_eq!(
+            super::typed_resources(tf),
+            vec!["kubernetes_deployment_v1.worker".to_string()]
+        );
     }
 }

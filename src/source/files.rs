@@ -252,7 +252,8 @@ impl SourceFile {
             {
                 None
             }
-            None => compat::structural_template_markers(&text),
+            None => compat::structural_template_markers(&text)
+                .or_else(|| compat::step_functions_parameters(&text)),
         };
         if let Some(t) = template {
             let skipped = Skipped {
@@ -267,7 +268,7 @@ impl SourceFile {
     }
 
     /// A file not read as YAML at all, and why.
-    fn skipped_whole(path: String, text: Arc<str>, skipped: Skipped) -> Self {
+    pub(super) fn skipped_whole(path: String, text: Arc<str>, skipped: Skipped) -> Self {
         SourceFile {
             path,
             text,

@@ -78,6 +78,15 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
     if super::paths::named_assertion(p) {
         return Ok(None);
     }
+    if let Some(dir) = super::paths::proposal_dir(&path) {
+        let skipped = super::files::Skipped {
+            reason: "design proposal".into(),
+            marker: format!("{dir}/"),
+            span: crate::yaml::Span::at(0),
+            hint: Some("an illustration of a design, never applied as it stands".into()),
+        };
+        return Ok(Some(SourceFile::skipped_whole(path, "".into(), skipped)));
+    }
     if super::pages::is_page(p) || super::pages::is_chart_manifest(p) {
         // Kept (without objects) only for the releases it installs and the objects it shows.
         let text = match std::fs::metadata(p) {

@@ -7,13 +7,7 @@
 /// inside the file's repository count (below the nearest directory holding `.git`): a repository
 /// checked out under `~/tests/` is not a test tree.
 pub fn in_test_tree(path: &str) -> bool {
-    let p = std::path::Path::new(path);
-    let repo = p
-        .ancestors()
-        .skip(1)
-        .find(|d| !d.as_os_str().is_empty() && d.join(".git").exists());
-    let inside = repo.and_then(|r| p.strip_prefix(r).ok()).unwrap_or(p);
-    inside.components().any(|c| {
+    let test = |c: std::path::Component<'_>| {
         matches!(
             c.as_os_str().to_str().unwrap_or(""),
             "test"
@@ -26,7 +20,63 @@ pub fn in_test_tree(path: &str) -> bool {
                 | ".chainsaw-test"
                 | ".kyverno-test"
         )
-    })
+    };
+    let p = std::path::Path::new(path);
+    // Most paths name no such directory at all: no need to look for the repository on disk.
+    if !p.components().any(test) {
+        return false;
+    }
+    let repo = p
+        .ancestors()
+        .skip(1)
+        .find(|d| !d.as_os_str().is_empty() && d.join(".git").exists());
+    let inside = repo.and_then(|r| p.strip_prefix(r).ok()).unwrap_or(p);
+    inside.components().any(test)
+}
+
+/// Whether the document holding byte `at` of a file is introduced as a negative case: a comment
+/// above it (below the previous `---`) that says it must fail (`# FAIL: missing toleration`,
+/// `# should be blocked`, `# invalid: …`), as the tests of admission policies mark the objects
+/// they expect to be refused.
+pub fn negative_case(text: &str, at: usize) -> bool {
+    let before = text.get(..at).unwrap_or("");
+    let start = before.rfind("\n---").map_or(0, |i| i + 4);
+    let refused = |w: &str| {
+        matches!(
+            w,
+            "fail"
+                | "fails"
+                | "failing"
+                | "failure"
+                | "blocked"
+                | "denied"
+                | "deny"
+                | "invalid"
+                | "negative"
+                | "rejected"
+                | "reject"
+                | "rejects"
+                | "violates"
+                | "violation"
+        )
+    };
+    for line in text[start..].lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some(comment) = line.strip_prefix('#') else {
+            return false;
+        };
+        if comment
+            .to_ascii_lowercase()
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(refused)
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether a path lies in a directory kept for reference only (`archive/`, `legacy/`, `old/`,
@@ -59,6 +109,18 @@ fn any_component(path: &str, f: impl Fn(&str) -> bool) -> bool {
     std::path::Path::new(path)
         .components()
         .any(|c| f(&c.as_os_str().to_str().unwrap_or("").to_ascii_lowercase()))
+}
+
+/// The directory of design proposals a path lies in (`docs/proposals/`, `keps/`): their YAML
+/// illustrates a design (often an excerpt, or fields of a version never released) and is never
+/// applied as it stands.
+pub fn proposal_dir(path: &str) -> Option<&str> {
+    path.split('/').rev().skip(1).find(|c| {
+        matches!(
+            *c,
+            "proposals" | "design-proposals" | "keps" | "enhancements" | "rfcs"
+        )
+    })
 }
 
 /// Whether a path lies in a vendored copy of another project (`vendor/`, `third_party/`,
@@ -180,6 +242,15 @@ mod name_tests {
         std::fs::write(d.path().join("chainsaw-test.yaml"), "").unwrap();
         assert!(named_assertion(&d.path().join("assert-queue.yaml")));
         assert!(!named_assertion(&d.path().join("queue.yaml")));
+    }
+
+    #[test]
+    fn negative_cases_are_told_by_their_comment() {
+        let text = "# PASS: tolerates the GPU taint\napiVersion: v1\nkind: Pod\n---\n# FAIL: missing toleration (should be blocked)\napiVersion: v1\nkind: Pod\n---\n# failover pool\nkind: Pod\n";
+        let at = |needle: &str, nth: usize| text.match_indices(needle).nth(nth).unwrap().0;
+        assert!(!super::negative_case(text, at("kind: Pod", 0)));
+        assert!(super::negative_case(text, at("kind: Pod", 1)));
+        assert!(!super::negative_case(text, at("kind: Pod", 2)));
     }
 
     #[test]

@@ -2331,6 +2331,38 @@ fn a_crd_copy_in_test_data_does_not_outvote_the_repository_copy() {
     );
 }
 
+#[test]
+fn a_vendored_crd_copy_judges_only_its_own_tree() {
+    let d = tempfile::tempdir().unwrap();
+    // Another project's operator as it was copied, at an older release than the one installed.
+    write(
+        d.path(),
+        "upstream/operator/config/crd/gpuquota.yaml",
+        GPU_QUOTA_CRD,
+    );
+    let quota = "apiVersion: platform.example.com/v1\nkind: GpuQuota\nmetadata: {name: ml, namespace: ml}\nspec:\n  gpus: eight\n";
+    write(d.path(), "apps/quota.yaml", quota);
+    write(
+        d.path(),
+        "upstream/operator/config/samples/quota.yaml",
+        quota,
+    );
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--rule", "schema-violation", "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
+    let paths: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["path"].as_str())
+        .collect();
+    assert_eq!(
+        paths,
+        ["upstream/operator/config/samples/quota.yaml"],
+        "{out}"
+    );
+}
+
 /// A one-version (`v1`) CRD of `platform.example.com` whose schema is an object with a `spec`
 /// (`spec` is the YAML of that property's schema, indented for its place).
 fn platform_crd(kind: &str, scope: &str, spec: &str) -> String {

@@ -673,6 +673,134 @@ fn a_kustomization_outside_the_load_restrictor_is_reported_only_where_deployed()
 }
 
 #[test]
+fn a_kustomization_in_an_older_kustomize_form_is_reported_only_where_deployed() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "deploy/base/kustomization.yaml",
+        "resources:\n  - cm.yaml\n",
+    );
+    write(
+        d.path(),
+        "deploy/base/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    // kustomize v1 and v2 read a list of file names under `patches:` as strategic-merge patches.
+    write(
+        d.path(),
+        "deploy/overlays/prod/kustomization.yaml",
+        "resources:\n  - ../../base\npatches:\n  - cm.yaml\n",
+    );
+    write(
+        d.path(),
+        "deploy/overlays/prod/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {b: c}\n",
+    );
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--explain-sources"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("written for an older kustomize"), "{err}");
+    // Declared complete, the cluster deploys it as written: a current kustomize refuses it.
+    write(d.path(), ".gpuops.yaml", "cluster: {complete: true}\n");
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(code, 1, "{out}");
+    let found = findings(&json(&out));
+    assert_eq!(found[0].0, "source-build-failed", "{out}");
+    assert_eq!(
+        found[0].1, "deploy/overlays/prod/kustomization.yaml",
+        "{out}"
+    );
+}
+
+#[test]
+fn a_kustomization_inside_a_chart_is_reported_only_where_deployed() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "helm/fed/Chart.yaml",
+        "apiVersion: v2\nname: fed\nversion: 1.9.0\n",
+    );
+    // The chart's installer fills in `{{caBundle}}` before it builds these CRDs.
+    write(
+        d.path(),
+        "helm/fed/_crds/kustomization.yaml",
+        "resources:\n  - crd.yaml\npatches:\n  - path: webhook.yaml\n",
+    );
+    write(
+        d.path(),
+        "helm/fed/_crds/crd.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    write(
+        d.path(),
+        "helm/fed/_crds/webhook.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gone}\ndata: {ca: \"{{caBundle}}\"}\n",
+    );
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--explain-sources"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("inside a Helm chart's directory"), "{err}");
+}
+
+#[test]
+fn a_number_as_a_key_fails_a_build_at_that_key() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "k8s/kustomization.yaml",
+        "resources:\n  - ingress/tcp.yaml\n",
+    );
+    // ingress-nginx's TCP services map, its ports written as numbers.
+    write(
+        d.path(),
+        "k8s/ingress/tcp.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tcp-services\ndata:\n  9092: \"kafka/kafka:9092\"\n",
+    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let v = json(&out);
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["rule"], "source-build-failed", "{out}");
+    assert_eq!(d["path"], "k8s/ingress/tcp.yaml", "{out}");
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(6), Some(3)),
+        "{out}"
+    );
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the key `9092` is not a string"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_design_proposal_is_listed_not_linted() {
+    let d = tempfile::tempdir().unwrap();
+    // An excerpt: the fields the design changes, no more.
+    write(
+        d.path(),
+        "docs/proposals/quota/policy.yaml",
+        "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nspec:\n  failover:\n    purgeMode: Immediately\n",
+    );
+    write(
+        d.path(),
+        "jobs/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: a\n          image: b\n          resources: {limits: {nvidia.com/gpu: \"1.5\"}}\n",
+    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let v = json(&out);
+    let paths: Vec<String> = findings(&v).into_iter().map(|f| f.1).collect();
+    assert!(
+        paths.iter().all(|p| p == "jobs/job.yaml") && !paths.is_empty(),
+        "{out}"
+    );
+    assert_eq!(v["skipped"][0]["reason"], "design proposal", "{out}");
+}
+
+#[test]
 fn an_overlay_of_a_vendored_copy_is_reported_only_where_deployed() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();

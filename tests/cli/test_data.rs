@@ -599,3 +599,27 @@ fn a_tests_assertions_about_the_cluster_are_not_applied_objects() {
         "{out}{err}"
     );
 }
+
+#[test]
+fn a_test_object_introduced_as_one_to_refuse_is_not_judged() {
+    let d = tempfile::tempdir().unwrap();
+    let pod = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  containers:\n    - name: a\n      image: b\n      resources:\n        limits: {{nvidia.com/gpu: 2}}\n        requests: {{nvidia.com/gpu: 1}}\n"
+        )
+    };
+    // An admission policy's test cases: the refused one is wrong on purpose.
+    let cases = format!(
+        "# PASS: asks as much as it may use\n{}---\n# FAIL: requests differ from limits (should be blocked)\n{}",
+        pod("ok").replace("nvidia.com/gpu: 1}", "nvidia.com/gpu: 2}"),
+        pod("refused")
+    );
+    write(d.path(), "policies/tests/gpu-cases.yaml", &cases);
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}");
+    // The same outside a test tree is an object someone applies.
+    write(d.path(), "apps/gpu-cases.yaml", &cases);
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let paths: Vec<String> = findings(&out).into_iter().map(|(_, p)| p).collect();
+    assert_eq!(paths, ["apps/gpu-cases.yaml"], "{out}");
+}

@@ -92,6 +92,9 @@ struct Product {
     image: &'static str,
     /// The shell variable its install guides pin the release with (`KARPENTER_VERSION=1.0.6`).
     variable: &'static str,
+    /// What follows the needle where it is the name of an API group (`kueue.x-k8s.io`), as
+    /// every object of the product's kinds and every pod queued or placed by it spells it.
+    groups: &'static [&'static str],
 }
 
 const KUEUE: Product = Product {
@@ -106,6 +109,7 @@ const KUEUE: Product = Product {
     repo: "github.com/kubernetes-sigs/kueue",
     image: "kueue/kueue",
     variable: "KUEUE_VERSION",
+    groups: &[".x-k8s.io"],
 };
 
 const KARPENTER: Product = Product {
@@ -122,6 +126,7 @@ const KARPENTER: Product = Product {
     repo: "github.com/aws/karpenter",
     image: "karpenter/controller",
     variable: "KARPENTER_VERSION",
+    groups: &[".sh/", ".k8s.aws/"],
 };
 
 /// Every Kueue install among the index's files: a release manifest
@@ -206,9 +211,12 @@ fn installs<'a>(
     for f in ix.files {
         let text: &str = &f.text;
         // A page kept only for the objects it shows installs nothing.
-        let named = text.contains(product.needle)
-            || text.contains(product.variable)
-            || (product.needle == "kueue" && f.path.ends_with(".md") && text.contains("Kueue"));
+        let page = f.path.ends_with(".md");
+        let named = if page {
+            text.contains(product.needle) || (product.needle == "kueue" && text.contains("Kueue"))
+        } else {
+            names_beyond_group(text, product) || (text.contains(product.needle) && unnamed(text))
+        } || text.contains(product.variable);
         if !named
             || (crate::source::pages::is_page(std::path::Path::new(&f.path))
                 && !crate::source::pages::installs_release(text))
@@ -265,6 +273,16 @@ fn installs<'a>(
         }
     }
     out
+}
+
+/// Whether `text` names the product other than as its API group: no marker of an install is
+/// the group's name, and in a platform's repository nearly every file holds that name (a
+/// queue's label, a pool's requirements), so only these files are searched for releases.
+fn names_beyond_group(text: &str, product: &Product) -> bool {
+    text.match_indices(product.needle).any(|(i, m)| {
+        let rest = &text[i + m.len()..];
+        !product.groups.iter().any(|g| rest.starts_with(g))
+    })
 }
 
 /// The release `rest` (of the file `text`) starts with: `v0.12.3`, `0.12.3`, or a shell

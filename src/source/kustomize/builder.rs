@@ -1,7 +1,10 @@
 //! Kustomize as a [`Builder`]: a unit is a kustomization file with what an Argo CD Application
 //! wraps around it. The run's own overlays are built many to a process ([`Sources::build_tops`]).
 
-use super::inputs::{oversized, plugin_entry, template_hint, template_resource, yaml_fault};
+use super::inputs::{
+    key_fault, non_string_key, oversized, plugin_entry, template_hint, template_resource,
+    yaml_fault,
+};
 use super::{FAILED, Origin, Tool, Wrap, remap};
 use crate::source::builder::{Added, Builder, Failed, For, Outcome, Output, Skip, documents};
 use crate::source::tree::{Kustomization, Target, identity};
@@ -397,7 +400,8 @@ impl Builder for Kustomize {
         // document's start): the file's own first problem is the place, and says what it is.
         let fault = (named.is_none() && f.message.contains("yaml: "))
             .then(|| yaml_fault(s, &unit.top))
-            .flatten();
+            .flatten()
+            .or_else(|| key_fault(s, &unit.top, non_string_key(&f.message)?));
         let (path, text, span, message) = match fault {
             Some((file, span, problem)) => (
                 file.path.clone(),
@@ -421,21 +425,36 @@ impl Builder for Kustomize {
             .iter()
             .find(|(_, dir)| k.dir.starts_with(dir))
             .map(|(script, _)| script.as_str());
-        // Only a missing input, what kustomize v3 may build, a crash of kustomize itself or a
-        // vendored project's overlay, and nothing in view deploys it: likely generated, built as
-        // intended, or not this repository's to build.
+        // Only a missing input, what kustomize v3 may build, a form only older releases read, a
+        // crash of kustomize itself or a vendored project's overlay, and nothing in view deploys
+        // it: likely generated, built as intended, or not this repository's to build.
         let crashed = super::crashed(&f.message);
+        let older = super::older_form(&f.message);
         // The top built lies in a copy of another project's manifests: its overlays are that
         // project's, built (if at all) with its own tooling.
-        let vendored = crate::source::in_vendored_tree(&k.file.path);
+        // So does one inside a Helm chart's directory: the chart's files, which Helm never
+        // builds with kustomize (its installer may, after filling in placeholders).
+        let vendored = crate::source::in_vendored_tree(&k.file.path) || in_chart(&k.dir);
         let kind = match app.failure_kind() {
-            ProblemKind::Build if f.at.missing_input || old.is_some() || crashed || vendored => {
+            ProblemKind::Build
+                if f.at.missing_input
+                    || old.is_some()
+                    || older.is_some()
+                    || crashed
+                    || vendored =>
+            {
                 ProblemKind::MissingInput
             }
             k => k,
         };
         let reported = if crashed && kind == ProblemKind::MissingInput {
             "kustomize crashed on it, a fault of kustomize that another release may not have: reported as source-build-failed only where something deploys it"
+        } else if let Some(form) = older.filter(|_| kind == ProblemKind::MissingInput) {
+            &format!(
+                "written for an older kustomize ({form}), which a current kustomize refuses: reported as source-build-failed only where something deploys it"
+            )
+        } else if vendored && kind == ProblemKind::MissingInput && in_chart(&k.dir) {
+            "inside a Helm chart's directory, whose files Helm never builds with kustomize: reported as source-build-failed only where something deploys it"
         } else if vendored && kind == ProblemKind::MissingInput {
             "in a vendored copy of another project's manifests: reported as source-build-failed only where something deploys it"
         } else if let Some(script) =
@@ -641,6 +660,12 @@ impl Sources {
 
 /// Whether a kustomize message names the path `p` as it prints it: quoted, relative to some
 /// directory above it (`'manifests/networkpolicies'`).
+/// Whether a kustomization directory lies inside a Helm chart's (its own or a parent holds
+/// `Chart.yaml`).
+fn in_chart(dir: &Path) -> bool {
+    dir.ancestors().any(|d| d.join("Chart.yaml").is_file())
+}
+
 fn names_path(message: &str, p: &std::path::Path) -> bool {
     let p = p.to_string_lossy();
     message.split('\'').skip(1).step_by(2).any(|quoted| {

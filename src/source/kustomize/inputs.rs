@@ -7,6 +7,73 @@ use crate::source::{MAX_FILE_BYTES, SourceFile, Sources, parsed_file};
 use crate::yaml::{ProblemKind, Span};
 use std::path::Path;
 
+/// The key kustomize could not convert to JSON, from its message (`…: json: unsupported type:
+/// map[interface {}]interface {}`, after a dump of the resource that shows the mapping as
+/// `map[interface {}]interface {}{9092:"…"`): a key YAML reads as a number or a boolean.
+/// The message [`super::clean_error`] makes of it names the key alone (`the key \`9092\` is
+/// not a string`).
+pub(crate) fn non_string_key(message: &str) -> Option<&str> {
+    const MAP: &str = "map[interface {}]interface {}{";
+    const NAMED: &str = "the key `";
+    if !message.contains("json: unsupported type: map[interface {}]interface {}") {
+        return None;
+    }
+    let key = match message.find(NAMED) {
+        Some(i) => message[i + NAMED.len()..].split('`').next()?,
+        None => {
+            let rest = &message[message.find(MAP)? + MAP.len()..];
+            &rest[..rest.find(':')?]
+        }
+    };
+    (!key.is_empty() && !key.contains(['"', ' ', '{', '}', '`'])).then_some(key)
+}
+
+/// The first resource file of a build that writes `key` as a plain mapping key (`9092:`), and
+/// where: the place of [`non_string_key`]'s failure.
+pub(super) fn key_fault(s: &Sources, top: &Path, key: &str) -> Option<(SourceFile, Span, String)> {
+    fn find(n: crate::yaml::Node<'_>, key: &str) -> Option<Span> {
+        if let Some(m) = n.as_map() {
+            return m.iter().find_map(|(k, v)| {
+                let plain = k.style() == Some(crate::yaml::Style::Plain);
+                if plain && k.as_str() == Some(key) {
+                    Some(k.span())
+                } else {
+                    find(v, key)
+                }
+            });
+        }
+        n.as_seq()?.iter().find_map(|i| find(i, key))
+    }
+    first_resource(s.forest.chain(top), |f| {
+        let span = f.docs.iter().find_map(|d| find(d.root(), key))?;
+        let what = format!(
+            "the key `{key}` is not a string (YAML reads it as a number or a boolean), and kustomize converts each resource to JSON, whose keys are strings: quote it (`\"{key}\":`)"
+        );
+        Some((span, what))
+    })
+}
+
+/// The first resource file of a build (its kustomizations' `resources` entries, in order) of
+/// which `fault` tells where and what.
+fn first_resource(
+    chain: Vec<&Kustomization>,
+    fault: impl Fn(&SourceFile) -> Option<(Span, String)>,
+) -> Option<(SourceFile, Span, String)> {
+    chain.into_iter().find_map(|c| {
+        c.refs
+            .iter()
+            .filter(|r| r.field == "resources")
+            .find_map(|r| {
+                let Target::File(p) = &r.target else {
+                    return None;
+                };
+                let f = parsed_file(p)?;
+                let (span, what) = fault(&f)?;
+                Some((f, span, what))
+            })
+    })
+}
+
 /// An entry of `k` naming a file over the size raw reading keeps to: kustomize would read all
 /// of it and, at tens of megabytes, run into the build time limit instead of failing.
 pub(super) fn oversized(k: &Kustomization) -> Option<&Ref> {
@@ -68,27 +135,17 @@ pub(super) fn yaml_fault(s: &Sources, top: &Path) -> Option<(SourceFile, Span, S
     if chain.iter().any(|c| !c.file.problems.is_empty()) {
         return None;
     }
-    chain.into_iter().find_map(|c| {
-        c.refs
+    first_resource(chain, |f| {
+        let problem = f
+            .problems
             .iter()
-            .filter(|r| r.field == "resources")
-            .find_map(|r| {
-                let Target::File(p) = &r.target else {
-                    return None;
-                };
-                let f = parsed_file(p)?;
-                let problem = f
-                    .problems
-                    .iter()
-                    .find(|p| matches!(p.kind, ProblemKind::Syntax | ProblemKind::Content))?;
-                let what = problem
-                    .message
-                    .split_once(": YAML forbids it")
-                    .map_or(problem.message.as_str(), |(w, _)| w)
-                    .to_string();
-                let span = problem.span;
-                Some((f, span, what))
-            })
+            .find(|p| matches!(p.kind, ProblemKind::Syntax | ProblemKind::Content))?;
+        let what = problem
+            .message
+            .split_once(": YAML forbids it")
+            .map_or(problem.message.as_str(), |(w, _)| w)
+            .to_string();
+        Some((problem.span, what))
     })
 }
 

@@ -464,6 +464,36 @@ pub(crate) fn outside_root(raw: &str) -> bool {
     raw.contains("security; file") && raw.contains("is not in or below")
 }
 
+/// The form an older kustomize accepted and a current one refuses, when that is all the build
+/// fails on: such a tree is built with the older release its repository was written for, so
+/// like a missing input it is certain to fail only where something in view deploys it.
+pub(crate) fn older_form(raw: &str) -> Option<&'static str> {
+    if raw.contains("cannot unmarshal string into Go struct field Kustomization.patches") {
+        // kustomize v1's `patches:` list of strategic-merge files, `patchesStrategicMerge` since.
+        return Some(
+            "a list of patch file names under `patches:`, which kustomize v1 and v2 read as strategic-merge patches",
+        );
+    }
+    if raw.contains("namespace is blank for resource") {
+        // Refused since kustomize v4.5; before, the blank namespace passed through.
+        return Some(
+            "a blank `namespace:` in a resource, which kustomize before v4.5 passed through",
+        );
+    }
+    // `vars` or field specs that index lists by number (`containers/0/env/0/value`), which
+    // kustomize v3 followed and kyaml (v4 on) reads as field names.
+    let numbered = raw
+        .split("considering field '")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .is_some_and(|path| {
+            path.split('/')
+                .any(|seg| !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()))
+        });
+    (numbered && raw.contains("wrong node kind"))
+        .then_some("a field path that indexes a list by number, which kustomize v3 followed")
+}
+
 /// Whether kustomize crashed (a Go panic) rather than reported what is wrong: a fault of
 /// kustomize, which another release may not have, so not certainly the kustomization's.
 pub(crate) fn crashed(raw: &str) -> bool {
@@ -533,6 +563,12 @@ pub fn clean_error(raw: &str, scratch: &Path) -> (String, Option<PathBuf>) {
         None => msg,
     };
     let mut one_line = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+    // A dump of the whole resource, then why: the key it could not convert is all that matters.
+    if let Some(key) = inputs::non_string_key(&one_line) {
+        one_line = format!(
+            "the key `{key}` is not a string: json: unsupported type: map[interface {{}}]interface {{}}"
+        );
+    }
     // Go pointers printed in some errors (`&{0xc00051e270 0xc001802e00}`) differ from run to
     // run: the same build must read the same.
     static POINTER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
@@ -584,6 +620,32 @@ mod tests {
         let restricted = "Error: accumulating resources from '../x.yaml': security; file 'x.yaml' is not in or below 'a'";
         assert!(!lacks_input(restricted));
         assert!(outside_root(restricted));
+        assert!(older_form(restricted).is_none());
+    }
+
+    #[test]
+    fn a_key_that_is_no_string_is_named() {
+        let raw = "E1128 run.go:72] \"command failed\" err=\"map[string]interface {}{\\\"apiVersion\\\":\\\"v1\\\", \\\"data\\\":map[interface {}]interface {}{9092:\\\"a/kafka:9092\\\"}, \\\"kind\\\":\\\"ConfigMap\\\"}: json: unsupported type: map[interface {}]interface {}\"";
+        let (msg, _) = clean_error(raw, Path::new("/nowhere"));
+        assert_eq!(
+            msg,
+            "the key `9092` is not a string: json: unsupported type: map[interface {}]interface {}"
+        );
+        assert_eq!(inputs::non_string_key(&msg), Some("9092"));
+    }
+
+    #[test]
+    fn forms_of_older_kustomize_releases_are_told() {
+        assert!(older_form("invalid Kustomization: json: cannot unmarshal string into Go struct field Kustomization.patches of type types.Patch").is_some());
+        assert!(older_form("Invalid Input: namespace is blank for resource \"RoleBinding.v1.rbac.authorization.k8s.io/x.[noNs]\"").is_some());
+        assert!(older_form("considering field 'spec/template/spec/containers/0/env/0/value' of object Deployment.v1.apps/d.ns: visit traversal on path: [0 env 0 value]: fieldName: 0: wrong node kind: expected SequenceNode but got MappingNode").is_some());
+        assert!(
+            older_form(
+                "considering field 'spec/replicas' of object Deployment.v1.apps/d: wrong node kind"
+            )
+            .is_none()
+        );
+        assert!(older_form("invalid Kustomization: json: unknown field \"postBuild\"").is_none());
     }
 
     #[test]

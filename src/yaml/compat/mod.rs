@@ -649,7 +649,8 @@ fn go_quoted_value(s: &[u8]) -> Option<String> {
 
 mod templates;
 pub use templates::{
-    TemplateHint, placeholder_markers, structural_template_markers, template_markers,
+    TemplateHint, placeholder_markers, step_functions_parameters, structural_template_markers,
+    template_markers,
 };
 
 #[cfg(test)]

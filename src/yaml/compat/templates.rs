@@ -164,6 +164,48 @@ pub fn structural_template_markers(text: &str) -> Option<TemplateHint> {
     markers(text, false)
 }
 
+/// A document of AWS Step Functions task parameters (the Job of an `eks:runJob` state, kept as
+/// YAML and turned into the state machine's JSON): a key ending in `.$` takes its value from the
+/// execution's input (`name.$: $.submission.name`, `States.Format(…)`) when the state runs. No
+/// Kubernetes field, label or annotation key ends so.
+pub fn step_functions_parameters(text: &str) -> Option<TemplateHint> {
+    if !text.contains(".$") {
+        return None;
+    }
+    let mut line_start = 0;
+    for raw in text.split('\n') {
+        let start = line_start;
+        line_start += raw.len() + 1;
+        let body = raw.trim_start();
+        let body = body.strip_prefix("- ").map_or(body, str::trim_start);
+        if body.starts_with('#') {
+            continue;
+        }
+        let Some(i) = body.find(".$") else { continue };
+        let (key, rest) = body.split_at(i);
+        let rest = rest[2..].trim_start_matches(['"', '\'']);
+        let Some(value) = rest.strip_prefix(':') else {
+            continue;
+        };
+        let value = value.trim_start().trim_start_matches(['"', '\'']);
+        let key = key.trim_start_matches(['"', '\'']);
+        if key.is_empty()
+            || key.contains(char::is_whitespace)
+            || !(value.starts_with('$') || value.starts_with("States."))
+        {
+            continue;
+        }
+        let at = start + (raw.len() - body.len());
+        let end = start + raw.trim_end().len();
+        return Some(TemplateHint {
+            kind: "AWS Step Functions parameters",
+            marker: crate::text::shorten(body.trim_end(), 60).to_string(),
+            span: Span::new(at, end.max(at)),
+        });
+    }
+    None
+}
+
 fn markers(text: &str, quoted: bool) -> Option<TemplateHint> {
     // Every marker has a `{` or a `%`: most files are ruled out by two fast scans.
     if !text.contains('{') && !text.contains('%') {

@@ -262,3 +262,17 @@ fn fill_in_placeholders_that_break_the_yaml() {
     );
     assert!(placeholder_markers("value: [ ${{ values.x ]\n").is_none());
 }
+
+#[test]
+fn step_functions_parameters_are_a_template() {
+    // The Job of an `eks:runJob` state: `.$` keys take the execution's input.
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name.$: $.submission.name\nspec:\n  template:\n    spec:\n      nodeSelector:\n        \"node.kubernetes.io/instance-type.$\": States.Format('{}', $.type)\n";
+    let hint = step_functions_parameters(job).expect("a template");
+    assert_eq!(
+        (hint.kind, hint.marker.as_str()),
+        ("AWS Step Functions parameters", "name.$: $.submission.name")
+    );
+    assert_eq!(&job[hint.span.range()], "name.$: $.submission.name");
+    // A `$` in a value, a key ending in `.$` with a plain value, or one in a comment is not.
+    assert!(step_functions_parameters("price: 3.$\nname.$: plain\n# a.$: $.b\n").is_none());
+}
