@@ -31,7 +31,9 @@ declare_rule! {
     /// builds with kustomize. A build that fails on a resource kustomize cannot read as YAML (a
     /// duplicate key) or convert to JSON (a key written as a number, `9092:`) is reported at
     /// that key. A kustomization whose generators
-    /// or transformers are plugins (KSOPS, exec or KRM functions) is listed as skipped.
+    /// or transformers are plugins (KSOPS, exec or KRM functions) is listed as skipped, and so
+    /// is a build still running at the time limit (`sources.timeout`): a slow machine or a large
+    /// tree, nothing against the source.
     ///
     /// ## Why is this bad?
     /// ArgoCD builds the same overlay or chart before it syncs: when the build fails, the

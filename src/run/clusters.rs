@@ -150,19 +150,39 @@ const EXAMPLE_DIRS: [&str; 10] = [
     "blueprint",
 ];
 
+/// Endings of a directory's name that make it one example of its own (`rag-eval-demo/`,
+/// `llama-quickstart/`), as a repository of demos side by side names them.
+const EXAMPLE_SUFFIXES: [&str; 11] = [
+    "-demo",
+    "_demo",
+    "-example",
+    "_example",
+    "-quickstart",
+    "_quickstart",
+    "-sample",
+    "_sample",
+    "-tutorial",
+    "_tutorial",
+    "-workshop",
+];
+
 /// The example a file belongs to: `examples/<name>` for a file inside one of its subdirectories,
-/// `examples` for a file directly in it (several files side by side are one example); `None`
-/// outside every example directory.
+/// `examples` for a file directly in it (several files side by side are one example), a
+/// directory named as one example (`rag-eval-demo`); `None` outside every example directory.
 pub fn example_of(rel: &str) -> Option<&str> {
     // The end of each directory's name in `rel` (the last segment is the file's).
     let ends: Vec<usize> = rel.match_indices('/').map(|(i, _)| i).collect();
-    let k = ends.iter().position(|&end| {
+    ends.iter().enumerate().find_map(|(k, &end)| {
         let start = rel[..end].rfind('/').map_or(0, |i| i + 1);
-        EXAMPLE_DIRS
-            .iter()
-            .any(|e| rel[start..end].eq_ignore_ascii_case(e))
-    })?;
-    Some(&rel[..*ends.get(k + 1).unwrap_or(&ends[k])])
+        let name = rel[start..end].to_ascii_lowercase();
+        if EXAMPLE_DIRS.iter().any(|e| name == *e) {
+            Some(&rel[..*ends.get(k + 1).unwrap_or(&end)])
+        } else if EXAMPLE_SUFFIXES.iter().any(|e| name.ends_with(e)) {
+            Some(&rel[..end])
+        } else {
+            None
+        }
+    })
 }
 
 /// The repository as one cluster, and when it holds two or more examples, each example judged
@@ -378,6 +398,15 @@ mod tests {
         assert_eq!(example_of("examples.yaml"), None);
         assert_eq!(example_of("infra/pools/gpu.yaml"), None);
         assert_eq!(example_of("my-examples/x/y.yaml"), None);
+        assert_eq!(
+            example_of("rag-eval-demo/manifests/evalhub.yaml"),
+            Some("rag-eval-demo")
+        );
+        assert_eq!(
+            example_of("demos/llama_quickstart/k8s/job.yaml"),
+            Some("demos/llama_quickstart")
+        );
+        assert_eq!(example_of("demo.yaml"), None);
     }
 
     #[test]

@@ -77,6 +77,17 @@ pub(super) struct Skip {
     pub(super) by_hand: String,
 }
 
+/// A build still running at the time limit (a slow machine, a large vendored tree): nothing is
+/// known against the kustomization, so it is listed as skipped, not reported as failing.
+pub(super) fn timed_out(message: &str, command: &str) -> Option<Skip> {
+    message.starts_with("killed after ").then(|| Skip {
+        reason: "not built within the time limit".into(),
+        marker: message.to_string(),
+        span: Span::default(),
+        by_hand: command.to_string(),
+    })
+}
+
 /// Whom a build is for: the run's own sources, or an Argo CD Application (named, with its
 /// options).
 #[derive(Clone, Copy)]

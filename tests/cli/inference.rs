@@ -57,6 +57,12 @@ fn one_example_does_not_judge_another() {
         vec!["infra/pool.yaml"],
         "{out}{err}"
     );
+    // Demos side by side at the root, each a directory named as one (`…-demo`).
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "autoscaling-demo/pool.yaml", GPU_POOL);
+    write(d.path(), "training-demo/job.yaml", TRAINING_JOB);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(of(CONSOLIDATION, &out), Vec::<String>::new(), "{out}{err}");
     // Inside one example the pool and the Job judge each other as before.
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "examples/training/pool.yaml", GPU_POOL);

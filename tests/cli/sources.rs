@@ -1202,17 +1202,18 @@ fn a_slow_tool_is_killed_after_the_timeout() {
         .env("PATH", path_with(helm.path()))
         .args(["lint", "--format", "json"]));
     assert!(start.elapsed().as_secs() < 20);
-    assert_eq!(code, 1);
+    // A render still running at the limit says nothing against the chart: skipped, with why.
+    assert_eq!(code, 0, "{out}");
     let v = json(&out);
-    assert_eq!(
-        findings(&v),
-        vec![f("source-build-failed", "charts/trainer/Chart.yaml", 1, 1)]
-    );
+    assert_eq!(findings(&v), vec![], "{out}");
+    let skipped = v["skipped"].as_array().unwrap();
     assert!(
-        v["diagnostics"][0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("killed after 1s"),
+        skipped.iter().any(|s| {
+            s["path"] == "charts/trainer/Chart.yaml"
+                && s["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("not built within the time limit"))
+        }),
         "{out}"
     );
 }

@@ -173,7 +173,10 @@ impl Builder for Helm {
         Added::output(file, (chart.shown.clone(), detail), output)
     }
 
-    fn failure(&self, _s: &Sources, unit: &Unit, f: Failed<Self::Fault>, app: For) -> Added {
+    fn failure(&self, s: &Sources, unit: &Unit, f: Failed<Self::Fault>, app: For) -> Added {
+        if let Some(skip) = crate::source::builder::timed_out(&f.message, &f.command) {
+            return self.skip(s, unit, skip, app);
+        }
         let chart = &unit.chart;
         let for_app = app.suffix();
         let detail = if f.command.is_empty() {

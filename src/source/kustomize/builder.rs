@@ -362,6 +362,9 @@ impl Builder for Kustomize {
         let Some(k) = s.forest.get(&unit.top) else {
             return unreadable(&unit.top, app);
         };
+        if let Some(skip) = crate::source::builder::timed_out(&f.message, &f.command) {
+            return self.skip(s, unit, skip, app);
+        }
         // The kustomization the error chain ends in, else the one built.
         let at =
             f.at.dir
