@@ -60,8 +60,8 @@ fn rank(f: &crate::source::SourceFile) -> Rank {
 #[derive(Default)]
 pub struct UserCrds {
     entries: Vec<Entry>,
-    /// Copies whose schema does not compile: (group, kind, version, rank). Such a copy judges
-    /// nothing, and no copy of a lower rank judges in its place.
+    /// Copies whose schema does not compile: (group, kind, version, rank, vendored). Such a copy
+    /// judges nothing, and no copy of a lower rank judges in its place.
     unbuilt: Vec<(String, String, String, Rank, bool)>,
     /// CEL rules of these CRDs that were not checked, and why.
     skips: Skips,
