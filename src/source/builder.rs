@@ -65,6 +65,8 @@ pub(super) struct Failed<F> {
     /// The command that ran; empty when none did.
     pub(super) command: String,
     pub(super) at: F,
+    /// Killed at the time limit rather than failed.
+    pub(super) timed_out: bool,
 }
 
 /// A build that was not run.
@@ -78,14 +80,14 @@ pub(super) struct Skip {
 }
 
 /// A build still running at the time limit (a slow machine, a large vendored tree): nothing is
-/// known against the kustomization, so it is listed as skipped, not reported as failing.
-pub(super) fn timed_out(message: &str, command: &str) -> Option<Skip> {
-    message.starts_with("killed after ").then(|| Skip {
+/// known against the source, so it is listed as skipped, not reported as failing.
+fn time_limit<F>(f: Failed<F>) -> Skip {
+    Skip {
         reason: "not built within the time limit".into(),
-        marker: message.to_string(),
+        marker: f.message,
         span: Span::default(),
-        by_hand: command.to_string(),
-    })
+        by_hand: f.command,
+    }
 }
 
 /// Whom a build is for: the run's own sources, or an Argo CD Application (named, with its
@@ -261,6 +263,7 @@ impl Sources {
         let cached = matches!(outcome, Outcome::Cached(_));
         let mut added = match outcome {
             Outcome::Built(built) | Outcome::Cached(built) => b.output(self, unit, built, app),
+            Outcome::Failed(f) if f.timed_out => b.skip(self, unit, time_limit(f), app),
             Outcome::Failed(f) => b.failure(self, unit, f, app),
             Outcome::Skipped(skip) => b.skip(self, unit, skip, app),
         };

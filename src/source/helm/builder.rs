@@ -80,6 +80,7 @@ impl Builder for Helm {
                     message: message.clone(),
                     command: String::new(),
                     at: None,
+                    timed_out: false,
                 });
             }
         };
@@ -117,10 +118,11 @@ impl Builder for Helm {
         let (out, command) = super::render(helm, chart, render, s.config.timeout);
         match out {
             Ok(text) => Outcome::Built(Rendered { text, command }),
-            Err(message) => Outcome::Failed(Failed {
+            Err((message, timed_out)) => Outcome::Failed(Failed {
                 at: super::error_location(chart, &message),
                 message,
                 command,
+                timed_out,
             }),
         }
     }
@@ -173,10 +175,7 @@ impl Builder for Helm {
         Added::output(file, (chart.shown.clone(), detail), output)
     }
 
-    fn failure(&self, s: &Sources, unit: &Unit, f: Failed<Self::Fault>, app: For) -> Added {
-        if let Some(skip) = crate::source::builder::timed_out(&f.message, &f.command) {
-            return self.skip(s, unit, skip, app);
-        }
+    fn failure(&self, _: &Sources, unit: &Unit, f: Failed<Self::Fault>, app: For) -> Added {
         let chart = &unit.chart;
         let for_app = app.suffix();
         let detail = if f.command.is_empty() {

@@ -206,18 +206,19 @@ pub fn hint(chart_shown: &str, r: &Render) -> String {
     s
 }
 
-/// Runs `helm template` in the chart directory; returns (output, command) or (error, command).
+/// Runs `helm template` in the chart directory; returns (output, command) or ((error, killed at
+/// the time limit), command).
 pub fn render(
     helm: &Path,
     chart: &Chart,
     r: &Render,
     timeout: Duration,
-) -> (Result<String, String>, String) {
+) -> (Result<String, (String, bool)>, String) {
     let scratch = match tempfile::Builder::new().prefix("gpuops-helm-").tempdir() {
         Ok(t) => t,
         Err(e) => {
             return (
-                Err(format!("cannot create a temporary directory: {e}")),
+                Err((format!("cannot create a temporary directory: {e}"), false)),
                 String::new(),
             );
         }
@@ -227,7 +228,7 @@ pub fn render(
             let p = inline_values(scratch.path());
             if let Err(e) = std::fs::write(&p, text) {
                 return (
-                    Err(format!("cannot write the inline values: {e}")),
+                    Err((format!("cannot write the inline values: {e}"), false)),
                     String::new(),
                 );
             }
@@ -243,7 +244,10 @@ pub fn render(
         timeout,
     };
     let command = exec::describe(&inv);
-    let out = exec::run(&inv).map_err(|e| clean_error(&e.to_string()));
+    let out = exec::run(&inv).map_err(|e| {
+        let timed_out = matches!(e, exec::ExecError::Timeout(_));
+        (clean_error(&e.to_string()), timed_out)
+    });
     drop(scratch);
     (out, command)
 }

@@ -173,6 +173,7 @@ impl Builder for Kustomize {
                     dir: None,
                     missing_input: false,
                 },
+                timed_out: false,
             })
         };
         let Some(k) = s.forest.get(&unit.top) else {
@@ -265,6 +266,7 @@ impl Builder for Kustomize {
                     dir: f.at,
                     missing_input: f.missing_input,
                 },
+                timed_out: f.timed_out,
             }),
         }
     }
@@ -362,9 +364,6 @@ impl Builder for Kustomize {
         let Some(k) = s.forest.get(&unit.top) else {
             return unreadable(&unit.top, app);
         };
-        if let Some(skip) = crate::source::builder::timed_out(&f.message, &f.command) {
-            return self.skip(s, unit, skip, app);
-        }
         // The kustomization the error chain ends in, else the one built.
         let at =
             f.at.dir
@@ -437,7 +436,8 @@ impl Builder for Kustomize {
         // project's, built (if at all) with its own tooling.
         // So does one inside a Helm chart's directory: the chart's files, which Helm never
         // builds with kustomize (its installer may, after filling in placeholders).
-        let vendored = crate::source::in_vendored_tree(&k.file.path) || in_chart(&k.dir);
+        let charted = in_chart(&k.dir);
+        let vendored = crate::source::in_vendored_tree(&k.file.path) || charted;
         let kind = match app.failure_kind() {
             ProblemKind::Build
                 if f.at.missing_input
@@ -456,7 +456,7 @@ impl Builder for Kustomize {
             &format!(
                 "written for an older kustomize ({form}), which a current kustomize refuses: reported as source-build-failed only where something deploys it"
             )
-        } else if vendored && kind == ProblemKind::MissingInput && in_chart(&k.dir) {
+        } else if charted && kind == ProblemKind::MissingInput {
             "inside a Helm chart's directory, whose files Helm never builds with kustomize: reported as source-build-failed only where something deploys it"
         } else if vendored && kind == ProblemKind::MissingInput {
             "in a vendored copy of another project's manifests: reported as source-build-failed only where something deploys it"

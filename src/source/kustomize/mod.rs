@@ -90,6 +90,8 @@ pub struct Failed {
     /// It failed only because a file it reads is missing (or the kustomization is an empty
     /// placeholder): read from kustomize's whole message, before it is shortened.
     pub missing_input: bool,
+    /// Killed at the time limit.
+    pub timed_out: bool,
 }
 
 /// What the wrapper kustomization adds around the overlay: an Argo CD Application's kustomize
@@ -119,6 +121,7 @@ pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<
                 at: None,
                 command: String::new(),
                 missing_input: false,
+                timed_out: false,
             });
         }
     };
@@ -132,6 +135,7 @@ pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<
             })
         }
         Err(e) => {
+            let timed_out = matches!(e, exec::ExecError::Timeout(_));
             let (message, at, missing_input) = match e {
                 exec::ExecError::Failed(m) => {
                     let (message, at) = clean_error(&m, &run.scratch_path);
@@ -144,6 +148,7 @@ pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<
                 at,
                 command: run.command,
                 missing_input,
+                timed_out,
             })
         }
     }
