@@ -107,5 +107,19 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(io)?;
+    if let Ok(text) = std::str::from_utf8(&bytes)
+        && let Some(chart) = super::paths::chart_render_sample(p, text)
+    {
+        let skipped = super::files::Skipped {
+            reason: format!("a render of the chart `{chart}` kept in its directory"),
+            marker: format!("# Source: {chart}/templates/"),
+            span: crate::yaml::Span::at(0),
+            hint: Some(
+                "a sample of what the chart renders, never applied itself: lint the chart's render where it is deployed"
+                    .into(),
+            ),
+        };
+        return Ok(Some(SourceFile::skipped_whole(path, "".into(), skipped)));
+    }
     Ok(Some(from_bytes(path, bytes)))
 }

@@ -289,6 +289,33 @@ pub fn is_yaml_template(p: &std::path::Path) -> bool {
         || (super::files::is_yaml(p) && named(stem))
 }
 
+/// The chart whose own render a file is: it lies in the chart's directory (not in the parts Helm
+/// reads: `templates/`, `crds/`, `charts/`) and its documents say they come from that chart's
+/// templates (`# Source: <chart>/templates/…`, as `helm template` writes). A sample of what the
+/// chart renders, kept beside it; Helm never applies it, and the chart is what is deployed.
+pub fn chart_render_sample(p: &std::path::Path, text: &str) -> Option<String> {
+    if !text.contains("# Source: ") {
+        return None;
+    }
+    let dir = p.parent()?.ancestors().find(|d| {
+        d.join("Chart.yaml").is_file()
+            || matches!(
+                d.file_name().and_then(|n| n.to_str()),
+                Some("templates" | "crds" | "charts")
+            ) && d.parent().is_some_and(|c| c.join("Chart.yaml").is_file())
+    })?;
+    if !dir.join("Chart.yaml").is_file() {
+        return None;
+    }
+    let chart = std::fs::read_to_string(dir.join("Chart.yaml")).ok()?;
+    let name = chart.lines().find_map(|l| {
+        let v = l.strip_prefix("name:")?.trim();
+        Some(v.trim_matches(|c| c == '"' || c == '\'').to_string())
+    })?;
+    let source = format!("# Source: {name}/templates/");
+    text.lines().any(|l| l.starts_with(&source)).then_some(name)
+}
+
 /// What a walk error says: a symbolic link to nothing (a path on its author's machine) is named
 /// as such.
 pub fn walk_problem(err: &ignore::Error) -> String {

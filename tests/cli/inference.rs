@@ -297,3 +297,86 @@ fn pools_terraform_makes_from_values_its_users_supply_may_be_any_pool() {
     );
     assert!(no_pool_fits(d.path()).is_empty());
 }
+
+const CONFIGMAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: tools\ndata:\n  mode: ";
+
+/// An idpbuilder Application (`repoURL: cnoe://DIR`) syncing `DIR` beside its file.
+fn cnoe_app(name: &str, dir: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: cnoe://{dir}\n    targetRevision: HEAD\n    path: \".\"\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: tools\n"
+    )
+}
+
+#[test]
+fn an_idpbuilder_application_syncs_the_directory_beside_it() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "stacks/one/tools.yaml",
+        &cnoe_app("tools", "tools/manifests"),
+    );
+    write(
+        d.path(),
+        "stacks/one/tools/manifests/cm.yaml",
+        &format!("{CONFIGMAP}a\n"),
+    );
+    // Another repository's whole root, synced recursively: nothing says it is this one.
+    write(
+        d.path(),
+        "stacks/one/everything.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: everything\n  namespace: argocd\nspec:\n  source:\n    repoURL: https://git.example.com/platform/other.git\n    path: .\n    directory: {recurse: true}\n  destination:\n    server: https://kubernetes.default.svc\n",
+    );
+    // A second stack with its own ConfigMap of that name: another idpbuilder cluster's.
+    write(d.path(), "stacks/two/cm.yaml", &format!("{CONFIGMAP}b\n"));
+    let Run { code, out, err } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(findings(&out), vec![], "{out}");
+    let apps = crate::sources::explained(&err, "app");
+    assert!(
+        apps.iter().any(|l| l.starts_with("stacks/one/tools.yaml: Application `tools`: directory stacks/one/tools/manifests: 1 file → cluster `in-cluster`")
+            && l.ends_with("a directory beside the Application (idpbuilder's `cnoe://`))")),
+        "{apps:#?}"
+    );
+    assert!(
+        crate::sources::explained(&err, "unlinted").contains(&"stacks/one/everything.yaml: Application `everything`: a source from another repository (https://git.example.com/platform/other.git): its path is the root, which every repository has (list this repository's URLs under `argo: {repo: […]}` in .gpuops.yaml if it is)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_charts_own_render_kept_beside_it_is_not_linted() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "charts/nodes/Chart.yaml",
+        "apiVersion: v2\nname: karpenter-nodes\nversion: 1.0.0\n",
+    );
+    let stale_pool = "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: gpu\nspec:\n  template:\n    spec:\n      nodeClassRef: {name: gpu}\n";
+    write(
+        d.path(),
+        "charts/nodes/examples/output.yaml",
+        &format!("---\n# Source: karpenter-nodes/templates/nodepool.yaml\n{stale_pool}"),
+    );
+    // Another chart's render, kept in this chart's directory: what it is, is not known.
+    write(
+        d.path(),
+        "charts/nodes/examples/upstream.yaml",
+        &format!("---\n# Source: other/templates/nodepool.yaml\n{stale_pool}"),
+    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        of("deprecated-api", &out),
+        vec!["charts/nodes/examples/upstream.yaml"],
+        "{out}"
+    );
+    let v = crate::sources::json(&out);
+    let skipped = v["skipped"].as_array().unwrap();
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["path"] == "charts/nodes/examples/output.yaml"
+                && s["reason"] == "a render of the chart `karpenter-nodes` kept in its directory"),
+        "{out}"
+    );
+}

@@ -49,8 +49,17 @@ impl Sources {
         {
             return Resolved::NotLinted(format!("the OCI artifact {}", s.repo_url));
         }
-        let configured = !self.config.argo.repo.is_empty();
-        if configured && !self.is_this_repo(&s.repo_url) {
+        // idpbuilder's `cnoe://DIR`: a directory relative to the Application's file, pushed to
+        // a repository of its own; `path` is inside it.
+        let local = cnoe_dir(&s.repo_url, manifest);
+        if is_cnoe(&s.repo_url) && local.is_none() {
+            return Resolved::NotLinted(format!(
+                "a local directory ({}) that is not found beside the Application",
+                s.repo_url
+            ));
+        }
+        let configured = !self.config.argo.repo.is_empty() || local.is_some();
+        if local.is_none() && configured && !self.is_this_repo(&s.repo_url) {
             return Resolved::NotLinted(format!(
                 "a source from another repository ({})",
                 s.repo_url
@@ -58,7 +67,8 @@ impl Sources {
         }
         let (path, span) = s.path.clone().unwrap_or_else(|| (".".to_string(), s.span));
         let root = identity(&self.root);
-        let joined = normalize(&root.join(path.trim_start_matches('/')));
+        let base = local.as_deref().unwrap_or(&root);
+        let joined = normalize(&base.join(path.trim_start_matches('/')));
         let inside = joined.starts_with(&root);
         if !inside || !joined.is_dir() {
             if !configured {
@@ -109,8 +119,15 @@ impl Sources {
         let as_kustomize =
             s.kustomize.is_some() || (explicit == 0 && !has_chart && kfile.is_some());
         // `.` is a directory of every repository: with no other sign that the source is this
-        // one, a root that lacks what the source renders is another repository's.
+        // one, a root that lacks what the source renders is another repository's, and a folder
+        // synced recursively from it is not taken to be this whole repository.
         let root_only = !configured && dir == root;
+        if root_only && s.directory.as_ref().is_some_and(|d| d.recurse) {
+            return Resolved::NotLinted(format!(
+                "a source from another repository ({}): its path is the root, which every repository has (list this repository's URLs under `argo: {{repo: […]}}` in .gpuops.yaml if it is)",
+                s.repo_url
+            ));
+        }
         let elsewhere = || {
             Resolved::NotLinted(format!(
                 "a source from another repository ({}): the root of this one holds no {}",
@@ -279,4 +296,18 @@ fn escape_commas(v: &str) -> String {
         prev = c;
     }
     out
+}
+
+/// The directory a `cnoe://DIR` source names: `DIR` beside the Application's file, when it is a
+/// directory there.
+fn cnoe_dir(url: &str, manifest: Option<&Path>) -> Option<std::path::PathBuf> {
+    let rest = url.get(7..).filter(|_| is_cnoe(url))?;
+    let dir = normalize(&manifest?.parent()?.join(rest.trim_end_matches('/')));
+    dir.is_dir().then(|| identity(&dir))
+}
+
+/// Whether a repository URL is idpbuilder's `cnoe://`: a directory beside the Application.
+pub(super) fn is_cnoe(url: &str) -> bool {
+    url.get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("cnoe://"))
 }

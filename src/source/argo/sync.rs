@@ -489,7 +489,13 @@ impl Sources {
                 )
             });
         }
-        let how = if self.config.argo.repo.is_empty() {
+        let how = if a
+            .sources
+            .iter()
+            .all(|s| super::resolve::is_cnoe(&s.repo_url))
+        {
+            format!("{how}; a directory beside the Application (idpbuilder's `cnoe://`)")
+        } else if self.config.argo.repo.is_empty() {
             format!(
                 "{how}; taken as this repository because its path exists here (`argo.repo` in .gpuops.yaml is not set)"
             )
