@@ -10,7 +10,9 @@ declare_rule! {
     /// itself (its nodeSelector, required affinity or its Kueue flavor's `nodeLabels`) selects
     /// `spot` on pools that would also offer on-demand. A pool without a capacity-type
     /// requirement launches on-demand (Karpenter's default), and `reserved` counts as a fallback.
-    /// Nothing is reported when the workload lands on no pool (other rules say why).
+    /// Nothing is reported when the workload lands on no pool (other rules say why), nor for one
+    /// that a KEDA ScaledObject scales to zero (`minReplicaCount: 0`, the default): a worker
+    /// draining a queue, down whenever the queue is empty, whose messages a reclaim only delays.
     ///
     /// ## Why is this bad?
     /// Spot GPU capacity is reclaimed with two minutes' notice, often for a whole instance family
@@ -54,12 +56,16 @@ const KEY: &str = crate::index::CAPACITY_TYPE;
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
+    let keda: Vec<_> = ix.of_kind("ScaledObject").collect();
     for (ti, t) in cx.templates() {
         if !t.requests_gpu() || ix.classes.get(ti).map(|c| c.class()) != Some(Class::Inference) {
             continue;
         }
         let obj = ix.owner(t);
-        if !is_server_kind(obj) {
+        if !is_server_kind(obj)
+            || super::gpu_inference_pdb_missing::autoscaled(&keda, obj)
+                .is_some_and(|(_, _, min)| min == 0)
+        {
             continue;
         }
         let cap = crate::index::landing_capacity(ix, ti);

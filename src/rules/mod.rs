@@ -330,6 +330,7 @@ mod gpu_pdb_blocks_eviction;
 mod gpu_pod_exceeds_quota;
 mod gpu_quantity_invalid;
 mod gpu_quota_unenforced;
+mod gpu_request_missing;
 mod gpu_resource_misspelled;
 mod gpu_rollout_blocked_by_volume;
 mod gpu_rollout_exceeds_quota;
@@ -376,6 +377,7 @@ static ALL: &[&Rule] = &[
     &gpu_limit_missing::RULE,
     &gpu_quantity_invalid::RULE,
     &gpu_resource_misspelled::RULE,
+    &gpu_request_missing::RULE,
     &limitrange_gpu_max_default::RULE,
     &gpu_toleration_missing::RULE,
     &nodeselector_matches_no_nodepool::RULE,
