@@ -9,7 +9,10 @@ declare_rule! {
     /// template's labels) that names no LocalQueue in the object's namespace, in the linted files
     /// or declared external in `.gpuops.yaml`. A missing namespace on either side matches any
     /// namespace (Kustomize often sets it later). When a LocalQueue of that name exists in another
-    /// namespace, the finding points at it.
+    /// namespace, the finding points at it. The queue a Red Hat OpenShift AI DataScienceCluster
+    /// has its operator create in every namespace it manages for Kueue
+    /// (`spec.components.kueue.defaultLocalQueueName`, `default` when unset; not when Kueue is
+    /// `Removed`) is taken to exist.
     ///
     /// ## Why is this bad?
     /// Kueue suspends every Job that carries the label and creates a Workload for the named
@@ -48,6 +51,27 @@ declare_rule! {
 
 const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 
+/// The LocalQueues an operator creates in each namespace it manages: a DataScienceCluster's
+/// default queue (Red Hat OpenShift AI), unless its Kueue component is `Removed`.
+fn operator_queues<'a>(cx: &Ctx<'_, 'a>) -> Vec<&'a str> {
+    cx.ix
+        .of_kind("DataScienceCluster")
+        .filter_map(|o| {
+            let kueue = o.spec()?.get("components")?.get("kueue")?;
+            let state = kueue.get("managementState").and_then(Node::as_str);
+            if !matches!(state, Some("Managed" | "Unmanaged")) {
+                return None;
+            }
+            Some(
+                kueue
+                    .get("defaultLocalQueueName")
+                    .and_then(Node::as_str)
+                    .unwrap_or("default"),
+            )
+        })
+        .collect()
+}
+
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // Label value nodes already checked (a bare Pod's template metadata is its own metadata).
     let mut seen: std::collections::HashSet<(usize, Span)> = std::collections::HashSet::new();
@@ -70,6 +94,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // one missing queue.
     let mut reported: std::collections::HashSet<(usize, Span, &str)> =
         std::collections::HashSet::new();
+    let created = operator_queues(cx);
     for (owner, value) in labels {
         if !seen.insert((owner.file, value.span())) {
             continue;
@@ -79,7 +104,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let ns = owner.namespace;
-        if cx.ix.local_queue(ns, name).is_some() || cx.ix.exists("LocalQueue", ns, name) {
+        if cx.ix.local_queue(ns, name).is_some()
+            || cx.ix.exists("LocalQueue", ns, name)
+            || created.contains(&name)
+        {
             continue;
         }
         let where_ = ns.map_or(String::new(), |n| format!(" in namespace `{n}`"));
