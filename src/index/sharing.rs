@@ -34,6 +34,10 @@ pub struct GpuSetup {
     /// A MIG manager default layout other than `all-disabled` is declared: nodes without a
     /// `nvidia.com/mig.config` label may have MIG on.
     pub mig_default_on: bool,
+    /// Some pool labels its nodes with a MIG layout (`nvidia.com/mig.config`).
+    pub pools_mig_labelled: bool,
+    /// Some pool labels its nodes with a device plugin configuration.
+    pub pools_plugin_labelled: bool,
 }
 
 /// The MIG layout a pool's nodes get.
@@ -83,6 +87,9 @@ impl GpuSetup {
         if defaults.len() == 1 {
             s.plugin_default = defaults.pop();
         }
+        let labelled = |key: &str| ix.nodepools.iter().any(|p| pool_label(p, key).is_some());
+        s.pools_mig_labelled = labelled(MIG_CONFIG_LABEL);
+        s.pools_plugin_labelled = labelled(PLUGIN_CONFIG_LABEL);
         s
     }
 

@@ -40,11 +40,12 @@ declare_rule! {
     severity: Warning,
     summary: "an EC2NodeClass allows IMDSv1 (httpTokens: optional)",
     check: check,
-    chunked: true,
+    chunked: false,
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
-    // The classes GPU pools use, by name: read once, not once per class.
+    // The classes GPU pools use, by name: read once, not once per class (and the rule is not
+    // chunked: once per chunk would read every pool again for each).
     let gpu_classes = std::cell::LazyCell::new(|| {
         cx.ix
             .nodepools

@@ -116,8 +116,8 @@ struct PoolUnit {
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
     let setup = ix.gpu_setup();
-    let labelled = |key: &str| ix.nodepools.iter().any(|p| pool_label(p, key).is_some());
-    let (mig_labels, plugin_labels) = (labelled(MIG_CONFIG_LABEL), labelled(PLUGIN_CONFIG_LABEL));
+    // Read once per index (a chunked rule would read every pool again for each chunk).
+    let (mig_labels, plugin_labels) = (setup.pools_mig_labelled, setup.pools_plugin_labelled);
     // Without a label or a shared default, every pool is alike: nothing to compare.
     if !mig_labels && !plugin_labels && !setup.shares_gpus() {
         return;
