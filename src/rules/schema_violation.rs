@@ -33,7 +33,9 @@ declare_rule! {
     /// has, `namespaceSelector` operators, ResourceFlavor node labels and taints. Karpenter's own
     /// validation after apply (a NodePool it fails launches no nodes) adds the length limits of
     /// label and taint keys, template label keys, taints repeated by key and effect, and
-    /// capacity types and tenancies none of which it knows. Each message says which of these
+    /// capacity types and tenancies none of which it knows; apps validation adds a Deployment's,
+    /// ReplicaSet's, StatefulSet's or DaemonSet's `spec.selector` that its pod template's labels
+    /// do not match. Each message says which of these
     /// rejects it, with the upstream rule's message. Unknown fields of core kinds are reported
     /// only when they are near-misses of known ones, or written one level off (a pod spec
     /// field such as `runtimeClassName` in a container, a container field in the pod spec).
@@ -211,6 +213,18 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             cel::node_affinity(aff, &base, &kind, &mut found);
         }
         cel::pod_names(t.spec, &base, &kind, &mut found);
+        if obj.group == "apps"
+            && t.path == "spec.template"
+            && !fragment
+            && let Some(spec) = obj.spec()
+        {
+            cel::selector_matches(
+                spec,
+                t.metadata.and_then(|m| m.get("labels")),
+                &kind,
+                &mut found,
+            );
+        }
         report(cx, obj, &mut found, out);
     }
 }
@@ -249,7 +263,13 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
     // queue without a cohort) is one finding, with the other places marked on it.
     let mut seen: Vec<(String, usize)> = Vec::new();
     for v in found.drain(..) {
-        if patch && (v.message.contains(" is required") || v.message.contains(" are required")) {
+        // A patch's selector and labels merge into its target's.
+        if patch
+            && (v.message.contains(" is required")
+                || v.message.contains(" are required")
+                || v.message
+                    .contains("selector does not match template labels"))
+        {
             continue;
         }
         if input && v.unknown {

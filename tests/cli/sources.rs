@@ -570,6 +570,17 @@ fn kustomizations_that_inflate_charts_are_skipped_in_either_spelling() {
         "minio/build/kustomization.yaml",
         "helmCharts:\n- name: minio\n  repo: https://charts.min.io\n  version: 5.0.0\n",
     );
+    // The built-in generator configured in a file of its own, under `generators:`.
+    write(
+        d.path(),
+        "redis/build/kustomization.yaml",
+        "generators:\n  - helm/chart.yaml\n",
+    );
+    write(
+        d.path(),
+        "redis/build/helm/chart.yaml",
+        "apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata:\n  name: redis\nname: redis\nchartHome: ./charts\nreleaseName: redis\n",
+    );
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     let v = json(&out);
     assert_eq!(findings(&v), vec![], "{out}{err}");
@@ -581,7 +592,11 @@ fn kustomizations_that_inflate_charts_are_skipped_in_either_spelling() {
         .collect();
     assert_eq!(
         markers,
-        ["helmChartInflationGenerator", "helmCharts"],
+        [
+            "helmChartInflationGenerator",
+            "helmCharts",
+            "helm/chart.yaml"
+        ],
         "{out}"
     );
 }

@@ -16,7 +16,7 @@ use ec2nodeclass::ec2nodeclass;
 pub use karpenter::restricted_label;
 use karpenter::{nodeclaim, nodepool, nodepool_names};
 use pod::toleration_names;
-pub use pod::{node_affinity, pod_names, tolerations};
+pub use pod::{node_affinity, pod_names, selector_matches, tolerations};
 
 /// The field naming a ClusterQueue's cohort in this API version.
 fn cohort_field(version: &str) -> &'static str {
@@ -160,8 +160,10 @@ fn judged(n: Node<'_>) -> Option<&str> {
 /// `metadata.name` of a kind whose names the API server checks as DNS subdomains (every custom
 /// resource, and PriorityClass).
 pub fn object_name<'a>(root: Node<'a>, kind: &str, out: &mut Vec<Violation<'a>>) {
+    // A name ending in `-` is a prefix that a program completes (a timestamp, a run id), as the
+    // API server completes `generateName`: never applied as it is.
     if let Some(n) = root.at(&["metadata", "name"])
-        && let Some(name) = judged(n).filter(|s| !s.is_empty())
+        && let Some(name) = judged(n).filter(|s| !s.is_empty() && !s.ends_with('-'))
         && let Some(why) = names::dns_subdomain(name)
     {
         name_finding(

@@ -211,3 +211,98 @@ fn affinity_expressions<'a>(affinity: Node<'a>) -> impl Iterator<Item = Node<'a>
             .flat_map(Node::items)
     })
 }
+
+/// The selector of a Deployment, ReplicaSet, StatefulSet or DaemonSet against its pod
+/// template's labels: apps validation rejects the object when they do not match ("selector does
+/// not match template labels"), since the controller would never own the pods it creates.
+pub fn selector_matches<'a>(
+    spec: Node<'a>,
+    labels: Option<Node<'a>>,
+    kind: &str,
+    out: &mut Vec<Violation<'a>>,
+) {
+    let Some(selector) = spec.get("selector").filter(|s| s.as_map().is_some()) else {
+        return;
+    };
+    let label = |key: &str| labels.and_then(|l| l.get(key));
+    // A value still to be filled in, on either side, may be anything.
+    let open = |n: Node<'_>| n.as_str().is_none_or(is_placeholder);
+    let mismatch = |at: Node<'a>, what: String, out: &mut Vec<Violation<'a>>| {
+        push(
+            out,
+            at,
+            format!(
+                "`spec.selector` {what}: the API server rejects the {kind} (\"selector does not match template labels\"), since it would never own the pods it creates"
+            ),
+            Some(
+                "give the pod template (`spec.template.metadata.labels`) the labels the selector names, or select the labels it has",
+            ),
+        );
+    };
+    for (key, _, want) in selector
+        .get("matchLabels")
+        .into_iter()
+        .flat_map(Node::entries)
+    {
+        if is_placeholder(key) || open(want) {
+            continue;
+        }
+        match label(key) {
+            None => mismatch(
+                want,
+                format!("asks for `{key}` but the pod template has no such label"),
+                out,
+            ),
+            Some(have) if !open(have) && have.as_str() != want.as_str() => mismatch(
+                want,
+                format!(
+                    "asks for `{key}: {}` but the pod template's label is `{}`",
+                    want.as_str().unwrap_or_default(),
+                    have.as_str().unwrap_or_default()
+                ),
+                out,
+            ),
+            Some(_) => {}
+        }
+    }
+    for e in selector
+        .get("matchExpressions")
+        .into_iter()
+        .flat_map(Node::items)
+    {
+        let (Some(key), Some(op)) = (
+            e.get("key").and_then(Node::as_str),
+            e.get("operator").and_then(Node::as_str),
+        ) else {
+            continue;
+        };
+        let values: Vec<&str> = e
+            .get("values")
+            .into_iter()
+            .flat_map(Node::items)
+            .filter_map(Node::as_str)
+            .collect();
+        if is_placeholder(key) || values.iter().any(|v| is_placeholder(v)) {
+            continue;
+        }
+        let have = label(key);
+        if have.is_some_and(open) {
+            continue;
+        }
+        let value = have.and_then(Node::as_str);
+        let fails = match op {
+            "In" => !value.is_some_and(|v| values.contains(&v)),
+            "NotIn" => value.is_some_and(|v| values.contains(&v)),
+            "Exists" => have.is_none(),
+            "DoesNotExist" => have.is_some(),
+            _ => false,
+        };
+        if fails {
+            mismatch(
+                e,
+                format!("requires `{key} {op}` and the pod template's labels do not meet it"),
+                out,
+            );
+        }
+    }
+}

@@ -223,9 +223,15 @@ impl Builder for Kustomize {
             }
             if let Some((r, kind)) = plugin_entry(c) {
                 return Outcome::Skipped(Skip {
-                    reason: format!(
-                        "Kustomization with a plugin generator or transformer (`{kind}`, run only with kustomize's plugins enabled)"
-                    ),
+                    reason: if kind == super::inputs::HELM_GENERATOR {
+                        format!(
+                            "Kustomization with a `{kind}` (needs --enable-helm, which fetches charts)"
+                        )
+                    } else {
+                        format!(
+                            "Kustomization with a plugin generator or transformer (`{kind}`, run only with kustomize's plugins enabled)"
+                        )
+                    },
                     marker: r.raw.clone(),
                     span: if in_top { r.span } else { first_key(&k.file) },
                     by_hand,

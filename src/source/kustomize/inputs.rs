@@ -152,6 +152,9 @@ pub(super) fn yaml_fault(s: &Sources, top: &Path) -> Option<(SourceFile, Span, S
 /// A `generators` or `transformers` entry of `k` whose configuration is a plugin's (KSOPS,
 /// an exec or KRM function): any `apiVersion` but kustomize's `builtin`. kustomize runs it only
 /// with plugins enabled, which a linter never does. The entry, with the plugin's kind.
+/// The built-in generator that inflates a Helm chart (what `helmCharts:` configures inline).
+pub(super) const HELM_GENERATOR: &str = "HelmChartInflationGenerator";
+
 pub(super) fn plugin_entry(k: &Kustomization) -> Option<(&Ref, String)> {
     k.refs
         .iter()
@@ -167,6 +170,8 @@ pub(super) fn plugin_entry(k: &Kustomization) -> Option<(&Ref, String)> {
             let parsed = crate::yaml::compat::parse(&text, crate::yaml::Budget::default());
             let root = parsed.docs.first()?.root();
             let api = root.str_at(&["apiVersion"])?;
-            (api != "builtin").then(|| (r, root.str_at(&["kind"]).unwrap_or(api).to_string()))
+            let kind = root.str_at(&["kind"]).unwrap_or(api);
+            // The built-in Helm generator, configured in its own file: a chart to inflate.
+            (api != "builtin" || kind == HELM_GENERATOR).then(|| (r, kind.to_string()))
         })
 }
