@@ -213,17 +213,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             cel::node_affinity(aff, &base, &kind, &mut found);
         }
         cel::pod_names(t.spec, &base, &kind, &mut found);
-        if obj.group == "apps"
+        if (obj.group, obj.version) == ("apps", "v1")
             && t.path == "spec.template"
             && !fragment
-            && let Some(spec) = obj.spec()
+            && let Some((key, spec)) = obj.root.entry("spec")
         {
-            cel::selector_matches(
-                spec,
-                t.metadata.and_then(|m| m.get("labels")),
-                &kind,
-                &mut found,
-            );
+            let labels = t.metadata.and_then(|m| m.get("labels"));
+            cel::selector_matches(key, spec, labels, &kind, &mut found);
         }
         report(cx, obj, &mut found, out);
     }

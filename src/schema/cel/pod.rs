@@ -216,14 +216,25 @@ fn affinity_expressions<'a>(affinity: Node<'a>) -> impl Iterator<Item = Node<'a>
 /// template's labels: apps validation rejects the object when they do not match ("selector does
 /// not match template labels"), since the controller would never own the pods it creates.
 pub fn selector_matches<'a>(
+    spec_key: Node<'a>,
     spec: Node<'a>,
     labels: Option<Node<'a>>,
     kind: &str,
     out: &mut Vec<Violation<'a>>,
 ) {
-    let Some(selector) = spec.get("selector").filter(|s| s.as_map().is_some()) else {
+    let Some(selector) = spec.get("selector") else {
+        // apps/v1 defaults no selector from the template's labels (extensions/v1beta1 did).
+        push(
+            out,
+            spec_key,
+            format!("`spec.selector` is required: the API server rejects the {kind}"),
+            Some("select the pod template's labels: `spec.selector.matchLabels`"),
+        );
         return;
     };
+    if selector.as_map().is_none() {
+        return;
+    }
     let label = |key: &str| labels.and_then(|l| l.get(key));
     // A value still to be filled in, on either side, may be anything.
     let open = |n: Node<'_>| n.as_str().is_none_or(is_placeholder);
