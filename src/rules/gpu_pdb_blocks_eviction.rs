@@ -5,7 +5,7 @@ use crate::model::Object;
 use crate::model::kinds::is_server_kind;
 use crate::sched::template_pods;
 use crate::yaml::Node;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 declare_rule! {
     /// ## What it does
@@ -16,7 +16,9 @@ declare_rule! {
     /// HorizontalPodAutoscaler or KEDA ScaledObject that targets the workload; a count that is
     /// not written out is not judged. A PDB counts when it is in the workload's namespace (where
     /// either names none, or a placeholder, when both lie in one directory) and its selector
-    /// matches the pod template's labels.
+    /// matches the pod template's labels. The budget is judged over every pod it selects, those
+    /// of CPU workloads included (one workload defined twice counts once), as the disruption
+    /// controller counts them.
     ///
     /// ## Why is this bad?
     /// The eviction API refuses every eviction such a budget covers, so a node running one of
@@ -67,64 +69,83 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // A budget and a workload of one namespace; where either names none (or a placeholder),
     // only those of one directory, as copies of a layout elsewhere in the repository may pair a
     // budget with another layout's workload. Looked up by namespace and by directory, built once.
-    let mut by_ns: HashMap<&str, Vec<&Object>> = HashMap::new();
-    let mut by_dir: HashMap<Option<&str>, Vec<&Object>> = HashMap::new();
-    for p in &pdbs {
+    let mut by_ns: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_dir: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
+    for (i, p) in pdbs.iter().enumerate() {
         if let Some(ns) = p.namespace {
-            by_ns.entry(ns).or_default().push(p);
+            by_ns.entry(ns).or_default().push(i);
         }
-        by_dir.entry(dir_of(p.file)).or_default().push(p);
+        by_dir.entry(dir_of(p.file)).or_default().push(i);
     }
+    // The budgets of one namespace; where either side names none (or a placeholder), those of
+    // one directory, as copies of a layout elsewhere in the repository may pair a budget with
+    // another layout's workload.
+    let candidates = |obj: &Object| -> Vec<usize> {
+        let near = by_dir.get(&dir_of(obj.file)).into_iter().flatten();
+        match obj.namespace {
+            Some(ns) => by_ns
+                .get(ns)
+                .into_iter()
+                .flatten()
+                .chain(near.filter(|&&i| pdbs[i].namespace.is_none()))
+                .copied()
+                .collect(),
+            None => near.copied().collect(),
+        }
+    };
+    let selects = |i: usize, t: &crate::model::PodTemplate| {
+        let labels = t.metadata.and_then(|m| m.get("labels"));
+        pdbs[i]
+            .spec()
+            .and_then(|s| s.get("selector"))
+            .is_some_and(|sel| crate::model::selects(sel, labels))
+    };
+    // Every pod a budget selects counts, GPU or not: the disruption controller allows evictions
+    // over all of them. One workload defined twice (an export beside its source) counts once.
+    let mut pods: Vec<u64> = vec![0; pdbs.len()];
+    let mut counted: HashSet<(usize, &str, Option<&str>, Option<&str>)> = HashSet::new();
+    for t in &ix.templates {
+        let obj = ix.owner(t);
+        if !is_server_kind(obj) {
+            continue;
+        }
+        let Some((n, _)) = replicas_of(&scalers, obj, t) else {
+            continue;
+        };
+        for i in candidates(obj) {
+            if selects(i, t) && counted.insert((i, obj.kind, obj.namespace, obj.name)) {
+                pods[i] += n;
+            }
+        }
+    }
+    let mut reported: HashSet<(usize, &str, Option<&str>, Option<&str>)> = HashSet::new();
     for t in ix.templates.iter().filter(|t| t.requests_gpu()) {
         let obj = ix.owner(t);
         if !is_server_kind(obj) {
             continue;
         }
-        let (replicas, count_at) = match autoscaled(&scalers, obj) {
-            Some((s, node, min)) => (min, s.loc(node.unwrap_or(s.anchor()))),
-            None => match template_pods(obj, t) {
-                Some(n) => (
-                    n,
-                    obj.loc(
-                        obj.spec()
-                            .and_then(|s| s.get("replicas"))
-                            .unwrap_or(obj.anchor()),
-                    ),
-                ),
-                None => continue,
-            },
+        let Some((replicas, count_at)) = replicas_of(&scalers, obj, t) else {
+            continue;
         };
         if replicas == 0 {
             continue;
         }
-        let labels = t.metadata.and_then(|m| m.get("labels"));
-        let near = by_dir.get(&dir_of(obj.file)).into_iter().flatten();
-        let candidates: Vec<&Object> = match obj.namespace {
-            Some(ns) => by_ns
-                .get(ns)
-                .into_iter()
-                .flatten()
-                .chain(near.filter(|p| p.namespace.is_none()))
-                .copied()
-                .collect(),
-            None => near.copied().collect(),
-        };
-        for p in candidates {
-            let Some(spec) = p.spec() else { continue };
-            let selected = spec
-                .get("selector")
-                .is_some_and(|sel| crate::model::selects(sel, labels));
-            if !selected {
+        for i in candidates(obj) {
+            if !selects(i, t) || !reported.insert((i, obj.kind, obj.namespace, obj.name)) {
                 continue;
             }
-            let Some((field, at)) = blocks(spec, replicas) else {
+            let p = pdbs[i];
+            let Some(spec) = p.spec() else { continue };
+            let total = pods[i].max(replicas);
+            let Some((field, at)) = blocks(spec, total) else {
                 continue;
             };
-            let (pods, which) = if replicas == 1 {
-                ("replica", "the single replica".to_string())
-            } else {
-                ("replicas", format!("the {replicas} replicas"))
+            let which = match (replicas, total) {
+                (1, 1) => "the single replica".to_string(),
+                (r, t) if r == t => format!("the {r} replicas"),
+                (r, t) => format!("the {t} pods it selects, {r} of them"),
             };
+            let pods_word = if replicas == 1 { "replica" } else { "replicas" };
             out.push(
                 cx.on(
                     p,
@@ -135,12 +156,34 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         obj.describe(),
                     ),
                 )
-                .related(count_at, format!("{replicas} {pods}"))
+                .related(count_at, format!("{replicas} {pods_word}"))
                 .help(
                     "allow one pod to go at a time (`maxUnavailable: 1`) and run two or more replicas where the service must stay up through a drain",
                 ),
             );
         }
+    }
+}
+
+/// How many pods a workload runs (its autoscaler's floor, else its own count) and where that
+/// is written.
+fn replicas_of(
+    scalers: &[&Object<'_>],
+    obj: &Object<'_>,
+    t: &crate::model::PodTemplate<'_>,
+) -> Option<(u64, crate::diag::Loc)> {
+    match autoscaled(scalers, obj) {
+        Some((s, node, min)) => Some((min, s.loc(node.unwrap_or(s.anchor())))),
+        None => template_pods(obj, t).map(|n| {
+            (
+                n,
+                obj.loc(
+                    obj.spec()
+                        .and_then(|s| s.get("replicas"))
+                        .unwrap_or(obj.anchor()),
+                ),
+            )
+        }),
     }
 }
 

@@ -52,7 +52,8 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
 
 /// For a file that does not parse: its first fill-in placeholder, an envsubst `${NAME}`, a
 /// Backstage or GitHub Actions expression `${{ values.name }}`, a `sed` target `%NAME%`, an
-/// `@NAME@` or `@@NAME@@` (a scalar cannot start with `@` either) or a Sphinx substitution `|name|` (nor with
+/// `@NAME@` or `@@NAME@@` (a scalar cannot start with `@` either), a script's `__NAME__` token,
+/// or a Sphinx substitution `|name|` (nor with
 /// `|`, a block scalar's indicator), when
 /// filling every placeholder with a plain word makes it parse (`{ value: ${ISVC_PATH}/v1 }` in a
 /// flow mapping reads as a nested mapping, and a scalar cannot start with `%`, until the tool has
@@ -95,6 +96,19 @@ pub fn placeholder_markers(text: &str) -> Option<TemplateHint> {
                 (n > 0 && b.get(i + 2 + n) == Some(&b'}'))
                     .then_some((i + n + 3, "envsubst template"))
             }
+            // `__NAME__`, upper case: a token an install script replaces (`sed s/__ARGS__/…/`).
+            b'_' if b.get(i + 1) == Some(&b'_')
+                && b.get(i + 2).is_some_and(u8::is_ascii_uppercase)
+                && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) =>
+            {
+                let n = b[i + 2..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || **c == b'_')
+                    .count();
+                let run = &b[i + 2..i + 2 + n];
+                (n >= 3 && run.ends_with(b"__") && run[..n - 2].iter().any(|&c| c != b'_'))
+                    .then_some((i + 2 + n, "__NAME__ template"))
+            }
             // `%NAME%` for sed; `@NAME@` as configure, Maven or a script's `replace()` fills it
             // (or `@@NAME@@`, a Makefile's `sed`); `|name|`, a Sphinx substitution a
             // documentation build fills in.
@@ -125,7 +139,8 @@ pub fn placeholder_markers(text: &str) -> Option<TemplateHint> {
         match found {
             Some((end, kind)) => {
                 // The same length, so that spans still point into the file as written. One
-                // alone on its line is filled with lines (a block, or nothing): a comment.
+                // alone on its line is filled with lines (a block, or nothing): a blank line,
+                // which also stays inside a block scalar it stands in.
                 filled[i..end].fill(b'x');
                 let line_start = b[..i]
                     .iter()
@@ -137,7 +152,7 @@ pub fn placeholder_markers(text: &str) -> Option<TemplateHint> {
                         .take_while(|&&c| c != b'\n')
                         .all(|&c| c == b' ' || c == b'\r');
                 if alone {
-                    filled[i] = b'#';
+                    filled[i..end].fill(b' ');
                 }
                 first.get_or_insert((i, end, kind));
                 i = end;

@@ -237,6 +237,16 @@ fn fill_in_placeholders_that_break_the_yaml() {
     let hint = placeholder_markers(deploy).expect("a template");
     assert_eq!(hint.marker.as_str(), "@@DOCKER_IMAGE_TAG@@");
     assert_eq!(&deploy[hint.span.range()], "@@DOCKER_IMAGE_TAG@@");
+    // An install script's `__NAME__` tokens, alone on their lines, one of them inside a block
+    // scalar that it must not end.
+    let cluster = "experimental:\n  docker:\n__DOCKER_ARGS__\n  deploy:\n    manifests: |-\n      kind: Secret\n__EXTRA_LABELS__\n      type: Opaque\n";
+    let hint = placeholder_markers(cluster).expect("a template");
+    assert_eq!(
+        (hint.kind, hint.marker.as_str()),
+        ("__NAME__ template", "__DOCKER_ARGS__")
+    );
+    // Python's dunder names are lower case: not tokens.
+    assert!(placeholder_markers("a: {b\nc: __init__\n").is_none());
     // An address is no placeholder.
     assert!(placeholder_markers("owner: @team\n").is_none());
     assert!(placeholder_markers("owner: @@team\n").is_none());
