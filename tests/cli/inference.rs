@@ -380,3 +380,28 @@ fn a_charts_own_render_kept_beside_it_is_not_linted() {
         "{out}"
     );
 }
+
+const UNLABELLED_DS: &str = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: drainer\nspec:\n  selector:\n    matchLabels: {app: drainer}\n  template:\n    spec:\n      containers:\n        - name: drainer\n          image: amazon/aws-node-termination-handler:v1.0.0\n";
+
+#[test]
+fn a_selector_is_judged_where_no_kustomization_labels_the_template() {
+    let d = tempfile::tempdir().unwrap();
+    // Applied as it is: the API server rejects it.
+    write(d.path(), "plain/ds.yaml", UNLABELLED_DS);
+    // Beside a kustomization (here a template of one, filled in and built elsewhere) whose
+    // `commonLabels` write the selector and the template's labels both.
+    write(d.path(), "kustomized/ds.yaml", UNLABELLED_DS);
+    write(
+        d.path(),
+        "kustomized/kustomization.yaml.template",
+        "namespace: ${NAMESPACE}\ncommonLabels:\n  app: drainer\nresources:\n  - ds.yaml\n",
+    );
+    // A patch (`kubectl patch --patch-file`): its containers name no image.
+    write(
+        d.path(),
+        "patches-by-hand/manager.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: manager\nspec:\n  template:\n    spec:\n      containers:\n        - name: manager\n          resources:\n            limits: {memory: 2Gi}\n",
+    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(of("schema-violation", &out), vec!["plain/ds.yaml"], "{out}");
+}
