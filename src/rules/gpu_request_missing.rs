@@ -5,18 +5,22 @@ use crate::yaml::Node;
 
 declare_rule! {
     /// ## What it does
-    /// Flags a workload that runs a GPU image on GPU nodes but asks for no GPU: a container
-    /// whose image needs one (NVIDIA NIM, Triton, vLLM's `vllm/vllm-openai`, Text Generation
-    /// Inference, SGLang, TensorRT-LLM, DeepStream, `nvidia/cuda`, or a tag that says `cuda` or
-    /// `gpu`), in a pod that tolerates a GPU taint (`nvidia.com/gpu`, `amd.com/gpu`) or selects
-    /// GPU nodes by label (`nvidia.com/gpu.product`, `cloud.google.com/gke-accelerator`,
-    /// `karpenter.k8s.aws/instance-gpu-name`…), while no container names a device resource in
-    /// `requests` or `limits`.
+    /// Flags a workload that runs a GPU model server on GPU nodes but asks for no GPU: a
+    /// container of a model server's image (NVIDIA NIM, Triton, vLLM's `vllm/vllm-openai`, Text
+    /// Generation Inference, SGLang, TensorRT-LLM, DeepStream) that runs the server (the image's
+    /// own entrypoint, or a command that starts it: `vllm serve`, `tritonserver`,
+    /// `sglang.launch_server`…), in a pod that tolerates a GPU taint (`nvidia.com/gpu`,
+    /// `amd.com/gpu`) or selects GPU nodes by label (`nvidia.com/gpu.product`,
+    /// `cloud.google.com/gke-accelerator`, `karpenter.k8s.aws/instance-gpu-name`…), while no
+    /// container names a device resource in `requests` or `limits`.
     ///
     /// Not flagged: DaemonSets (node agents run on GPU nodes without taking a GPU); a container
     /// that names any device resource, even `nvidia.com/gpu: 0` (a Ray head kept off the GPU on
-    /// purpose); pods with DRA resource claims, a `runtimeClassName`, or `NVIDIA_VISIBLE_DEVICES`
-    /// set in the container (GPU access chosen outside the device plugin); tags that say `cpu`.
+    /// purpose); another command run from a server's image (a router, a benchmark client); CUDA
+    /// base images and `-gpu` framework builds, which also run CPU work; pods with DRA resource
+    /// claims, a `runtimeClassName` or a `schedulerName` of their own, or `NVIDIA_VISIBLE_DEVICES`
+    /// or `CUDA_VISIBLE_DEVICES` set in a container (GPU access chosen outside the device
+    /// plugin); tags that say `cpu`.
     ///
     /// ## Why is this bad?
     /// Only a request makes the device plugin hand a GPU to the container. Without one it gets
@@ -51,7 +55,7 @@ declare_rule! {
     category: "resources",
     kinds: &["pod templates"],
     severity: Warning,
-    summary: "a GPU image on GPU nodes whose pod asks for no GPU",
+    summary: "a GPU model server meant for GPU nodes whose pod asks for no GPU",
     check: check,
     chunked: true,
 }
@@ -78,8 +82,9 @@ const GPU_TAINTS: [(&str, &str); 2] = [
     ("amd.com/gpu", "amd.com/gpu"),
 ];
 
-/// Image repositories that need a GPU to serve or run at all.
-const GPU_IMAGES: [&str; 10] = [
+/// Images of model servers that need a GPU to serve (a CUDA base image or a `-gpu` build of a
+/// framework also runs routers, benchmarks clients and Ray heads, which need none).
+const GPU_IMAGES: [&str; 9] = [
     "/nim/",
     "tritonserver",
     "vllm/vllm-openai",
@@ -89,27 +94,54 @@ const GPU_IMAGES: [&str; 10] = [
     "tensorrt_llm",
     "trtllm",
     "deepstream",
-    "nvidia/cuda",
 ];
 
-/// What in the image says it needs a GPU, when something does.
-fn gpu_image(image: &str) -> Option<&'static str> {
+/// Words of a command that start the image's server (else the image's own entrypoint does).
+const SERVER_WORDS: [&str; 7] = [
+    "serve",
+    "launch_server",
+    "tritonserver",
+    "text-generation-launcher",
+    "api_server",
+    "trtllm-serve",
+    "deepstream-app",
+];
+
+/// Whether the image is a GPU model server's.
+fn gpu_image(image: &str) -> bool {
     let image = image.trim().to_ascii_lowercase();
     let (repo, tag) = match image.rsplit_once(':') {
         Some((r, t)) if !t.contains('/') => (r, t.split('@').next().unwrap_or(t)),
         _ => (image.split('@').next().unwrap_or(&image), ""),
     };
-    let parts = || tag.split(['-', '_', '.']);
-    if parts().any(|p| p.contains("cpu")) || repo.contains("cpu") {
-        return None;
-    }
-    if GPU_IMAGES.iter().any(|g| repo.contains(g)) {
-        return Some("a GPU server image");
-    }
-    if parts().any(|p| p == "gpu" || p.starts_with("cuda")) {
-        return Some("a GPU build of its image");
-    }
-    None
+    !(tag.contains("cpu") || repo.contains("cpu")) && GPU_IMAGES.iter().any(|g| repo.contains(g))
+}
+
+/// Whether the container runs the image's server: its own entrypoint (no `command`), or a
+/// command that starts it. A router, a benchmark client or a script run from the same image
+/// needs no GPU.
+fn runs_server(c: &Container<'_>) -> bool {
+    let Some(command) = c.node.get("command") else {
+        return true;
+    };
+    let words = |n: Option<Node<'_>>| -> Vec<String> {
+        n.into_iter()
+            .flat_map(|n| {
+                let items: Vec<Node<'_>> = n.items().collect();
+                if items.is_empty() { vec![n] } else { items }
+            })
+            .filter_map(|n| n.as_str().map(str::to_string))
+            .collect()
+    };
+    words(Some(command))
+        .into_iter()
+        .chain(words(c.node.get("args")))
+        .flat_map(|w| {
+            w.split(|ch: char| ch.is_whitespace() || matches!(ch, ';' | '&' | '|' | '.' | '/'))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .any(|w| SERVER_WORDS.contains(&w.as_str()))
 }
 
 /// What says the pod is meant for GPU nodes: (the resource asked there, its node, what it is).
@@ -152,13 +184,19 @@ fn names_device(c: &Container<'_>) -> bool {
         .any(|(k, _, _)| k.contains('/'))
 }
 
-/// Whether the container chooses its GPUs itself (`NVIDIA_VISIBLE_DEVICES`).
+/// Whether the container chooses its GPUs itself (`NVIDIA_VISIBLE_DEVICES`,
+/// `CUDA_VISIBLE_DEVICES`).
 fn picks_devices(c: &Container<'_>) -> bool {
     c.node
         .get("env")
         .into_iter()
         .flat_map(|e| e.items())
-        .any(|v| v.get("name").and_then(Node::as_str) == Some("NVIDIA_VISIBLE_DEVICES"))
+        .any(|v| {
+            matches!(
+                v.get("name").and_then(Node::as_str),
+                Some("NVIDIA_VISIBLE_DEVICES" | "CUDA_VISIBLE_DEVICES")
+            )
+        })
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
@@ -170,7 +208,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             || t.containers
                 .iter()
                 .any(|c| names_device(c) || picks_devices(c))
-            || ["resourceClaims", "runtimeClassName"]
+            || ["resourceClaims", "runtimeClassName", "schedulerName"]
                 .iter()
                 .any(|k| t.spec.get(k).is_some())
         {
@@ -178,12 +216,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         }
         let found = t.containers.iter().filter(|c| !c.init).find_map(|c| {
             let image = c.node.get("image")?;
-            let what = gpu_image(image.as_str()?)?;
-            Some((c, image, what))
+            (gpu_image(image.as_str()?) && runs_server(c)).then_some((c, image))
         });
-        let Some((c, image, what)) = found else {
+        let Some((c, image)) = found else {
             continue;
         };
+        let what = "a GPU model server";
         let Some((res, at, how)) = pinned(t) else {
             continue;
         };
@@ -214,19 +252,20 @@ mod tests {
 
     #[test]
     fn images_that_need_a_gpu() {
-        assert!(gpu_image("nvcr.io/nvidia/tritonserver:24.05-py3").is_some());
-        assert!(gpu_image("nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3").is_some());
-        assert!(gpu_image("vllm/vllm-openai:v0.6.3").is_some());
-        assert!(gpu_image("pytorch/pytorch:2.2.0-cuda12.1-cudnn8-runtime").is_some());
-        assert!(gpu_image("tensorflow/tensorflow:2.15.0-gpu").is_some());
-        assert!(gpu_image("registry.local:5000/team/server:cuda12").is_some());
-        // CPU builds, and images that say nothing.
-        assert!(
-            gpu_image("ghcr.io/huggingface/text-generation-inference:latest-intel-cpu").is_none()
-        );
-        assert!(gpu_image("public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:v0.8.5").is_none());
-        assert!(gpu_image("ollama/ollama:0.3.0").is_none());
-        assert!(gpu_image("registry.local:5000/team/server").is_none());
-        assert!(gpu_image("python:3.11-slim").is_none());
+        assert!(gpu_image("nvcr.io/nvidia/tritonserver:24.05-py3"));
+        assert!(gpu_image("nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3"));
+        assert!(gpu_image("vllm/vllm-openai:v0.6.3"));
+        assert!(gpu_image("lmsysorg/sglang:v0.4.0"));
+        // CPU builds, base images and framework builds that run anything.
+        assert!(!gpu_image(
+            "ghcr.io/huggingface/text-generation-inference:latest-intel-cpu"
+        ));
+        assert!(!gpu_image(
+            "public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:v0.8.5"
+        ));
+        assert!(!gpu_image("pytorch/pytorch:2.2.0-cuda12.1-cudnn8-runtime"));
+        assert!(!gpu_image("nvidia/cuda:12.4.0-devel-ubuntu22.04"));
+        assert!(!gpu_image("rayproject/ray:2.35.0-py311-gpu"));
+        assert!(!gpu_image("ollama/ollama:0.3.0"));
     }
 }
