@@ -250,6 +250,9 @@ pub fn selector_matches<'a>(
             ),
         );
     };
+    // Every label the template lacks or sets otherwise is one finding, at the first of them.
+    let mut wrong: Vec<String> = Vec::new();
+    let mut first: Option<Node<'a>> = None;
     for (key, _, want) in selector
         .get("matchLabels")
         .into_iter()
@@ -258,23 +261,27 @@ pub fn selector_matches<'a>(
         if is_placeholder(key) || open(want) {
             continue;
         }
-        match label(key) {
-            None => mismatch(
-                want,
-                format!("asks for `{key}` but the pod template has no such label"),
-                out,
+        let want_text = want.as_str().unwrap_or_default();
+        let problem = match label(key) {
+            None => format!("`{key}: {want_text}` (missing)"),
+            Some(have) if !open(have) && have.as_str() != want.as_str() => format!(
+                "`{key}: {want_text}` (it has `{}`)",
+                have.as_str().unwrap_or_default()
             ),
-            Some(have) if !open(have) && have.as_str() != want.as_str() => mismatch(
-                want,
-                format!(
-                    "asks for `{key}: {}` but the pod template's label is `{}`",
-                    want.as_str().unwrap_or_default(),
-                    have.as_str().unwrap_or_default()
-                ),
-                out,
+            Some(_) => continue,
+        };
+        first.get_or_insert(want);
+        wrong.push(problem);
+    }
+    if let Some(at) = first {
+        mismatch(
+            at,
+            format!(
+                "asks for labels the pod template does not carry, {}",
+                wrong.join(", ")
             ),
-            Some(_) => {}
-        }
+            out,
+        );
     }
     for e in selector
         .get("matchExpressions")
