@@ -18,7 +18,8 @@ declare_rule! {
     /// either names none, or a placeholder, when both lie in one directory) and its selector
     /// matches the pod template's labels. The budget is judged over every pod it selects, those
     /// of CPU workloads included (one workload defined twice counts once), as the disruption
-    /// controller counts them.
+    /// controller counts them; when one of their counts is not written out, only
+    /// `maxUnavailable: 0` is judged.
     ///
     /// ## Why is this bad?
     /// The eviction API refuses every eviction such a budget covers, so a node running one of
@@ -102,19 +103,18 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     };
     // Every pod a budget selects counts, GPU or not: the disruption controller allows evictions
     // over all of them. One workload defined twice (an export beside its source) counts once.
-    let mut pods: Vec<u64> = vec![0; pdbs.len()];
+    // `None`: a selected workload's count is not written out, so neither is the budget's.
+    let mut pods: Vec<Option<u64>> = vec![Some(0); pdbs.len()];
     let mut counted: HashSet<(usize, &str, Option<&str>, Option<&str>)> = HashSet::new();
     for t in &ix.templates {
         let obj = ix.owner(t);
         if !is_server_kind(obj) {
             continue;
         }
-        let Some((n, _)) = replicas_of(&scalers, obj, t) else {
-            continue;
-        };
+        let n = replicas_of(&scalers, obj, t).map(|(n, _)| n);
         for i in candidates(obj) {
             if selects(i, t) && counted.insert((i, obj.kind, obj.namespace, obj.name)) {
-                pods[i] += n;
+                pods[i] = pods[i].zip(n).map(|(a, b)| a + b);
             }
         }
     }
@@ -136,10 +136,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
             let p = pdbs[i];
             let Some(spec) = p.spec() else { continue };
-            let total = pods[i].max(replicas);
+            // An unknown count leaves only `maxUnavailable: 0` certain.
+            let total = pods[i].map_or(replicas, |n| n.max(replicas));
             let Some((field, at)) = blocks(spec, total) else {
                 continue;
             };
+            if pods[i].is_none() && !field.starts_with("maxUnavailable") {
+                continue;
+            }
             let which = match (replicas, total) {
                 (1, 1) => "the single replica".to_string(),
                 (r, t) if r == t => format!("the {r} replicas"),
