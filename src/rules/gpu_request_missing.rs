@@ -110,38 +110,36 @@ const SERVER_WORDS: [&str; 7] = [
 /// Whether the image is a GPU model server's.
 fn gpu_image(image: &str) -> bool {
     let image = image.trim().to_ascii_lowercase();
-    let (repo, tag) = match image.rsplit_once(':') {
-        Some((r, t)) if !t.contains('/') => (r, t.split('@').next().unwrap_or(t)),
-        _ => (image.split('@').next().unwrap_or(&image), ""),
-    };
+    let repo = crate::intent::image_repository(&image);
+    let tag = image[repo.len()..].trim_start_matches(':');
     !(tag.contains("cpu") || repo.contains("cpu")) && GPU_IMAGES.iter().any(|g| repo.contains(g))
 }
 
 /// Whether the container runs the image's server: its own entrypoint (no `command`), or a
-/// command that starts it. A router, a benchmark client or a script run from the same image
-/// needs no GPU.
+/// command that starts it (a program, a module's part or a script's word among
+/// [`SERVER_WORDS`]). A router, a benchmark client or a script run from the same image needs no
+/// GPU.
 fn runs_server(c: &Container<'_>) -> bool {
-    let Some(command) = c.node.get("command") else {
+    if c.node.get("command").is_none() {
         return true;
-    };
-    let words = |n: Option<Node<'_>>| -> Vec<String> {
-        n.into_iter()
-            .flat_map(|n| {
-                let items: Vec<Node<'_>> = n.items().collect();
-                if items.is_empty() { vec![n] } else { items }
-            })
-            .filter_map(|n| n.as_str().map(str::to_string))
-            .collect()
-    };
-    words(Some(command))
+    }
+    ["command", "args"]
         .into_iter()
-        .chain(words(c.node.get("args")))
-        .flat_map(|w| {
-            w.split(|ch: char| ch.is_whitespace() || matches!(ch, ';' | '&' | '|' | '.' | '/'))
-                .map(str::to_string)
-                .collect::<Vec<_>>()
+        .flat_map(|k| c.node.get(k))
+        .flat_map(|n| {
+            // Exec form is a list; a scalar is one string too.
+            let items: Vec<Node<'_>> = n.items().collect();
+            if items.is_empty() { vec![n] } else { items }
         })
-        .any(|w| SERVER_WORDS.contains(&w.as_str()))
+        .filter_map(Node::as_str)
+        .flat_map(crate::intent::lex)
+        .filter_map(|t| match t {
+            crate::intent::Tok::Word(w) => Some(w),
+            crate::intent::Tok::Sep => None,
+        })
+        // `/opt/tritonserver/bin/tritonserver`, `sglang.launch_server`: each part is a word.
+        .flat_map(|w| w.split(['.', '/']))
+        .any(|w| SERVER_WORDS.contains(&w))
 }
 
 /// What says the pod is meant for GPU nodes: (the resource asked there, its node, what it is).
