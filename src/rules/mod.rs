@@ -360,6 +360,7 @@ mod shared_gpu_count_above_one;
 mod shared_gpu_for_training;
 mod shared_gpu_pool_ambiguous;
 mod shared_gpu_quota_unadvertised;
+mod shm_volume_missing;
 mod source_build_failed;
 mod spot_termination_grace_too_short;
 mod support;
@@ -409,6 +410,7 @@ static ALL: &[&Rule] = &[
     &efa_not_requested::RULE,
     &gpu_count_mismatch_processes::RULE,
     &gpu_count_mismatch_parallelism::RULE,
+    &shm_volume_missing::RULE,
     &nodeclass_not_found::RULE,
     &clusterqueue_not_found::RULE,
     &clusterqueue_admits_no_namespace::RULE,

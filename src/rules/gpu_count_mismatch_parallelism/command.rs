@@ -3,7 +3,7 @@
 
 use super::Engine;
 use crate::intent::{Tok, image_repository, lex};
-use crate::model::Container;
+use crate::model::{Container, Object, PodTemplate};
 use crate::yaml::Node;
 
 /// A word of a container's command line and the scalar it is written in.
@@ -195,4 +195,42 @@ pub(super) fn entrypoint_server<'a>(c: &Container<'a>, exec: &[Word<'a>]) -> Opt
         after: None,
         args: exec.to_vec(),
     })
+}
+
+/// Whether a script runs something in the background (`cmd &`), which may use GPUs too.
+pub(super) fn backgrounds(script: &str) -> bool {
+    let b = script.as_bytes();
+    (0..b.len()).any(|i| {
+        b[i] == b'&'
+            && !(i > 0 && matches!(b[i - 1], b'&' | b'>' | b'<'))
+            && !matches!(b.get(i + 1), Some(b'&' | b'>'))
+    })
+}
+
+/// Signs that ranks may run elsewhere or on other GPUs than the container's own: Ray, a
+/// multi-node script, LeaderWorkerSet variables, GPUs picked by hand.
+pub(super) fn placed_elsewhere(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|t| t == "ray")
+        || [
+            "multi-node",
+            "multinode",
+            "multi_node",
+            "lws_",
+            "visible_devices",
+        ]
+        .iter()
+        .any(|s| lower.contains(s))
+}
+
+/// `Deployment serving/chat` for a kind with one pod template, else with the template's path.
+pub(super) fn describe(owner: &Object, t: &PodTemplate) -> String {
+    match owner.kind {
+        "Pod" | "Job" | "Deployment" | "StatefulSet" | "ReplicaSet" | "CronJob" | "DaemonSet" => {
+            owner.describe()
+        }
+        _ => format!("{} (`{}`)", owner.describe(), t.path),
+    }
 }

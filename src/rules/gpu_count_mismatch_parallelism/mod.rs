@@ -6,7 +6,9 @@ use crate::model::{Container, Object, PodTemplate, is_gpu_resource};
 use crate::yaml::Node;
 
 mod command;
-use command::{Server, commands, entrypoint_server, server_in};
+use command::{
+    Server, backgrounds, commands, describe, entrypoint_server, placed_elsewhere, server_in,
+};
 
 declare_rule! {
     /// ## What it does
@@ -345,34 +347,6 @@ fn read_sizes<'a>(cx: &Ctx, t: &PodTemplate, server: &Server<'a>) -> Option<Size
     Some(sizes)
 }
 
-/// Whether a script runs something in the background (`cmd &`), which may use GPUs too.
-fn backgrounds(script: &str) -> bool {
-    let b = script.as_bytes();
-    (0..b.len()).any(|i| {
-        b[i] == b'&'
-            && !(i > 0 && matches!(b[i - 1], b'&' | b'>' | b'<'))
-            && !matches!(b.get(i + 1), Some(b'&' | b'>'))
-    })
-}
-
-/// Signs that ranks may run elsewhere or on other GPUs than the container's own: Ray, a
-/// multi-node script, LeaderWorkerSet variables, GPUs picked by hand.
-fn placed_elsewhere(word: &str) -> bool {
-    let lower = word.to_ascii_lowercase();
-    lower
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|t| t == "ray")
-        || [
-            "multi-node",
-            "multinode",
-            "multi_node",
-            "lws_",
-            "visible_devices",
-        ]
-        .iter()
-        .any(|s| lower.contains(s))
-}
-
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
     for (ti, t) in cx.templates() {
@@ -423,6 +397,66 @@ struct Gpus {
     setting: String,
     /// The note at `loc`.
     note: String,
+}
+
+/// The one vLLM or SGLang server a container runs and its parallel sizes, when both are certain
+/// and its ranks run in this container alone.
+fn server_of<'a>(cx: &Ctx, t: &PodTemplate, c: &Container<'a>) -> Option<(Server<'a>, Sizes<'a>)> {
+    let env_names: Vec<&str> = c
+        .get("env")
+        .into_iter()
+        .flat_map(Node::items)
+        .filter_map(|e| e.get("name").and_then(Node::as_str))
+        .collect();
+    if env_names.iter().any(|n| placed_elsewhere(n)) {
+        return None;
+    }
+    let (cmds, script) = commands(c);
+    if cmds.iter().flatten().any(|w| placed_elsewhere(w.text)) || script.is_some_and(backgrounds) {
+        return None;
+    }
+    let mut servers = cmds.iter().filter_map(|cmd| server_in(cmd));
+    let server = match (servers.next(), servers.next()) {
+        (Some(s), None) => s,
+        (None, _) => entrypoint_server(c, &cmds[0])?,
+        (Some(_), Some(_)) => return None,
+    };
+    let sizes = read_sizes(cx, t, &server)?;
+    Some((server, sizes))
+}
+
+/// A server's ranks in one container, for rules about what many ranks need.
+pub(super) struct LocalRanks {
+    pub(super) engine: &'static str,
+    pub(super) ranks: u64,
+    /// The sizes that make the ranks, as written (`` `--tensor-parallel-size 4` ``).
+    pub(super) formula: String,
+    /// Where the first of them is written, else where the server is named.
+    pub(super) at: Loc,
+}
+
+/// The ranks of the vLLM or SGLang server a container runs, when certain.
+pub(super) fn local_ranks(cx: &Ctx, t: &PodTemplate, c: &Container) -> Option<LocalRanks> {
+    let (server, sizes) = server_of(cx, t, c)?;
+    let engine = server.engine;
+    let counted: Vec<&Claim> = [Size::Tensor, Size::Pipeline, Size::Data]
+        .into_iter()
+        .filter(|&s| sizes.counts(engine, s))
+        .filter_map(|s| sizes.claim(s))
+        .collect();
+    Some(LocalRanks {
+        engine: engine.name(),
+        ranks: sizes.ranks(engine),
+        formula: counted
+            .iter()
+            .map(|c| format!("`{} {}`", c.flag, c.n))
+            .collect::<Vec<_>>()
+            .join(" × "),
+        at: match counted.first() {
+            Some(first) => first.loc,
+            None => cx.within(t.file, server.named, server.shown, server.after),
+        },
+    })
 }
 
 fn gpus_of(cx: &Ctx, ti: usize, t: &PodTemplate, c: &Container) -> Option<Gpus> {
@@ -494,26 +528,7 @@ fn judge(
 ) -> Option<Diagnostic> {
     let source = gpus_of(cx, ti, t, c)?;
     let gpus = source.n;
-    let env_names: Vec<&str> = c
-        .get("env")
-        .into_iter()
-        .flat_map(Node::items)
-        .filter_map(|e| e.get("name").and_then(Node::as_str))
-        .collect();
-    if env_names.iter().any(|n| placed_elsewhere(n)) {
-        return None;
-    }
-    let (cmds, script) = commands(c);
-    if cmds.iter().flatten().any(|w| placed_elsewhere(w.text)) || script.is_some_and(backgrounds) {
-        return None;
-    }
-    let mut servers = cmds.iter().filter_map(|cmd| server_in(cmd));
-    let server = match (servers.next(), servers.next()) {
-        (Some(s), None) => s,
-        (None, _) => entrypoint_server(c, &cmds[0])?,
-        (Some(_), Some(_)) => return None,
-    };
-    let sizes = read_sizes(cx, t, &server)?;
+    let (server, sizes) = server_of(cx, t, c)?;
     let engine = server.engine;
     let ranks = sizes.ranks(engine);
     if ranks == gpus {
@@ -612,16 +627,6 @@ fn judge(
         d = d.related(other.loc, format!("`{}` {}", other.flag, other.n));
     }
     Some(d.related(source.loc, source.note))
-}
-
-/// `Deployment serving/chat` for a kind with one pod template, else with the template's path.
-fn describe(owner: &Object, t: &PodTemplate) -> String {
-    match owner.kind {
-        "Pod" | "Job" | "Deployment" | "StatefulSet" | "ReplicaSet" | "CronJob" | "DaemonSet" => {
-            owner.describe()
-        }
-        _ => format!("{} (`{}`)", owner.describe(), t.path),
-    }
 }
 
 #[cfg(test)]

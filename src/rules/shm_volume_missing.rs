@@ -1,0 +1,142 @@
+use super::Ctx;
+use super::gpu_count_mismatch_parallelism::local_ranks;
+use crate::diag::Diagnostic;
+use crate::model::kinds::{Family, family};
+use crate::model::{Container, PodTemplate};
+use crate::yaml::Node;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a vLLM or SGLang server that runs several ranks in one container (a tensor,
+    /// pipeline or data parallel size above 1, on a container with more than one GPU) while
+    /// nothing is mounted at `/dev/shm`. The server and its sizes are read as
+    /// `gpu-count-mismatch-parallelism` reads them, and only when they are certain.
+    ///
+    /// Judged only for pods written out in full (Pods, Deployments, StatefulSets, ReplicaSets,
+    /// Jobs, CronJobs) whose container names its image: serving operators (KServe, KubeAI,
+    /// AIBrix, the NIM operator …) and kustomize patches add volumes of their own. Not flagged:
+    /// a pod with `hostIPC: true` (the node's `/dev/shm`), LeaderWorkerSet and Ray workloads.
+    ///
+    /// ## Why is this bad?
+    /// The ranks of a multi-GPU server exchange tensors and control messages through shared
+    /// memory (vLLM's message queues, NCCL's shared-memory transport). A container's `/dev/shm`
+    /// is the container runtime's default, 64 MiB under containerd and CRI-O, far less than the
+    /// queues ask for: the server dies with a bus error (`SIGBUS`) or an NCCL
+    /// `unhandled system error` at start or under its first load, and the pod restarts in a loop.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// containers:
+    ///   - name: vllm
+    ///     image: vllm/vllm-openai:v0.9.0
+    ///     args: [--model, meta-llama/Llama-3.1-70B-Instruct, --tensor-parallel-size, "4"]
+    ///     resources:
+    ///       limits: {nvidia.com/gpu: 4}
+    /// ```
+    ///
+    /// ## Fix
+    /// Mount a memory-backed `emptyDir` at `/dev/shm`, as vLLM's and SGLang's Kubernetes guides
+    /// do (it counts against the pod's memory limit):
+    /// ```yaml
+    ///     volumeMounts:
+    ///       - {name: dshm, mountPath: /dev/shm}
+    /// volumes:
+    ///   - name: dshm
+    ///     emptyDir: {medium: Memory, sizeLimit: 16Gi}
+    /// ```
+    name: "shm-volume-missing",
+    category: "resources",
+    kinds: &["pod templates"],
+    severity: Warning,
+    summary: "a multi-GPU vLLM or SGLang server with the runtime's 64 MiB /dev/shm",
+    check: check,
+    chunked: true,
+}
+
+const GPU: &str = "nvidia.com/gpu";
+
+/// Owners whose pod template is the whole pod (no controller adds volumes to it).
+const WRITTEN_OUT: [&str; 6] = [
+    "Pod",
+    "Deployment",
+    "StatefulSet",
+    "ReplicaSet",
+    "Job",
+    "CronJob",
+];
+
+fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    let ix = cx.ix;
+    for (_, t) in cx.templates() {
+        if !t.requests_gpu() {
+            continue;
+        }
+        let owner = ix.owner(t);
+        if !WRITTEN_OUT.contains(&owner.kind)
+            || matches!(family(owner), Some(Family::LeaderWorkerSet | Family::Ray))
+            || t.spec.get("hostIPC").and_then(Node::as_str) == Some("true")
+        {
+            continue;
+        }
+        for c in t.containers.iter().filter(|c| !c.init) {
+            let Some(gpus) = gpu_limit(c) else { continue };
+            if gpus < 2 || c.get("image").is_none() || mounts_shm(c) {
+                continue;
+            }
+            let Some(r) = local_ranks(cx, t, c) else {
+                continue;
+            };
+            if r.ranks < 2 {
+                continue;
+            }
+            out.push(diagnostic(cx, owner.describe(), t, c, gpus, r));
+        }
+    }
+}
+
+fn diagnostic(
+    cx: &Ctx,
+    owner: String,
+    t: &PodTemplate,
+    c: &Container,
+    gpus: u64,
+    r: super::gpu_count_mismatch_parallelism::LocalRanks,
+) -> Diagnostic {
+    let name = c.name.unwrap_or("<unnamed>");
+    let formula = if r.formula.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", r.formula)
+    };
+    let mut d = cx
+        .at(
+            r.at,
+            format!(
+                "{} runs {} ranks{formula} on {gpus} GPUs in container `{name}` of {owner}, which mounts nothing at `/dev/shm`: the ranks exchange data through shared memory, the container runtime's default `/dev/shm` is 64 MiB, and the server dies with a bus error or an NCCL `unhandled system error` once it outgrows it",
+                r.engine, r.ranks,
+            ),
+        )
+        .object(Some(cx.ix.owner(t).obj_ref()))
+        .help(
+            "mount a memory-backed emptyDir at /dev/shm: `volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}}]` and `volumeMounts: [{name: dshm, mountPath: /dev/shm}]` (it counts against the pod's memory limit)",
+        );
+    if let Some(limit) = c.limits.and_then(|l| l.get(GPU)) {
+        d = d.related(t.loc(limit), format!("{gpus} GPUs in one container"));
+    }
+    d
+}
+
+/// The container's whole-number `nvidia.com/gpu` limit.
+fn gpu_limit(c: &Container) -> Option<u64> {
+    c.limits?.get(GPU)?.as_str()?.trim().parse::<u64>().ok()
+}
+
+/// Whether anything is mounted at `/dev/shm` (a memory `emptyDir`, the node's through a
+/// `hostPath`, …).
+fn mounts_shm(c: &Container) -> bool {
+    c.volume_mounts().any(|m| {
+        m.get("mountPath")
+            .and_then(Node::as_str)
+            .is_some_and(|p| p.trim().trim_end_matches('/') == "/dev/shm")
+    })
+}
