@@ -60,8 +60,9 @@ fn rank(f: &crate::source::SourceFile) -> Rank {
 #[derive(Default)]
 pub struct UserCrds {
     entries: Vec<Entry>,
-    /// Copies whose schema does not compile: (group, kind, version, rank, vendored). Such a copy
-    /// judges nothing, and no copy of a lower rank judges in its place.
+    /// Copies whose schema does not compile, or that keep unknown fields (`v1beta1` ones):
+    /// (group, kind, version, rank, vendored). Such a copy judges nothing, and no copy of a lower
+    /// rank judges in its place.
     unbuilt: Vec<(String, String, String, Rank, bool)>,
     /// CEL rules of these CRDs that were not checked, and why.
     skips: Skips,
@@ -106,15 +107,30 @@ impl UserCrds {
             if let Some(plural) = spec.at(&["names", "plural"]).and_then(Node::as_str) {
                 names.push((group, plural, kind));
             }
+            // An `apiextensions.k8s.io/v1beta1` copy keeps the fields its schema does not know
+            // unless it says `preserveUnknownFields: false`, and may have no schema at all: a
+            // cluster that serves it accepts what a newer copy would prune.
+            let lenient = o.version == "v1beta1"
+                && spec.get("preserveUnknownFields").and_then(Node::as_str) != Some("false");
+            if o.version == "v1beta1"
+                && let Some(name) = spec.get("version").and_then(Node::as_str)
+                && spec.get("versions").is_none()
+            {
+                unbuilt.push((group.into(), kind.into(), name.into(), rank, vendored));
+            }
             for v in spec.get("versions").into_iter().flat_map(Node::items) {
                 let served = v.get("served").and_then(Node::as_str) != Some("false");
                 let name = v.get("name").and_then(Node::as_str).unwrap_or("");
-                let Some(schema) = v.at(&["schema", "openAPIV3Schema"]) else {
-                    continue;
-                };
                 if !served || name.is_empty() {
                     continue;
                 }
+                let schema = v.at(&["schema", "openAPIV3Schema"]);
+                let Some(schema) = schema.filter(|_| !lenient) else {
+                    if o.version == "v1beta1" {
+                        unbuilt.push((group.into(), kind.into(), name.into(), rank, vendored));
+                    }
+                    continue;
+                };
                 let written = to_json(schema);
                 // Copies of one CRD version (release bundles, a chart's copy, test data) are kept
                 // apart when their schemas differ: the cluster serves one of them.

@@ -2363,6 +2363,44 @@ fn a_vendored_crd_copy_judges_only_its_own_tree() {
     );
 }
 
+#[test]
+fn a_v1beta1_crd_copy_that_keeps_unknown_fields_is_not_outvoted() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "clusters/a/gpuquota.yaml", GPU_QUOTA_CRD);
+    write(
+        d.path(),
+        "clusters/b/quota.yaml",
+        "apiVersion: platform.example.com/v1\nkind: GpuQuota\nmetadata: {name: ml, namespace: ml}\nspec:\n  gpus: 1\n  owner: ml\n",
+    );
+    let lint = |d: &Path| run(gpuops_in(d).args(["lint", "--rule", "schema-violation"]));
+    let Run { code, out, err } = lint(d.path());
+    assert!(code == 1 && out.contains("`owner`"), "{out}{err}");
+    // The other cluster's copy: `apiextensions.k8s.io/v1beta1` without a schema keeps every
+    // field, and nothing says which copy the cluster serves.
+    let legacy = "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata:\n  name: gpuquotas.platform.example.com\nspec:\n  group: platform.example.com\n  names: {kind: GpuQuota, plural: gpuquotas}\n  scope: Namespaced\n  version: v1\n";
+    write(d.path(), "clusters/b/gpuquota.yaml", legacy);
+    let Run { code, out, err } = lint(d.path());
+    assert_eq!(code, 0, "{out}{err}");
+    // With a schema per version, v1beta1 still keeps unknown fields unless told not to.
+    let with_schema = GPU_QUOTA_CRD.replace(
+        "apiextensions.k8s.io/v1\n",
+        "apiextensions.k8s.io/v1beta1\n",
+    );
+    write(d.path(), "clusters/b/gpuquota.yaml", &with_schema);
+    let Run { code, out, err } = lint(d.path());
+    assert_eq!(code, 0, "{out}{err}");
+    write(
+        d.path(),
+        "clusters/b/gpuquota.yaml",
+        &with_schema.replace(
+            "  scope: Namespaced\n",
+            "  scope: Namespaced\n  preserveUnknownFields: false\n",
+        ),
+    );
+    let Run { code, out, err } = lint(d.path());
+    assert!(code == 1 && out.contains("`owner`"), "{out}{err}");
+}
+
 /// A one-version (`v1`) CRD of `platform.example.com` whose schema is an object with a `spec`
 /// (`spec` is the YAML of that property's schema, indented for its place).
 fn platform_crd(kind: &str, scope: &str, spec: &str) -> String {
