@@ -556,10 +556,23 @@ fn chart_part(dir: &Path) -> bool {
     ) && dir.parent().is_some_and(|c| c.join("Chart.yaml").is_file())
 }
 
-/// Whether a file is one of a chart's own, beside its `Chart.yaml` (values, the lock file).
+/// Whether a file is one of a chart's own, beside its `Chart.yaml`: values files, the lock and
+/// Helm 2's requirements. Other manifests there are no part of what Helm renders (it renders
+/// `templates/`): plain files a user applies, read as any other.
 fn chart_owned(file: &Path) -> bool {
-    file.parent()
-        .is_some_and(|c| c.join("Chart.yaml").is_file())
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    (name.contains("values")
+        || matches!(
+            name.as_str(),
+            "chart.yaml" | "chart.lock" | "requirements.yaml" | "requirements.lock"
+        ))
+        && file
+            .parent()
+            .is_some_and(|c| c.join("Chart.yaml").is_file())
 }
 
 /// Whether a file is the output of a kustomization build or a chart render (named

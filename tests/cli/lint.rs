@@ -276,6 +276,9 @@ fn what_a_charts_directory_holds_beside_its_templates_is_linted() {
     );
     write(d.path(), "vllm/templates/job.yaml", BAD_JOB);
     write(d.path(), "vllm/examples/job.yaml", BAD_JOB);
+    // A plain manifest beside `Chart.yaml` is no part of the chart; values files are.
+    write(d.path(), "vllm/job.yaml", BAD_JOB);
+    write(d.path(), "vllm/values-prod.yaml", BAD_JOB);
     let empty = tempfile::tempdir().unwrap();
     let Run { code, out, .. } = run(gpuops_in(d.path())
         .env("PATH", empty.path())
@@ -291,7 +294,7 @@ fn what_a_charts_directory_holds_beside_its_templates_is_linted() {
     // Helm renders neither an example nor a values file; its templates are not YAML.
     assert_eq!(
         paths.into_iter().collect::<Vec<_>>(),
-        ["vllm/examples/job.yaml"]
+        ["vllm/examples/job.yaml", "vllm/job.yaml"]
     );
     let skipped: Vec<&str> = v["skipped"]
         .as_array()
