@@ -1117,6 +1117,9 @@ spec:
         let mig_on_l4 = d % OTHER_PERIOD == 13;
         // Four tensor-parallel ranks with the runtime's 64 MiB /dev/shm (d % 5 == 2: 4 GPUs).
         let no_shm = d % OTHER_PERIOD == 2;
+        // A CPU setting kept on a GPU server: CUDA sees none of its GPU (d % 5 == 4: 1 GPU).
+        let hidden = d % OTHER_PERIOD == 9;
+        self.expect_if(hidden, "cuda-visible-devices-hides-gpu", 1);
         self.expect_if(mig_on_l4, "mig-profile-unavailable", 1);
         self.expect_if(no_shm, "shm-volume-missing", 1);
         self.expect_if(spot_only, "inference-spot-only", 1);
@@ -1162,7 +1165,11 @@ spec:
                     "--tensor-parallel-size".to_string(),
                     if idle_gpus { gpus / 2 } else { gpus }.to_string(),
                 ],
-                env: Vec::new(),
+                env: if hidden {
+                    vec![("CUDA_VISIBLE_DEVICES", "-1".to_string())]
+                } else {
+                    Vec::new()
+                },
                 cpu: 8 * gpus,
                 memory_gi: 64 * gpus,
                 gpu_request,

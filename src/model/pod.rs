@@ -39,6 +39,17 @@ impl<'a> Container<'a> {
     pub fn requests_gpu(&self) -> bool {
         self.gpu
     }
+    /// The container's limit of `resource` when it is a positive whole number, and its node.
+    pub fn whole_limit(&self, resource: &str) -> Option<(Node<'a>, u64)> {
+        let limit = self.limits?.get(resource)?;
+        let n = limit
+            .as_str()?
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)?;
+        Some((limit, n))
+    }
     pub fn volume_mounts(&self) -> impl Iterator<Item = Node<'a>> {
         self.node
             .get("volumeMounts")

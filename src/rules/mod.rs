@@ -311,6 +311,7 @@ mod ami_alias_unpinned;
 mod checkpoint_volume_missing;
 mod clusterqueue_admits_no_namespace;
 mod clusterqueue_not_found;
+mod cuda_visible_devices_hides_gpu;
 mod deprecated_api;
 mod device_plugin_misses_gpu_pool;
 mod dra_class_unmapped;
@@ -379,6 +380,7 @@ static ALL: &[&Rule] = &[
     &gpu_quantity_invalid::RULE,
     &gpu_resource_misspelled::RULE,
     &gpu_request_missing::RULE,
+    &cuda_visible_devices_hides_gpu::RULE,
     &limitrange_gpu_max_default::RULE,
     &gpu_toleration_missing::RULE,
     &nodeselector_matches_no_nodepool::RULE,

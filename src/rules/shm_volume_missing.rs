@@ -79,7 +79,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             continue;
         }
         for c in t.containers.iter().filter(|c| !c.init) {
-            let Some(gpus) = gpu_limit(c) else { continue };
+            let Some((_, gpus)) = c.whole_limit(GPU) else {
+                continue;
+            };
             if gpus < 2 || c.get("image").is_none() || mounts_shm(c) {
                 continue;
             }
@@ -124,11 +126,6 @@ fn diagnostic(
         d = d.related(t.loc(limit), format!("{gpus} GPUs in one container"));
     }
     d
-}
-
-/// The container's whole-number `nvidia.com/gpu` limit.
-fn gpu_limit(c: &Container) -> Option<u64> {
-    c.limits?.get(GPU)?.as_str()?.trim().parse::<u64>().ok()
 }
 
 /// Whether anything is mounted at `/dev/shm` (a memory `emptyDir`, the node's through a

@@ -462,13 +462,7 @@ pub(super) fn local_ranks(cx: &Ctx, t: &PodTemplate, c: &Container) -> Option<Lo
 fn gpus_of(cx: &Ctx, ti: usize, t: &PodTemplate, c: &Container) -> Option<Gpus> {
     let claims = t.container_dra_gpus(c);
     if claims.is_empty() {
-        let limit = c.limits?.get(GPU)?;
-        let n = limit
-            .as_str()?
-            .trim()
-            .parse::<u64>()
-            .ok()
-            .filter(|&n| n > 0)?;
+        let (limit, n) = c.whole_limit(GPU)?;
         if c.accelerators()
             .iter()
             .any(|(name, _)| is_gpu_resource(name) && *name != GPU)
