@@ -567,6 +567,12 @@ fn with_object_meta(schema: &mut Value) {
 /// the schema lists properties and does not preserve unknown fields (the API server prunes
 /// them).
 pub fn normalize(schema: &mut Value) {
+    normalize_in(schema, true);
+}
+
+/// `closed`: outside `anyOf`, `allOf`, `oneOf` and `not`, whose branches only constrain values:
+/// what a branch's `properties` do not list is pruned (or kept) by the schema around it.
+fn normalize_in(schema: &mut Value, closed: bool) {
     let Value::Object(m) = schema else { return };
     let int_or_string = m.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true))
         || m.get("format").and_then(Value::as_str) == Some("int-or-string");
@@ -587,25 +593,34 @@ pub fn normalize(schema: &mut Value) {
     {
         *p = go;
     }
-    if m.contains_key("properties") && !m.contains_key("additionalProperties") && !preserve {
+    if closed
+        && m.contains_key("properties")
+        && !m.contains_key("additionalProperties")
+        && !preserve
+    {
         m.insert("additionalProperties".into(), Value::Bool(false));
     }
     if let Some(Value::Object(props)) = m.get_mut("properties") {
         for v in props.values_mut() {
-            normalize(v);
+            normalize_in(v, closed);
         }
     }
-    for key in ["items", "additionalProperties", "not"] {
+    for key in ["items", "additionalProperties"] {
         if let Some(v) = m.get_mut(key)
             && v.is_object()
         {
-            normalize(v);
+            normalize_in(v, closed);
         }
+    }
+    if let Some(v) = m.get_mut("not")
+        && v.is_object()
+    {
+        normalize_in(v, false);
     }
     for key in ["anyOf", "allOf", "oneOf"] {
         if let Some(Value::Array(alts)) = m.get_mut(key) {
             for a in alts {
-                normalize(a);
+                normalize_in(a, false);
             }
         }
     }

@@ -2404,6 +2404,55 @@ fn a_v1beta1_crd_copy_that_keeps_unknown_fields_is_not_outvoted() {
     assert!(code == 1 && out.contains("`owner`"), "{out}{err}");
 }
 
+#[test]
+fn properties_of_a_crds_anyof_branch_constrain_values_and_close_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let spec = "              type: object
+              properties:
+                mode: {type: string}
+                account: {type: string}
+                secret: {type: string}
+              anyOf:
+                - properties:
+                    mode: {enum: [cluster]}
+                  oneOf:
+                    - required: [account]
+                    - required: [secret]
+                - properties:
+                    mode: {enum: [namespaced]}
+";
+    write(
+        d.path(),
+        "crds/connector.yaml",
+        &platform_crd("Connector", "Cluster", spec),
+    );
+    let object = |spec: &str| {
+        format!(
+            "apiVersion: platform.example.com/v1\nkind: Connector\nmetadata: {{name: c}}\nspec:\n{spec}"
+        )
+    };
+    write(
+        d.path(),
+        "apps/connector.yaml",
+        &object("  mode: cluster\n  account: sa@example.com\n"),
+    );
+    let lint = |d: &Path| run(gpuops_in(d).args(["lint", "--rule", "schema-violation"]));
+    let Run { code, out, err } = lint(d.path());
+    assert_eq!(code, 0, "{out}{err}");
+    // What the schema around the branches does not list is still unknown; a value no branch
+    // takes is still refused.
+    write(
+        d.path(),
+        "apps/connector.yaml",
+        &object("  mode: cluster\n  account: sa@example.com\n  acount: x\n"),
+    );
+    let Run { code, out, err } = lint(d.path());
+    assert!(code == 1 && out.contains("`acount`"), "{out}{err}");
+    write(d.path(), "apps/connector.yaml", &object("  mode: global\n"));
+    let Run { code, out, err } = lint(d.path());
+    assert_eq!(code, 1, "{out}{err}");
+}
+
 /// A one-version (`v1`) CRD of `platform.example.com` whose schema is an object with a `spec`
 /// (`spec` is the YAML of that property's schema, indented for its place).
 fn platform_crd(kind: &str, scope: &str, spec: &str) -> String {
