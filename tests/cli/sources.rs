@@ -688,6 +688,30 @@ fn a_kustomization_outside_the_load_restrictor_is_reported_only_where_deployed()
 }
 
 #[test]
+fn a_kustomization_whose_vars_need_a_namespace_from_its_builder_is_reported_only_where_deployed() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    // A var reads the Service's namespace, which the installer's parent build sets.
+    write(
+        d.path(),
+        "hue/base/kustomization.yaml",
+        "resources:\n  - svc.yaml\nvars:\n  - name: ns\n    objref: {kind: Service, name: hue, apiVersion: v1}\n    fieldref: {fieldpath: metadata.namespace}\n",
+    );
+    write(
+        d.path(),
+        "hue/base/svc.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: hue}\nspec:\n  ports: [{port: 80}]\n  selector: {app: hue}\n",
+    );
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--explain-sources"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("a var reads the namespace"), "{err}");
+    write(d.path(), ".gpuops.yaml", "cluster: {complete: true}\n");
+    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(findings(&json(&out))[0].0, "source-build-failed", "{out}");
+}
+
+#[test]
 fn a_kustomization_in_an_older_kustomize_form_is_reported_only_where_deployed() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();

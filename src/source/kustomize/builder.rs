@@ -438,17 +438,19 @@ impl Builder for Kustomize {
         // it: likely generated, built as intended, or not this repository's to build.
         let crashed = super::crashed(&f.message);
         let older = super::older_form(&f.message);
+        let unnamespaced = super::namespace_from_builder(&f.message);
         // The top built lies in a copy of another project's manifests: its overlays are that
         // project's, built (if at all) with its own tooling.
         // So does one inside a Helm chart's directory: the chart's files, which Helm never
         // builds with kustomize (its installer may, after filling in placeholders).
-        let charted = in_chart(&k.dir);
+        let charted = super::failures::in_chart(&k.dir);
         let vendored = crate::source::in_vendored_tree(&k.file.path) || charted;
         let kind = match app.failure_kind() {
             ProblemKind::Build
                 if f.at.missing_input
                     || old.is_some()
                     || older.is_some()
+                    || unnamespaced
                     || crashed
                     || vendored =>
             {
@@ -462,6 +464,8 @@ impl Builder for Kustomize {
             &format!(
                 "written for an older kustomize ({form}), which a current kustomize refuses: reported as source-build-failed only where something deploys it"
             )
+        } else if unnamespaced && kind == ProblemKind::MissingInput {
+            "a var reads the namespace of a resource that has none, which whatever builds it gives (a parent's `namespace:`): reported as source-build-failed only where something deploys it"
         } else if charted && kind == ProblemKind::MissingInput {
             "inside a Helm chart's directory, whose files Helm never builds with kustomize: reported as source-build-failed only where something deploys it"
         } else if vendored && kind == ProblemKind::MissingInput {
@@ -669,12 +673,6 @@ impl Sources {
 
 /// Whether a kustomize message names the path `p` as it prints it: quoted, relative to some
 /// directory above it (`'manifests/networkpolicies'`).
-/// Whether a kustomization directory lies inside a Helm chart's (its own or a parent holds
-/// `Chart.yaml`).
-fn in_chart(dir: &Path) -> bool {
-    dir.ancestors().any(|d| d.join("Chart.yaml").is_file())
-}
-
 fn names_path(message: &str, p: &std::path::Path) -> bool {
     let p = p.to_string_lossy();
     message.split('\'').skip(1).step_by(2).any(|quoted| {

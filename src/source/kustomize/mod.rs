@@ -19,6 +19,8 @@ use crate::yaml::{self, Budget, Node};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod failures;
+pub(crate) use failures::{crashed, lacks_input, namespace_from_builder, older_form, outside_root};
 mod builder;
 mod cached;
 mod inputs;
@@ -446,65 +448,6 @@ pub fn strip_origins(text: &str, wrapper: &Path) -> (String, Vec<Origin>) {
     (cut(text, cuts), origins)
 }
 
-/// Whether kustomize failed because a file or directory it reads does not exist, or the
-/// kustomization is still an empty placeholder: inputs a build step usually generates (`make`
-/// writing `params.env`, a script filling a template, Terraform writing the resources).
-fn lacks_input(raw: &str) -> bool {
-    [
-        "no such file",
-        "evalsymlink failure",
-        "not a valid directory",
-        "kustomization.yaml is empty",
-    ]
-    .iter()
-    .any(|m| raw.contains(m))
-}
-
-/// Whether the build fails only because it reads a file outside the kustomization's directory,
-/// which kustomize refuses under its default load restrictor. Such a kustomization builds with
-/// `--load-restrictor LoadRestrictionsNone`, the option its author evidently uses and Argo CD
-/// can be given (`kustomize.buildOptions`): like a missing input, certain to fail only where
-/// something in view deploys it.
-pub(crate) fn outside_root(raw: &str) -> bool {
-    raw.contains("security; file") && raw.contains("is not in or below")
-}
-
-/// The form an older kustomize accepted and a current one refuses, when that is all the build
-/// fails on: such a tree is built with the older release its repository was written for, so
-/// like a missing input it is certain to fail only where something in view deploys it.
-pub(crate) fn older_form(raw: &str) -> Option<&'static str> {
-    if raw.contains("cannot unmarshal string into Go struct field Kustomization.patches") {
-        // kustomize v1's `patches:` list of strategic-merge files, `patchesStrategicMerge` since.
-        return Some(
-            "a list of patch file names under `patches:`, which kustomize v1 and v2 read as strategic-merge patches",
-        );
-    }
-    if raw.contains("namespace is blank for resource") {
-        // Refused since kustomize v4.5; before, the blank namespace passed through.
-        return Some(
-            "a blank `namespace:` in a resource, which kustomize before v4.5 passed through",
-        );
-    }
-    // `vars` or field specs that index lists by number (`containers/0/env/0/value`), which
-    // kustomize v3 followed and kyaml (v4 on) reads as field names.
-    let numbered = raw
-        .split("considering field '")
-        .nth(1)
-        .and_then(|rest| rest.split('\'').next())
-        .is_some_and(|path| {
-            path.split('/')
-                .any(|seg| !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()))
-        });
-    (numbered && raw.contains("wrong node kind"))
-        .then_some("a field path that indexes a list by number, which kustomize v3 followed")
-}
-
-/// Whether kustomize crashed (a Go panic) rather than reported what is wrong: a fault of
-/// kustomize, which another release may not have, so not certainly the kustomization's.
-pub(crate) fn crashed(raw: &str) -> bool {
-    raw.contains("panic: ") && raw.contains("goroutine ")
-}
-
 /// Turns kustomize's (or kubectl's) error output into one readable line: the klog wrapper and
 /// the wrapper kustomization's part of the error chain go, absolute paths become relative.
 /// Returns the message and the kustomization directory the error chain ends in.
@@ -616,6 +559,12 @@ mod tests {
             "Error: loading KV pairs: env source files: [params.env]: evalsymlink failure on 'a/params.env' : lstat a/params.env: no such file or directory"
         ));
         assert!(lacks_input("Error: kustomization.yaml is empty"));
+        assert!(namespace_from_builder(
+            "Error: field specified in var '{namespace Service.v1.[noGrp] {metadata.namespace}}' not found in corresponding resource"
+        ));
+        assert!(!namespace_from_builder(
+            "Error: field specified in var '{image Deployment.v1.apps {spec.template.spec.containers[0].image}}' not found in corresponding resource"
+        ));
         assert!(crashed(
             "panic: runtime error: invalid memory address or nil pointer dereference [signal SIGSEGV] goroutine 1 [running]: sigs.k8s.io/kustomize/kyaml/yaml.(*RNode).Content(...)"
         ));
