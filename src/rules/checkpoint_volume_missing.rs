@@ -20,7 +20,8 @@ declare_rule! {
     /// an `emptyDir`, generic ephemeral or `hostPath` volume, a relative path, or the container's
     /// own filesystem. Durable means a PersistentVolumeClaim, CSI (EFS, FSx), NFS, EBS
     /// and other network volumes, or a remote URI such as `s3://…`. Values with placeholders
-    /// (`$(VAR)`, `${VAR}`) are skipped.
+    /// (`$(VAR)`, `${VAR}`) are skipped, and so are paths under `/tmp`, `/var/tmp` and
+    /// `/dev/shm`: scratch by choice, meant to be lost or copied elsewhere by the program.
     ///
     /// It says why the loss is likely here: spot capacity (a NodePool that allows spot, the pod's
     /// node selector or a Kueue flavor; of the pools the pod fits, or where it fits none, of the
@@ -410,6 +411,12 @@ fn judge<'v>(value: &str, work_dir: Option<&str>, mounts: &'v [Mount<'v>]) -> Op
         return Some(Problem::Relative);
     };
     let path = components(&full);
+    // Scratch by choice: what a program writes under `/tmp` it means to lose or copies elsewhere
+    // (none of the 140 judged findings of this form was true).
+    let scratch = |p: &[&str]| path.len() >= p.len() && path.iter().zip(p).all(|(a, b)| a == b);
+    if scratch(&["tmp"]) || scratch(&["var", "tmp"]) || scratch(&["dev", "shm"]) {
+        return None;
+    }
     let best = mounts
         .iter()
         .filter(|m| path.len() >= m.path.len() && path[..m.path.len()] == m.path[..])
