@@ -16,7 +16,8 @@ declare_rule! {
     /// than v0.15 (or a vendor's build), the annotation on the object's own metadata still queues
     /// it, as a deprecated alias of the label: a warning, not an error. Where no file names the
     /// Kueue release, it is a warning too, worded for Kueue v0.15 and later: an error only where
-    /// the files install such a release.
+    /// the files install such a release. Where they install a release before v0.3, which read
+    /// only the annotation, the object's own annotation is left alone.
     ///
     /// ## Why is this bad?
     /// Kueue finds a workload's LocalQueue only through the label on the workload object itself;
@@ -116,6 +117,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     format!("make it a label: move it to {home} (not the pod template)")
                 }
             };
+            // Before v0.3 the annotation was the only form Kueue read.
+            if nested.is_none() && cx.ix.kueue_release(obj.file).is_some_and(|v| v < (0, 3)) {
+                continue;
+            }
             let d = if has_label {
                 cx.on(
                     obj,

@@ -402,7 +402,7 @@ fn pinned_versions(text: &str, variable: &str) -> Vec<(u32, u32)> {
             let l = l.trim_start();
             let l = l.strip_prefix("export ").unwrap_or(l).trim_start();
             let value = l.strip_prefix(variable)?.strip_prefix('=')?;
-            release_at(text, value.trim())
+            release_at(text, shell_default(value.trim(), variable))
         })
         .collect()
 }
@@ -563,9 +563,21 @@ fn assigned(text: &str, name: &str) -> Option<(u32, u32)> {
         let l = l.trim_start();
         let l = l.strip_prefix("export ").unwrap_or(l).trim_start();
         let value = l.strip_prefix(name)?.strip_prefix('=')?;
-        let value = value.trim_start_matches(['"', '\'']);
+        let value = shell_default(value.trim(), name).trim_start_matches(['"', '\'']);
         minor_version(value.strip_prefix('v').unwrap_or(value))
     })
+}
+
+/// The default of `NAME="${NAME:-v0.2.1}"` (a script that lets the caller override its pin),
+/// else the value as it is.
+fn shell_default<'a>(value: &'a str, name: &str) -> &'a str {
+    value
+        .trim_matches(['"', '\''])
+        .strip_prefix("${")
+        .and_then(|r| r.strip_prefix(name))
+        .and_then(|r| r.strip_prefix(":-").or_else(|| r.strip_prefix('-')))
+        .and_then(|r| r.strip_suffix('}'))
+        .unwrap_or(value)
 }
 
 /// `(0, 12)` of `0.12.3/manifests.yaml`.

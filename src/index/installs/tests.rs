@@ -44,6 +44,14 @@ fn a_release_through_a_shell_variable_is_an_install() {
         Some((0, 8))
     );
     assert_eq!(assigned("OTHER_VERSION=v0.8.1\n", "VERSION"), None);
+    // A pin the caller may override: its default.
+    assert_eq!(
+        assigned(
+            "KUEUE_VERSION=\"${KUEUE_VERSION:-v0.2.1}\"\n",
+            "KUEUE_VERSION"
+        ),
+        Some((0, 2))
+    );
 }
 
 #[test]
