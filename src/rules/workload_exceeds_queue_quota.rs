@@ -111,6 +111,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     ),
                 );
             }
+            // A quota written in Terraform may be a variable's default that a caller or a
+            // var-file sets otherwise: not certain.
+            if ix.files.get(cq_obj.file).is_some_and(|f| {
+                crate::source::terraform::is_terraform(std::path::Path::new(&f.path))
+            }) {
+                d = d.with_severity(crate::diag::Severity::Warning);
+            }
             out.push(d.help(format!(
                 "make the workload fit in {most} {r}, or raise the flavor's `nominalQuota` (or `borrowingLimit`, in a cohort that has the GPUs) in ClusterQueue `{}` to at least {total}",
                 cq.name

@@ -2309,6 +2309,35 @@ fn terraform_hcl_manifests_node_groups_and_chart_values_are_read_with_their_vari
 }
 
 #[test]
+fn terraform_quotas_may_be_set_by_a_caller_a_workload_above_them_is_a_warning() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "modules/kueue/main.tf",
+        "variable \"gpu_quota\" {\n  default = 0\n}\n\nresource \"kubernetes_manifest\" \"flavor\" {\n  manifest = {\n    apiVersion = \"kueue.x-k8s.io/v1beta2\"\n    kind       = \"ResourceFlavor\"\n    metadata   = { name = \"gpu\" }\n  }\n}\n\nresource \"kubernetes_manifest\" \"queue\" {\n  manifest = {\n    apiVersion = \"kueue.x-k8s.io/v1beta2\"\n    kind       = \"ClusterQueue\"\n    metadata   = { name = \"gpu\" }\n    spec = {\n      namespaceSelector = {}\n      resourceGroups = [{\n        coveredResources = [\"nvidia.com/gpu\"]\n        flavors = [{\n          name      = \"gpu\"\n          resources = [{ name = \"nvidia.com/gpu\", nominalQuota = var.gpu_quota }]\n        }]\n      }]\n    }\n  }\n}\n\nresource \"kubernetes_manifest\" \"local\" {\n  manifest = {\n    apiVersion = \"kueue.x-k8s.io/v1beta2\"\n    kind       = \"LocalQueue\"\n    metadata   = { name = \"gpu\", namespace = \"ml\" }\n    spec       = { clusterQueue = \"gpu\" }\n  }\n}\n",
+    );
+    write(
+        d.path(),
+        "jobs/train.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n  namespace: ml\n  labels: {kueue.x-k8s.io/queue-name: gpu}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: t\n          image: busybox:1.36\n          resources:\n            limits: {nvidia.com/gpu: 2}\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args([
+        "lint",
+        "--format",
+        "json",
+        "--rule",
+        "workload-exceeds-queue-quota",
+    ]));
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![f("workload-exceeds-queue-quota", "jobs/train.yaml", 6, 39)],
+        "{out}{err}"
+    );
+    assert_eq!(v["diagnostics"][0]["severity"], "warning", "{out}");
+}
+
+#[test]
 fn terraform_that_applies_nothing_is_not_read_invalid_hcl_is_one_located_finding() {
     let dir = tempfile::tempdir().unwrap();
     write(
