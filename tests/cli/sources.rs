@@ -1460,6 +1460,51 @@ fn argo_a_missing_path_in_this_repository_is_a_finding() {
 }
 
 #[test]
+fn argo_without_repo_urls_a_missing_path_of_a_url_other_applications_show_to_be_this_one_is_a_warning()
+ {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("argo"), d.path());
+    fs::remove_file(d.path().join(".gpuops.yaml")).unwrap();
+    let app = d.path().join("apps/train-staging.yaml");
+    let text = fs::read_to_string(&app).unwrap();
+    // The SSH form of the URL the other Applications sync this repository's directories from.
+    let typo = text
+        .replace("path: workloads/train", "path: workloads/trian")
+        .replace(
+            "https://github.com/example/gpu-gitops.git",
+            "git@github.com:example/gpu-gitops.git",
+        );
+    fs::write(&app, &typo).unwrap();
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let v = json(&out);
+    let failed: Vec<&serde_json::Value> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["rule"] == "source-build-failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{out}{err}");
+    assert_eq!(failed[0]["severity"], "warning", "{out}");
+    assert_eq!(failed[0]["path"], "apps/train-staging.yaml", "{out}");
+    assert!(
+        failed[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("path `workloads/trian` does not exist in this repository"),
+        "{out}"
+    );
+    // On another revision the directory may exist: not judged.
+    fs::write(
+        &app,
+        typo.replace("targetRevision: HEAD", "targetRevision: v2"),
+    )
+    .unwrap();
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert!(!out.contains("source-build-failed"), "{out}{err}");
+}
+
+#[test]
 fn argo_a_helm_block_on_a_folder_without_a_chart_says_how_to_sync_it() {
     let d = tempfile::tempdir().unwrap();
     fs::create_dir_all(d.path().join("apps")).unwrap();

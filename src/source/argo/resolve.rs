@@ -21,6 +21,51 @@ pub(super) enum Resolved {
     NotLinted(String),
     /// A source of this repository that Argo CD cannot sync (reported as source-build-failed).
     Failed(String, Span),
+    /// A directory that does not exist, of a URL other Applications show to be this
+    /// repository's (`argo.repo` not set).
+    Missing(String, Span),
+}
+
+/// Per repository URL (normalized), the directories of this repository (not its root) that
+/// Applications' sources of that URL sync, on the default branch.
+#[derive(Default)]
+pub(super) struct Evidence(BTreeMap<String, std::collections::BTreeSet<String>>);
+
+impl Evidence {
+    pub(super) fn note<'a>(&mut self, root: &Path, apps: impl Iterator<Item = &'a App>) {
+        for s in apps.flat_map(|a| &a.sources) {
+            let Some((path, _)) = &s.path else { continue };
+            let path = path.trim_matches('/');
+            if s.chart.is_some() || is_cnoe(&s.repo_url) || !default_revision(s) {
+                continue;
+            }
+            let dir = normalize(&root.join(path));
+            if dir != root && dir.starts_with(root) && dir.is_dir() {
+                self.0
+                    .entry(normalize_repo(&s.repo_url))
+                    .or_default()
+                    .insert(path.to_string());
+            }
+        }
+    }
+    /// Whether two or more directories of this repository are synced from `url`.
+    fn names_this_repo(&self, url: &str) -> Option<usize> {
+        self.0
+            .get(&normalize_repo(url))
+            .map(|p| p.len())
+            .filter(|&n| n >= 2)
+    }
+}
+
+/// A source on the branch checked out here, as far as can be told: none given, `HEAD`, `main`
+/// or `master`.
+fn default_revision(s: &Source) -> bool {
+    s.target_revision.as_deref().is_none_or(|r| {
+        matches!(
+            r.trim().to_ascii_lowercase().as_str(),
+            "" | "head" | "main" | "master"
+        )
+    })
 }
 
 impl Sources {
@@ -31,6 +76,7 @@ impl Sources {
         s: &Source,
         refs: &BTreeMap<&str, &Source>,
         manifest: Option<&Path>,
+        here: &Evidence,
     ) -> Resolved {
         if s.ref_name.is_some() && s.path.is_none() && s.chart.is_none() {
             return Resolved::ValuesOnly;
@@ -71,6 +117,19 @@ impl Sources {
         let joined = normalize(&base.join(path.trim_start_matches('/')));
         let inside = joined.starts_with(&root);
         if !inside || !joined.is_dir() {
+            if !configured
+                && inside
+                && default_revision(s)
+                && let Some(n) = here.names_this_repo(&s.repo_url)
+            {
+                return Resolved::Missing(
+                    format!(
+                        "path `{path}` does not exist in this repository ({}, from which other Applications here sync {n} of its directories)",
+                        s.repo_url
+                    ),
+                    span,
+                );
+            }
             if !configured {
                 return Resolved::NotLinted(format!(
                     "a source from another repository ({}): `{path}` is not a directory of this one (list this repository's URLs under `argo: {{repo: […]}}` in .gpuops.yaml if it is)",

@@ -125,6 +125,9 @@ pub(super) struct Run {
     pub(super) fleet: Fleet,
     /// Whether an ApplicationSet was read (the known clusters are then listed).
     pub(super) any_set: bool,
+    /// Per repository URL (normalized), the directories of this repository its sources sync:
+    /// where `argo.repo` is not set, two of them make the URL this repository's.
+    pub(super) here: super::resolve::Evidence,
 }
 
 pub(super) fn plural(n: usize, what: &str) -> String {
@@ -304,6 +307,10 @@ impl Sources {
             }
         }
 
+        if self.config.argo.repo.is_empty() {
+            let root = crate::source::tree::identity(&self.root);
+            run.here.note(&root, apps.iter().map(|(a, _)| a));
+        }
         // Resolve every Application's sources to units.
         let mut planned: Vec<(usize, Vec<Unit>, usize)> = Vec::new();
         // An ApplicationSet takes over an Application of the name it generates, so of two with
@@ -348,7 +355,7 @@ impl Sources {
             run.by_name.insert(key, p.at.clone());
             let idx = run.records.len();
             run.by_defined.insert(p.at.clone(), idx);
-            let outcome = self.plan_app(files, &a, &p.at, &run.fleet, p.origin.as_deref());
+            let outcome = self.plan_app(files, &a, &p.at, run, p.origin.as_deref());
             let units = match &outcome {
                 Ok((_, units)) => units.clone(),
                 Err(_) => Vec::new(),
@@ -433,9 +440,10 @@ impl Sources {
         files: &mut [SourceFile],
         a: &App,
         at: &Defined,
-        fleet: &Fleet,
+        run: &Run,
         origin: Option<&str>,
     ) -> Result<(Outcome, Vec<Unit>), Outcome> {
+        let fleet = &run.fleet;
         if a.sources.is_empty() {
             return Err(Outcome::NotLinted(
                 "an Application without `source` or `sources`".into(),
@@ -456,18 +464,29 @@ impl Sources {
         let mut skipped = Vec::new();
         let mut failed = Vec::new();
         for s in &a.sources {
-            match self.resolve_source(a, s, &refs, manifest.as_deref()) {
+            match self.resolve_source(a, s, &refs, manifest.as_deref(), &run.here) {
                 Resolved::Unit(u) => units.push(*u),
                 Resolved::ValuesOnly => {}
                 Resolved::NotLinted(r) => skipped.push(r),
-                Resolved::Failed(message, span) => {
+                r @ (Resolved::Failed(..) | Resolved::Missing(..)) => {
+                    let (certain, (message, span)) = match r {
+                        Resolved::Failed(m, s) => (true, (m, s)),
+                        Resolved::Missing(m, s) => (false, (m, s)),
+                        _ => continue,
+                    };
                     failed.push(format!("{message} (reported as source-build-failed)"));
                     if let Some(f) = files.get_mut(at.fid) {
                         f.problems.push(Problem {
                             span,
                             message: format!("{ARGO_FAILED}Application `{}`: {message}", a.name),
                             first: None,
-                            kind: crate::yaml::ProblemKind::Sync,
+                            // A directory missing from a URL only other Applications show
+                            // to be this repository's (a fork's may lag): not certain.
+                            kind: if certain {
+                                crate::yaml::ProblemKind::Sync
+                            } else {
+                                crate::yaml::ProblemKind::Build
+                            },
                         });
                     }
                 }
