@@ -35,6 +35,15 @@ pub(crate) fn older_form(raw: &str) -> Option<&'static str> {
             "a list of patch file names under `patches:`, which kustomize v1 and v2 read as strategic-merge patches",
         );
     }
+    if raw.contains("while decoding JSON: json: unknown field \"apiGroup\"")
+        || raw.contains("while decoding JSON: json: unknown field \"apiVersion\"")
+    {
+        // A configurations file's field spec: kustomize before v4 decoded it leniently and
+        // ignored what it does not read (it reads `group` and `version`).
+        return Some(
+            "a field spec with `apiGroup` or `apiVersion` in a configurations file, which kustomize before v4 ignored",
+        );
+    }
     if raw.contains("namespace is blank for resource") {
         // Refused since kustomize v4.5; before, the blank namespace passed through.
         return Some(

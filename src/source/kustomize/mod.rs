@@ -600,6 +600,12 @@ mod tests {
             .is_none()
         );
         assert!(older_form("invalid Kustomization: json: unknown field \"postBuild\"").is_none());
+        assert!(
+            older_form(
+                "error unmarshaling JSON: while decoding JSON: json: unknown field \"apiGroup\""
+            )
+            .is_some()
+        );
     }
 
     #[test]
