@@ -78,6 +78,15 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
     if super::paths::named_assertion(p) {
         return Ok(None);
     }
+    if super::paths::expected_output(&path) {
+        let skipped = super::files::Skipped {
+            reason: "a test's expected output".into(),
+            marker: path.rsplit('/').next().unwrap_or(&path).to_string(),
+            span: crate::yaml::Span::at(0),
+            hint: Some("what a test compares a render with, never applied itself".into()),
+        };
+        return Ok(Some(SourceFile::skipped_whole(path, "".into(), skipped)));
+    }
     if let Some(dir) = super::paths::proposal_dir(&path) {
         let skipped = super::files::Skipped {
             reason: "design proposal".into(),

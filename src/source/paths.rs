@@ -145,15 +145,19 @@ pub fn scaffold_sample(path: &str, text: &str) -> bool {
             || (text.contains("# Add fields here") && text.contains("foo: bar")))
 }
 
+/// A file's name without its extension, in lower case.
+fn lower_stem(p: &std::path::Path) -> String {
+    p.file_stem()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
 /// Whether a file's name says it is broken on purpose (`invalid.yaml`, `malformed-pool.yaml`,
 /// `job_invalid.yaml`; in a test tree also `errors.yaml`, `bad-pool.yaml`, `broken.yaml`): a
 /// negative sample kept to show or test a rejection, never applied.
 pub fn named_invalid(path: &str) -> bool {
-    let name = std::path::Path::new(path)
-        .file_stem()
-        .and_then(|n| n.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let name = lower_stem(std::path::Path::new(path));
     let words = || name.split(['-', '_', '.']);
     words().any(|w| matches!(w, "invalid" | "malformed"))
         || (words().any(|w| matches!(w, "error" | "errors" | "bad" | "broken"))
@@ -165,11 +169,7 @@ pub fn named_invalid(path: &str) -> bool {
 /// for an assertion or an error beside its `chainsaw-test.yaml`. Its objects are partial (a
 /// `status`, no `spec`) by design.
 pub fn named_assertion(p: &std::path::Path) -> bool {
-    let stem = p
-        .file_stem()
-        .and_then(|n| n.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let stem = lower_stem(p);
     let kuttl = stem.split_once('-').is_some_and(|(n, rest)| {
         !n.is_empty()
             && n.bytes().all(|b| b.is_ascii_digit())
@@ -184,16 +184,29 @@ pub fn named_assertion(p: &std::path::Path) -> bool {
     kuttl || chainsaw()
 }
 
+/// Whether a file is a test's expected output (`clustergroup-normal.expected.yaml`,
+/// `render-golden.yaml`, `golden/…`) in a test tree: what a chart or tool is compared against,
+/// never applied.
+pub fn expected_output(path: &str) -> bool {
+    let p = std::path::Path::new(path);
+    let stem = lower_stem(p);
+    let named = stem
+        .rsplit(['-', '_', '.'])
+        .next()
+        .is_some_and(|w| matches!(w, "expected" | "golden"));
+    let filed = p.parent().is_some_and(|d| {
+        d.components()
+            .any(|c| matches!(c.as_os_str().to_str(), Some("golden" | "expected")))
+    });
+    (named || filed) && in_test_tree(path)
+}
+
 /// Whether a file's name or directory says it is a kustomize patch (`patch-nodeclass.yaml`,
 /// `gpu_patch.yaml`, `patches/…`): a partial object merged into a base, which need not hold the
 /// fields the base has.
 pub fn named_patch(path: &str) -> bool {
     let p = std::path::Path::new(path);
-    let stem = p
-        .file_stem()
-        .and_then(|n| n.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let stem = lower_stem(p);
     stem.split(['-', '_', '.'])
         .any(|w| matches!(w, "patch" | "patches"))
         || p.parent().is_some_and(|d| {

@@ -3,6 +3,7 @@
 //! Terraform fills in before they are read.
 
 use crate::common::{Run, gpuops_in, run, write};
+use std::fs;
 
 fn findings(out: &str) -> Vec<(String, String)> {
     crate::lint::findings(&crate::sources::json(out))
@@ -341,6 +342,43 @@ fn an_idpbuilder_application_syncs_the_directory_beside_it() {
     assert!(
         crate::sources::explained(&err, "unlinted").contains(&"stacks/one/everything.yaml: Application `everything`: a source from another repository (https://git.example.com/platform/other.git): its path is the root, which every repository has (list this repository's URLs under `argo: {repo: […]}` in .gpuops.yaml if it is)"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_tests_expected_output_is_not_linted() {
+    let d = tempfile::tempdir().unwrap();
+    fs::create_dir_all(d.path().join(".git")).unwrap();
+    let stale_pool = "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: gpu\nspec:\n  template:\n    spec:\n      nodeClassRef: {name: gpu}\n";
+    // What a chart test compares its render with, and the same object outside a test tree.
+    write(
+        d.path(),
+        "tests/clustergroup-normal.expected.yaml",
+        stale_pool,
+    );
+    write(d.path(), "tests/golden/nodepool.yaml", stale_pool);
+    write(d.path(), "docs/nodepool.expected.yaml", stale_pool);
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        of("deprecated-api", &out),
+        vec!["docs/nodepool.expected.yaml"],
+        "{out}"
+    );
+    let v = crate::sources::json(&out);
+    let skipped: Vec<&str> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["reason"] == "a test's expected output")
+        .filter_map(|s| s["path"].as_str())
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            "tests/clustergroup-normal.expected.yaml",
+            "tests/golden/nodepool.yaml"
+        ],
+        "{out}"
     );
 }
 
