@@ -1730,7 +1730,8 @@ spec:
     repoURL: https://github.com/example/gitops
     path: charts/trainer
     helm:
-      valueFiles: [../../values-prod.yaml, missing.yaml]
+      # Argo CD reads a values file that starts with `/` from the repository's root.
+      valueFiles: [/values-prod.yaml, missing.yaml]
       ignoreMissingValueFiles: true
       valuesObject:
         queue: research

@@ -296,6 +296,9 @@ impl Sources {
                 normalize(&root.join(rel))
             } else if vf.contains("://") {
                 return Resolved::NotLinted(format!("values file `{vf}` from a URL"));
+            } else if let Some(rel) = vf.strip_prefix('/') {
+                // Argo CD reads a values file that starts with `/` from the repository's root.
+                normalize(&root.join(rel))
             } else {
                 normalize(&dir.join(vf))
             };
