@@ -207,10 +207,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             else {
                 continue;
             };
+            let accel = t.accelerator_name();
             let why = if single == "ReadWriteOncePod" {
                 "only one pod may use it, so the new pod cannot start while the old one runs"
+                    .to_string()
             } else {
-                "the new pod needs a second GPU, and another node cannot attach the volume while the old pod holds it, so unless the old pod's node has a GPU to spare the new pod never starts"
+                format!(
+                    "the new pod needs a second {accel}, and another node cannot attach the volume while the old pod holds it, so unless the old pod's node has a {accel} to spare the new pod never starts"
+                )
             };
             let mut d = cx.on(
                 o,
