@@ -325,10 +325,16 @@ pub struct Discovery<'a> {
 /// that render YAML.
 fn wanted(p: &Path) -> bool {
     is_yaml(p)
+        || is_quadlet(p)
         || p.file_name().is_some_and(|n| n == "Kustomization")
         || super::terraform::is_terraform(p)
         || super::paths::is_yaml_template(p)
         || super::pages::is_page(p)
+}
+
+/// A Podman Quadlet `.kube` unit: read only for the YAML it hands to `podman kube play`.
+pub(super) fn is_quadlet(p: &Path) -> bool {
+    p.extension().and_then(|e| e.to_str()) == Some("kube")
 }
 
 pub(super) fn is_yaml(p: &Path) -> bool {
@@ -458,11 +464,14 @@ impl Discovery<'_> {
                         return true;
                     }
                     // Git's own, and what tools cache or build beside the sources (a committed
-                    // `.cache` of vendored manifests, Terraform's downloaded modules): copies of
-                    // what lies elsewhere, not what this repository applies.
+                    // `.cache` of vendored manifests, Terraform's downloaded modules, a Jekyll
+                    // site's `_site` build): copies of what lies elsewhere, not what this
+                    // repository applies.
                     if matches!(
                         e.file_name().to_str(),
-                        Some(".git" | ".cache" | ".build" | ".terraform" | "node_modules")
+                        Some(
+                            ".git" | ".cache" | ".build" | ".terraform" | "node_modules" | "_site"
+                        )
                     ) {
                         return false;
                     }

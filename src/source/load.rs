@@ -74,6 +74,9 @@ fn load_one(p: &Path) -> Result<Option<SourceFile>, IoProblem> {
     if super::paths::is_yaml_template(p) {
         return Ok(super::terraform::read_template(p));
     }
+    if super::files::is_quadlet(p) {
+        return Ok(None);
+    }
     // A test's assertion about the cluster (kuttl, chainsaw) is compared, never applied.
     if super::paths::named_assertion(p) {
         return Ok(None);

@@ -1,7 +1,8 @@
 //! The test suites of Kubernetes tools: files a chainsaw test compares with the cluster or
-//! expects the API server to refuse, and files the Kyverno CLI evaluates offline. None of them is
-//! a manifest anyone applies as it stands: a partial object to match, a negative sample, a
-//! policy's input or expected output.
+//! expects the API server to refuse, and files the Kyverno CLI evaluates offline; and the YAML a
+//! Podman Quadlet unit hands to `podman kube play`. None of them is a manifest anyone applies to
+//! a cluster as it stands: a partial object to match, a negative sample, a policy's input or
+//! expected output, one host's pods.
 
 use super::tree::normalize;
 use crate::yaml::{self, Budget, Node};
@@ -29,7 +30,8 @@ pub fn not_applied(paths: &[PathBuf]) -> HashSet<PathBuf> {
             continue;
         };
         let (chainsaw, kyverno) = (CHAINSAW.contains(&name), KYVERNO.contains(&name));
-        if !chainsaw && !kyverno {
+        let quadlet = super::files::is_quadlet(p);
+        if !chainsaw && !kyverno && !quadlet {
             continue;
         }
         let Some(text) = std::fs::metadata(p)
@@ -40,6 +42,14 @@ pub fn not_applied(paths: &[PathBuf]) -> HashSet<PathBuf> {
             continue;
         };
         let dir = p.parent().unwrap_or(Path::new(""));
+        if quadlet {
+            // `Yaml=pod.yaml`: what `podman kube play` runs on one host, never a cluster's.
+            out.extend(text.lines().filter_map(|l| {
+                let v = l.trim().strip_prefix("Yaml=")?.trim();
+                (!v.is_empty()).then(|| normalize(&dir.join(v)))
+            }));
+            continue;
+        }
         let parsed = yaml::parse(&text, Budget::default());
         let mut used = Vec::new();
         for doc in &parsed.docs {

@@ -254,6 +254,42 @@ fn non_kubernetes_yaml_and_helm_charts_are_skipped() {
 }
 
 #[test]
+fn a_jekyll_build_and_a_workshops_fill_ins_are_not_linted() {
+    let d = tempfile::tempdir().unwrap();
+    // A site generator's copy of the repository's files.
+    write(d.path(), "_site/jobs/job.yaml", BAD_JOB);
+    // An exercise to complete by hand before applying.
+    write(
+        d.path(),
+        "exercise/policy.yaml",
+        "kind: NetworkPolicy\napiVersion: networking.k8s.io/v1\nmetadata: {name: backend, namespace: stars}\nspec:\n  podSelector: {}\n  ingress:\n    - from:\n        - <EDIT: ADD THE FRONTEND'S POD SELECTOR>\n            <EDIT: ADD THE FRONTEND'S POD SELECTOR>\n",
+    );
+    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["skipped"][0]["path"], "exercise/policy.yaml", "{out}");
+    assert!(!out.contains("_site"), "{out}");
+}
+
+#[test]
+fn the_yaml_a_podman_quadlet_plays_is_not_linted() {
+    let d = tempfile::tempdir().unwrap();
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: server}\nspec:\n  containers:\n    - name: server\n      image: quay.io/example/server:1.0\n      env:\n        - {name: PORT, value: 8001}\n";
+    write(d.path(), "quadlet/server.yaml", pod);
+    let lint = |d: &std::path::Path| run(gpuops_in(d).args(["lint", "--format", "json"]));
+    let Run { code, out, .. } = lint(d.path());
+    assert_eq!(code, 1, "{out}");
+    // `podman kube play` reads it on one host, converting the number as it decodes.
+    write(
+        d.path(),
+        "quadlet/server.kube",
+        "[Unit]\nDescription=server\n\n[Kube]\nYaml=server.yaml\n\n[Install]\nWantedBy=default.target\n",
+    );
+    let Run { code, out, .. } = lint(d.path());
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
 fn what_a_charts_directory_holds_beside_its_templates_is_linted() {
     let d = tempfile::tempdir().unwrap();
     // The repository's root is an umbrella chart; other charts and plain manifests lie below.

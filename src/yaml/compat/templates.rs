@@ -52,7 +52,8 @@ pub fn template_markers(text: &str) -> Option<TemplateHint> {
 
 /// For a file that does not parse: its first fill-in placeholder, an envsubst `${NAME}`, a
 /// Backstage or GitHub Actions expression `${{ values.name }}`, a `sed` target `%NAME%`, an
-/// `@NAME@` or `@@NAME@@` (a scalar cannot start with `@` either), a script's `__NAME__` token,
+/// `@NAME@` or `@@NAME@@` (a scalar cannot start with `@` either), a script's `__NAME__` token, a
+/// `<name>` to replace by hand (`<EDIT: …>`),
 /// or a Sphinx substitution `|name|` (nor with
 /// `|`, a block scalar's indicator), when
 /// filling every placeholder with a plain word makes it parse (`{ value: ${ISVC_PATH}/v1 }` in a
@@ -133,6 +134,16 @@ pub fn placeholder_markers(text: &str) -> Option<TemplateHint> {
                     && b.get(end..end + open)
                         .is_some_and(|c| c.iter().all(|&c| c == d)))
                 .then_some((end + open, kind))
+            }
+            // `<your-bucket>`, `<EDIT: add the pod selector>`: a fill-in a reader replaces by
+            // hand, closed on its line.
+            b'<' if b.get(i + 1).is_some_and(u8::is_ascii_alphabetic) => {
+                let n = b[i + 1..]
+                    .iter()
+                    .take(120)
+                    .take_while(|&&c| !matches!(c, b'<' | b'>' | b'\n'))
+                    .count();
+                (b.get(i + 1 + n) == Some(&b'>')).then_some((i + n + 2, "<name> placeholder"))
             }
             _ => None,
         };

@@ -250,6 +250,13 @@ fn fill_in_placeholders_that_break_the_yaml() {
     // An address is no placeholder.
     assert!(placeholder_markers("owner: @team\n").is_none());
     assert!(placeholder_markers("owner: @@team\n").is_none());
+    // A workshop's fill-in, to replace by hand before applying.
+    let policy = "spec:\n  ingress:\n    - from:\n        - <EDIT: ADD THE FRONTEND'S POD SELECTOR>\n            <EDIT: ADD THE FRONTEND'S POD SELECTOR>\n      ports:\n        - {port: 6379}\n";
+    let hint = placeholder_markers(policy).expect("a template");
+    assert_eq!(hint.kind, "<name> placeholder");
+    assert_eq!(hint.marker, "<EDIT: ADD THE FRONTEND'S POD SELECTOR>");
+    // Angle brackets in a string that breaks for another reason are no template.
+    assert!(placeholder_markers("a:\n\tb: <c>\n").is_none());
     // A documentation build's substitution: a scalar cannot start with `|` either.
     let policy = "spec:\n  ofedDriver:\n    image: doca-driver\n    repository: |doca-driver-repository|\n    version: |doca-driver-version|\n";
     let hint = placeholder_markers(policy).expect("a template");
