@@ -154,13 +154,25 @@ fn lower_stem(p: &std::path::Path) -> String {
 }
 
 /// Whether a file's name says it is broken on purpose (`invalid.yaml`, `malformed-pool.yaml`,
-/// `job_invalid.yaml`; in a test tree also `errors.yaml`, `bad-pool.yaml`, `broken.yaml`): a
-/// negative sample kept to show or test a rejection, never applied.
+/// `job_invalid.yaml`, `invalidWorkspaceKind.yaml`; in a test tree also `errors.yaml`,
+/// `bad-pool.yaml`, `broken.yaml`, `missingDisplayName.yaml`): a negative sample kept to show or
+/// test a rejection, never applied.
 pub fn named_invalid(path: &str) -> bool {
-    let name = lower_stem(std::path::Path::new(path));
+    // `invalidWorkspaceKind.yaml` too: camel case starts a word at each capital.
+    let stem = std::path::Path::new(path)
+        .file_stem()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    let mut name = String::with_capacity(stem.len() + 4);
+    for c in stem.chars() {
+        if c.is_ascii_uppercase() {
+            name.push('-');
+        }
+        name.push(c.to_ascii_lowercase());
+    }
     let words = || name.split(['-', '_', '.']);
     words().any(|w| matches!(w, "invalid" | "malformed"))
-        || (words().any(|w| matches!(w, "error" | "errors" | "bad" | "broken"))
+        || (words().any(|w| matches!(w, "error" | "errors" | "bad" | "broken" | "missing"))
             && in_test_tree(path))
 }
 
@@ -233,6 +245,13 @@ mod tests {
         // file of that name is not.
         assert!(super::named_invalid("spec/fixtures/asset/errors.yaml"));
         assert!(!super::named_invalid("deploy/alerts/errors.yaml"));
+        // Camel case, as a UI test's fixtures are named.
+        assert!(super::named_invalid("kinds/invalidWorkspaceKind.yaml"));
+        assert!(super::named_invalid(
+            "src/__tests__/fixtures/missingDisplayNameKind.yaml"
+        ));
+        assert!(!super::named_invalid("deploy/missingDisplayNameKind.yaml"));
+        assert!(!super::named_invalid("deploy/validWorkspaceKind.yaml"));
     }
 }
 
