@@ -134,7 +134,8 @@ fn judge(cx: &Ctx, t: &PodTemplate, c: &Container, shared: bool) -> Option<Diagn
         return None;
     }
     let name = c.name.unwrap_or("<unnamed>");
-    let owner = cx.ix.owner(t).describe();
+    let owner = cx.ix.owner(t);
+    let of = owner.describe();
     let gpus = if n == 1 {
         "1 GPU".to_string()
     } else {
@@ -147,10 +148,10 @@ fn judge(cx: &Ctx, t: &PodTemplate, c: &Container, shared: bool) -> Option<Diagn
     };
     let message = match seen(text, n) {
         Seen::None => format!(
-            "`{VAR}: \"{text}\"` in container `{name}` of {owner} hides every GPU from CUDA, but the container asks for {gpus} (`{GPU}`), numbered {numbered} inside it: the GPU is held, kept from other pods and paid for, while the workload finds none and runs on the CPU or fails"
+            "`{VAR}: \"{text}\"` in container `{name}` of {of} hides every GPU from CUDA, but the container asks for {gpus} (`{GPU}`), numbered {numbered} inside it: the GPU is held, kept from other pods and paid for, while the workload finds none and runs on the CPU or fails"
         ),
         Seen::Some(k) if !shared => format!(
-            "`{VAR}: \"{text}\"` in container `{name}` of {owner} lets CUDA see {k} of the {gpus} the container asks for (`{GPU}`, numbered {numbered} inside it): {} idle, paid for as long as it runs",
+            "`{VAR}: \"{text}\"` in container `{name}` of {of} lets CUDA see {k} of the {gpus} the container asks for (`{GPU}`, numbered {numbered} inside it): {} idle, paid for as long as it runs",
             if n - k as u64 == 1 {
                 "1 GPU sits".to_string()
             } else {
@@ -161,7 +162,7 @@ fn judge(cx: &Ctx, t: &PodTemplate, c: &Container, shared: bool) -> Option<Diagn
     };
     Some(
         cx.at(t.loc(value), message)
-            .object(Some(cx.ix.owner(t).obj_ref()))
+            .object(Some(owner.obj_ref()))
             .related(t.loc(limit), format!("{gpus} asked for"))
             .help(format!(
                 "remove `{VAR}`: the device plugin gives the container exactly its GPUs, numbered from 0; if it is meant to run on the CPU, drop the `{GPU}` request instead"

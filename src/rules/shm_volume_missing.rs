@@ -1,8 +1,7 @@
 use super::Ctx;
 use super::gpu_count_mismatch_parallelism::local_ranks;
-use crate::diag::Diagnostic;
-use crate::model::kinds::{Family, family};
-use crate::model::{Container, PodTemplate};
+use crate::diag::{Diagnostic, Loc};
+use crate::model::{Container, Object};
 use crate::yaml::Node;
 
 declare_rule! {
@@ -72,14 +71,14 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let owner = ix.owner(t);
+        // LeaderWorkerSet and Ray pods, which span nodes, are none of these.
         if !WRITTEN_OUT.contains(&owner.kind)
-            || matches!(family(owner), Some(Family::LeaderWorkerSet | Family::Ray))
             || t.spec.get("hostIPC").and_then(Node::as_str) == Some("true")
         {
             continue;
         }
         for c in t.containers.iter().filter(|c| !c.init) {
-            let Some((_, gpus)) = c.whole_limit(GPU) else {
+            let Some((limit, gpus)) = c.whole_limit(GPU) else {
                 continue;
             };
             if gpus < 2 || c.get("image").is_none() || mounts_shm(c) {
@@ -91,15 +90,15 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             if r.ranks < 2 {
                 continue;
             }
-            out.push(diagnostic(cx, owner.describe(), t, c, gpus, r));
+            out.push(diagnostic(cx, owner, t.loc(limit), c, gpus, r));
         }
     }
 }
 
 fn diagnostic(
     cx: &Ctx,
-    owner: String,
-    t: &PodTemplate,
+    owner: &Object,
+    limit: Loc,
     c: &Container,
     gpus: u64,
     r: super::gpu_count_mismatch_parallelism::LocalRanks,
@@ -110,22 +109,20 @@ fn diagnostic(
     } else {
         format!(" ({})", r.formula)
     };
-    let mut d = cx
-        .at(
+    cx.at(
             r.at,
             format!(
-                "{} runs {} ranks{formula} on {gpus} GPUs in container `{name}` of {owner}, which mounts nothing at `/dev/shm`: the ranks exchange data through shared memory, the container runtime's default `/dev/shm` is 64 MiB, and the server dies with a bus error or an NCCL `unhandled system error` once it outgrows it",
-                r.engine, r.ranks,
+                "{} runs {} ranks{formula} on {gpus} GPUs in container `{name}` of {}, which mounts nothing at `/dev/shm`: the ranks exchange data through shared memory, the container runtime's default `/dev/shm` is 64 MiB, and the server dies with a bus error or an NCCL `unhandled system error` once it outgrows it",
+                r.engine,
+                r.ranks,
+                owner.describe(),
             ),
         )
-        .object(Some(cx.ix.owner(t).obj_ref()))
+        .object(Some(owner.obj_ref()))
         .help(
             "mount a memory-backed emptyDir at /dev/shm: `volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}}]` and `volumeMounts: [{name: dshm, mountPath: /dev/shm}]` (it counts against the pod's memory limit)",
-        );
-    if let Some(limit) = c.limits.and_then(|l| l.get(GPU)) {
-        d = d.related(t.loc(limit), format!("{gpus} GPUs in one container"));
-    }
-    d
+        )
+        .related(limit, format!("{gpus} GPUs in one container"))
 }
 
 /// Whether anything is mounted at `/dev/shm` (a memory `emptyDir`, the node's through a
