@@ -14,8 +14,9 @@ declare_rule! {
     /// only one node may attach (`ReadWriteOnce`) or only one pod may use
     /// (`ReadWriteOncePod`). Claims of a storage class that is a shared file system (EFS, NFS,
     /// Filestore, Azure Files, CephFS, FSx, Lustre, a class named `…-fs-…`), whose volumes are not
-    /// attached to one node, or a placeholder, and Deployments an autoscaler scales are not
-    /// judged, nor anything when the files share GPUs among pods (NVIDIA time-slicing or MPS,
+    /// attached to one node, or a placeholder, Deployments an autoscaler scales and pods pinned
+    /// to one node (`nodeName`, one `kubernetes.io/hostname`: the new pod starts beside the old
+    /// one) are not judged, nor anything when the files share GPUs among pods (NVIDIA time-slicing or MPS,
     /// Intel's `sharedDevNum`): the new pod may take a slice of the old pod's GPU.
     ///
     /// ## Why is this bad?
@@ -141,6 +142,19 @@ fn shared_or_unknown(class: &str) -> bool {
             .any(|w| SHARED_WORDS.contains(&w))
 }
 
+/// Whether the pod may run on one named node only (`nodeName`, or `kubernetes.io/hostname` with
+/// one value): the new pod lands beside the old one, where both may use a `ReadWriteOnce`
+/// volume; whether that node has a GPU to spare is not the volume's doing.
+fn pinned_to_one_node(t: &crate::model::PodTemplate<'_>) -> bool {
+    let one_host = |r: &crate::model::constraints::Req<'_>| {
+        r.key == "kubernetes.io/hostname" && r.op == "In" && r.values.len() == 1
+    };
+    let c = t.constraints();
+    t.spec.get("nodeName").is_some()
+        || c.base.iter().any(one_host)
+        || (c.terms.len() == 1 && c.terms[0].iter().any(one_host))
+}
+
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
     // Claims by (namespace, name): the one access mode that binds a single node or pod.
@@ -194,7 +208,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             Some((surge, 0)) if surge > 0 => {}
             _ => continue,
         }
-        if may_share(ix, ti, t) {
+        if may_share(ix, ti, t) || pinned_to_one_node(t) {
             continue;
         }
         let volumes = t.spec.get("volumes");

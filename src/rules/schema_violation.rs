@@ -257,7 +257,11 @@ fn object<'a>(obj: &Object<'a>, found: &mut Vec<check::Violation<'a>>) {
         return;
     };
     check::walk(obj.root, schema, "", what, obj.kind, found);
-    cel::object_rules(obj.group, obj.kind, obj.version, obj.root, found);
+    // Of the built-in workloads only the fields are judged: their names are often filled in by
+    // a script (`restore-TIMESTAMP`, `<CLUSTER>-wait`).
+    if !matches!(obj.group, "apps" | "batch") && obj.kind != "Pod" {
+        cel::object_rules(obj.group, obj.kind, obj.version, obj.root, found);
+    }
 }
 
 /// What no CRD schema expresses, for objects validated by their CRD: the API server's own check
@@ -274,14 +278,17 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
     let path = cx.ix.files.get(obj.file).map_or("", |f| f.path.as_str());
     // A kustomize patch merges into a base that has the required fields.
     let patch = crate::source::named_patch(path);
-    // A `testdata` directory holds a program's test inputs (Go's convention), read by its tests
-    // rather than applied: what the API server would reject there is worth a warning, not an
-    // error, and a field it only drops (the tests' clients do not validate strictly) is not
-    // worth a word.
+    // A `testdata` directory holds a program's test inputs (Go's convention; `fixtures` in
+    // JavaScript's, Ruby's and Python's test tools), read by its tests rather than applied: what
+    // the API server would reject there is worth a warning, not an error, and a field it only
+    // drops (the tests' clients do not validate strictly) is not worth a word.
     let input = !cx.ix.settings.selected(RULE.name)
-        && std::path::Path::new(path)
-            .components()
-            .any(|c| matches!(c.as_os_str().to_str(), Some("testdata" | "test-data")));
+        && std::path::Path::new(path).components().any(|c| {
+            matches!(
+                c.as_os_str().to_str(),
+                Some("testdata" | "test-data" | "fixtures" | "__fixtures__")
+            )
+        });
     // One mistake repeated at every index of a list (a `borrowingLimit` on each resource of a
     // queue without a cohort) is one finding, with the other places marked on it.
     let mut seen: Vec<(String, usize)> = Vec::new();

@@ -126,6 +126,7 @@ const fn any(name: &'static str) -> Field {
 mod ec2nodeclass;
 mod karpenter;
 mod kueue;
+mod workloads;
 
 use ec2nodeclass::EC2NODECLASS_V1;
 use karpenter::{NODECLAIM_V1, NODEPOOL_V1};
@@ -388,8 +389,41 @@ static RESOURCES: Obj = core(&[
     f("requests", Ty::Map(&Ty::Quantity)),
     any("claims"),
 ]);
+// Both lists may grow with new releases (typos only); a field of one written in the other is
+// dropped: `fsGroup` on a container, `capabilities` on the pod.
+static CONTAINER_SECURITY: Obj = typos(&[
+    any("allowPrivilegeEscalation"),
+    any("appArmorProfile"),
+    any("capabilities"),
+    any("privileged"),
+    any("procMount"),
+    any("readOnlyRootFilesystem"),
+    any("runAsGroup"),
+    any("runAsNonRoot"),
+    any("runAsUser"),
+    any("seLinuxOptions"),
+    any("seccompProfile"),
+    any("windowsOptions"),
+]);
+static POD_SECURITY: Obj = typos(&[
+    any("appArmorProfile"),
+    any("fsGroup"),
+    any("fsGroupChangePolicy"),
+    any("runAsGroup"),
+    any("runAsNonRoot"),
+    any("runAsUser"),
+    any("seLinuxChangePolicy"),
+    any("seLinuxOptions"),
+    any("seccompProfile"),
+    any("supplementalGroups"),
+    any("supplementalGroupsPolicy"),
+    any("sysctls"),
+    any("windowsOptions"),
+]);
 static ENV_VAR: Obj = core(&[req("name", Ty::Str), f("value", Ty::Text), any("valueFrom")]);
-static CONTAINER: Obj = typos(&[
+// A container's fields (Kubernetes 1.35) change seldom: one that is not among them (`tag:`
+// beside `image:`, `labels:`) is a mistake, not a field of a newer release.
+static CONTAINER: Obj = core(&[
     req("name", Ty::Str),
     f("image", Ty::Str),
     f("command", TEXTS),
@@ -405,7 +439,7 @@ static CONTAINER: Obj = typos(&[
     any("resizePolicy"),
     any("restartPolicy"),
     any("restartPolicyRules"),
-    any("securityContext"),
+    f("securityContext", Ty::Obj(&CONTAINER_SECURITY)),
     any("startupProbe"),
     any("stdin"),
     any("stdinOnce"),
@@ -484,7 +518,7 @@ pub static POD_SPEC: Obj = typos(&[
     any("runtimeClassName"),
     any("schedulerName"),
     any("schedulingGates"),
-    any("securityContext"),
+    f("securityContext", Ty::Obj(&POD_SECURITY)),
     any("serviceAccount"),
     any("serviceAccountName"),
     any("setHostnameAsFQDN"),
@@ -497,18 +531,50 @@ pub static POD_SPEC: Obj = typos(&[
     any("workloadRef"),
 ]);
 
-/// Where a field written in a container or a pod spec, and unknown there, belongs instead: a pod
-/// spec field in a container (`runtimeClassName`, `tolerations`), a container field in the pod
-/// spec (`image`, `env`). Written one level off, nothing reads it.
-pub fn misplaced_pod_field(obj: &Obj, key: &str) -> Option<&'static str> {
+/// Where a field written in a container or a pod spec (or in their `securityContext`s), and
+/// unknown there, belongs instead: a pod spec field in a container (`runtimeClassName`,
+/// `tolerations`), a container field in the pod spec (`image`, `env`), `fsGroup` in a
+/// container's `securityContext`. Written one level off, nothing reads it. Returns what it is,
+/// what it is not, and where it goes.
+pub fn misplaced_pod_field(
+    obj: &Obj,
+    key: &str,
+) -> Option<(&'static str, &'static str, &'static str)> {
     let has = |o: &Obj| o.fields.iter().any(|f| f.name == key);
     if std::ptr::eq(obj, &CONTAINER) && has(&POD_SPEC) {
-        Some("the pod spec, beside `containers`")
+        Some(("pod spec", "container", "the pod spec, beside `containers`"))
     } else if std::ptr::eq(obj, &POD_SPEC) && has(&CONTAINER) {
-        Some("each container that needs it")
+        Some(("container", "pod spec", "each container that needs it"))
+    } else if std::ptr::eq(obj, &CONTAINER_SECURITY) && has(&POD_SECURITY) {
+        Some((
+            "pod `securityContext`",
+            "container `securityContext`",
+            "the pod spec's `securityContext` (it applies to every container)",
+        ))
+    } else if std::ptr::eq(obj, &POD_SECURITY) && has(&CONTAINER_SECURITY) {
+        Some((
+            "container `securityContext`",
+            "pod `securityContext`",
+            "the `securityContext` of each container that needs it",
+        ))
     } else {
         None
     }
+}
+
+/// What messages call a part of the pod spec's schema whose fields are reported unknown.
+pub fn part_name(obj: &Obj) -> Option<&'static str> {
+    [
+        (&CONTAINER, "container"),
+        (&VOLUME, "volume"),
+        (&TOLERATION, "toleration"),
+        (&RESOURCES, "`resources`"),
+        (&CONTAINER_SECURITY, "container `securityContext`"),
+        (&POD_SECURITY, "pod `securityContext`"),
+    ]
+    .into_iter()
+    .find(|(o, _)| std::ptr::eq(*o, obj))
+    .map(|(_, n)| n)
 }
 
 /// The built-in schema of an object's kind and version, with the name messages use for it.
@@ -541,6 +607,13 @@ pub fn for_kind(group: &str, version: &str, kind: &str) -> Option<(&'static Obj,
             (&PROVISIONING_REQUEST_CONFIG, "ProvisioningRequestConfig")
         }
         ("scheduling.k8s.io", "v1", "PriorityClass") => (&PRIORITY_CLASS, "PriorityClass"),
+        ("apps", "v1", "Deployment") => (&workloads::DEPLOYMENT, "Deployment"),
+        ("apps", "v1", "StatefulSet") => (&workloads::STATEFUL_SET, "StatefulSet"),
+        ("apps", "v1", "DaemonSet") => (&workloads::DAEMON_SET, "DaemonSet"),
+        ("apps", "v1", "ReplicaSet") => (&workloads::REPLICA_SET, "ReplicaSet"),
+        ("batch", "v1", "Job") => (&workloads::JOB, "Job"),
+        ("batch", "v1", "CronJob") => (&workloads::CRON_JOB, "CronJob"),
+        ("", "v1", "Pod") => (&workloads::POD, "Pod"),
         _ => return None,
     })
 }

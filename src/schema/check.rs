@@ -178,6 +178,12 @@ fn expected(ty: &Ty) -> &'static str {
 }
 
 impl<'a> Walker<'a, '_> {
+    /// How messages name the fields of `obj`: its own name where the schema has several parts
+    /// (`container`), else the schema's.
+    fn name(&self, obj: &Obj) -> &str {
+        super::builtin::part_name(obj).unwrap_or(self.what)
+    }
+
     fn path(&self) -> String {
         path_string(self.base, &self.path)
     }
@@ -427,6 +433,7 @@ impl<'a> Walker<'a, '_> {
     }
 
     fn object(&mut self, n: Node<'a>, key: Option<Node<'a>>, obj: &'static Obj) {
+        let mut plain = Vec::new();
         for (k, kn, v) in n.entries() {
             if let Some(field) = obj.fields.iter().find(|f| f.name == k) {
                 self.path.push(Seg::Key(k));
@@ -434,11 +441,18 @@ impl<'a> Walker<'a, '_> {
                 self.path.pop();
                 continue;
             }
-            if obj.ignored.contains(&k) {
+            // A strategic-merge directive (`$patch: delete`) in a kustomize patch of a built-in
+            // kind, or a key a template fills in.
+            if obj.ignored.contains(&k)
+                || (obj.unknown != Unknown::Pruned && (k.starts_with('$') || is_placeholder(k)))
+            {
                 continue;
             }
-            self.unknown(kn, k, obj);
+            if self.unknown(kn, k, obj) {
+                plain.push((kn, k));
+            }
         }
+        self.plain_unknowns(&plain, obj);
         let top = self.partial && self.path.is_empty();
         for field in obj.fields.iter().filter(|f| f.required && !top) {
             let renamed_from_written = obj
@@ -451,7 +465,9 @@ impl<'a> Walker<'a, '_> {
         }
     }
 
-    fn unknown(&mut self, kn: Node<'a>, k: &'a str, obj: &'static Obj) {
+    /// Reports an unknown field that has a better name or place; `true` for one that is merely
+    /// unknown, reported with the others of its object by [`Self::plain_unknowns`].
+    fn unknown(&mut self, kn: Node<'a>, k: &'a str, obj: &'static Obj) -> bool {
         self.path.push(Seg::Key(k));
         let path = self.path();
         self.path.pop();
@@ -464,48 +480,95 @@ impl<'a> Walker<'a, '_> {
             }
         };
         if let Some(m) = obj.moved.iter().find(|m| m.from == k) {
-            let version = self
-                .what
-                .rsplit(' ')
-                .next()
-                .filter(|v| v.starts_with('v'))
-                .unwrap_or(self.what);
-            let msg = format!(
-                "`{path}` is not a {} field; in {version} it is `{}`: {fate}",
-                self.what, m.to
-            );
+            let msg = match self.what.rsplit(' ').next().filter(|v| v.starts_with('v')) {
+                Some(version) => format!(
+                    "`{path}` is not a {} field; in {version} it is `{}`: {fate}",
+                    self.what, m.to
+                ),
+                None => format!(
+                    "`{path}` is not a {} field; it belongs at `{}`: {fate}",
+                    self.what, m.to
+                ),
+            };
             let help = format!("move it to `{}`", m.to);
             self.push_unknown(kn, msg, help);
-            return;
+            return false;
         }
-        if let Some(place) = super::builtin::misplaced_pod_field(obj, k) {
-            let (is, not) = if place.starts_with("the pod") {
-                ("pod spec", "container")
-            } else {
-                ("container", "pod spec")
-            };
+        if let Some((is, not, place)) = super::builtin::misplaced_pod_field(obj, k) {
             let msg = format!("`{path}` is a {is} field, not a {not} one: {fate}");
             let help = format!("move it to {place}: where it is, nothing reads it");
             self.push_unknown(kn, msg, help);
-            return;
+            return false;
         }
         let suggestion = did_you_mean(k, obj.fields.iter().map(|f| f.name));
-        if obj.unknown == Unknown::Typos && suggestion.is_none() {
+        match suggestion {
+            Some(s) => {
+                let msg = format!("`{path}` is not a {} field: {fate}", self.name(obj));
+                self.push_unknown(kn, msg, format!("did you mean `{s}`?"));
+                false
+            }
+            None => obj.unknown != Unknown::Typos,
+        }
+    }
+
+    /// The fields of one object that are merely unknown: one finding for them all (a block
+    /// indented one level off leaves several at once), marked at each.
+    fn plain_unknowns(&mut self, plain: &[(Node<'a>, &'a str)], obj: &'static Obj) {
+        let [(kn, k), rest @ ..] = plain else {
+            return;
+        };
+        let (it, them) = match obj.unknown {
+            Unknown::Pruned => (
+                "the API server prunes (drops) ",
+                "strict `kubectl apply` validation rejects ",
+            ),
+            Unknown::Dropped | Unknown::Typos => (
+                "the API server drops ",
+                "strict `kubectl apply` validation rejects ",
+            ),
+        };
+        if rest.is_empty() {
+            self.path.push(Seg::Key(k));
+            let path = self.path();
+            self.path.pop();
+            let msg = format!(
+                "`{path}` is not a {} field: {it}it, and {them}it",
+                self.name(obj)
+            );
+            let in_taint = matches!(self.path.last(), Some(Seg::Idx(_)))
+                && matches!(
+                    self.path.iter().rev().nth(1),
+                    Some(Seg::Key("taints" | "startupTaints"))
+                );
+            // Written as if it were a toleration.
+            let help = if in_taint && *k == "operator" {
+                "drop `operator`: a taint has only `key`, `value` and `effect`, and `operator` belongs to the pods' tolerations".to_string()
+            } else {
+                format!("remove `{k}`, or check its indentation: nothing at this place reads it")
+            };
+            self.push_unknown(*kn, msg, help);
             return;
         }
-        let msg = format!("`{path}` is not a {} field: {fate}", self.what);
-        let in_taint = matches!(self.path.last(), Some(Seg::Idx(_)))
-            && matches!(
-                self.path.iter().rev().nth(1),
-                Some(Seg::Key("taints" | "startupTaints"))
+        self.path.push(Seg::Key(k));
+        let first = self.path();
+        self.path.pop();
+        let mut names = format!("`{first}`");
+        for (i, (_, k)) in rest.iter().enumerate() {
+            names.push_str(if i + 1 == rest.len() { " and " } else { ", " });
+            names.push_str(&format!("`{k}`"));
+        }
+        let msg = format!(
+            "{names} are not {} fields: {it}them, and {them}them",
+            self.name(obj)
+        );
+        for (kn, _) in plain {
+            self.push_unknown(
+                *kn,
+                msg.clone(),
+                "remove them, or check their indentation: nothing at this place reads them"
+                    .to_string(),
             );
-        let help = match suggestion {
-            Some(s) => format!("did you mean `{s}`?"),
-            // Written as if it were a toleration.
-            None if in_taint && k == "operator" => "drop `operator`: a taint has only `key`, `value` and `effect`, and `operator` belongs to the pods' tolerations".to_string(),
-            None => format!("remove `{k}`, or check its indentation: nothing at this place reads it"),
-        };
-        self.push_unknown(kn, msg, help);
+        }
     }
 
     fn missing(&mut self, n: Node<'a>, key: Option<Node<'a>>, field: &Field) {

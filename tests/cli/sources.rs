@@ -1505,6 +1505,42 @@ fn argo_without_repo_urls_a_missing_path_of_a_url_other_applications_show_to_be_
 }
 
 #[test]
+fn argo_a_path_that_is_a_file_of_this_repository_cannot_sync() {
+    let d = tempfile::tempdir().unwrap();
+    fs::create_dir_all(d.path().join("apps/ray")).unwrap();
+    let app = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ray, namespace: argocd}\nspec:\n  project: default\n  destination: {server: https://kubernetes.default.svc, namespace: ray}\n  source:\n    repoURL: https://github.com/example/ray-platform.git\n    targetRevision: HEAD\n    path: apps/ray/service.yaml\n";
+    fs::write(d.path().join("apps/ray.yaml"), app).unwrap();
+    fs::write(
+        d.path().join("apps/ray/service.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata: {name: ray-head}\nspec:\n  ports: [{port: 8265}]\n",
+    )
+    .unwrap();
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![f("source-build-failed", "apps/ray.yaml", 10, 11)],
+        "{out}{err}"
+    );
+    assert_eq!(v["diagnostics"][0]["severity"], "warning", "{out}");
+    assert!(
+        v["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("path `apps/ray/service.yaml` is a file, and Argo CD syncs a directory"),
+        "{out}"
+    );
+    // On another revision the path may be a directory: not judged.
+    fs::write(
+        d.path().join("apps/ray.yaml"),
+        app.replace("targetRevision: HEAD", "targetRevision: v2"),
+    )
+    .unwrap();
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert!(!out.contains("source-build-failed"), "{out}{err}");
+}
+
+#[test]
 fn argo_a_helm_block_on_a_folder_without_a_chart_says_how_to_sync_it() {
     let d = tempfile::tempdir().unwrap();
     fs::create_dir_all(d.path().join("apps")).unwrap();

@@ -477,6 +477,8 @@ fn what_a_testdata_input_would_have_rejected_is_a_warning() {
     // A Go test's input, read by the program under test, not applied; and the same object
     // applied from the repository.
     write(d.path(), "pkg/k8s/testdata/input/queue.yaml", queue);
+    // A UI test's fixture (JavaScript's convention), loaded by the test as data.
+    write(d.path(), "ui/cypress/fixtures/queue.yaml", queue);
     write(d.path(), "deploy/queue.yaml", queue);
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     let v = crate::sources::json(&out);
@@ -493,7 +495,8 @@ fn what_a_testdata_input_would_have_rejected_is_a_warning() {
         [
             ("deploy/queue.yaml", "error"),
             ("deploy/queue.yaml", "error"),
-            ("pkg/k8s/testdata/input/queue.yaml", "warning")
+            ("pkg/k8s/testdata/input/queue.yaml", "warning"),
+            ("ui/cypress/fixtures/queue.yaml", "warning")
         ],
         "{out}{err}"
     );

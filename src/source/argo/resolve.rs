@@ -116,6 +116,24 @@ impl Sources {
         let base = local.as_deref().unwrap_or(&root);
         let joined = normalize(&base.join(path.trim_start_matches('/')));
         let inside = joined.starts_with(&root);
+        // A file of this repository at that path says the source is this repository; Argo CD
+        // syncs directories only (`app path is not a directory`).
+        if inside && joined.is_file() && (configured || default_revision(s)) {
+            let name = joined.file_name().map_or(String::new(), |n| {
+                format!(
+                    " (its directory with `directory: {{include: '{}'}}` syncs that one file)",
+                    n.to_string_lossy()
+                )
+            });
+            let why = format!(
+                "path `{path}` is a file, and Argo CD syncs a directory (it fails with `app path is not a directory`){name}"
+            );
+            return if configured {
+                Resolved::Failed(why, span)
+            } else {
+                Resolved::Missing(why, span)
+            };
+        }
         if !inside || !joined.is_dir() {
             if !configured
                 && inside
