@@ -9,7 +9,8 @@ declare_rule! {
     /// whose `limits` cap none of `nvidia.com/gpu` (or another accelerator resource), `cpu`,
     /// `memory` or `nodes`. For a v1alpha5 Provisioner the limits live in
     /// `spec.limits.resources`. Static NodePools (`spec.replicas`) are bounded by their replica
-    /// count and are not flagged.
+    /// count, and pools that launch only `reserved` capacity by the capacity reservations their
+    /// node class selects: neither is flagged.
     ///
     /// ## Why is this bad?
     /// `limits` is the only thing that caps how much capacity Karpenter launches for a pool.
@@ -60,8 +61,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if gpu_capability(pool) != GpuCapability::Explicit {
             continue;
         }
-        // A static NodePool runs exactly `replicas` nodes.
+        // A static NodePool runs exactly `replicas` nodes; one that launches only reserved
+        // capacity (EC2 capacity reservations its node class selects) as many as are reserved.
         if !pool.legacy_provisioner && pool.spec.get("replicas").is_some_and(|r| !r.is_null()) {
+            continue;
+        }
+        if pool.capacity_types() == ["reserved"] {
             continue;
         }
         let set: Vec<&str> = pool

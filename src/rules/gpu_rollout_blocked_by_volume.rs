@@ -14,9 +14,8 @@ declare_rule! {
     /// only one node may attach (`ReadWriteOnce`) or only one pod may use
     /// (`ReadWriteOncePod`). Claims of a storage class that is a shared file system (EFS, NFS,
     /// Filestore, Azure Files, CephFS, FSx, Lustre, a class named `…-fs-…`), whose volumes are not
-    /// attached to one node, or a placeholder, Deployments an autoscaler scales and pods pinned
-    /// to one node (`nodeName`, one `kubernetes.io/hostname`: the new pod starts beside the old
-    /// one) are not judged, nor anything when the files share GPUs among pods (NVIDIA time-slicing or MPS,
+    /// attached to one node, or a placeholder, and Deployments an autoscaler scales are not
+    /// judged, nor anything when the files share GPUs among pods (NVIDIA time-slicing or MPS,
     /// Intel's `sharedDevNum`): the new pod may take a slice of the old pod's GPU.
     ///
     /// ## Why is this bad?
@@ -142,17 +141,22 @@ fn shared_or_unknown(class: &str) -> bool {
             .any(|w| SHARED_WORDS.contains(&w))
 }
 
-/// Whether the pod may run on one named node only (`nodeName`, or `kubernetes.io/hostname` with
-/// one value): the new pod lands beside the old one, where both may use a `ReadWriteOnce`
-/// volume; whether that node has a GPU to spare is not the volume's doing.
-fn pinned_to_one_node(t: &crate::model::PodTemplate<'_>) -> bool {
-    let one_host = |r: &crate::model::constraints::Req<'_>| {
-        r.key == "kubernetes.io/hostname" && r.op == "In" && r.values.len() == 1
+/// The one node the pod may run on (`nodeName`, or `kubernetes.io/hostname` with one value), if
+/// it is pinned: the new pod must start there too, and the volume is not what stops it.
+fn pinned_node<'a>(t: &crate::model::PodTemplate<'a>) -> Option<&'a str> {
+    let one_host = |r: &crate::model::constraints::Req<'a>| {
+        (r.key == "kubernetes.io/hostname" && r.op == "In" && r.values.len() == 1)
+            .then(|| r.values[0])
     };
     let c = t.constraints();
-    t.spec.get("nodeName").is_some()
-        || c.base.iter().any(one_host)
-        || (c.terms.len() == 1 && c.terms[0].iter().any(one_host))
+    t.spec
+        .get("nodeName")
+        .and_then(Node::as_str)
+        .or_else(|| c.base.iter().find_map(one_host))
+        .or_else(|| match c.terms.as_slice() {
+            [term] => term.iter().find_map(one_host),
+            _ => None,
+        })
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
@@ -208,7 +212,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             Some((surge, 0)) if surge > 0 => {}
             _ => continue,
         }
-        if may_share(ix, ti, t) || pinned_to_one_node(t) {
+        if may_share(ix, ti, t) {
             continue;
         }
         let volumes = t.spec.get("volumes");
@@ -225,6 +229,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             let why = if single == "ReadWriteOncePod" {
                 "only one pod may use it, so the new pod cannot start while the old one runs"
                     .to_string()
+            } else if let Some(node) = pinned_node(t) {
+                format!(
+                    "the pod may run only on node `{node}`, so the new pod needs a second {accel} there, and unless that node has one to spare it never starts"
+                )
             } else {
                 format!(
                     "the new pod needs a second {accel}, and another node cannot attach the volume while the old pod holds it, so unless the old pod's node has a {accel} to spare the new pod never starts"

@@ -232,6 +232,32 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             cel::node_affinity(aff, &base, &kind, &mut found);
         }
         cel::pod_names(t.spec, &base, &kind, &mut found);
+        // The API server checks the mounts of the pods it is given whole; a controller may add
+        // volumes to the pods it makes, a program to a bare Pod it reads as a template (a
+        // platform's per-user pods), and a patch's volumes are in its base (a file of a
+        // kustomization's directory read on its own, the kustomization not built, may be one).
+        let whole = matches!(obj.group, "apps" | "batch") && !fragment && {
+            let path = cx.ix.files.get(obj.file).map_or("", |f| f.path.as_str());
+            // `volumes:` one level out, beside the template's `spec:`, is reported as unknown
+            // there; the mounts that name them are the same mistake.
+            let keys: Vec<&str> = t.path.split('.').collect();
+            let misplaced = obj
+                .root
+                .at(&keys)
+                .is_some_and(|tmpl| tmpl.get("volumes").is_some());
+            let standalone = kustomized(obj.file) && std::path::Path::new(path).is_file();
+            !(crate::source::named_patch(path) || standalone || misplaced)
+        };
+        // A StatefulSet's claim templates are volumes of its pods.
+        let added = whole.then(|| {
+            obj.root
+                .at(&["spec", "volumeClaimTemplates"])
+                .into_iter()
+                .flat_map(|l| l.items())
+                .filter_map(|c| c.at(&["metadata", "name"]).and_then(|n| n.as_str()))
+                .collect()
+        });
+        cel::pod_volumes(t.spec, &base, &kind, added, &mut found);
         if (obj.group, obj.version) == ("apps", "v1")
             && t.path == "spec.template"
             && !fragment

@@ -308,7 +308,7 @@ fn template(ix: &Index, ti: usize) -> TemplateReport {
     }
 
     let route = route(ix, ti);
-    let instances = instances(ix, &passing);
+    let instances = instances(ix, &passing, pod_needs(&ix.templates[ti]));
     let verdict = match ix.elsewhere.get(ti).copied().flatten() {
         // The queue's admission check decides where its pods run: the pools below only show
         // what this cluster would do.
@@ -559,12 +559,44 @@ fn label_checks(ix: &Index, s: &Seen) -> Vec<Check> {
     checks
 }
 
-/// Instance types the passing pools may launch for the pod, cheapest first.
-fn instances(ix: &Index, passing: &[Seen]) -> Vec<InstanceRow> {
+/// The CPU (in thousandths of a core) and memory (in thousandths of a byte) one pod asks for:
+/// its containers' requests (a limit where no request is written) added up, or its largest
+/// init container's if that is more. Values that do not parse count as nothing.
+fn pod_needs(t: &crate::model::PodTemplate<'_>) -> (i128, i128) {
+    let of = |c: crate::yaml::Node<'_>, r: &str| {
+        let res = c.get("resources");
+        res.and_then(|x| x.at(&["requests", r]))
+            .or_else(|| res.and_then(|x| x.at(&["limits", r])))
+            .and_then(|q| q.as_str())
+            .and_then(crate::quantity::parse)
+            .map_or(0, |m| m.0.max(0))
+    };
+    let list = |key: &str| t.spec.get(key).into_iter().flat_map(|l| l.items());
+    let mut need = (0, 0);
+    for c in list("containers") {
+        need.0 += of(c, "cpu");
+        need.1 += of(c, "memory");
+    }
+    for c in list("initContainers") {
+        need.0 = need.0.max(of(c, "cpu"));
+        need.1 = need.1.max(of(c, "memory"));
+    }
+    need
+}
+
+/// Instance types the passing pools may launch for the pod, cheapest first: those with the
+/// CPUs and memory the pod asks for (what the node keeps for itself is not known here).
+fn instances(ix: &Index, passing: &[Seen], (cpu, memory): (i128, i128)) -> Vec<InstanceRow> {
+    let fits = |i: &Instance| {
+        i128::from(i.vcpu) * 1000 >= cpu && i128::from(i.memory_mib) * 1024 * 1024 * 1000 >= memory
+    };
     let mut found: Vec<(&'static Instance, Vec<String>)> = Vec::new();
     for s in passing {
         let pool = &ix.nodepools[s.pool];
-        for i in sched::candidate_instances(&s.constraints, pool) {
+        for i in sched::candidate_instances(&s.constraints, pool)
+            .into_iter()
+            .filter(|i| fits(i))
+        {
             match found
                 .iter_mut()
                 .find(|(f, _)| f.instance_type == i.instance_type)

@@ -628,6 +628,83 @@ fn a_kustomization_of_a_template_resource_is_skipped_not_failed() {
 }
 
 #[test]
+fn the_bases_of_a_skipped_kustomization_are_linted_on_their_own() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    // The cluster's kustomization lists a template (filled in by a script) and a base.
+    write(
+        d.path(),
+        "cluster/rules.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rules\ndata:\n  url: {{ $labels.url }}\n",
+    );
+    write(
+        d.path(),
+        "cluster/kustomization.yaml",
+        "resources:\n  - rules.yaml\n  - ../apps/trainer\n",
+    );
+    write(
+        d.path(),
+        "apps/trainer/kustomization.yaml",
+        "resources:\n  - job.yaml\n",
+    );
+    write(
+        d.path(),
+        "apps/trainer/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: trainer\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: main\n          image: python:3.12\n          resources:\n            requests:\n              nvidia.com/gpu: 1\n",
+    );
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
+    assert!(
+        err.lines().any(|l| l.trim_start().starts_with("build ")
+            && l.contains("apps/trainer/kustomization.yaml:")),
+        "{err}"
+    );
+    let found: Vec<(String, String)> = findings(&json(&out))
+        .into_iter()
+        .map(|(rule, path, _, _)| (rule, path))
+        .collect();
+    assert_eq!(
+        found,
+        vec![(
+            "gpu-limit-missing".to_string(),
+            "apps/trainer/job.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
+}
+
+#[test]
+fn a_kustomization_of_an_encrypted_file_is_skipped_not_failed() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    // git-crypt keeps the file encrypted in the repository; the owner builds an unlocked checkout.
+    let mut secret = b"\0GITCRYPT\0".to_vec();
+    secret.extend([0xc7, 0x0e, 0xd7, 0x23, 0xfd, 0x2a, 0x5a]);
+    fs::create_dir_all(d.path().join("monitoring/config")).unwrap();
+    fs::write(d.path().join("monitoring/config/ingress.yaml"), secret).unwrap();
+    write(
+        d.path(),
+        "monitoring/kustomization.yaml",
+        "resources:\n  - config/ingress.yaml\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let v = json(&out);
+    assert_eq!(findings(&v), vec![], "{out}{err}");
+    let reasons: Vec<&str> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["reason"].as_str())
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r.starts_with(
+            "Kustomization with a file encrypted by git-crypt (`config/ingress.yaml`"
+        )),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_kustomization_that_is_a_template_itself_is_skipped_not_failed() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();
@@ -1541,6 +1618,31 @@ fn argo_a_path_that_is_a_file_of_this_repository_cannot_sync() {
 }
 
 #[test]
+fn argo_an_exported_application_is_a_backup_not_a_definition() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        ".gpuops.yaml",
+        "argo:\n  repo: [https://github.com/example/homelab.git]\n",
+    );
+    // `argocd admin export`: the Application as the cluster held it, status and all; its
+    // directory was removed since.
+    write(
+        d.path(),
+        "backup.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: argo, namespace: argocd}\nspec:\n  project: default\n  destination: {server: https://kubernetes.default.svc, namespace: argo}\n  source:\n    repoURL: https://github.com/example/homelab.git\n    path: argo\nstatus:\n  reconciledAt: \"2024-03-11T15:14:07Z\"\n  sync: {status: Unknown}\n",
+    );
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
+    assert!(findings(&json(&out)).is_empty(), "{out}{err}");
+    assert!(!err.contains("note: not linted"), "{err}");
+    assert!(
+        err.contains("backup.yaml: Application `argo`: an export of a cluster's state"),
+        "{err}"
+    );
+}
+
+#[test]
 fn argo_a_helm_block_on_a_folder_without_a_chart_says_how_to_sync_it() {
     let d = tempfile::tempdir().unwrap();
     fs::create_dir_all(d.path().join("apps")).unwrap();
@@ -2303,11 +2405,19 @@ fn an_install_speaks_for_the_paths_it_applies() {
         &module("v0.16.1"),
     );
     assert_eq!(lint().0, 1);
-    // A module that does not apply them speaks only for what lies near it.
+    // A module that does not apply them speaks for what lies near it; objects no install is
+    // near are judged by the repository's installs, and this one serves only v1beta1.
     write(
         d.path(),
         "lab/terraform/modules/kueue/main.tf",
         &module("v0.8.1").replace("../../../manifests/kueue", "./crds"),
+    );
+    assert_eq!(lint().0, 0);
+    // Beside an install of its own, the module's release does not count.
+    write(
+        d.path(),
+        "lab/manifests/install.sh",
+        "kubectl apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.16.1/manifests.yaml\n",
     );
     assert_eq!(lint().0, 1);
 }
@@ -2577,6 +2687,44 @@ fn kustomizations_naming_a_file_over_the_size_limit_are_skipped_not_built() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         err.contains("note: skipped Kustomization naming a file over the 32 MiB size limit (not built) overlay/kustomization.yaml:1:1 (generated.yaml)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_application_two_overlays_of_one_set_generate_is_not_a_duplicate_to_note() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "apps/web/deployment.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: b}\n",
+    );
+    write(
+        d.path(),
+        "argocd/base/appset.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: apps, namespace: argocd}\nspec:\n  generators:\n    - list:\n        elements: [{app: web}]\n  template:\n    metadata: {name: '{{app}}'}\n    spec:\n      project: default\n      source:\n        repoURL: https://github.com/example/gpu-fleet.git\n        path: 'apps/{{app}}'\n      destination: {server: https://kubernetes.default.svc, namespace: '{{app}}'}\n",
+    );
+    write(
+        d.path(),
+        "argocd/base/kustomization.yaml",
+        "resources: [appset.yaml]\n",
+    );
+    // One overlay per cluster, each building the same set.
+    for c in ["east", "west"] {
+        write(
+            d.path(),
+            &format!("argocd/overlays/{c}/kustomization.yaml"),
+            "resources: [../../base]\n",
+        );
+    }
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
+    assert!(findings(&json(&out)).is_empty(), "{out}");
+    assert!(!err.contains("note: not linted: Application"), "{err}");
+    assert!(
+        err.lines().any(|l| l.contains("Application `web`")
+            && l.contains("defined again by another build of argocd/base/appset.yaml")),
         "{err}"
     );
 }

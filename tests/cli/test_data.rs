@@ -319,6 +319,47 @@ fn objects_that_scripts_and_pages_apply_exist() {
 }
 
 #[test]
+fn kueue_releases_a_module_vendors_speak_for_the_whole_repository() {
+    let flavor =
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: gpu\n";
+    let manifest = |v: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: kueue-controller-manager\n  namespace: kueue-system\nspec:\n  selector:\n    matchLabels: {{app: kueue}}\n  template:\n    metadata:\n      labels: {{app: kueue}}\n    spec:\n      containers:\n        - name: manager\n          image: registry.k8s.io/kueue/kueue:{v}\n"
+        )
+    };
+    // A module applies one of the releases it keeps; the blueprints' queues live elsewhere.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "modules/kubectl-apply/manifests/kueue-v0.10.0.yaml",
+        &manifest("v0.10.0"),
+    );
+    write(
+        d.path(),
+        "modules/kubectl-apply/manifests/kueue-v0.11.4.yaml",
+        &manifest("v0.11.4"),
+    );
+    write(d.path(), "examples/a3/queues.yaml", flavor);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(findings(&out), vec![], "{out}{err}");
+    // With a release that serves v1beta2 among them, the advice stands.
+    write(
+        d.path(),
+        "modules/kubectl-apply/manifests/kueue-v0.16.1.yaml",
+        &manifest("v0.16.1"),
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        findings(&out),
+        vec![(
+            "deprecated-api".to_string(),
+            "examples/a3/queues.yaml".to_string()
+        )],
+        "{out}{err}"
+    );
+}
+
+#[test]
 fn kueue_installed_by_a_helm_command_or_an_operator_subscription_is_read() {
     let flavor =
         "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: gpu\n";

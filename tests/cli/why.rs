@@ -262,3 +262,32 @@ fn why_a_job_an_admission_check_places_elsewhere() {
         );
     }
 }
+
+#[test]
+fn why_lists_only_instances_with_the_memory_and_cpus_the_pod_asks_for() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "pool.yaml",
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements:\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g4dn]}\n      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n",
+    );
+    // 32 GiB and 4 CPUs in one container, 8 GiB more in the other: g4dn.xlarge (16 GiB) and
+    // g4dn.2xlarge (32 GiB) cannot hold it.
+    write(
+        d.path(),
+        "job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n      containers:\n        - name: main\n          image: trainer:1\n          resources:\n            requests: {cpu: '4', memory: 32Gi}\n            limits: {nvidia.com/gpu: 1, memory: 32Gi}\n        - name: loader\n          image: loader:1\n          resources:\n            limits: {memory: 8Gi}\n",
+    );
+    let Run { code, out, err } =
+        run(gpuops_in(d.path()).args(["why", "Job/train", "--no-config", "--format", "json"]));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let types: Vec<&str> = v["objects"][0]["templates"][0]["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["instance_type"].as_str())
+        .collect();
+    assert_eq!(types.first(), Some(&"g4dn.4xlarge"), "{out}");
+    assert!(!types.contains(&"g4dn.xlarge") && !types.contains(&"g4dn.2xlarge"));
+}

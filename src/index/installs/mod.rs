@@ -37,16 +37,21 @@ impl Index<'_> {
     /// [`Index::kueue_installs`]) are all releases older than v0.15, the first to serve
     /// `v1beta2`, or of a version the files do not name (and there is one): there `v1beta1` is
     /// what the cluster serves, and the queue-name annotation is still read.
+    ///
+    /// When no install speaks for the file (a module's vendored release manifests, examples
+    /// elsewhere), the repository's installs do: every cluster it builds runs one of them.
     pub fn kueue_before_v1beta2(&self, file: usize) -> bool {
         let Some(path) = self.files.get(file).map(|f| f.path.as_str()) else {
             return false;
         };
-        let mut near = self
-            .kueue_installs()
-            .iter()
-            .filter(|i| i.covers(path))
-            .peekable();
-        near.peek().is_some() && near.all(|i| i.version.is_none_or(|v| v < (0, 15)))
+        let all = self.kueue_installs();
+        let near: Vec<&KueueInstall> = all.iter().filter(|i| i.covers(path)).collect();
+        let judged = if near.is_empty() {
+            all.iter().collect()
+        } else {
+            near
+        };
+        !judged.is_empty() && judged.iter().all(|i| i.version.is_none_or(|v| v < (0, 15)))
     }
 
     /// The newest release the Kueue installs that speak for the objects of file `file` install,

@@ -16,7 +16,7 @@ use ec2nodeclass::ec2nodeclass;
 pub use karpenter::restricted_label;
 use karpenter::{nodeclaim, nodepool, nodepool_names};
 use pod::toleration_names;
-pub use pod::{node_affinity, pod_names, selector_matches, tolerations};
+pub use pod::{node_affinity, pod_names, pod_volumes, selector_matches, tolerations};
 
 /// The field naming a ClusterQueue's cohort in this API version.
 fn cohort_field(version: &str) -> &'static str {

@@ -324,3 +324,102 @@ pub fn selector_matches<'a>(
         }
     }
 }
+
+/// A name a script or template fills in (`<model>-vol`, `${NAME}`): left to what fills it.
+fn filled_in(s: &str) -> bool {
+    s.contains(['<', '>', '$', '{', '}', '%'])
+}
+
+/// Volume and container names, which core validation requires to be DNS labels (`model_repo`
+/// is rejected), and, for a pod spec the API server validates whole (`mounts`: the volumes its
+/// owner adds, a StatefulSet's claim templates), volume mounts and devices that name no volume
+/// of the pod.
+pub fn pod_volumes<'a>(
+    spec: Node<'a>,
+    base: &str,
+    kind: &str,
+    mounts: Option<Vec<&'a str>>,
+    out: &mut Vec<Violation<'a>>,
+) {
+    let layer = format!("the API server rejects the {kind}");
+    let (mounts, mut volumes) = match mounts {
+        Some(added) => (true, added),
+        None => (false, Vec::new()),
+    };
+    let mut all_known = true;
+    for (i, v) in spec
+        .get("volumes")
+        .into_iter()
+        .flat_map(Node::items)
+        .enumerate()
+    {
+        let Some(n) = v.get("name") else { continue };
+        match judged(n).filter(|s| !filled_in(s)) {
+            Some(name) => {
+                volumes.push(name);
+                if let Some(why) = names::dns_label(name) {
+                    name_finding(
+                        out,
+                        n,
+                        &format!("`{base}.volumes[{i}].name`"),
+                        name,
+                        &format!("{why} (a DNS label)"),
+                        &layer,
+                    );
+                }
+            }
+            None => all_known = false,
+        }
+    }
+    for list in ["initContainers", "containers"] {
+        for (i, c) in spec.get(list).into_iter().flat_map(Node::items).enumerate() {
+            if let Some(n) = c.get("name")
+                && let Some(name) = judged(n).filter(|s| !filled_in(s))
+                && let Some(why) = names::dns_label(name)
+            {
+                name_finding(
+                    out,
+                    n,
+                    &format!("`{base}.{list}[{i}].name`"),
+                    name,
+                    &format!("{why} (a DNS label)"),
+                    &layer,
+                );
+            }
+            if !mounts || !all_known {
+                continue;
+            }
+            for field in ["volumeMounts", "volumeDevices"] {
+                for (j, m) in c.get(field).into_iter().flat_map(Node::items).enumerate() {
+                    let Some(n) = m.get("name") else { continue };
+                    let Some(name) = judged(n).filter(|s| !filled_in(s)) else {
+                        continue;
+                    };
+                    if volumes.contains(&name) {
+                        continue;
+                    }
+                    let help = if volumes.is_empty() {
+                        format!("add a volume named `{name}` under `{base}.volumes`")
+                    } else {
+                        format!(
+                            "add a volume named `{name}` under `{base}.volumes`, or name one of the pod's: {}",
+                            volumes
+                                .iter()
+                                .map(|v| format!("`{v}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    };
+                    push(
+                        out,
+                        n,
+                        format!(
+                            "`{base}.{list}[{i}].{field}[{j}].name` `{name}` names no volume of the pod: {layer}"
+                        ),
+                        Some(&help),
+                    );
+                }
+            }
+        }
+    }
+}

@@ -162,7 +162,7 @@ impl Sources {
                         r.name
                     ));
                 }
-                Outcome::Unbuilt(reason) => self.lines.push(Line {
+                Outcome::Unbuilt(reason) | Outcome::Quiet(reason) => self.lines.push(Line {
                     what: "unlinted",
                     path,
                     detail: format!("{who}: {reason}"),

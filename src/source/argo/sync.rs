@@ -77,6 +77,9 @@ pub(super) enum Outcome {
     NotLinted(String),
     /// Its sources did not build or were skipped: their own entries say why (and are reported).
     Unbuilt(String),
+    /// Not linted for a reason that needs no note (the same definition reached again through
+    /// another build of its file; an export of a cluster's state): shown by `--explain-sources`.
+    Quiet(String),
 }
 
 #[derive(Debug)]
@@ -290,6 +293,25 @@ impl Sources {
                 });
                 continue;
             }
+            // What Argo CD writes in an Application's `status` is there only in an export of a
+            // cluster's objects (`argocd admin export`, `kubectl get -o yaml`): a backup, not a
+            // definition anything syncs.
+            if ["reconciledAt", "history", "operationState"]
+                .iter()
+                .any(|k| root.at(&["status", k]).is_some())
+            {
+                run.records.push(Record {
+                    name,
+                    at: p.at.clone(),
+                    span,
+                    generated: None,
+                    via: p.via.clone(),
+                    outcome: Outcome::Quiet(
+                        "an export of a cluster's state (it holds the `status` Argo CD writes), not a definition".into(),
+                    ),
+                });
+                continue;
+            }
             if is_argo_doc(root) == Some(true) {
                 apps.extend(self.expand_set(root, name, span, &p, run));
                 continue;
@@ -340,15 +362,23 @@ impl Sources {
             );
             if let Some(first) = run.by_name.get(&key) {
                 let (_, first_at) = self.where_defined(files, first, None);
+                let (_, this_at) = self.where_defined(files, &p.at, None);
+                let outcome = if first_at == this_at {
+                    Outcome::Quiet(format!(
+                        "defined again by another build of {first_at}: the first is used"
+                    ))
+                } else {
+                    Outcome::NotLinted(format!(
+                        "another Application of this name is defined in {first_at}: that one is used"
+                    ))
+                };
                 run.records.push(Record {
                     name: a.name.clone(),
                     at: p.at.clone(),
                     span: a.name_span,
                     generated,
                     via: p.via.clone(),
-                    outcome: Outcome::NotLinted(format!(
-                        "another Application of this name is defined in {first_at}: that one is used"
-                    )),
+                    outcome,
                 });
                 continue;
             }

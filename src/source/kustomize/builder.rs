@@ -7,7 +7,7 @@ use super::inputs::{
 };
 use super::{FAILED, Origin, Tool, Wrap, remap};
 use crate::source::builder::{Added, Builder, Failed, For, Outcome, Output, Skip, documents};
-use crate::source::tree::{Kustomization, Target, identity};
+use crate::source::tree::{Target, identity};
 use crate::source::{
     MAX_FILE_BYTES, SourceFile, Sources, display_canonical, first_key, parsed_file,
 };
@@ -61,10 +61,10 @@ impl Kustomize {
 
 impl Sources {
     /// Adds the run's own kustomize builds to `files` (`ahead`: the tops built while the raw
-    /// files were read). A top that fails takes the kustomizations it lists down with it (an
-    /// aggregate that lists a base and an overlay of it, "already registered id"): each of those
-    /// that no other build reaches is built on its own, a few levels down, and kept when it
-    /// builds; one that fails too adds nothing, its parent's finding stands for it.
+    /// files were read). A top that fails (or is skipped) takes the kustomizations it lists down
+    /// with it (an aggregate that lists a base and an overlay of it, "already registered id"):
+    /// each of those that no other build reaches is built on its own, a few levels down, and
+    /// kept when it builds; one that fails too adds nothing, its parent's finding stands for it.
     pub(in crate::source) fn render_kustomize(
         &mut self,
         files: &mut Vec<SourceFile>,
@@ -81,7 +81,10 @@ impl Sources {
         let mut failed: Vec<PathBuf> = Vec::new();
         for (u, o) in units.iter().zip(&outcomes) {
             match o {
+                // A top that is skipped (a template resource, a plugin) builds none of the
+                // kustomizations it lists either.
                 Outcome::Failed(f) if !f.at.missing_input => failed.push(u.top.clone()),
+                Outcome::Skipped(_) => failed.push(u.top.clone()),
                 Outcome::Failed(_) => {}
                 _ => reached.extend(
                     self.forest
@@ -131,7 +134,9 @@ impl Sources {
                             .retain(|l| !(l.what == "through" && l.path == path));
                     }
                     self.add(&b, u, o, files, None);
-                } else if matches!(&o, Outcome::Failed(f) if !f.at.missing_input) {
+                } else if matches!(&o, Outcome::Failed(f) if !f.at.missing_input)
+                    || matches!(&o, Outcome::Skipped(_))
+                {
                     failed.push(u.top.clone());
                 }
             }
@@ -203,13 +208,21 @@ impl Builder for Kustomize {
                     by_hand,
                 });
             }
-            if let Some(r) = c.refs.iter().find(|r| r.target == Target::Remote) {
-                return Outcome::Skipped(Skip {
-                    reason: "Kustomization with a remote resource (not fetched)".into(),
+            // Skipped for what an entry `r` of it holds: the entry is marked where the top
+            // itself lists it, else the top's first key.
+            let at = |reason: String, r: &crate::source::tree::Ref| {
+                Outcome::Skipped(Skip {
+                    reason,
                     marker: r.raw.clone(),
                     span: if in_top { r.span } else { first_key(&k.file) },
-                    by_hand,
-                });
+                    by_hand: by_hand.clone(),
+                })
+            };
+            if let Some(r) = c.refs.iter().find(|r| r.target == Target::Remote) {
+                return at(
+                    "Kustomization with a remote resource (not fetched)".into(),
+                    r,
+                );
             }
             if let Some(span) = c.helm_charts {
                 return Outcome::Skipped(Skip {
@@ -222,42 +235,37 @@ impl Builder for Kustomize {
                 });
             }
             if let Some((r, kind)) = plugin_entry(c) {
-                return Outcome::Skipped(Skip {
-                    reason: if kind == super::inputs::HELM_GENERATOR {
-                        format!(
-                            "Kustomization with a `{kind}` (needs --enable-helm, which fetches charts)"
-                        )
-                    } else {
-                        format!(
-                            "Kustomization with a plugin generator or transformer (`{kind}`, run only with kustomize's plugins enabled)"
-                        )
-                    },
-                    marker: r.raw.clone(),
-                    span: if in_top { r.span } else { first_key(&k.file) },
-                    by_hand,
-                });
+                let reason = if kind == super::inputs::HELM_GENERATOR {
+                    format!(
+                        "Kustomization with a `{kind}` (needs --enable-helm, which fetches charts)"
+                    )
+                } else {
+                    format!(
+                        "Kustomization with a plugin generator or transformer (`{kind}`, run only with kustomize's plugins enabled)"
+                    )
+                };
+                return at(reason, r);
+            }
+            if let Some((r, tool)) = super::inputs::encrypted_input(c) {
+                let reason = format!(
+                    "Kustomization with a file encrypted by {tool} (`{}`, decrypted before it is built)",
+                    r.raw
+                );
+                return at(reason, r);
             }
             if let Some((r, marker)) = template_resource(c) {
-                return Outcome::Skipped(Skip {
-                    reason: format!(
-                        "Kustomization with a template resource (`{}` holds `{marker}`, filled in before it is built)",
-                        r.raw
-                    ),
-                    marker: r.raw.clone(),
-                    span: if in_top { r.span } else { first_key(&k.file) },
-                    by_hand,
-                });
+                let reason = format!(
+                    "Kustomization with a template resource (`{}` holds `{marker}`, filled in before it is built)",
+                    r.raw
+                );
+                return at(reason, r);
             }
             if let Some(r) = oversized(c) {
-                return Outcome::Skipped(Skip {
-                    reason: format!(
-                        "Kustomization naming a file over the {} MiB size limit (not built)",
-                        MAX_FILE_BYTES >> 20
-                    ),
-                    marker: r.raw.clone(),
-                    span: if in_top { r.span } else { first_key(&k.file) },
-                    by_hand,
-                });
+                let reason = format!(
+                    "Kustomization naming a file over the {} MiB size limit (not built)",
+                    MAX_FILE_BYTES >> 20
+                );
+                return at(reason, r);
             }
         }
         let Some(tool) = &s.tool else {
@@ -392,7 +400,9 @@ impl Builder for Kustomize {
                 .into_iter()
                 .find_map(|c| {
                     let r = c.refs.iter().find(|r| match &r.target {
-                        Target::Missing(p) | Target::Dir(p) => names_path(&f.message, p),
+                        Target::Missing(p) | Target::Dir(p) => {
+                            super::failures::names_path(&f.message, p)
+                        }
                         _ => false,
                     })?;
                     Some((c, Some(r)))
@@ -402,7 +412,7 @@ impl Builder for Kustomize {
         let span = named
             .map(|r| r.span)
             .or_else(|| at.file.problems.first().map(|p| p.span))
-            .or_else(|| field_named(at, &f.message))
+            .or_else(|| super::failures::field_named(at, &f.message))
             .unwrap_or_else(|| first_key(&at.file));
         // kustomize could not read a resource as YAML (its line numbers count from the
         // document's start): the file's own first problem is the place, and says what it is.
@@ -643,6 +653,7 @@ impl Sources {
                 c.helm_charts.is_none()
                     && oversized(c).is_none()
                     && template_resource(c).is_none()
+                    && super::inputs::encrypted_input(c).is_none()
                     && c.root().is_some_and(|r| r.get("buildMetadata").is_none())
                     && c.refs.iter().all(|r| {
                         // What kustomize will refuse fails the build: it fails alone.
@@ -669,28 +680,4 @@ impl Sources {
         let built = super::build_many(tool, &tops?, self.config.timeout)?;
         Some(built.into_iter().map(Outcome::Built).collect())
     }
-}
-
-/// Whether a kustomize message names the path `p` as it prints it: quoted, relative to some
-/// directory above it (`'manifests/networkpolicies'`).
-fn names_path(message: &str, p: &std::path::Path) -> bool {
-    let p = p.to_string_lossy();
-    message.split('\'').skip(1).step_by(2).any(|quoted| {
-        let q = quoted.trim_start_matches("./");
-        !q.is_empty() && (p == q || p.ends_with(&format!("/{q}")))
-    })
-}
-
-/// The key of the kustomization a decoding error names (`… Go struct field
-/// Kustomization.patches of type types.Patch`): the field that does not read.
-fn field_named(k: &Kustomization, message: &str) -> Option<Span> {
-    let (_, rest) = message.split_once("Kustomization.")?;
-    let field: String = rest
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric())
-        .collect();
-    k.root()?
-        .entries()
-        .find(|(key, _, _)| key.eq_ignore_ascii_case(&field))
-        .map(|(_, key, _)| key.span())
 }

@@ -85,3 +85,30 @@ pub(crate) fn namespace_from_builder(raw: &str) -> bool {
 pub(crate) fn in_chart(dir: &std::path::Path) -> bool {
     dir.ancestors().any(|d| d.join("Chart.yaml").is_file())
 }
+
+/// Whether a kustomize message names the path `p` as it prints it: quoted, relative to some
+/// directory above it (`'manifests/networkpolicies'`).
+pub(super) fn names_path(message: &str, p: &std::path::Path) -> bool {
+    let p = p.to_string_lossy();
+    message.split('\'').skip(1).step_by(2).any(|quoted| {
+        let q = quoted.trim_start_matches("./");
+        !q.is_empty() && (p == q || p.ends_with(&format!("/{q}")))
+    })
+}
+
+/// The key of the kustomization a decoding error names (`… Go struct field
+/// Kustomization.patches of type types.Patch`): the field that does not read.
+pub(super) fn field_named(
+    k: &crate::source::tree::Kustomization,
+    message: &str,
+) -> Option<crate::yaml::Span> {
+    let (_, rest) = message.split_once("Kustomization.")?;
+    let field: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    k.root()?
+        .entries()
+        .find(|(key, _, _)| key.eq_ignore_ascii_case(&field))
+        .map(|(_, key, _)| key.span())
+}

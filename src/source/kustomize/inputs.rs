@@ -95,6 +95,19 @@ pub(super) fn template_resource(k: &Kustomization) -> Option<(&Ref, String)> {
     Some((k.refs.get(*i)?, marker.clone()))
 }
 
+/// The first file a kustomization reads that is committed encrypted (git-crypt, Ansible
+/// Vault…), with the tool: the checkout is decrypted before it is built.
+pub(super) fn encrypted_input(k: &Kustomization) -> Option<(&Ref, &'static str)> {
+    k.refs.iter().find_map(|r| {
+        let Target::File(f) = &r.target else {
+            return None;
+        };
+        let mut head = [0u8; 20];
+        let n = std::io::Read::read(&mut std::fs::File::open(f).ok()?, &mut head).ok()?;
+        Some((r, crate::text::encrypted_by(&head[..n])?))
+    })
+}
+
 fn find_template_resource(k: &Kustomization) -> Option<(usize, String)> {
     k.refs
         .iter()
