@@ -280,35 +280,33 @@ impl Sources {
             let span = root
                 .at(&["metadata", "name"])
                 .map_or(root.span(), |n| n.span());
-            if p.depth > MAX_DEPTH {
-                run.records.push(Record {
-                    name,
-                    at: p.at.clone(),
-                    span,
-                    generated: None,
-                    via: p.via.clone(),
-                    outcome: Outcome::NotLinted(format!(
-                        "more than {MAX_DEPTH} levels of Applications deep: not followed"
-                    )),
-                });
-                continue;
-            }
             // What Argo CD writes in an Application's `status` is there only in an export of a
             // cluster's objects (`argocd admin export`, `kubectl get -o yaml`): a backup, not a
             // definition anything syncs.
-            if ["reconciledAt", "history", "operationState"]
-                .iter()
-                .any(|k| root.at(&["status", k]).is_some())
-            {
+            let exported = || {
+                ["reconciledAt", "history", "operationState"]
+                    .iter()
+                    .any(|k| root.at(&["status", k]).is_some())
+            };
+            let unfollowed = if p.depth > MAX_DEPTH {
+                Some(Outcome::NotLinted(format!(
+                    "more than {MAX_DEPTH} levels of Applications deep: not followed"
+                )))
+            } else if exported() {
+                Some(Outcome::Quiet(
+                    "an export of a cluster's state (it holds the `status` Argo CD writes), not a definition".into(),
+                ))
+            } else {
+                None
+            };
+            if let Some(outcome) = unfollowed {
                 run.records.push(Record {
                     name,
                     at: p.at.clone(),
                     span,
                     generated: None,
                     via: p.via.clone(),
-                    outcome: Outcome::Quiet(
-                        "an export of a cluster's state (it holds the `status` Argo CD writes), not a definition".into(),
-                    ),
+                    outcome,
                 });
                 continue;
             }
