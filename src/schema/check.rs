@@ -452,7 +452,7 @@ impl<'a> Walker<'a, '_> {
                 plain.push((kn, k));
             }
         }
-        self.plain_unknowns(&plain, obj);
+        self.plain_unknowns(&mut plain, obj);
         let top = self.partial && self.path.is_empty();
         for field in obj.fields.iter().filter(|f| f.required && !top) {
             let renamed_from_written = obj
@@ -513,8 +513,10 @@ impl<'a> Walker<'a, '_> {
 
     /// The fields of one object that are merely unknown: one finding for them all (a block
     /// indented one level off leaves several at once), marked at each.
-    fn plain_unknowns(&mut self, plain: &[(Node<'a>, &'a str)], obj: &'static Obj) {
-        let [(kn, k), rest @ ..] = plain else {
+    fn plain_unknowns(&mut self, plain: &mut [(Node<'a>, &'a str)], obj: &'static Obj) {
+        // In the order they are written: the finding points at the first.
+        plain.sort_by_key(|(kn, _)| kn.span().start());
+        let [(kn, k), rest @ ..] = &*plain else {
             return;
         };
         let (it, them) = match obj.unknown {
