@@ -12,7 +12,9 @@ declare_rule! {
     /// A near miss is at most two edits away, or differs only in case, or writes the vendor's
     /// bare name for its domain. Names a device plugin advertises under its own domain (HAMi's
     /// `nvidia.com/gpumem`, `nvidia.com/gpu.shared`, MIG profiles), other vendors' names
-    /// (`fake.com/gpu`) and placeholders are left alone.
+    /// (`fake.com/gpu`) and placeholders are left alone. Also flagged: the resources of GKE's
+    /// TPU Nodes (`cloud-tpus.google.com/v2`, `v3` and their `preemptible-` forms), which no
+    /// node has advertised since TPU Nodes were retired in 2025.
     ///
     /// ## Why is this bad?
     /// The API server accepts any extended resource name with a domain, so the typo is not
@@ -86,6 +88,13 @@ pub(crate) fn near_miss(name: &str) -> Option<&'static str> {
         .map(|(_, d)| d)
 }
 
+/// The resources of GKE's TPU Nodes (`cloud-tpus.google.com/v3`, `…/preemptible-v2`), which no
+/// GKE cluster advertises since TPU Nodes were retired.
+fn retired_tpu(name: &str) -> bool {
+    name.strip_prefix("cloud-tpus.google.com/")
+        .is_some_and(|v| matches!(v.strip_prefix("preemptible-").unwrap_or(v), "v2" | "v3"))
+}
+
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     for (_, t) in cx.templates() {
         let owner = cx.ix.owner(t);
@@ -95,6 +104,20 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             for (field, map) in [("limits", c.limits), ("requests", c.requests)] {
                 for (res, key, _) in map.into_iter().flat_map(|m| m.entries()) {
                     if seen.contains(&res) {
+                        continue;
+                    }
+                    if retired_tpu(res) {
+                        seen.push(res);
+                        out.push(
+                            cx.on(
+                                owner,
+                                key,
+                                format!(
+                                    "container `{cname}` asks for `{res}` in `{field}`, a resource of GKE's TPU Nodes, an architecture retired in 2025 for TPU VMs: no node advertises it any more, so the pod stays Pending"
+                                ),
+                            )
+                            .help("run on TPU VMs: ask for `google.com/tpu` and select the slice with `cloud.google.com/gke-tpu-accelerator` and `cloud.google.com/gke-tpu-topology`"),
+                        );
                         continue;
                     }
                     let Some(meant) = near_miss(res) else {
