@@ -14,8 +14,9 @@ declare_rule! {
     /// only one node may attach (`ReadWriteOnce`) or only one pod may use
     /// (`ReadWriteOncePod`). Claims of a storage class that is a shared file system (EFS, NFS,
     /// Filestore, Azure Files, CephFS, FSx, Lustre, a class named `…-fs-…`), whose volumes are not
-    /// attached to one node, or a placeholder, and Deployments an autoscaler scales are not
-    /// judged, nor anything when the files share GPUs among pods (NVIDIA time-slicing or MPS,
+    /// attached to one node, or a placeholder, claims bound to `hostPath` PersistentVolumes
+    /// (by `volumeName`, or a class whose volumes in the files are all `hostPath` ones), which
+    /// no node attaches, and Deployments an autoscaler scales are not judged, nor anything when the files share GPUs among pods (NVIDIA time-slicing or MPS,
     /// Intel's `sharedDevNum`): the new pod may take a slice of the old pod's GPU.
     ///
     /// ## Why is this bad?
@@ -161,6 +162,23 @@ fn pinned_node<'a>(t: &crate::model::PodTemplate<'a>) -> Option<&'a str> {
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let ix = cx.ix;
+    // PersistentVolumes of a host's directory: no node attaches them, so `ReadWriteOnce` keeps
+    // no second pod out. By name, and the classes whose every volume is one.
+    let mut host_volumes: Vec<&str> = Vec::new();
+    let mut classes: HashMap<&str, bool> = HashMap::new();
+    for pv in ix
+        .of_kind("PersistentVolume")
+        .filter(|o| o.group.is_empty())
+    {
+        let Some(spec) = pv.spec() else { continue };
+        let host = spec.get("hostPath").is_some();
+        if host && let Some(n) = pv.name {
+            host_volumes.push(n);
+        }
+        if let Some(c) = spec.get("storageClassName").and_then(Node::as_str) {
+            *classes.entry(c).or_insert(true) &= host;
+        }
+    }
     // Claims by (namespace, name): the one access mode that binds a single node or pod.
     let mut claims: HashMap<(Option<&str>, &str), (&Object, Node, &str)> = HashMap::new();
     for c in ix
@@ -174,7 +192,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .get("storageClassName")
             .and_then(Node::as_str)
             .unwrap_or("");
-        if shared_or_unknown(class) {
+        let host = spec
+            .get("volumeName")
+            .and_then(Node::as_str)
+            .is_some_and(|v| host_volumes.contains(&v))
+            || classes.get(class).copied().unwrap_or(false);
+        if shared_or_unknown(class) || host {
             continue;
         }
         let Some(modes) = spec.get("accessModes") else {

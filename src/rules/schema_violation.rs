@@ -54,10 +54,11 @@ declare_rule! {
     /// merges into a base that has them. A file whose name says it is broken on purpose
     /// (`invalid.yaml`) is not judged unless the rule is selected with `--rule`, nor is an
     /// operator's sample as kubebuilder scaffolds it (under `config/samples/`, still holding the
-    /// generator's `TODO(user)`, or `foo: bar` under `# Add fields here`), a placeholder. An object under
-    /// a `testdata` directory (a program's test input, Go's convention) is reported as a warning,
-    /// and a field its schema lacks not at all: it is read by tests, not applied, and their
-    /// clients drop such a field rather than reject the object. One mistake repeated at every
+    /// generator's `TODO(user)`, or `foo: bar` under `# Add fields here`), a placeholder. Nor is an object
+    /// under a `testdata`, `test-data` or `fixtures` directory (a program's test input: Go's
+    /// convention, and JavaScript's, Ruby's and Python's test tools'), unless the rule is
+    /// selected: tests read it as data (partial objects, placeholder names, the very rejections
+    /// they expect), nothing applies it. One mistake repeated at every
     /// index of a list (a `borrowingLimit` on each resource of a queue without a cohort) is one
     /// finding, with the other places marked on it.
     ///
@@ -305,9 +306,9 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
     // A kustomize patch merges into a base that has the required fields.
     let patch = crate::source::named_patch(path);
     // A `testdata` directory holds a program's test inputs (Go's convention; `fixtures` in
-    // JavaScript's, Ruby's and Python's test tools), read by its tests rather than applied: what
-    // the API server would reject there is worth a warning, not an error, and a field it only
-    // drops (the tests' clients do not validate strictly) is not worth a word.
+    // JavaScript's, Ruby's and Python's test tools), read by its tests rather than applied
+    // (partial objects, placeholder names, the very rejections a test expects): nothing there
+    // is judged as what an API server would be given.
     let input = !cx.ix.settings.selected(RULE.name)
         && std::path::Path::new(path).components().any(|c| {
             matches!(
@@ -315,6 +316,10 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
                 Some("testdata" | "test-data" | "fixtures" | "__fixtures__")
             )
         });
+    if input {
+        found.clear();
+        return;
+    }
     // One mistake repeated at every index of a list (a `borrowingLimit` on each resource of a
     // queue without a cohort) is one finding, with the other places marked on it.
     let mut seen: Vec<(String, usize)> = Vec::new();
@@ -326,9 +331,6 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
                 || v.message
                     .contains("selector does not match template labels"))
         {
-            continue;
-        }
-        if input && v.unknown {
             continue;
         }
         let shape = without_indices(&v.message);
@@ -345,9 +347,6 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
         let mut d = cx.on(obj, v.node, v.message);
         if let Some(h) = v.help {
             d = d.help(h);
-        }
-        if input {
-            d = d.with_severity(crate::diag::Severity::Warning);
         }
         out.push(d);
     }
