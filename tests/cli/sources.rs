@@ -705,6 +705,38 @@ fn a_kustomization_of_an_encrypted_file_is_skipped_not_failed() {
 }
 
 #[test]
+fn a_kustomization_of_scaffolded_samples_is_skipped() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    // kubebuilder's sample, never filled in: its CRD requires `spec` to hold something.
+    write(
+        d.path(),
+        "config/samples/v1alpha1_modelloader.yaml",
+        "apiVersion: example.io/v1alpha1\nkind: ModelLoader\nmetadata:\n  name: modelloader-sample\nspec:\n  # TODO(user): Add fields here\n",
+    );
+    write(
+        d.path(),
+        "config/samples/kustomization.yaml",
+        "## Append samples of your project ##\nresources:\n- v1alpha1_modelloader.yaml\n",
+    );
+    write(
+        d.path(),
+        "config/crd/modelloaders.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: modelloaders.example.io\nspec:\n  group: example.io\n  names: {kind: ModelLoader, plural: modelloaders}\n  scope: Namespaced\n  versions:\n    - name: v1alpha1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          required: [spec]\n          properties:\n            spec:\n              type: object\n              required: [model]\n              properties:\n                model: {type: string}\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let v = json(&out);
+    assert_eq!(findings(&v), vec![], "{out}{err}");
+    assert!(
+        v["skipped"].as_array().unwrap().iter().any(|s| s["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Kustomization of an operator's scaffolded sample")),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_kustomization_that_is_a_template_itself_is_skipped_not_failed() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();

@@ -253,6 +253,13 @@ impl Builder for Kustomize {
                 );
                 return at(reason, r);
             }
+            if let Some(r) = super::inputs::scaffold_resource(c) {
+                let reason = format!(
+                    "Kustomization of an operator's scaffolded sample (`{}` still holds kubebuilder's `TODO(user)`)",
+                    r.raw
+                );
+                return at(reason, r);
+            }
             if let Some((r, marker)) = template_resource(c) {
                 let reason = format!(
                     "Kustomization with a template resource (`{}` holds `{marker}`, filled in before it is built)",
@@ -654,6 +661,7 @@ impl Sources {
                     && oversized(c).is_none()
                     && template_resource(c).is_none()
                     && super::inputs::encrypted_input(c).is_none()
+                    && super::inputs::scaffold_resource(c).is_none()
                     && c.root().is_some_and(|r| r.get("buildMetadata").is_none())
                     && c.refs.iter().all(|r| {
                         // What kustomize will refuse fails the build: it fails alone.

@@ -108,6 +108,20 @@ pub(super) fn encrypted_input(k: &Kustomization) -> Option<(&Ref, &'static str)>
     })
 }
 
+/// The first resource of a kustomization that is an operator's sample as kubebuilder scaffolds
+/// it (`config/samples/`, still holding `TODO(user)`): a placeholder to fill in, as the raw file
+/// is (see `scaffold_sample`).
+pub(super) fn scaffold_resource(k: &Kustomization) -> Option<&Ref> {
+    k.refs.iter().filter(|r| r.field == "resources").find(|r| {
+        let Target::File(f) = &r.target else {
+            return false;
+        };
+        std::fs::metadata(f).is_ok_and(|m| m.len() <= MAX_FILE_BYTES)
+            && std::fs::read_to_string(f)
+                .is_ok_and(|t| crate::source::scaffold_sample(&f.to_string_lossy(), &t))
+    })
+}
+
 fn find_template_resource(k: &Kustomization) -> Option<(usize, String)> {
     k.refs
         .iter()
