@@ -23,8 +23,8 @@ declare_rule! {
     ///   input (`kueue = { version = "v0.10.0" }`), an Argo CD `targetRevision`, a `helm install`
     ///   line — of that
     ///   release, and none newer, in a file whose parent directory's parent holds the object,
-    ///   or anywhere in the repository when no such file is near it; scripts and Markdown count,
-    ///   also through a shell variable): there v1beta1 is the only
+    ///   or, when none is near it, in a repository that keeps several releases, all older;
+    ///   scripts and Markdown count, also through a shell variable): there v1beta1 is the only
     ///   version served, and v1beta2 would be rejected; a README that names the release in prose
     ///   ("Kueue v0.6.2") counts too. Nor `v1alpha1` there (a Cohort aside), whose alpha kinds
     ///   such a release serves (Topology is `v1alpha1` only before v0.14). Nor where the Kueue

@@ -578,7 +578,15 @@ fn normalize_in(schema: &mut Value, closed: bool) {
         || m.get("format").and_then(Value::as_str) == Some("int-or-string");
     let preserve = m.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
     let nullable = m.remove("nullable") == Some(Value::Bool(true));
+    // An embedded object (a pod template written as a whole Pod) has `apiVersion`, `kind` and
+    // `metadata` whether or not its properties list them.
+    let embedded = m.get("x-kubernetes-embedded-resource") == Some(&Value::Bool(true))
+        && m.contains_key("properties");
     m.retain(|k, _| !k.starts_with("x-kubernetes-"));
+    if embedded {
+        with_object_meta(schema);
+    }
+    let Value::Object(m) = schema else { return };
     if int_or_string {
         m.remove("type");
         m.remove("format");

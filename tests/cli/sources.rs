@@ -2437,19 +2437,11 @@ fn an_install_speaks_for_the_paths_it_applies() {
         &module("v0.16.1"),
     );
     assert_eq!(lint().0, 1);
-    // A module that does not apply them speaks for what lies near it; objects no install is
-    // near are judged by the repository's installs, and this one serves only v1beta1.
+    // A module that does not apply them speaks only for what lies near it.
     write(
         d.path(),
         "lab/terraform/modules/kueue/main.tf",
         &module("v0.8.1").replace("../../../manifests/kueue", "./crds"),
-    );
-    assert_eq!(lint().0, 0);
-    // Beside an install of its own, the module's release does not count.
-    write(
-        d.path(),
-        "lab/manifests/install.sh",
-        "kubectl apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.16.1/manifests.yaml\n",
     );
     assert_eq!(lint().0, 1);
 }

@@ -38,18 +38,20 @@ impl Index<'_> {
     /// `v1beta2`, or of a version the files do not name (and there is one): there `v1beta1` is
     /// what the cluster serves, and the queue-name annotation is still read.
     ///
-    /// When no install speaks for the file (a module's vendored release manifests, examples
-    /// elsewhere), the repository's installs do: every cluster it builds runs one of them.
+    /// When no install speaks for the file, a repository that keeps several releases (a
+    /// toolkit's module vendoring the ones it supports, the examples elsewhere) installs one of
+    /// them into every cluster it builds: those speak for it. One sample's install does not
+    /// speak for the samples beside it.
     pub fn kueue_before_v1beta2(&self, file: usize) -> bool {
         let Some(path) = self.files.get(file).map(|f| f.path.as_str()) else {
             return false;
         };
         let all = self.kueue_installs();
         let near: Vec<&KueueInstall> = all.iter().filter(|i| i.covers(path)).collect();
-        let judged = if near.is_empty() {
-            all.iter().collect()
-        } else {
-            near
+        let releases: std::collections::BTreeSet<_> = all.iter().map(|i| i.version).collect();
+        let judged = match near.is_empty() {
+            true if releases.len() >= 2 => all.iter().collect(),
+            _ => near,
         };
         !judged.is_empty() && judged.iter().all(|i| i.version.is_none_or(|v| v < (0, 15)))
     }
