@@ -116,9 +116,12 @@ pub(super) fn scaffold_resource(k: &Kustomization) -> Option<&Ref> {
         let Target::File(f) = &r.target else {
             return false;
         };
-        std::fs::metadata(f).is_ok_and(|m| m.len() <= MAX_FILE_BYTES)
+        // Read only where the path may be one: every build asks.
+        let path = f.to_string_lossy();
+        path.contains("/config/samples/")
+            && std::fs::metadata(f).is_ok_and(|m| m.len() <= MAX_FILE_BYTES)
             && std::fs::read_to_string(f)
-                .is_ok_and(|t| crate::source::scaffold_sample(&f.to_string_lossy(), &t))
+                .is_ok_and(|t| crate::source::scaffold_sample(&path, &t))
     })
 }
 
