@@ -731,8 +731,30 @@ fn a_kustomization_of_scaffolded_samples_is_skipped() {
         v["skipped"].as_array().unwrap().iter().any(|s| s["reason"]
             .as_str()
             .unwrap_or_default()
-            .starts_with("Kustomization of an operator's scaffolded sample")),
+            .starts_with("Kustomization of an operator's scaffolded samples only")),
         "{out}"
+    );
+    // With a sample filled in (and wrong), the kustomization is built whole.
+    write(
+        d.path(),
+        "config/samples/v1alpha1_modelloader_llama.yaml",
+        "apiVersion: example.io/v1alpha1\nkind: ModelLoader\nmetadata:\n  name: llama\nspec:\n  modelName: llama-3\n",
+    );
+    write(
+        d.path(),
+        "config/samples/kustomization.yaml",
+        "resources:\n- v1alpha1_modelloader.yaml\n- v1alpha1_modelloader_llama.yaml\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let found: Vec<String> = findings(&json(&out))
+        .into_iter()
+        .map(|(rule, path, _, _)| format!("{rule} {path}"))
+        .collect();
+    assert!(
+        found.contains(
+            &"schema-violation config/samples/v1alpha1_modelloader_llama.yaml".to_string()
+        ),
+        "{out}{err}"
     );
 }
 

@@ -255,7 +255,7 @@ impl Builder for Kustomize {
             }
             if let Some(r) = super::inputs::scaffold_resource(c) {
                 let reason = format!(
-                    "Kustomization of an operator's scaffolded sample (`{}` still holds kubebuilder's `TODO(user)`)",
+                    "Kustomization of an operator's scaffolded samples only (`{}` and the others still hold kubebuilder's `TODO(user)`)",
                     r.raw
                 );
                 return at(reason, r);

@@ -108,21 +108,26 @@ pub(super) fn encrypted_input(k: &Kustomization) -> Option<(&Ref, &'static str)>
     })
 }
 
-/// The first resource of a kustomization that is an operator's sample as kubebuilder scaffolds
-/// it (`config/samples/`, still holding `TODO(user)`): a placeholder to fill in, as the raw file
-/// is (see `scaffold_sample`).
+/// The resources of a kustomization when every one is an operator's sample as kubebuilder
+/// scaffolds it (`config/samples/`, still holding `TODO(user)`): placeholders to fill in, as the
+/// raw files are (see `scaffold_sample`); the first of them. A kustomization with a sample
+/// filled in is built whole.
 pub(super) fn scaffold_resource(k: &Kustomization) -> Option<&Ref> {
-    k.refs.iter().filter(|r| r.field == "resources").find(|r| {
-        let Target::File(f) = &r.target else {
-            return false;
-        };
-        // Read only where the path may be one: every build asks.
-        let path = f.to_string_lossy();
-        path.contains("/config/samples/")
-            && std::fs::metadata(f).is_ok_and(|m| m.len() <= MAX_FILE_BYTES)
-            && std::fs::read_to_string(f)
-                .is_ok_and(|t| crate::source::scaffold_sample(&path, &t))
-    })
+    let mut files = k.refs.iter().filter(|r| r.field == "resources").peekable();
+    let first = *files.peek()?;
+    files
+        .all(|r| {
+            let Target::File(f) = &r.target else {
+                return false;
+            };
+            // Read only where the path may be one: every build asks.
+            let path = f.to_string_lossy();
+            path.contains("/config/samples/")
+                && std::fs::metadata(f).is_ok_and(|m| m.len() <= MAX_FILE_BYTES)
+                && std::fs::read_to_string(f)
+                    .is_ok_and(|t| crate::source::scaffold_sample(&path, &t))
+        })
+        .then_some(first)
 }
 
 fn find_template_resource(k: &Kustomization) -> Option<(usize, String)> {
