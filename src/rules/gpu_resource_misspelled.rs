@@ -106,21 +106,19 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     if seen.contains(&res) {
                         continue;
                     }
-                    if retired_tpu(res) {
-                        seen.push(res);
-                        out.push(
-                            cx.on(
-                                owner,
-                                key,
-                                format!(
-                                    "container `{cname}` asks for `{res}` in `{field}`, a resource of GKE's TPU Nodes, an architecture retired in 2025 for TPU VMs: no node advertises it any more, so the pod stays Pending"
-                                ),
-                            )
-                            .help("run on TPU VMs: ask for `google.com/tpu` and select the slice with `cloud.google.com/gke-tpu-accelerator` and `cloud.google.com/gke-tpu-topology`"),
-                        );
-                        continue;
-                    }
-                    let Some(meant) = near_miss(res) else {
+                    let (why, help) = if retired_tpu(res) {
+                        (
+                            "a resource of GKE's TPU Nodes, an architecture retired in 2025 for TPU VMs: no node advertises it any more, so the pod stays Pending".to_string(),
+                            "run on TPU VMs: ask for `google.com/tpu` and select the slice with `cloud.google.com/gke-tpu-accelerator` and `cloud.google.com/gke-tpu-topology`".to_string(),
+                        )
+                    } else if let Some(meant) = near_miss(res) {
+                        (
+                            format!(
+                                "a near miss of `{meant}`: no device plugin advertises `{res}`, so no node ever has it and the pod stays Pending (the API server accepts any resource name with a domain)"
+                            ),
+                            format!("did you mean `{meant}`? Rename it in `limits` and `requests`"),
+                        )
+                    } else {
                         continue;
                     };
                     seen.push(res);
@@ -128,13 +126,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         cx.on(
                             owner,
                             key,
-                            format!(
-                                "container `{cname}` asks for `{res}` in `{field}`, a near miss of `{meant}`: no device plugin advertises `{res}`, so no node ever has it and the pod stays Pending (the API server accepts any resource name with a domain)"
-                            ),
+                            format!("container `{cname}` asks for `{res}` in `{field}`, {why}"),
                         )
-                        .help(format!(
-                            "did you mean `{meant}`? Rename it in `limits` and `requests`"
-                        )),
+                        .help(help),
                     );
                 }
             }

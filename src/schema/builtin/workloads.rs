@@ -51,40 +51,32 @@ macro_rules! top {
     };
 }
 
-static TEMPLATE: Obj = fixed(
-    &[any("metadata"), any("spec")],
-    &[
-        Moved {
-            from: "labels",
-            to: "spec.template.metadata.labels",
-        },
-        Moved {
-            from: "annotations",
-            to: "spec.template.metadata.annotations",
-        },
-        Moved {
-            from: "containers",
-            to: "spec.template.spec.containers",
-        },
-    ],
-);
-static CRON_TEMPLATE: Obj = fixed(
-    &[any("metadata"), any("spec")],
-    &[
-        Moved {
-            from: "labels",
-            to: "spec.jobTemplate.spec.template.metadata.labels",
-        },
-        Moved {
-            from: "annotations",
-            to: "spec.jobTemplate.spec.template.metadata.annotations",
-        },
-        Moved {
-            from: "containers",
-            to: "spec.jobTemplate.spec.template.spec.containers",
-        },
-    ],
-);
+/// A pod template's own level (`metadata`, `spec`); `$at` is where it sits, for the fields
+/// written beside them that belong inside.
+macro_rules! template {
+    ($at:literal) => {
+        fixed(
+            &[any("metadata"), any("spec")],
+            &[
+                Moved {
+                    from: "labels",
+                    to: concat!($at, ".metadata.labels"),
+                },
+                Moved {
+                    from: "annotations",
+                    to: concat!($at, ".metadata.annotations"),
+                },
+                Moved {
+                    from: "containers",
+                    to: concat!($at, ".spec.containers"),
+                },
+            ],
+        )
+    };
+}
+
+static TEMPLATE: Obj = template!("spec.template");
+static CRON_TEMPLATE: Obj = template!("spec.jobTemplate.spec.template");
 const T: Ty = Ty::Obj(&TEMPLATE);
 
 static DEPLOYMENT_SPEC: Obj = typos(&[
