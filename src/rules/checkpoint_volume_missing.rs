@@ -7,6 +7,7 @@ use crate::yaml::Node;
 use std::collections::HashMap;
 
 mod risk;
+mod script;
 mod targets;
 use risk::{Risk, risk_of, with_risk};
 use targets::{Target, saves_no_checkpoint, targets_of};
@@ -24,14 +25,17 @@ declare_rule! {
     /// `/dev/shm`: scratch by choice, meant to be lost or copied elsewhere by the program.
     ///
     /// It says why the loss is likely here: spot capacity (a NodePool that allows spot, the pod's
-    /// node selector or a Kueue flavor; of the pools the pod fits, or where it fits none, of the
-    /// GPU pools that may offer the accelerator it asks for), Karpenter disruption (a NodePool that consolidates
+    /// node selector or a Kueue flavor; of the pools the pod fits, never of pools its selectors or
+    /// tolerations rule out), Karpenter disruption (a NodePool that consolidates
     /// underutilized nodes or expires them), Kueue preemption (a ClusterQueue that may preempt
     /// the workload: its cohort policies count only in a cohort, and `withinClusterQueue:
     /// LowerPriority` outside one never evicts a workload at the highest priority in view), or,
     /// with none of those in view, the node replacement and maintenance every cluster goes
     /// through. A container with no durable volume that shows no checkpoint argument or variable
-    /// may write no checkpoint at all: it is flagged only where one of those risks is in view.
+    /// may write no checkpoint at all: it is flagged only where one of those risks is in view, and
+    /// not where the program it runs is in the files and saves nothing (the code of `python -c`,
+    /// or the one `.py` script its command names, read from the ConfigMap mounted over it: no
+    /// save, checkpoint, output directory, file opened or trainer that checkpoints by default).
     ///
     /// Only training is flagged, decided per pod template from evidence, first that decides wins:
     /// a configured training label (`training.labels`, default `workload-type: training`; another
@@ -218,7 +222,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                 Some(v) => v.durable && !v.read_only && !m.read_only,
                 None => true,
             });
-            if durable_mount || others_keep(None) {
+            // Nor where the program it runs is in view and saves nothing.
+            if durable_mount || others_keep(None) || script::saves_nothing(cx.ix, owner, t, c) {
                 continue;
             }
             let at = c.get("name").unwrap_or(c.node);

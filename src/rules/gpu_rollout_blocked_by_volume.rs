@@ -179,8 +179,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             *classes.entry(c).or_insert(true) &= host;
         }
     }
-    // Claims by (namespace, name): the one access mode that binds a single node or pod.
-    let mut claims: HashMap<(Option<&str>, &str), (&Object, Node, &str)> = HashMap::new();
+    // Claims by (namespace, name), each with the one access mode that binds a single node or
+    // pod (`None`: it binds none, or is not judged). Alternatives of one claim (a CPU and a GPU
+    // variant of a manifest) may differ: the workload's own file, then its directory, speaks.
+    type Judged<'i, 'a> = (&'i Object<'a>, Option<(Node<'a>, &'static str)>);
+    let mut claims: HashMap<(Option<&str>, &str), Vec<Judged>> = HashMap::new();
     for c in ix
         .of_kind("PersistentVolumeClaim")
         .filter(|o| o.group.is_empty())
@@ -197,20 +200,24 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             .and_then(Node::as_str)
             .is_some_and(|v| host_volumes.contains(&v))
             || classes.get(class).copied().unwrap_or(false);
-        if shared_or_unknown(class) || host {
-            continue;
-        }
-        let Some(modes) = spec.get("accessModes") else {
-            continue;
-        };
-        let written: Vec<&str> = modes.items().filter_map(Node::as_str).collect();
-        let single = match written.as_slice() {
-            ["ReadWriteOncePod"] => "ReadWriteOncePod",
-            ["ReadWriteOnce"] => "ReadWriteOnce",
-            _ => continue,
-        };
-        claims.insert((c.namespace, name), (c, modes, single));
+        let judged = (!(shared_or_unknown(class) || host))
+            .then(|| spec.get("accessModes"))
+            .flatten()
+            .and_then(|modes| {
+                let written: Vec<&str> = modes.items().filter_map(Node::as_str).collect();
+                let single = match written.as_slice() {
+                    ["ReadWriteOncePod"] => "ReadWriteOncePod",
+                    ["ReadWriteOnce"] => "ReadWriteOnce",
+                    _ => return None,
+                };
+                Some((modes, single))
+            });
+        claims
+            .entry((c.namespace, name))
+            .or_default()
+            .push((c, judged));
     }
+    claims.retain(|_, v| v.iter().any(|(_, j)| j.is_some()));
     // A shared GPU is split into slices: the new pod may take a slice beside the old one.
     if claims.is_empty() || intel_shared(ix) {
         return;
@@ -243,8 +250,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             let Some(claim) = v.at(&["persistentVolumeClaim", "claimName"]) else {
                 continue;
             };
-            let Some(&(pvc, modes, single)) =
-                claim.as_str().and_then(|n| claims.get(&(o.namespace, n)))
+            let Some((pvc, (modes, single))) = claim
+                .as_str()
+                .and_then(|n| claims.get(&(o.namespace, n)))
+                .and_then(|c| nearest(ix, o, c))
             else {
                 continue;
             };
@@ -280,4 +289,30 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             break;
         }
     }
+}
+
+/// The copy of a claim that speaks for workload `o`: the one in its file, else the ones in its
+/// directory, else all of them; judged only when every copy that speaks binds one node or pod.
+fn nearest<'i, 'a>(
+    ix: &crate::index::Index<'a>,
+    o: &Object<'_>,
+    copies: &[(&'i Object<'a>, Option<(Node<'a>, &'static str)>)],
+) -> Option<(&'i Object<'a>, (Node<'a>, &'static str))> {
+    let dir = |f: crate::diag::FileId| std::path::Path::new(&ix.files[f].path).parent();
+    let same_file: Vec<_> = copies.iter().filter(|(c, _)| c.file == o.file).collect();
+    let same_dir: Vec<_> = copies
+        .iter()
+        .filter(|(c, _)| dir(c.file) == dir(o.file))
+        .collect();
+    let speaking = if !same_file.is_empty() {
+        same_file
+    } else if !same_dir.is_empty() {
+        same_dir
+    } else {
+        copies.iter().collect()
+    };
+    if speaking.iter().any(|(_, j)| j.is_none()) {
+        return None;
+    }
+    speaking.first().and_then(|(c, j)| j.map(|j| (*c, j)))
 }

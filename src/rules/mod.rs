@@ -336,6 +336,8 @@ mod gpu_resource_misspelled;
 mod gpu_rollout_blocked_by_volume;
 mod gpu_rollout_exceeds_quota;
 mod gpu_toleration_missing;
+mod gpu_workloads_exceed_quota;
+mod hpa_gpu_resource_metric;
 mod imds_tokens_optional;
 mod inference_spot_only;
 mod invalid_hcl;
@@ -398,6 +400,7 @@ static ALL: &[&Rule] = &[
     &gpu_nodepool_unbounded::RULE,
     &gpu_quota_unenforced::RULE,
     &gpu_pod_exceeds_quota::RULE,
+    &gpu_workloads_exceed_quota::RULE,
     &gpu_rollout_exceeds_quota::RULE,
     &gpu_rollout_blocked_by_volume::RULE,
     &nodepool_cost_exceeds_budget::RULE,
@@ -406,6 +409,7 @@ static ALL: &[&Rule] = &[
     &checkpoint_volume_missing::RULE,
     &gpu_inference_pdb_missing::RULE,
     &gpu_pdb_blocks_eviction::RULE,
+    &hpa_gpu_resource_metric::RULE,
     &inference_spot_only::RULE,
     &spot_termination_grace_too_short::RULE,
     &expire_after_shorter_than_job::RULE,

@@ -16,7 +16,9 @@ pub fn admit(v: &mut Value, schema: &Value) {
 pub fn has_webhook_defaults(group: &str, kind: &str) -> bool {
     matches!(
         (group, kind),
-        ("jobset.x-k8s.io", "JobSet") | ("serving.kserve.io", "InferenceService")
+        ("jobset.x-k8s.io", "JobSet")
+            | ("serving.kserve.io", "InferenceService")
+            | ("grove.io", "PodCliqueSet")
     )
 }
 
@@ -34,6 +36,20 @@ pub fn webhook_defaults(group: &str, kind: &str, v: &mut Value) {
                     .is_none_or(|n| n.as_str().is_none_or(str::is_empty))
             {
                 first.insert("name".into(), Value::String("kserve-container".into()));
+            }
+        }
+        return;
+    }
+    // Grove's defaulting webhook returns the object as its Go type writes it, where a clique's
+    // `roleName` is never omitted: an absent one comes back as `""`.
+    if (group, kind) == ("grove.io", "PodCliqueSet") {
+        let cliques = v
+            .pointer_mut("/spec/template/cliques")
+            .and_then(Value::as_array_mut);
+        for clique in cliques.into_iter().flatten() {
+            if let Some(spec) = clique.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.entry("roleName")
+                    .or_insert_with(|| Value::String(String::new()));
             }
         }
         return;
@@ -141,6 +157,23 @@ mod tests {
                 "groups": [{"replicas": 2, "minReplicas": 0, "maxReplicas": 2147483647}],
                 "mode": "auto"
             })
+        );
+    }
+
+    #[test]
+    fn a_grove_clique_gets_the_role_name_its_webhook_writes() {
+        let mut v = serde_json::json!({"spec": {"template": {"cliques": [
+            {"name": "frontend", "spec": {"replicas": 2}},
+            {"name": "worker", "spec": {"roleName": "worker"}}
+        ]}}});
+        webhook_defaults("grove.io", "PodCliqueSet", &mut v);
+        assert_eq!(
+            v.pointer("/spec/template/cliques/0/spec/roleName"),
+            Some(&serde_json::json!(""))
+        );
+        assert_eq!(
+            v.pointer("/spec/template/cliques/1/spec/roleName"),
+            Some(&serde_json::json!("worker"))
         );
     }
 

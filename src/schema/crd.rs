@@ -560,6 +560,19 @@ fn with_object_meta(schema: &mut Value) {
     ] {
         props.entry(key).or_insert(shape);
     }
+    // The API server keeps every field of an object's metadata, whatever the schema says of it:
+    // a schema may only constrain `name` and `generateName` there.
+    if let Some(Value::Object(meta)) = props.get_mut("metadata") {
+        meta.insert(
+            "x-kubernetes-preserve-unknown-fields".into(),
+            Value::Bool(true),
+        );
+        meta.remove("required");
+        meta.remove("additionalProperties");
+        if let Some(Value::Object(fields)) = meta.get_mut("properties") {
+            fields.retain(|k, _| k == "name" || k == "generateName");
+        }
+    }
 }
 
 /// Kubernetes OpenAPI v3 → plain JSON schema: `nullable` → also null, int-or-string → integer

@@ -443,3 +443,58 @@ fn a_selector_is_judged_where_no_kustomization_labels_the_template() {
     let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(of("schema-violation", &out), vec!["plain/ds.yaml"], "{out}");
 }
+
+/// A one-replica GPU server in `file`'s namespace `llm` mounting claim `models`, with its claim
+/// in `mode`.
+fn server_with_claim(mode: &str, gpu: bool) -> String {
+    let limits = if gpu {
+        "{nvidia.com/gpu: 1}"
+    } else {
+        "{cpu: \"4\"}"
+    };
+    format!(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: models\n  namespace: llm\nspec:\n  accessModes: [{mode}]\n  resources:\n    requests: {{storage: 50Gi}}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: server\n  namespace: llm\nspec:\n  selector:\n    matchLabels: {{app: server}}\n  template:\n    metadata:\n      labels: {{app: server}}\n    spec:\n      containers:\n        - name: server\n          image: localai/localai:latest\n          resources:\n            limits: {limits}\n          volumeMounts: [{{name: models, mountPath: /models}}]\n      volumes:\n        - name: models\n          persistentVolumeClaim: {{claimName: models}}\n"
+    )
+}
+
+#[test]
+fn a_claim_is_read_from_the_variant_that_mounts_it() {
+    const RULE: &str = "gpu-rollout-blocked-by-volume";
+    // A CPU and a GPU variant of one server, each with its own copy of the claim: the GPU
+    // variant's copy decides, whichever file comes last.
+    for (gpu_mode, cpu_mode, expected) in [
+        ("ReadWriteMany", "ReadWriteOnce", 0),
+        ("ReadWriteOnce", "ReadWriteMany", 1),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "k8s/deployment-nvidia.yaml",
+            &server_with_claim(gpu_mode, true),
+        );
+        write(
+            d.path(),
+            "k8s/deployment.yaml",
+            &server_with_claim(cpu_mode, false),
+        );
+        let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+        assert_eq!(of(RULE, &out).len(), expected, "{gpu_mode}: {out}{err}");
+        if expected == 1 {
+            // Its related place is the claim of its own file.
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let f = v["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["rule"] == RULE)
+                .unwrap();
+            let related: Vec<&str> = f["related"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["path"].as_str().unwrap())
+                .collect();
+            assert_eq!(related, vec!["k8s/deployment-nvidia.yaml"], "{f}");
+        }
+    }
+}

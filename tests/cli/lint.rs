@@ -2489,6 +2489,37 @@ fn properties_of_a_crds_anyof_branch_constrain_values_and_close_nothing() {
     assert_eq!(code, 1, "{out}{err}");
 }
 
+#[test]
+fn a_crds_metadata_schema_constrains_the_name_only() {
+    // The schema describes `metadata.name` alone: the namespace and labels are still kept.
+    let d = tempfile::tempdir().unwrap();
+    let spec = "              type: object
+              x-kubernetes-preserve-unknown-fields: true
+            metadata:
+              type: object
+              properties:
+                name: {type: string, maxLength: 10}
+";
+    write(
+        d.path(),
+        "crds/agent.yaml",
+        &platform_crd("Agent", "Namespaced", spec),
+    );
+    let object = |name: &str| {
+        format!(
+            "apiVersion: platform.example.com/v1\nkind: Agent\nmetadata:\n  name: {name}\n  namespace: ml\n  labels: {{team: a}}\nspec: {{}}\n"
+        )
+    };
+    write(d.path(), "apps/agent.yaml", &object("agent"));
+    let lint = |d: &Path| run(gpuops_in(d).args(["lint", "--rule", "schema-violation"]));
+    let Run { code, out, err } = lint(d.path());
+    assert_eq!(code, 0, "{out}{err}");
+    // What it says of the name still holds.
+    write(d.path(), "apps/agent.yaml", &object("a-much-longer-name"));
+    let Run { code, out, err } = lint(d.path());
+    assert!(code == 1 && out.contains("name"), "{out}{err}");
+}
+
 /// A one-version (`v1`) CRD of `platform.example.com` whose schema is an object with a `spec`
 /// (`spec` is the YAML of that property's schema, indented for its place).
 fn platform_crd(kind: &str, scope: &str, spec: &str) -> String {

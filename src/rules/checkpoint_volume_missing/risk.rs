@@ -95,7 +95,18 @@ pub(super) fn risk_of(cx: &Ctx, ti: usize, preempting: Option<usize>) -> Risk {
             asks.iter()
                 .all(|r| crate::sched::offers(&cx.ix.nodepools[*p], r))
         };
-        let candidates: Vec<usize> = if fitting.is_empty() {
+        // A pod whose selectors or tolerations fit none of the pools never lands on one (it
+        // runs on nodes from elsewhere, or stays Pending): no pool's spot or consolidation is
+        // its risk.
+        let fits_none = fitting.is_empty()
+            && cx
+                .ix
+                .variant_placements
+                .get(ti)
+                .is_some_and(|v| !v.is_empty());
+        let candidates: Vec<usize> = if fits_none {
+            Vec::new()
+        } else if fitting.is_empty() {
             (0..cx.ix.nodepools.len())
                 .filter(gpu)
                 .filter(offers)

@@ -489,6 +489,18 @@ impl<'s, 'a> Eval<'s, 'a> {
                 }
                 unknown_here(self)
             }
+            "length" if args.len() == 1 => {
+                let n = match self.eval_in(args[0], origin).val {
+                    Val::List(l) => l.len(),
+                    Val::Map(m) => m.len(),
+                    Val::Str(s) => s.chars().count(),
+                    _ => return unknown_here(self),
+                };
+                V {
+                    val: Val::Num(n.to_string()),
+                    span,
+                }
+            }
             "merge" => {
                 let mut out: Vec<(String, Range<usize>, V)> = Vec::new();
                 for a in &args {

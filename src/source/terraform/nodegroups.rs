@@ -9,6 +9,7 @@
 use super::eval::{Eval, V, Val};
 use super::manifest::{attr, for_each_instance, shape};
 use crate::yaml::{Document, Shape, Span, construct};
+use hcl_edit::expr::Expression;
 use hcl_edit::structure::{Block, Body, Structure};
 use std::ops::Range;
 use std::sync::Arc;
@@ -23,8 +24,14 @@ pub fn read(body: &Body, ev: &mut Eval<'_, '_>, text: &Arc<str>) -> Vec<Document
                     continue;
                 };
                 let defaults = attr(b, "eks_managed_node_group_defaults").map(|d| ev.eval(d));
-                let groups = ev.eval(groups);
-                for (name, ks, g) in groups.entries() {
+                let maps = group_maps(groups, ev);
+                // Merged in order: a later map's group of the same name replaces an earlier one.
+                let mut entries: Vec<&(String, Range<usize>, V)> = Vec::new();
+                for e in maps.iter().flat_map(V::entries) {
+                    entries.retain(|(n, _, _)| *n != e.0);
+                    entries.push(e);
+                }
+                for (name, ks, g) in entries {
                     let g = match &defaults {
                         Some(d) => merged(d, g),
                         None => g.clone(),
@@ -52,6 +59,24 @@ pub fn read(body: &Body, ev: &mut Eval<'_, '_>, text: &Arc<str>) -> Vec<Document
         }
     }
     out
+}
+
+/// The maps of groups an `eks_managed_node_groups` value may hold, in merge order: each
+/// argument of a `merge`, and both branches of a condition, since a group a variable switches
+/// on may exist in the cluster whatever the variable's default says.
+fn group_maps(e: &Expression, ev: &mut Eval<'_, '_>) -> Vec<V> {
+    match e {
+        Expression::FuncCall(f) if !f.name.is_namespaced() && f.name.name.as_str() == "merge" => {
+            f.args.iter().flat_map(|a| group_maps(a, ev)).collect()
+        }
+        Expression::Conditional(c) => {
+            let mut maps = group_maps(&c.true_expr, ev);
+            maps.extend(group_maps(&c.false_expr, ev));
+            maps
+        }
+        Expression::Parenthesis(p) => group_maps(p.inner(), ev),
+        _ => vec![ev.eval(e)],
+    }
 }
 
 /// A group's settings over the module's defaults.
@@ -373,5 +398,36 @@ resource "aws_eks_node_group" "infer" {
             .next()
             .unwrap();
         assert_eq!(t.str_at(&["effect"]), Some("NoExecute"));
+    }
+
+    #[test]
+    fn groups_merged_in_under_a_condition_may_exist() {
+        // The capacity-block group exists only once a reservation id is given; the default
+        // is empty, but a cluster built with one has it.
+        let text = r#"variable "reservation_id" {
+  default = ""
+}
+module "eks" {
+  source = "terraform-aws-modules/eks/aws"
+  eks_managed_node_groups = merge({
+    gpu = { instance_types = ["g6.4xlarge"], labels = { NodeGroupType = "g6-mng" } }
+    }, length(var.reservation_id) > 0 ? {
+    cbr = { instance_types = ["p4de.24xlarge"], labels = { node-type = "p4de" } }
+  } : {}, { gpu = { instance_types = ["g6.8xlarge"] } })
+}
+"#;
+        let files = derived(text);
+        let names: Vec<_> = files[0]
+            .docs
+            .iter()
+            .map(|d| d.root().str_at(&["metadata", "name"]).unwrap())
+            .collect();
+        assert_eq!(names, ["cbr", "gpu"]);
+        // The last map's `gpu` replaces the first one.
+        let gpu = files[0].docs[1].root();
+        assert!(
+            gpu.at(&["spec", "template", "metadata", "labels", "NodeGroupType"])
+                .is_none()
+        );
     }
 }

@@ -115,3 +115,23 @@ fn a_field_merged_in_on_a_value_still_unknown_is_not_left_out() {
 }"#;
     assert!(eval_local(&[text], "spec").is_unknown());
 }
+
+#[test]
+fn a_group_merged_in_when_a_variable_is_set_is_left_out_by_its_default() {
+    // An optional node group added only with a reservation id, here empty.
+    let text = r#"locals {
+  reservation = ""
+  groups = merge({ gpu = { a = 1 } }, length(local.reservation) > 0 ? { cbr = { b = 2 } } : {})
+  n      = length(["a", "b"])
+  m      = length({ a = 1 })
+}"#;
+    let groups = eval_local(&[text], "groups");
+    let names: Vec<&str> = groups
+        .entries()
+        .iter()
+        .map(|(k, _, _)| k.as_str())
+        .collect();
+    assert_eq!(names, ["gpu"]);
+    assert_eq!(eval_local(&[text], "n").str(), Some("2"));
+    assert_eq!(eval_local(&[text], "m").str(), Some("1"));
+}
