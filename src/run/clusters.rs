@@ -185,10 +185,79 @@ pub fn example_of(rel: &str) -> Option<&str> {
     })
 }
 
-/// The repository as one cluster, and when it holds two or more examples, each example judged
-/// again with the files outside every example (the platform they share) and not with the other
-/// examples: a finding on an example's file stands only if it holds there too. Without
-/// examples this is exactly one cluster of every file.
+/// Directories that hold a cluster's infrastructure code, named for the tool rather than the
+/// stack: the stack is their parent (`ai-ml/bionemo/terraform/eks.tf` builds `ai-ml/bionemo`).
+const INFRA_DIRS: [&str; 5] = ["terraform", "tf", "iac", "infra", "infrastructure"];
+
+/// The directories (relative to the root) that define a cluster of their own: where Terraform
+/// builds node capacity (EKS managed node groups, Karpenter pools from chart values) or an
+/// eksctl `ClusterConfig` stands. The root itself is none: it is the repository.
+fn stack_roots(files: &[SourceFile], rel: &[Option<String>]) -> Vec<String> {
+    let mut roots: Vec<String> = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let kind_of = |d: &crate::yaml::Document, kind: &str, api: &str| {
+            d.root().str_at(&["kind"]) == Some(kind)
+                && d.root()
+                    .str_at(&["apiVersion"])
+                    .is_some_and(|v| v.starts_with(api))
+        };
+        let defines = (f.path.ends_with(".tf")
+            && f.is_context()
+            && f.docs
+                .iter()
+                .any(|d| kind_of(d, "NodePool", "karpenter.sh/")))
+            || f.docs
+                .iter()
+                .any(|d| kind_of(d, "ClusterConfig", "eksctl.io/"));
+        let Some(path) = rel[i].as_deref().filter(|_| defines) else {
+            continue;
+        };
+        let mut dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        let last = dir.rsplit('/').next().unwrap_or(dir);
+        if INFRA_DIRS.contains(&last.to_ascii_lowercase().as_str()) {
+            dir = dir.rsplit_once('/').map_or("", |(d, _)| d);
+        }
+        if !dir.is_empty() && !roots.iter().any(|r| r == dir) {
+            roots.push(dir.to_string());
+        }
+    }
+    roots
+}
+
+/// The stack a path belongs to: the deepest stack root that holds it.
+fn stack_of<'r>(roots: &'r [String], path: &str) -> Option<&'r str> {
+    roots
+        .iter()
+        .filter(|r| {
+            path.strip_prefix(r.as_str())
+                .is_some_and(|p| p.starts_with('/'))
+        })
+        .max_by_key(|r| r.len())
+        .map(String::as_str)
+}
+
+/// The group of a file that is judged again on its own: its stack (with two or more in the
+/// repository) and its example (context files belong to no example).
+fn group_of<'p>(
+    file: &SourceFile,
+    path: &'p str,
+    roots: &'p [String],
+) -> (Option<&'p str>, Option<&'p str>) {
+    let stack = if roots.len() >= 2 {
+        stack_of(roots, path)
+    } else {
+        None
+    };
+    let example = example_of(path).filter(|_| !file.is_context());
+    (stack, example)
+}
+
+/// The repository as one cluster, and when it holds two or more examples, or two or more
+/// stacks that each build a cluster of their own, each example (and stack) judged again with
+/// the files outside every example and stack (the platform they share) and not with the
+/// others: a finding on an example's file stands only if it holds there too. A file of an
+/// example inside a stack is judged with that stack's files. Without examples and stacks this
+/// is exactly one cluster of every file.
 fn example_scopes(
     files: &[SourceFile],
     rel: &[Option<String>],
@@ -200,27 +269,44 @@ fn example_scopes(
         reports: None,
         settings: settings.clone(),
     };
-    let mut examples: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
-    let mut shared: Vec<usize> = Vec::new();
-    for (i, r) in rel.iter().enumerate() {
-        // Outside the root (linted from elsewhere without a config): the path as given.
-        let path = r.as_deref().unwrap_or(files[i].path.as_str());
-        match example_of(path) {
-            Some(e) if !files[i].is_context() => examples.entry(e).or_default().push(i),
-            _ => shared.push(i),
+    let roots = stack_roots(files, rel);
+    // Outside the root (linted from elsewhere without a config): the path as given.
+    let path = |i: usize| rel[i].as_deref().unwrap_or(files[i].path.as_str());
+    let groups: Vec<(Option<&str>, Option<&str>)> = (0..files.len())
+        .map(|i| group_of(&files[i], path(i), &roots))
+        .collect();
+    let mut own: std::collections::BTreeMap<(Option<&str>, Option<&str>), Vec<usize>> =
+        Default::default();
+    for (i, g) in groups.iter().enumerate() {
+        if *g != (None, None) && !files[i].is_context() {
+            own.entry(*g).or_default().push(i);
         }
     }
-    if examples.len() < 2 {
+    let examples = own
+        .keys()
+        .filter_map(|(_, e)| *e)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let stacks = own
+        .keys()
+        .filter_map(|(s, _)| *s)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    if examples < 2 && stacks < 2 {
         return vec![all()];
     }
     let mut out = vec![all()];
-    for own in examples.into_values() {
-        let mut ids: Vec<usize> = shared.iter().chain(&own).copied().collect();
-        ids.sort_unstable();
+    for ((stack, example), reported) in own {
+        let ids: Vec<usize> = (0..files.len())
+            .filter(|&i| {
+                let (s, e) = groups[i];
+                (s.is_none() || s == stack) && (e.is_none() || e == example)
+            })
+            .collect();
         out.push(ClusterScope {
             name: None,
             files: ids,
-            reports: Some(own.into_iter().collect()),
+            reports: Some(reported.into_iter().collect()),
             settings: settings.clone(),
         });
     }
@@ -299,8 +385,9 @@ pub fn explain(files: &[SourceFile], settings: &Settings) -> String {
     }
     if !examples.is_empty() {
         let rel = relative_paths(files, settings);
+        let roots = stack_roots(files, &rel);
         out.push_str(&format!(
-            "  {} examples are also judged on their own, each with the files outside every example and not with the other examples: a finding in an example stands only if it holds there too\n",
+            "  {} examples (and stacks that build a cluster of their own) are also judged on their own, each with the files outside every example and stack and not with the others: a finding in an example stands only if it holds there too\n",
             examples.len()
         ));
         for ex in &examples {
@@ -309,9 +396,16 @@ pub fn explain(files: &[SourceFile], settings: &Settings) -> String {
                 .reports
                 .iter()
                 .flatten()
-                .filter_map(|&i| example_of(rel[i].as_deref().unwrap_or(files[i].path.as_str())))
-                .next()
-                .unwrap_or("?");
+                .map(|&i| {
+                    let path = rel[i].as_deref().unwrap_or(files[i].path.as_str());
+                    match group_of(&files[i], path, &roots) {
+                        (_, Some(e)) => e.to_string(),
+                        (Some(s), None) => s.to_string(),
+                        (None, None) => "?".to_string(),
+                    }
+                })
+                .min()
+                .unwrap_or_else(|| "?".to_string());
             out.push_str(&format!(
                 "    {name}/: {own} file{}\n",
                 if own == 1 { "" } else { "s" }

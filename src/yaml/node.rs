@@ -565,7 +565,8 @@ fn resolve_plain(t: &str) -> Yaml11 {
 }
 
 /// go-yaml v2's float form (sign already stripped): `.5`, `1.`, `1.5`, and exponents with or
-/// without a dot (`1e3` is the number 1000 to Kubernetes, though YAML 1.1 proper says string).
+/// without a dot (`1e3` is the number 1000 to Kubernetes, though YAML 1.1 proper says string),
+/// of a value a float64 holds.
 fn is_go_yaml_float(body: &str) -> bool {
     let b = body.as_bytes();
     let digits = |mut i: usize| {
@@ -599,7 +600,9 @@ fn is_go_yaml_float(body: &str) -> bool {
         }
         i = k;
     }
-    i == b.len()
+    // go-yaml keeps the text a string when Go's ParseFloat fails, as it does past the largest
+    // float64 (`2e70684`, a commit hash).
+    i == b.len() && body.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
 /// One document of a stream: its nodes in one array.

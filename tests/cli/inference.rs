@@ -498,3 +498,41 @@ fn a_claim_is_read_from_the_variant_that_mounts_it() {
         }
     }
 }
+
+#[test]
+fn stacks_that_build_their_own_clusters_do_not_judge_each_other() {
+    const DND: &str = "training-do-not-disrupt-missing";
+    // Two stacks of one monorepo, each building its cluster with Terraform: one on Karpenter,
+    // the other on an EKS managed node group only. The second stack's training Job runs where
+    // Karpenter never disrupts anything.
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "ai-ml/ray/manifests/pool.yaml", GPU_POOL);
+    write(
+        d.path(),
+        "ai-ml/ray/terraform/eks.tf",
+        "module \"eks\" {\n  source = \"terraform-aws-modules/eks/aws\"\n  eks_managed_node_groups = {\n    core = { instance_types = [\"m6i.xlarge\"] }\n  }\n}\n",
+    );
+    write(
+        d.path(),
+        "ai-ml/bionemo/terraform/eks.tf",
+        "module \"eks\" {\n  source = \"terraform-aws-modules/eks/aws\"\n  eks_managed_node_groups = {\n    gpu = {\n      instance_types = [\"g5.12xlarge\"]\n      taints = { gpu = { key = \"nvidia.com/gpu\", effect = \"NO_SCHEDULE\" } }\n    }\n  }\n}\n",
+    );
+    write(d.path(), "ai-ml/bionemo/jobs/train.yaml", TRAINING_JOB);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(of(DND, &out), Vec::<String>::new(), "{out}{err}");
+    // The same Job in the Karpenter stack is told.
+    write(d.path(), "ai-ml/ray/jobs/train.yaml", TRAINING_JOB);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        of(DND, &out),
+        vec!["ai-ml/ray/jobs/train.yaml"],
+        "{out}{err}"
+    );
+    // `--explain-clusters` names the stacks.
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--explain-clusters"]));
+    let text = format!("{out}{err}");
+    assert!(
+        text.contains("    ai-ml/bionemo/: ") && text.contains("    ai-ml/ray/: "),
+        "{text}"
+    );
+}

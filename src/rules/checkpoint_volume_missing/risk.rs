@@ -233,11 +233,14 @@ fn disruption_risk(cx: &Ctx, t: &PodTemplate, candidates: &[usize], risk: &mut R
         );
         return;
     }
+    // Node groups (EKS managed, the cluster autoscaler's) are neither consolidated nor expired
+    // by Karpenter.
     let pools = || {
         candidates
             .iter()
             .filter(|&&pi| cx.ix.pools.capability[pi] != GpuCapability::None)
             .map(|&pi| &cx.ix.nodepools[pi])
+            .filter(|p| p.is_karpenter())
     };
     if !protected(t) {
         let consolidating = pools().find_map(|p| {

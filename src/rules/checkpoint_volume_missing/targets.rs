@@ -74,7 +74,8 @@ fn words(s: &str) -> Vec<&str> {
 }
 
 /// Whether the container's command turns checkpoints off: Hugging Face's
-/// `save_strategy="no"` (`--save_strategy no`, or a keyword argument of an inline script).
+/// `save_strategy="no"` (`--save_strategy no`, or a keyword argument of an inline script), or a
+/// checkpoint interval beyond the steps it runs.
 /// Its output directory then holds no checkpoint, and a restart from the start is by design.
 pub(super) fn saves_no_checkpoint(c: &Container<'_>) -> bool {
     let toks: Vec<&str> = ["command", "args"]
@@ -84,6 +85,9 @@ pub(super) fn saves_no_checkpoint(c: &Container<'_>) -> bool {
         .flat_map(words)
         .collect();
     let no = |v: &str| v.trim_matches(|ch| matches!(ch, '"' | '\'' | ',')) == "no";
+    if interval_beyond_steps(&toks) {
+        return true;
+    }
     toks.iter().enumerate().any(|(i, t)| {
         let name = t.trim_start_matches('-');
         match name.split_once('=') {
@@ -95,6 +99,47 @@ pub(super) fn saves_no_checkpoint(c: &Container<'_>) -> bool {
             }
         }
     })
+}
+
+/// Whether the run ends before its first checkpoint: a checkpoint interval in steps
+/// (`--checkpoint_freq=999`) beyond the steps it runs (`--max_steps=50`), as profiling and
+/// smoke runs of a training script set them.
+fn interval_beyond_steps(toks: &[&str]) -> bool {
+    let number = |name: &[&str]| {
+        toks.iter().enumerate().find_map(|(i, t)| {
+            let flag = t.strip_prefix("--")?;
+            let (k, v) = match flag.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (flag, toks.get(i + 1).copied()),
+            };
+            let k = k.to_ascii_lowercase().replace('-', "_");
+            if !name.contains(&k.as_str()) {
+                return None;
+            }
+            v?.trim_matches(|ch| matches!(ch, '"' | '\'' | ','))
+                .parse::<u64>()
+                .ok()
+        })
+    };
+    let steps = number(&[
+        "max_steps",
+        "num_steps",
+        "total_steps",
+        "train_steps",
+        "max_iters",
+        "train_iters",
+    ]);
+    let interval = number(&[
+        "checkpoint_freq",
+        "checkpoint_frequency",
+        "checkpoint_interval",
+        "checkpoint_every",
+        "checkpoint_steps",
+        "ckpt_freq",
+        "ckpt_every",
+        "ckpt_interval",
+    ]);
+    matches!((steps, interval), (Some(s), Some(i)) if i > s)
 }
 
 /// Checkpoint destinations given in `command`/`args` and `env`.

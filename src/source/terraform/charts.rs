@@ -122,16 +122,24 @@ fn karpenter_resources(values: Node<'_>, text: &Arc<str>) -> Vec<Document> {
     let pool = values.get("nodePool");
     if pool.is_some() && enabled(pool) {
         let field = |k: &str| pool.and_then(|p| p.get(k));
-        let mut labels = vec![
-            (key("NodePool"), Shape::Copy(name)),
-            (key("NodeGroupType"), Shape::Copy(name)),
-        ];
-        // `labels` is a list of one-entry maps, each rendered into the pool's labels.
-        for l in field("labels").map(|l| l.items()).into_iter().flatten() {
-            for (k, v) in l.as_map().into_iter().flatten() {
-                labels.push((Shape::Copy(k), Shape::Copy(v)));
-            }
-        }
+        // `labels` is a list of one-entry maps, each rendered into the pool's labels after the
+        // chart's own two: a label of the same name comes later and wins when Helm decodes it.
+        let given: Vec<(Node, Node)> = field("labels")
+            .map(|l| l.items())
+            .into_iter()
+            .flatten()
+            .flat_map(|l| l.as_map().into_iter().flatten())
+            .collect();
+        let mut labels: Vec<(Shape, Shape)> = ["NodePool", "NodeGroupType"]
+            .into_iter()
+            .filter(|own| !given.iter().any(|(k, _)| k.as_str() == Some(own)))
+            .map(|own| (key(own), Shape::Copy(name)))
+            .collect();
+        labels.extend(
+            given
+                .into_iter()
+                .map(|(k, v)| (Shape::Copy(k), Shape::Copy(v))),
+        );
         let mut spec = vec![(
             key("nodeClassRef"),
             map(vec![
@@ -289,6 +297,23 @@ mod tests {
             pool.str_at(&["spec", "template", "spec", "nodeClassRef", "name"]),
             Some("g6-gpu")
         );
+        // A label the values give again replaces the chart's own: Helm keeps the last key.
+        let p = dir.path().join("addons.tf");
+        std::fs::write(
+            &p,
+            text.replace("- type: karpenter", "- NodeGroupType: spark-executor-gpu"),
+        )
+        .unwrap();
+        let files = super::super::read_module(&[p]).pop().unwrap().unwrap();
+        let labels = files[0].docs[0]
+            .root()
+            .at(&["spec", "template", "metadata", "labels"])
+            .unwrap();
+        assert_eq!(
+            labels.str_at(&["NodeGroupType"]),
+            Some("spark-executor-gpu")
+        );
+        assert_eq!(labels.str_at(&["NodePool"]), Some("g6-gpu"));
     }
 
     #[test]
