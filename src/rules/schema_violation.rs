@@ -50,8 +50,9 @@ declare_rule! {
     /// A pod spec with no `containers` at all is a fragment
     /// (a Spark pod template file, a kustomize patch left beside its base): its own required
     /// fields are not asked for, and neither are the required fields of an object in a file
-    /// named as a kustomize patch (`patch-nodeclass.yaml`, `gpu_patch.yaml`, `patches/…`), which
-    /// merges into a base that has them. A file whose name says it is broken on purpose
+    /// named as a kustomize patch (`patch-nodeclass.yaml`, `gpu_patch.yaml`, `patches/…`) or for
+    /// the kustomization that patches with it (`ci-platform-kustomization.yaml`), which merges
+    /// into a base that has them. A file whose name says it is broken on purpose
     /// (`invalid.yaml`) is not judged unless the rule is selected with `--rule`, nor is an
     /// operator's sample as kubebuilder scaffolds it (under `config/samples/`, still holding the
     /// generator's `TODO(user)`, or `foo: bar` under `# Add fields here`), a placeholder. Nor is an object
@@ -303,19 +304,15 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
         return;
     }
     let path = cx.ix.files.get(obj.file).map_or("", |f| f.path.as_str());
-    // A kustomize patch merges into a base that has the required fields.
-    let patch = crate::source::named_patch(path);
+    // A kustomize patch merges into a base that has the required fields; so do the objects of
+    // a file named for the kustomization it patches with (`ci-platform-kustomization.yaml`).
+    let patch = crate::source::named_patch(path)
+        || (crate::source::named_for_kustomization(path) && !obj.kind.ends_with("Kustomization"));
     // A `testdata` directory holds a program's test inputs (Go's convention; `fixtures` in
     // JavaScript's, Ruby's and Python's test tools), read by its tests rather than applied
     // (partial objects, placeholder names, the very rejections a test expects): nothing there
     // is judged as what an API server would be given.
-    let input = !cx.ix.settings.selected(RULE.name)
-        && std::path::Path::new(path).components().any(|c| {
-            matches!(
-                c.as_os_str().to_str(),
-                Some("testdata" | "test-data" | "fixtures" | "__fixtures__")
-            )
-        });
+    let input = !cx.ix.settings.selected(RULE.name) && crate::source::in_test_input_dir(path);
     if input {
         found.clear();
         return;

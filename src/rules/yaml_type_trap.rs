@@ -12,7 +12,10 @@ declare_rule! {
     /// affinity and NodePool requirement values, Kueue ResourceFlavor `nodeLabels`, container
     /// `env` values, `command` and `args`, and ConfigMap `data` / Secret `stringData`.
     /// `true`, `yes`, `on`, `off`, `y`, `n`, `0755` (octal 493), `1_000` (1000), `1e3` (1000),
-    /// `1.10` (1.1) are the usual suspects.
+    /// `1.10` (1.1) are the usual suspects; a number past the largest float64 (`2e70684`, a
+    /// commit hash) stays a string, as go-yaml reads it. Objects under a `testdata`,
+    /// `test-data` or `fixtures` directory (a program's test inputs) are judged only when the
+    /// rule is selected with `--rule`.
     ///
     /// ## Why is this bad?
     /// YAML 1.2 tools and editors show `on` or `0755` as text, but `kubectl`, Argo CD and Flux
@@ -41,7 +44,17 @@ declare_rule! {
 }
 
 fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    // A program's test inputs are read by its tests, never applied (as for `schema-violation`).
+    let input = |obj: &crate::model::Object| {
+        !cx.ix.settings.selected(RULE.name)
+            && crate::source::in_test_input_dir(
+                cx.ix.files.get(obj.file).map_or("", |f| f.path.as_str()),
+            )
+    };
     for (_, obj) in cx.objects() {
+        if input(obj) {
+            continue;
+        }
         let mut f = Finder { cx, obj, out };
         f.metadata(obj.metadata());
         for jt in job_template_metadata(obj) {
@@ -70,6 +83,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     }
     for (_, t) in cx.templates() {
         let obj = cx.ix.owner(t);
+        if input(obj) {
+            continue;
+        }
         let mut f = Finder { cx, obj, out };
         // A bare Pod's template metadata is the object's own, already read above.
         if !same(t.metadata, obj.metadata()) {

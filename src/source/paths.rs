@@ -227,6 +227,28 @@ pub fn named_patch(path: &str) -> bool {
         })
 }
 
+/// Whether a file lies in a directory of a program's test inputs (`testdata`, Go's convention;
+/// `fixtures` in JavaScript's, Ruby's and Python's test tools), read by its tests rather than
+/// applied to a cluster.
+pub fn in_test_input_dir(path: &str) -> bool {
+    std::path::Path::new(path).components().any(|c| {
+        matches!(
+            c.as_os_str().to_str(),
+            Some("testdata" | "test-data" | "fixtures" | "__fixtures__")
+        )
+    })
+}
+
+/// Whether a file's name says it holds what a kustomization patches with
+/// (`ci-artifacts-platform-kustomization.yaml`), not being a kustomization file itself.
+pub fn named_for_kustomization(path: &str) -> bool {
+    let stem = lower_stem(std::path::Path::new(path));
+    stem != "kustomization"
+        && stem
+            .split(['-', '_', '.'])
+            .any(|w| matches!(w, "kustomization" | "kustomize"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::in_test_tree;
@@ -287,6 +309,12 @@ mod name_tests {
 
     #[test]
     fn patch_files_are_named_so() {
+        assert!(super::named_for_kustomization(
+            "test/e2e/data/ci-artifacts-platform-kustomization.yaml"
+        ));
+        assert!(!super::named_for_kustomization(
+            "overlays/prod/kustomization.yaml"
+        ));
         assert!(named_patch("overlays/prod/patch-ec2-node-class.yaml"));
         assert!(named_patch("gpu_patch.yaml"));
         assert!(named_patch("overlays/prod/patches/nodepool.yaml"));

@@ -514,7 +514,8 @@ fn an_object_whose_name_is_still_to_be_filled_in_may_be_the_one_named() {
 fn what_a_testdata_input_holds_is_not_judged_as_an_object() {
     let d = tempfile::tempdir().unwrap();
     // A field the schema lacks, and a required one missing.
-    let queue = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  namespaceSelector: {}\n  fairSharing:\n    enable: true\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: r\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n    - coveredResources: [cpu]\n";
+    // And a ConfigMap value that is a number to Kubernetes.
+    let queue = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  namespaceSelector: {}\n  fairSharing:\n    enable: true\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: r\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n    - coveredResources: [cpu]\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  vlanID: 2000\n";
     // A Go test's input, read by the program under test, not applied; a UI test's fixture
     // (JavaScript's convention), loaded as data; and the same objects applied from the
     // repository.
@@ -532,6 +533,7 @@ fn what_a_testdata_input_holds_is_not_judged_as_an_object() {
     assert_eq!(
         severities,
         [
+            ("deploy/queue.yaml", "error"),
             ("deploy/queue.yaml", "error"),
             ("deploy/queue.yaml", "error")
         ],
