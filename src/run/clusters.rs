@@ -256,7 +256,8 @@ fn group_of<'p>(
 /// stacks that each build a cluster of their own, each example (and stack) judged again with
 /// the files outside every example and stack (the platform they share) and not with the
 /// others: a finding on an example's file stands only if it holds there too. A file of an
-/// example inside a stack is judged with that stack's files. Without examples and stacks this
+/// example inside a stack is judged with that stack's files; one outside every stack with every
+/// stack's. Without examples and stacks this
 /// is exactly one cluster of every file.
 fn example_scopes(
     files: &[SourceFile],
@@ -300,7 +301,9 @@ fn example_scopes(
         let ids: Vec<usize> = (0..files.len())
             .filter(|&i| {
                 let (s, e) = groups[i];
-                (s.is_none() || s == stack) && (e.is_none() || e == example)
+                // A stack's files are judged without the other stacks'; what lies outside
+                // every stack (an example that any of them may run) with all of them.
+                (s.is_none() || stack.is_none() || s == stack) && (e.is_none() || e == example)
             })
             .collect();
         out.push(ClusterScope {

@@ -103,7 +103,7 @@ pub(super) fn saves_no_checkpoint(c: &Container<'_>) -> bool {
 
 /// Whether the run ends before its first checkpoint: a checkpoint interval in steps
 /// (`--checkpoint_freq=999`) beyond the steps it runs (`--max_steps=50`), as profiling and
-/// smoke runs of a training script set them.
+/// smoke runs of a training script set them, and nothing tells it to resume from checkpoints.
 fn interval_beyond_steps(toks: &[&str]) -> bool {
     let number = |name: &[&str]| {
         toks.iter().enumerate().find_map(|(i, t)| {
@@ -139,7 +139,11 @@ fn interval_beyond_steps(toks: &[&str]) -> bool {
         "ckpt_every",
         "ckpt_interval",
     ]);
-    matches!((steps, interval), (Some(s), Some(i)) if i > s)
+    // A run told to resume from its checkpoints is meant to run longer than this.
+    let resumes = toks
+        .iter()
+        .any(|t| t.to_ascii_lowercase().contains("resume"));
+    matches!((steps, interval), (Some(s), Some(i)) if i > s) && !resumes
 }
 
 /// Checkpoint destinations given in `command`/`args` and `env`.
