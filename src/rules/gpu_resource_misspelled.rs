@@ -14,7 +14,8 @@ declare_rule! {
     /// `nvidia.com/gpumem`, `nvidia.com/gpu.shared`, MIG profiles), other vendors' names
     /// (`fake.com/gpu`) and placeholders are left alone. Also flagged: the resources of GKE's
     /// TPU Nodes (`cloud-tpus.google.com/v2`, `v3` and their `preemptible-` forms), which no
-    /// node has advertised since TPU Nodes were retired in 2025.
+    /// node has advertised since TPU Nodes were retired in 2025, and the kubelet's
+    /// `alpha.kubernetes.io/nvidia-gpu`, removed in Kubernetes 1.11.
     ///
     /// ## Why is this bad?
     /// The API server accepts any extended resource name with a domain, so the typo is not
@@ -106,7 +107,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     if seen.contains(&res) {
                         continue;
                     }
-                    let (why, help) = if retired_tpu(res) {
+                    let (why, help) = if res == "alpha.kubernetes.io/nvidia-gpu" {
+                        (
+                            "the kubelet's own GPU resource of Kubernetes 1.10 and before, removed in 1.11 for device plugins: no node advertises it any more, so the pod stays Pending".to_string(),
+                            "ask for `nvidia.com/gpu`, which the NVIDIA device plugin advertises, in `limits`".to_string(),
+                        )
+                    } else if retired_tpu(res) {
                         (
                             "a resource of GKE's TPU Nodes, an architecture retired in 2025 for TPU VMs: no node advertises it any more, so the pod stays Pending".to_string(),
                             "run on TPU VMs: ask for `google.com/tpu` and select the slice with `cloud.google.com/gke-tpu-accelerator` and `cloud.google.com/gke-tpu-topology`".to_string(),
