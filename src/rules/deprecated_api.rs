@@ -3,6 +3,9 @@ use crate::diag::Diagnostic;
 use crate::model::Object;
 use crate::yaml::Node;
 
+mod removed_workloads;
+use removed_workloads::removed_workload;
+
 declare_rule! {
     /// ## What it does
     /// Flags Karpenter and Kueue API versions, fields, values and annotations that are removed or
@@ -42,6 +45,10 @@ declare_rule! {
     ///   EC2NodeClass or NodeClass): an error, as no release serves it.
     /// - The annotations `karpenter.sh/do-not-evict` and `karpenter.sh/do-not-consolidate`, on any
     ///   object, pod template or NodePool node template: removed in Karpenter v1.
+    /// - A GPU workload (its pods ask for an accelerator) at a version Kubernetes removed:
+    ///   `extensions/v1beta1`, `apps/v1beta1` and `apps/v1beta2` Deployments, StatefulSets,
+    ///   DaemonSets and ReplicaSets (gone in 1.16), `batch/v2alpha1` and `batch/v1beta1` CronJobs
+    ///   (1.21, 1.25): an error, as no supported cluster serves them.
     ///
     /// On an object of a Karpenter version no longer served, the fields v1 changed are the steps of
     /// one migration: they are marked on the apiVersion's finding, not reported one by one. A file
@@ -85,7 +92,7 @@ declare_rule! {
     category: "deprecation",
     kinds: &["any object"],
     severity: Warning,
-    summary: "removed or deprecated Karpenter and Kueue API versions, fields and annotations",
+    summary: "removed or deprecated Karpenter and Kueue API versions, fields and annotations; GPU workloads of removed Kubernetes versions",
     check: check,
     chunked: true,
 }
@@ -100,7 +107,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     // for the file, the other objects marked on it.
     let mut per_file: std::collections::HashMap<usize, usize> = Default::default();
     for (oi, obj) in cx.objects() {
-        if let Some(d) = kind_never_served(cx, obj) {
+        if let Some(d) = kind_never_served(cx, obj).or_else(|| removed_workload(cx, obj)) {
             out.push(d);
             continue;
         }
