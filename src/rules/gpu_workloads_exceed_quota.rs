@@ -56,9 +56,11 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         return;
     }
     let scalers = scalers(ix);
-    // (namespace, resource) → the workloads' GPUs by (kind, name), in written order.
+    // (namespace, resource) → the workloads' GPUs by (kind, name), in written order, and where
+    // each (kind, name) stands in that list.
     type Asks<'i, 'a> = Vec<(&'a str, &'a str, u64, &'i Object<'a>)>;
     let mut asks: HashMap<(&str, &str), Asks> = HashMap::new();
+    let mut at: HashMap<(&str, &str, &str, &str), usize> = HashMap::new();
     for t in ix.templates.iter().filter(|t| t.requests_gpu()) {
         let o = ix.owner(t);
         let (Some(ns), Some(name)) = (o.namespace, o.name) else {
@@ -83,12 +85,12 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
             let total = pods.saturating_mul(n);
             let list = asks.entry((ns, res)).or_default();
-            match list
-                .iter_mut()
-                .find(|(k, nm, _, _)| *k == o.kind && *nm == name)
-            {
-                Some(seen) => seen.2 = seen.2.max(total),
-                None => list.push((o.kind, name, total, o)),
+            match at.get(&(ns, res, o.kind, name)) {
+                Some(&i) => list[i].2 = list[i].2.max(total),
+                None => {
+                    at.insert((ns, res, o.kind, name), list.len());
+                    list.push((o.kind, name, total, o));
+                }
             }
         }
     }
