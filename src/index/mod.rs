@@ -135,6 +135,8 @@ pub struct Index<'a> {
     labelled: std::sync::OnceLock<Vec<(String, String)>>,
     /// Whether the repository creates GKE Autopilot clusters (see [`Index::autopilot`]).
     autopilot: std::sync::OnceLock<bool>,
+    /// See [`Index::pools_kept_elsewhere`].
+    pools_elsewhere: std::sync::OnceLock<bool>,
     /// The files that could not be read whole (see [`Index::unread_file_names`]).
     unread: Vec<FileId>,
 }
@@ -330,6 +332,7 @@ impl<'a> Index<'a> {
             shown: Default::default(),
             labelled: Default::default(),
             autopilot: Default::default(),
+            pools_elsewhere: Default::default(),
             unread,
         };
         ix.classes = ix.templates.par_iter().map(|t| ix.classify(t)).collect();

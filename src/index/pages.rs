@@ -1,6 +1,6 @@
 //! What the repository's scripts, Makefiles, Markdown pages and Terraform say about the cluster
 //! beside its manifests: objects they apply, labels they put on nodes, the kind of cluster they
-//! create.
+//! create; and what the workloads show of NodePools kept elsewhere.
 
 use super::Index;
 
@@ -52,6 +52,40 @@ impl Index<'_> {
                 || self.files.iter().any(|f| {
                     f.path.ends_with(".tf") && crate::source::terraform::enables_autopilot(&f.text)
                 })
+        })
+    }
+
+    /// Whether the workloads select NodePools by name (`karpenter.sh/nodepool`) that no file
+    /// defines, beyond what one GPU pod's mistake explains: a pod without GPUs selects one, or
+    /// two names are missing. The files then hold only some of the cluster's pools (the others
+    /// live in the cluster, or in another repository), and a GPU pool they lack may be among
+    /// those. Built once.
+    pub fn pools_kept_elsewhere(&self) -> bool {
+        *self.pools_elsewhere.get_or_init(|| {
+            let mut missing: Vec<&str> = Vec::new();
+            for t in &self.templates {
+                let c = t.constraints();
+                for r in c.base.iter().chain(c.terms.iter().flatten()) {
+                    if r.key != "karpenter.sh/nodepool" || r.op != "In" {
+                        continue;
+                    }
+                    for v in r.values.iter() {
+                        if self.nodepool(v).is_some() || crate::sched::is_placeholder(v) {
+                            continue;
+                        }
+                        if !t.requests_gpu() {
+                            return true;
+                        }
+                        if !missing.contains(v) {
+                            missing.push(v);
+                        }
+                        if missing.len() >= 2 {
+                            return true;
+                        }
+                    }
+                }
+            }
+            false
         })
     }
 }

@@ -46,10 +46,10 @@ declare_rule! {
 }
 
 /// A process count and where it is written.
-struct Claim {
-    what: String,
-    n: u64,
-    loc: Loc,
+pub(super) struct Claim {
+    pub(super) what: String,
+    pub(super) n: u64,
+    pub(super) loc: Loc,
 }
 
 /// Flags whose value is the number of processes per node. `training_only`: ambiguous enough
@@ -64,7 +64,12 @@ const FLAGS: [(&str, bool); 5] = [
 
 /// Claims in the command and arguments of a container: each string item split into words, so a
 /// `sh -c` script is read too; a flag's value is the rest of its word after `=`, or the next word.
-fn command_claims(cx: &Ctx, t: &PodTemplate, c: &Container, training: bool) -> Vec<Claim> {
+pub(super) fn command_claims(
+    cx: &Ctx,
+    t: &PodTemplate,
+    c: &Container,
+    training: bool,
+) -> Vec<Claim> {
     let mut words: Vec<(Node<'_>, &str)> = Vec::new();
     for key in ["command", "args"] {
         for item in c.get(key).into_iter().flat_map(|n| n.items()) {

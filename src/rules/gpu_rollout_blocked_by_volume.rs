@@ -84,7 +84,10 @@ fn may_share(ix: &crate::index::Index<'_>, ti: usize, t: &crate::model::PodTempl
         .iter()
         .flat_map(|c| c.accelerators().into_iter().map(|(r, _)| r))
         .collect();
-    if resources.iter().any(|r| r.ends_with(".shared")) {
+    // A renamed resource (`nvidia.com/gpu.shared`, a time-slicing config's own name) or another
+    // plugin's (generic-cdi-plugin's `nvidia.com/gpu-all`, which adds a device after each
+    // allocation): how many pods one GPU serves is not the device plugin's one.
+    if resources.iter().any(|r| !whole_device(r)) {
         return true;
     }
     if !setup.shares_gpus() {
@@ -98,6 +101,17 @@ fn may_share(ix: &crate::index::Index<'_>, ti: usize, t: &crate::model::PodTempl
                 .iter()
                 .any(|&p| setup.sharing_of(&ix.nodepools[p], r).is_some())
         })
+}
+
+/// The resource names device plugins give one whole device each, unshared unless configured.
+fn whole_device(r: &str) -> bool {
+    r == "nvidia.com/gpu"
+        || r.starts_with("nvidia.com/mig-")
+        || r == "amd.com/gpu"
+        || r.starts_with("aws.amazon.com/neuron")
+        || r == "habana.ai/gaudi"
+        || r.starts_with("google.com/tpu")
+        || r.starts_with("gpu.intel.com/")
 }
 
 /// Whether Intel's GPU device plugin shares each GPU among pods: a `GpuDevicePlugin` or the

@@ -34,7 +34,9 @@ declare_rule! {
     /// key=value`, also through a variable of the same file): such nodes exist outside every
     /// NodePool. Nothing is reported where a NodePool's name is still to be filled in (a
     /// Terraform `for_each` over pools the module's users supply): it stands for pools whose
-    /// labels the files do not say. Several selectors that the closest pool lacks make one
+    /// labels the files do not say. Nor a `karpenter.sh/nodepool` no file defines where other
+    /// workloads also select pools the files lack (a pod without GPUs does, or two names are
+    /// missing): the repository then holds only some of the cluster's pools. Several selectors that the closest pool lacks make one
     /// finding, on the first, with the others marked.
     ///
     /// ## Why is this bad?
@@ -115,11 +117,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                     }
                 }
                 // A file that could not be read may hold the pool that sets what is selected;
-                // nodes a script labels by hand exist outside every pool.
-                if issues
-                    .iter()
-                    .any(|i| unread_file_may_set(ix, own, i) || labelled_by_hand(ix, own, i))
-                {
+                // nodes a script labels by hand exist outside every pool; a pool no file
+                // defines may be one of those other workloads show to be kept elsewhere.
+                if issues.iter().any(|i| {
+                    unread_file_may_set(ix, own, i)
+                        || labelled_by_hand(ix, own, i)
+                        || (names_no_pool(ix, own, i) && ix.pools_kept_elsewhere())
+                }) {
                     continue;
                 }
                 // One finding per template: its first selector no pool satisfies, the others
@@ -146,6 +150,13 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         }
         kueue_check(cx, ti, t, out);
     }
+}
+
+/// Whether the issue is a `karpenter.sh/nodepool` selector naming no NodePool of the files.
+fn names_no_pool(ix: &Index, pod: &PodConstraints, issue: &LabelIssue) -> bool {
+    issue.key == "karpenter.sh/nodepool"
+        && req_at(pod, issue.pod)
+            .is_some_and(|r| r.op == "In" && r.values.iter().all(|v| ix.nodepool(v).is_none()))
 }
 
 /// Whether a file that could not be read names what the issue says no pool sets: the selected

@@ -59,7 +59,10 @@ declare_rule! {
     /// under a `testdata`, `test-data` or `fixtures` directory (a program's test input: Go's
     /// convention, and JavaScript's, Ruby's and Python's test tools'), unless the rule is
     /// selected: tests read it as data (partial objects, placeholder names, the very rejections
-    /// they expect), nothing applies it. One mistake repeated at every
+    /// they expect), nothing applies it. An operator's sample of its own custom resource (under
+    /// `samples/` or `examples/`, or named as one, its CRD the repository's own rather than given
+    /// as the cluster's) is reported as a warning: it shows the API as it was when written, and
+    /// nothing deploys it as it is. One mistake repeated at every
     /// index of a list (a `borrowingLimit` on each resource of a queue without a cohort) is one
     /// finding, with the other places marked on it.
     ///
@@ -160,7 +163,24 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         } else {
             object(obj, &mut found);
         }
+        // An operator's own sample of its custom resource (the CRD is this repository's, not
+        // the cluster's as given): it shows the API as it was when written, and nothing deploys
+        // it as it is. Applied, it is rejected: reported, as a warning.
+        let sample = !user.is_empty()
+            && user.covers(obj)
+            && !user.given(obj)
+            && cx
+                .ix
+                .files
+                .get(obj.file)
+                .is_some_and(|f| crate::source::in_sample_dir(&f.path));
+        let first = out.len();
         report(cx, obj, &mut found, out);
+        if sample {
+            for d in &mut out[first..] {
+                d.severity = crate::diag::Severity::Warning;
+            }
+        }
     }
     // Directories that hold a kustomization (or a template of one), read on first need.
     let kustomize_dirs = std::cell::LazyCell::new(|| {

@@ -9,7 +9,11 @@ declare_rule! {
     /// Flags a vLLM or SGLang server that runs several ranks in one container (a tensor,
     /// pipeline or data parallel size above 1, on a container with more than one GPU) while
     /// nothing is mounted at `/dev/shm`. The server and its sizes are read as
-    /// `gpu-count-mismatch-parallelism` reads them, and only when they are certain.
+    /// `gpu-count-mismatch-parallelism` reads them, and only when they are certain. So is a
+    /// training launcher told to start four or more processes on a container's GPUs (torchrun's
+    /// `--nproc_per_node`, DeepSpeed's `--num_gpus`, read as `gpu-count-mismatch-processes`
+    /// reads them): NCCL and PyTorch's DataLoader workers share memory through `/dev/shm` too,
+    /// and NCCL's segments grow with the ranks (two ranks of a small job may fit in 64 MiB).
     ///
     /// Judged only for pods written out in full (Pods, Deployments, StatefulSets, ReplicaSets,
     /// Jobs, CronJobs) whose container names its image: serving operators (KServe, KubeAI,
@@ -47,7 +51,7 @@ declare_rule! {
     category: "resources",
     kinds: &["pod templates"],
     severity: Warning,
-    summary: "a multi-GPU vLLM or SGLang server with the runtime's 64 MiB /dev/shm",
+    summary: "a multi-GPU vLLM or SGLang server or training launcher with the runtime's 64 MiB /dev/shm",
     check: check,
     chunked: true,
 }
@@ -84,7 +88,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             if gpus < 2 || c.get("image").is_none() || mounts_shm(c) {
                 continue;
             }
-            let Some(r) = local_ranks(cx, t, c) else {
+            let Some(r) = local_ranks(cx, t, c).or_else(|| launched(cx, t, c)) else {
                 continue;
             };
             if r.ranks < 2 {
@@ -104,6 +108,11 @@ fn diagnostic(
     r: super::gpu_count_mismatch_parallelism::LocalRanks,
 ) -> Diagnostic {
     let name = c.name.unwrap_or("<unnamed>");
+    let who = if matches!(r.engine, "torchrun" | "DeepSpeed") {
+        "the job"
+    } else {
+        "the server"
+    };
     let formula = if r.formula.is_empty() {
         String::new()
     } else {
@@ -112,7 +121,7 @@ fn diagnostic(
     cx.at(
             r.at,
             format!(
-                "{} runs {} ranks{formula} on {gpus} GPUs in container `{name}` of {}, which mounts nothing at `/dev/shm`: the ranks exchange data through shared memory, the container runtime's default `/dev/shm` is 64 MiB, and the server dies with a bus error or an NCCL `unhandled system error` once it outgrows it",
+                "{} runs {} ranks{formula} on {gpus} GPUs in container `{name}` of {}, which mounts nothing at `/dev/shm`: the ranks exchange data through shared memory, the container runtime's default `/dev/shm` is 64 MiB, and {who} dies with a bus error or an NCCL `unhandled system error` once it outgrows it",
                 r.engine,
                 r.ranks,
                 owner.describe(),
@@ -123,6 +132,32 @@ fn diagnostic(
             "mount a memory-backed emptyDir at /dev/shm: `volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}}]` and `volumeMounts: [{name: dshm, mountPath: /dev/shm}]` (it counts against the pod's memory limit)",
         )
         .related(limit, format!("{gpus} GPUs in one container"))
+}
+
+/// The processes a launcher starts in the container, when its command says how many:
+/// torchrun's (or `torch.distributed.run`'s) `--nproc_per_node`, DeepSpeed's `--num_gpus`.
+fn launched(
+    cx: &Ctx,
+    t: &crate::model::PodTemplate,
+    c: &Container,
+) -> Option<super::gpu_count_mismatch_parallelism::LocalRanks> {
+    let claim = super::gpu_count_mismatch_processes::command_claims(cx, t, c, false)
+        .into_iter()
+        .find(|k| k.what != "`--gpus`" && k.what != "`trainer.devices`")
+        // NCCL's shared-memory segments grow with the ranks on a node: two ranks of a small
+        // job may fit in 64 MiB, four or more outgrow it.
+        .filter(|k| k.n >= 4)?;
+    let engine = if claim.what == "`--num_gpus`" {
+        "DeepSpeed"
+    } else {
+        "torchrun"
+    };
+    Some(super::gpu_count_mismatch_parallelism::LocalRanks {
+        engine,
+        ranks: claim.n,
+        formula: format!("`{} {}`", claim.what.trim_matches('`'), claim.n),
+        at: claim.loc,
+    })
 }
 
 /// Whether anything is mounted at `/dev/shm` (a memory `emptyDir`, the node's through a

@@ -53,7 +53,8 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
     };
     let rel = relative_paths(files, settings);
     if settings.clusters.is_empty() && synced.is_empty() {
-        return example_scopes(files, &rel, settings);
+        let every: Vec<usize> = (0..files.len()).collect();
+        return example_scopes(files, &rel, settings, &every);
     }
     let mut claimed: Vec<bool> = files.iter().map(|f| f.synced_to().is_some()).collect();
     let mut out = Vec::new();
@@ -108,12 +109,18 @@ pub fn clusters(files: &[SourceFile], settings: &Settings) -> Vec<ClusterScope> 
         let mut ids = rest;
         ids.extend(context_for(None));
         ids.sort_unstable();
-        out.push(ClusterScope {
-            name: None,
-            files: ids,
-            reports: None,
-            settings: settings.clone(),
-        });
+        // The files no cluster claims are judged as a repository without Argo CD is: its
+        // examples and stacks apart too.
+        if settings.clusters.is_empty() {
+            out.extend(example_scopes(files, &rel, settings, &ids));
+        } else {
+            out.push(ClusterScope {
+                name: None,
+                files: ids,
+                reports: None,
+                settings: settings.clone(),
+            });
+        }
     }
     out
 }
@@ -190,8 +197,8 @@ pub fn example_of(rel: &str) -> Option<&str> {
 const INFRA_DIRS: [&str; 5] = ["terraform", "tf", "iac", "infra", "infrastructure"];
 
 /// The directories (relative to the root) that define a cluster of their own: where Terraform
-/// builds node capacity (EKS managed node groups, Karpenter pools from chart values) or an
-/// eksctl `ClusterConfig` stands. The root itself is none: it is the repository.
+/// builds an EKS cluster or node capacity (EKS managed node groups, Karpenter pools from chart
+/// values), or an eksctl `ClusterConfig` stands. The root itself is none: it is the repository.
 fn stack_roots(files: &[SourceFile], rel: &[Option<String>]) -> Vec<String> {
     let mut roots: Vec<String> = Vec::new();
     for (i, f) in files.iter().enumerate() {
@@ -202,10 +209,11 @@ fn stack_roots(files: &[SourceFile], rel: &[Option<String>]) -> Vec<String> {
                     .is_some_and(|v| v.starts_with(api))
         };
         let defines = (f.path.ends_with(".tf")
-            && f.is_context()
-            && f.docs
-                .iter()
-                .any(|d| kind_of(d, "NodePool", "karpenter.sh/")))
+            && ((f.is_context()
+                && f.docs
+                    .iter()
+                    .any(|d| kind_of(d, "NodePool", "karpenter.sh/")))
+                || builds_eks(&f.text)))
             || f.docs
                 .iter()
                 .any(|d| kind_of(d, "ClusterConfig", "eksctl.io/"));
@@ -222,6 +230,15 @@ fn stack_roots(files: &[SourceFile], rel: &[Option<String>]) -> Vec<String> {
         }
     }
     roots
+}
+
+/// Whether Terraform text creates an EKS cluster: the `terraform-aws-modules/eks/aws` module
+/// (not one of its submodules) or an `aws_eks_cluster` resource.
+fn builds_eks(text: &str) -> bool {
+    text.contains("resource \"aws_eks_cluster\"")
+        || text
+            .match_indices("\"terraform-aws-modules/eks/aws")
+            .any(|(i, m)| text[i + m.len()..].starts_with('"'))
 }
 
 /// The stack a path belongs to: the deepest stack root that holds it.
@@ -263,10 +280,11 @@ fn example_scopes(
     files: &[SourceFile],
     rel: &[Option<String>],
     settings: &Settings,
+    among: &[usize],
 ) -> Vec<ClusterScope> {
     let all = || ClusterScope {
         name: None,
-        files: (0..files.len()).collect(),
+        files: among.to_vec(),
         reports: None,
         settings: settings.clone(),
     };
@@ -278,9 +296,10 @@ fn example_scopes(
         .collect();
     let mut own: std::collections::BTreeMap<(Option<&str>, Option<&str>), Vec<usize>> =
         Default::default();
-    for (i, g) in groups.iter().enumerate() {
-        if *g != (None, None) && !files[i].is_context() {
-            own.entry(*g).or_default().push(i);
+    for &i in among {
+        let g = groups[i];
+        if g != (None, None) && !files[i].is_context() {
+            own.entry(g).or_default().push(i);
         }
     }
     let examples = own
@@ -298,7 +317,9 @@ fn example_scopes(
     }
     let mut out = vec![all()];
     for ((stack, example), reported) in own {
-        let ids: Vec<usize> = (0..files.len())
+        let ids: Vec<usize> = among
+            .iter()
+            .copied()
             .filter(|&i| {
                 let (s, e) = groups[i];
                 // A stack's files are judged without the other stacks'; what lies outside
@@ -492,6 +513,15 @@ mod tests {
         assert_eq!(example_of("docs/Samples/x/y.yaml"), Some("docs/Samples/x"));
         // Files side by side directly in the examples directory are one example.
         assert_eq!(example_of("examples/job.yaml"), Some("examples"));
+        assert!(super::builds_eks(
+            "module \"eks\" {\n  source  = \"terraform-aws-modules/eks/aws\"\n}\n"
+        ));
+        assert!(super::builds_eks(
+            "resource \"aws_eks_cluster\" \"this\" {}\n"
+        ));
+        assert!(!super::builds_eks(
+            "module \"karpenter\" {\n  source = \"terraform-aws-modules/eks/aws//modules/karpenter\"\n}\n"
+        ));
         assert_eq!(example_of("examples.yaml"), None);
         assert_eq!(example_of("infra/pools/gpu.yaml"), None);
         assert_eq!(example_of("my-examples/x/y.yaml"), None);

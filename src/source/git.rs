@@ -64,15 +64,58 @@ fn read_index(git_dir: &Path) -> Option<Vec<String>> {
         return None;
     }
     let bytes = std::fs::read(&path).ok()?;
-    let sha256 = std::fs::read_to_string(git_dir.join("config"))
+    let sha256 = read_config(git_dir)
+        .is_some_and(|c| c.to_ascii_lowercase().contains("objectformat = sha256"));
+    parse_index(&bytes, if sha256 { 32 } else { 20 })
+}
+
+fn read_config(git_dir: &Path) -> Option<String> {
+    std::fs::read_to_string(git_dir.join("config"))
         .ok()
         .or_else(|| {
             // A linked worktree keeps its config in the common directory.
             let common = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
             std::fs::read_to_string(git_dir.join(common.trim()).join("config")).ok()
         })
-        .is_some_and(|c| c.to_ascii_lowercase().contains("objectformat = sha256"));
-    parse_index(&bytes, if sha256 { 32 } else { 20 })
+}
+
+/// The URLs of the remotes of the git checkout `root` is in (`url =` under `[remote "…"]` in
+/// its config); empty outside a checkout.
+pub fn remote_urls(root: &Path) -> Vec<String> {
+    let Ok(abs) = std::path::absolute(root) else {
+        return Vec::new();
+    };
+    let Some((_, git_dir)) = checkout_of(&abs) else {
+        return Vec::new();
+    };
+    read_config(&git_dir).map_or_else(Vec::new, |c| parse_remote_urls(&c))
+}
+
+fn parse_remote_urls(config: &str) -> Vec<String> {
+    let mut in_remote = false;
+    let mut out = Vec::new();
+    for line in config.lines() {
+        let line = line.trim();
+        if let Some(section) = line.strip_prefix('[') {
+            in_remote = section
+                .trim_start()
+                .to_ascii_lowercase()
+                .starts_with("remote");
+            continue;
+        }
+        if !in_remote {
+            continue;
+        }
+        if let Some((key, value)) = line.split_once('=')
+            && key.trim().eq_ignore_ascii_case("url")
+        {
+            let value = value.trim().trim_matches('"').trim();
+            if !value.is_empty() {
+                out.push(value.to_string());
+            }
+        }
+    }
+    out
 }
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {
@@ -151,6 +194,18 @@ fn varint(b: &[u8]) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remote_urls_are_read_from_every_remote_section() {
+        let config = "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = git@github.com:acme/gitops.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\turl = not-a-remote\n[remote \"fork\"]\n\turl = \"https://github.com/me/gitops\"\n";
+        assert_eq!(
+            parse_remote_urls(config),
+            [
+                "git@github.com:acme/gitops.git",
+                "https://github.com/me/gitops"
+            ]
+        );
+    }
 
     /// An index of version 2 or 4 listing `paths` (sorted), all regular files.
     fn index(version: u32, paths: &[&str]) -> Vec<u8> {

@@ -239,6 +239,23 @@ pub fn in_test_input_dir(path: &str) -> bool {
     })
 }
 
+/// Whether a file is a sample or an example: under a `samples`, `sample`, `examples` or
+/// `example` directory, or named as one (`storage-sample-1.yml`, `example_job.yaml`).
+pub fn in_sample_dir(path: &str) -> bool {
+    let p = std::path::Path::new(path);
+    let dir = p.parent().is_some_and(|d| {
+        d.components().any(|c| {
+            matches!(
+                c.as_os_str().to_str(),
+                Some("samples" | "sample" | "examples" | "example")
+            )
+        })
+    });
+    dir || lower_stem(p)
+        .split(['-', '_', '.'])
+        .any(|w| matches!(w, "sample" | "example"))
+}
+
 /// Whether a file's name says it holds what a kustomization patches with
 /// (`ci-artifacts-platform-kustomization.yaml`), not being a kustomization file itself.
 pub fn named_for_kustomization(path: &str) -> bool {

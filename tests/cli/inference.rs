@@ -499,25 +499,36 @@ fn a_claim_is_read_from_the_variant_that_mounts_it() {
     }
 }
 
-#[test]
-fn stacks_that_build_their_own_clusters_do_not_judge_each_other() {
-    const DND: &str = "training-do-not-disrupt-missing";
-    // Two stacks of one monorepo, each building its cluster with Terraform: one on Karpenter,
-    // the other on an EKS managed node group only. The second stack's training Job runs where
-    // Karpenter never disrupts anything.
-    let d = tempfile::tempdir().unwrap();
-    write(d.path(), "ai-ml/ray/manifests/pool.yaml", GPU_POOL);
+/// Two stacks of one monorepo, each building its cluster with Terraform: `ai-ml/ray` on
+/// Karpenter, `ai-ml/bionemo` on an EKS managed node group only, with a training Job.
+fn two_stacks(root: &std::path::Path) {
+    write(root, "ai-ml/ray/manifests/pool.yaml", GPU_POOL);
     write(
-        d.path(),
+        root,
         "ai-ml/ray/terraform/eks.tf",
         "module \"eks\" {\n  source = \"terraform-aws-modules/eks/aws\"\n  eks_managed_node_groups = {\n    core = { instance_types = [\"m6i.xlarge\"] }\n  }\n}\n",
     );
     write(
-        d.path(),
+        root,
         "ai-ml/bionemo/terraform/eks.tf",
         "module \"eks\" {\n  source = \"terraform-aws-modules/eks/aws\"\n  eks_managed_node_groups = {\n    gpu = {\n      instance_types = [\"g5.12xlarge\"]\n      taints = { gpu = { key = \"nvidia.com/gpu\", effect = \"NO_SCHEDULE\" } }\n    }\n  }\n}\n",
     );
-    write(d.path(), "ai-ml/bionemo/jobs/train.yaml", TRAINING_JOB);
+    write(root, "ai-ml/bionemo/jobs/train.yaml", TRAINING_JOB);
+}
+
+/// Whether `--explain-clusters` names both stacks of [`two_stacks`].
+fn names_both_stacks(root: &std::path::Path) -> bool {
+    let Run { out, err, .. } = run(gpuops_in(root).args(["lint", "--explain-clusters"]));
+    let text = format!("{out}{err}");
+    text.contains("    ai-ml/bionemo/: ") && text.contains("    ai-ml/ray/: ")
+}
+
+#[test]
+fn stacks_that_build_their_own_clusters_do_not_judge_each_other() {
+    const DND: &str = "training-do-not-disrupt-missing";
+    // The bionemo stack's training Job runs where Karpenter never disrupts anything.
+    let d = tempfile::tempdir().unwrap();
+    two_stacks(d.path());
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(of(DND, &out), Vec::<String>::new(), "{out}{err}");
     // The same Job in the Karpenter stack is told.
@@ -528,11 +539,27 @@ fn stacks_that_build_their_own_clusters_do_not_judge_each_other() {
         vec!["ai-ml/ray/jobs/train.yaml"],
         "{out}{err}"
     );
-    // `--explain-clusters` names the stacks.
-    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--explain-clusters"]));
-    let text = format!("{out}{err}");
-    assert!(
-        text.contains("    ai-ml/bionemo/: ") && text.contains("    ai-ml/ray/: "),
-        "{text}"
+    assert!(names_both_stacks(d.path()));
+}
+
+#[test]
+fn stacks_are_judged_apart_beside_an_argo_cd_application() {
+    const DND: &str = "training-do-not-disrupt-missing";
+    // An Application elsewhere syncs one directory: the files it does not sync are still one
+    // repository of stacks, each judged without the others.
+    let d = tempfile::tempdir().unwrap();
+    two_stacks(d.path());
+    write(
+        d.path(),
+        "gitops/app.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  project: default\n  source: {repoURL: 'https://github.com/acme/platform.git', path: gitops/web}\n  destination: {server: 'https://kubernetes.default.svc', namespace: web}\n",
     );
+    write(
+        d.path(),
+        "gitops/web/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: web}\ndata: {a: b}\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(of(DND, &out), Vec::<String>::new(), "{out}{err}");
+    assert!(names_both_stacks(d.path()));
 }

@@ -780,10 +780,11 @@ fn a_kustomization_that_is_a_template_itself_is_skipped_not_failed() {
 }
 
 #[test]
-fn a_kustomization_outside_the_load_restrictor_is_reported_only_where_deployed() {
+fn a_kustomization_outside_the_load_restrictor_is_built_as_flux_builds_it() {
     require_kustomize!();
     let d = tempfile::tempdir().unwrap();
-    // Built by its author with `--load-restrictor LoadRestrictionsNone`: a file beside the dir.
+    // Built by its author with `--load-restrictor LoadRestrictionsNone` (as Flux builds every
+    // kustomization): a file beside the directory, inside the repository.
     write(
         d.path(),
         "serving/shared.yaml",
@@ -792,19 +793,66 @@ fn a_kustomization_outside_the_load_restrictor_is_reported_only_where_deployed()
     write(
         d.path(),
         "serving/vllm/kustomization.yaml",
-        "resources:\n  - ../shared.yaml\n",
+        "resources:\n  - ../shared.yaml\n  - job.yaml\n",
     );
-    let Run { code, out, err } = run(gpuops_in(d.path()).args(["lint", "--explain-sources"]));
-    assert_eq!(code, 0, "{out}{err}");
+    write(
+        d.path(),
+        "serving/vllm/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: t}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: t\n          image: vllm/vllm-openai:v0.9.0\n          resources:\n            requests: {nvidia.com/gpu: 1}\n",
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--explain-sources"]));
     assert!(
-        err.contains("--load-restrictor LoadRestrictionsNone"),
+        err.contains("--load-restrictor LoadRestrictionsNone")
+            && err.contains("built as Flux builds it"),
         "{err}"
     );
-    // Declared complete, the cluster deploys it as written: kustomize refuses it.
+    // Its objects are linted, and the build is no failure, even in a cluster declared complete.
     write(d.path(), ".gpuops.yaml", "cluster: {complete: true}\n");
-    let Run { code, out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
-    assert_eq!(code, 1, "{out}");
-    assert_eq!(findings(&json(&out))[0].0, "source-build-failed", "{out}");
+    let Run { out: json_out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let rules: Vec<String> = findings(&json(&json_out))
+        .into_iter()
+        .map(|(rule, path, _, _)| format!("{rule} {path}"))
+        .collect();
+    assert_eq!(
+        rules,
+        ["gpu-limit-missing serving/vllm/job.yaml"],
+        "{out}{json_out}"
+    );
+    // A file it names outside the repository is never read: refused as kustomize refuses it.
+    let outside = tempfile::tempdir().unwrap();
+    write(
+        outside.path(),
+        "secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n",
+    );
+    let rel = pathdiff_up(
+        d.path().join("serving/vllm"),
+        outside.path().join("secret.yaml"),
+    );
+    write(
+        d.path(),
+        "serving/vllm/kustomization.yaml",
+        &format!("resources:\n  - ../shared.yaml\n  - job.yaml\n  - {rel}\n"),
+    );
+    let Run { err, .. } = run(gpuops_in(d.path()).args(["lint", "--explain-sources"]));
+    assert!(
+        err.contains("failed") && err.contains("is not in or below"),
+        "{err}"
+    );
+}
+
+/// A relative path from directory `from` to `to`, both absolute, through their common ancestor.
+fn pathdiff_up(from: std::path::PathBuf, to: std::path::PathBuf) -> String {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".into(); from.len() - common];
+    parts.extend(
+        to[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    parts.join("/")
 }
 
 #[test]
@@ -2110,6 +2158,7 @@ fn built_alone(
                 tool,
                 d,
                 &kustomize::Wrap::default(),
+                kustomize::Loading::Restricted,
                 std::time::Duration::from_secs(60),
             )
             .unwrap();
@@ -2762,4 +2811,57 @@ fn an_application_two_overlays_of_one_set_generate_is_not_a_duplicate_to_note() 
             && l.contains("defined again by another build of argocd/base/appset.yaml")),
         "{err}"
     );
+}
+
+#[test]
+fn argo_a_source_of_another_repository_name_is_not_this_repository_whatever_paths_it_shares() {
+    // Each data centre's Argo CD syncs its own overlay; the tenant Applications it holds sync
+    // directories of the same path from the tenants' repositories.
+    let top = tempfile::tempdir().unwrap();
+    let app = |name: &str, repo: &str, path: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}, namespace: argocd}}\nspec:\n  project: default\n  source: {{repoURL: '{repo}', path: {path}, targetRevision: release}}\n  destination: {{server: 'https://kubernetes.default.svc', namespace: {name}}}\n"
+        )
+    };
+    let config =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: x}\ndata: {a: b}\n";
+    let layout = |root: &Path| {
+        write(root, "apps/a/cm.yaml", config);
+        write(root, "overlays/osaka0/cm.yaml", config);
+        write(
+            root,
+            "argocd/a.yaml",
+            &app("a", "https://github.com/acme/neco-apps.git", "apps/a"),
+        );
+        write(
+            root,
+            "argocd/tenant.yaml",
+            &app(
+                "tenant",
+                "https://github.com/acme/tenant-apps.git",
+                "overlays/osaka0",
+            ),
+        );
+    };
+    let expected = "argocd/tenant.yaml: Application `tenant`: a source from another repository (https://github.com/acme/tenant-apps.git): Applications here sync this one as github.com/acme/neco-apps";
+    // Known by the checkout's directory name, which an Application here syncs from.
+    let named = top.path().join("neco-apps");
+    layout(&named);
+    let Run { err, .. } = run(gpuops_in(&named).args(["lint", "--explain-sources"]));
+    assert!(explained(&err, "unlinted").contains(&expected), "{err}");
+    // Known by the checkout's git remote.
+    let cloned = top.path().join("checkout");
+    layout(&cloned);
+    write(
+        &cloned,
+        ".git/config",
+        "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = git@github.com:acme/neco-apps.git\n",
+    );
+    let Run { err, .. } = run(gpuops_in(&cloned).args(["lint", "--explain-sources"]));
+    assert!(explained(&err, "unlinted").contains(&expected), "{err}");
+    // Known by neither: a path that exists here is taken as this repository's, as before.
+    let other = top.path().join("elsewhere");
+    layout(&other);
+    let Run { err, .. } = run(gpuops_in(&other).args(["lint", "--explain-sources"]));
+    assert!(explained(&err, "unlinted").is_empty(), "{err}");
 }

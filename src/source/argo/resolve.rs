@@ -27,33 +27,73 @@ pub(super) enum Resolved {
 }
 
 /// Per repository URL (normalized), the directories of this repository (not its root) that
-/// Applications' sources of that URL sync, on the default branch.
+/// Applications' sources of that URL sync, on the default branch; and the name this repository
+/// is known by, where Applications here confirm it.
 #[derive(Default)]
-pub(super) struct Evidence(BTreeMap<String, std::collections::BTreeSet<String>>);
+pub(super) struct Evidence {
+    dirs: BTreeMap<String, std::collections::BTreeSet<String>>,
+    /// Names this checkout may go by: its directory's and its git remotes' (computed once).
+    candidates: Option<std::collections::BTreeSet<String>>,
+    /// A URL of this repository, of a candidate name that a source here syncs a directory of
+    /// this repository from.
+    this: Option<String>,
+}
+
+/// The repository's name in a normalized URL (its last path segment); `None` for what is not
+/// a URL of a repository (no host and path).
+fn repo_name(normalized: &str) -> Option<&str> {
+    let (host, rest) = normalized.split_once('/')?;
+    let name = rest.trim_end_matches('/').rsplit('/').next()?;
+    (!host.is_empty() && !name.is_empty() && !name.contains('{')).then_some(name)
+}
 
 impl Evidence {
     pub(super) fn note<'a>(&mut self, root: &Path, apps: impl Iterator<Item = &'a App>) {
+        let candidates = self.candidates.get_or_insert_with(|| {
+            let mut names: std::collections::BTreeSet<String> =
+                crate::source::git::remote_urls(root)
+                    .iter()
+                    .filter_map(|u| repo_name(&normalize_repo(u)).map(str::to_string))
+                    .collect();
+            if let Some(n) = root.file_name() {
+                names.insert(n.to_string_lossy().to_ascii_lowercase());
+            }
+            names
+        });
         for s in apps.flat_map(|a| &a.sources) {
             let Some((path, _)) = &s.path else { continue };
             let path = path.trim_matches('/');
-            if s.chart.is_some() || is_cnoe(&s.repo_url) || !default_revision(s) {
+            if s.chart.is_some() || is_cnoe(&s.repo_url) {
                 continue;
             }
             let dir = normalize(&root.join(path));
-            if dir != root && dir.starts_with(root) && dir.is_dir() {
-                self.0
-                    .entry(normalize_repo(&s.repo_url))
-                    .or_default()
-                    .insert(path.to_string());
+            if dir == root || !dir.starts_with(root) || !dir.is_dir() {
+                continue;
+            }
+            let url = normalize_repo(&s.repo_url);
+            if self.this.is_none() && repo_name(&url).is_some_and(|n| candidates.contains(n)) {
+                self.this = Some(url.clone());
+            }
+            if default_revision(s) {
+                self.dirs.entry(url).or_default().insert(path.to_string());
             }
         }
     }
     /// Whether two or more directories of this repository are synced from `url`.
     fn names_this_repo(&self, url: &str) -> Option<usize> {
-        self.0
+        self.dirs
             .get(&normalize_repo(url))
             .map(|p| p.len())
             .filter(|&n| n >= 2)
+    }
+    /// This repository's URL, when `url` names a repository of another name: Applications here
+    /// sync this repository's directories from a URL of its checkout's or its remote's name,
+    /// and a URL of another name is another repository, whatever paths it shares with this one.
+    fn another_repo(&self, url: &str) -> Option<&str> {
+        let this = self.this.as_deref()?;
+        let name = repo_name(this)?;
+        let url = normalize_repo(url);
+        repo_name(&url).is_some_and(|n| n != name).then_some(this)
     }
 }
 
@@ -108,6 +148,12 @@ impl Sources {
         if local.is_none() && configured && !self.is_this_repo(&s.repo_url) {
             return Resolved::NotLinted(format!(
                 "a source from another repository ({})",
+                s.repo_url
+            ));
+        }
+        if !configured && let Some(this) = here.another_repo(&s.repo_url) {
+            return Resolved::NotLinted(format!(
+                "a source from another repository ({}): Applications here sync this one as {this}",
                 s.repo_url
             ));
         }

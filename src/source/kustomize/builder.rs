@@ -278,7 +278,8 @@ impl Builder for Kustomize {
         let Some(tool) = &s.tool else {
             return failed("no kustomize");
         };
-        match super::build(tool, &k.dir, &unit.wrap, s.config.timeout) {
+        let result = super::inputs::build_as_flux(s, tool, k, &chain, &unit.wrap);
+        match result {
             Ok(b) => Outcome::Built(b),
             Err(f) => Outcome::Failed(Failed {
                 message: f.message,
@@ -358,8 +359,13 @@ impl Builder for Kustomize {
             })
             .collect();
         shown_read.sort();
+        let unrestricted = if b.command.contains("LoadRestrictionsNone") {
+            "; it reads a file outside a kustomization's directory, which kustomize refuses by default: built as Flux builds it, without the load restrictor, since everything it names is in this repository"
+        } else {
+            ""
+        };
         let detail = format!(
-            "`{}` in {dir}{for_app} (through a temporary wrapper kustomization: `resources: [<relative path to {dir}>]`, `buildMetadata: [originAnnotations]`): {} from {}",
+            "`{}` in {dir}{for_app} (through a temporary wrapper kustomization: `resources: [<relative path to {dir}>]`, `buildMetadata: [originAnnotations]`{unrestricted}): {} from {}",
             b.command,
             documents(file.docs.len()),
             shown_read.join(", ")

@@ -2,7 +2,7 @@
 //! a resource that is a template another tool fills in, a generator that is a plugin, the
 //! resource whose YAML a failed build could not read.
 
-use crate::source::tree::{Kustomization, Ref, Target};
+use crate::source::tree::{Kustomization, Ref, Target, identity};
 use crate::source::{MAX_FILE_BYTES, SourceFile, Sources, parsed_file};
 use crate::yaml::{ProblemKind, Span};
 use std::path::Path;
@@ -209,4 +209,40 @@ pub(super) fn plugin_entry(k: &Kustomization) -> Option<(&Ref, String)> {
             // The built-in Helm generator, configured in its own file: a chart to inflate.
             (api != "builtin" || kind == HELM_GENERATOR).then(|| (r, kind.to_string()))
         })
+}
+
+/// Builds `k` (the top of `chain`) with `wrap`. Refused only for reading a file outside a
+/// kustomization's directory, it is built again without kustomize's load restrictor when
+/// everything the build names lies inside this repository: Flux builds every kustomization so
+/// (confined to its source's checkout), and Argo CD does with `--load-restrictor
+/// LoadRestrictionsNone` in its `kustomize.buildOptions`, the option such a tree's author
+/// evidently uses. Its objects are then linted; nothing outside the repository is read.
+pub(super) fn build_as_flux(
+    s: &Sources,
+    tool: &super::Tool,
+    k: &Kustomization,
+    chain: &[&Kustomization],
+    wrap: &super::Wrap,
+) -> Result<super::Built, super::Failed> {
+    let build = |loading| super::build(tool, &k.dir, wrap, loading, s.config.timeout);
+    match build(super::Loading::Restricted) {
+        Err(f) if super::outside_root(&f.message) && confined(s, chain) => {
+            build(super::Loading::Unrestricted).map_err(|_| f)
+        }
+        other => other,
+    }
+}
+
+/// Whether every path the kustomizations of a build name lies inside the repository (after
+/// symbolic links), so that a build without kustomize's load restrictor reads nothing else.
+fn confined(s: &Sources, chain: &[&Kustomization]) -> bool {
+    let root = identity(&s.root);
+    chain.iter().all(|c| {
+        c.dir.starts_with(&root)
+            && c.refs.iter().all(|r| match &r.target {
+                Target::Kustomization(p) | Target::File(p) | Target::Dir(p) => p.starts_with(&root),
+                Target::Missing(p) => identity(p).starts_with(&root),
+                Target::Remote => false,
+            })
+    })
 }

@@ -113,9 +113,23 @@ impl Wrap {
     }
 }
 
+/// How kustomize may read files: under its default load restrictor (only inside each
+/// kustomization's directory), or without it (`--load-restrictor LoadRestrictionsNone`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loading {
+    Restricted,
+    Unrestricted,
+}
+
 /// Builds the kustomization in `dir` (an identity), through a wrapper with `wrap` added.
-pub fn build(tool: &Tool, dir: &Path, wrap: &Wrap, timeout: Duration) -> Result<Built, Failed> {
-    let run = match run_wrapper(tool, &[dir], wrap, ORIGINS, timeout) {
+pub fn build(
+    tool: &Tool,
+    dir: &Path,
+    wrap: &Wrap,
+    loading: Loading,
+    timeout: Duration,
+) -> Result<Built, Failed> {
+    let run = match run_wrapper(tool, &[dir], wrap, ORIGINS, loading, timeout) {
         Ok(r) => r,
         Err(message) => {
             return Err(Failed {
@@ -175,7 +189,15 @@ pub fn build_many(
     timeout: Duration,
 ) -> Option<Vec<Built>> {
     let dirs: Vec<&Path> = tops.iter().map(|(d, _)| *d).collect();
-    let run = run_wrapper(tool, &dirs, &Wrap::default(), BATCH_METADATA, timeout).ok()?;
+    let run = run_wrapper(
+        tool,
+        &dirs,
+        &Wrap::default(),
+        BATCH_METADATA,
+        Loading::Restricted,
+        timeout,
+    )
+    .ok()?;
     let text = run.out.ok()?;
     // The tops reading a directory at or above `at`.
     let readers = |at: &Path| -> Vec<usize> {
@@ -325,6 +347,7 @@ fn run_wrapper(
     dirs: &[&Path],
     wrap: &Wrap,
     metadata: &str,
+    loading: Loading,
     timeout: Duration,
 ) -> Result<WrapperRun, String> {
     let scratch = tempfile::Builder::new()
@@ -360,7 +383,15 @@ fn run_wrapper(
         .map_err(|e| format!("cannot write the build wrapper: {e}"))?;
     let inv = Invocation {
         program: &tool.program,
-        args: vec![tool.subcommand.into(), wrapper_dir.clone().into()],
+        args: match loading {
+            Loading::Restricted => vec![tool.subcommand.into(), wrapper_dir.clone().into()],
+            Loading::Unrestricted => vec![
+                tool.subcommand.into(),
+                "--load-restrictor".into(),
+                "LoadRestrictionsNone".into(),
+                wrapper_dir.clone().into(),
+            ],
+        },
         cwd: dirs.first().copied().unwrap_or(&wrapper_dir),
         scratch: scratch.path(),
         timeout,

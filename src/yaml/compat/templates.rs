@@ -5,6 +5,9 @@
 use super::is_blank;
 use crate::yaml::Span;
 
+mod values;
+use values::{bracket_token, choice_list, format_field, is_printf_value, is_terraform_expression};
+
 /// Why a file that failed to parse is taken for a template, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TemplateHint {
@@ -233,8 +236,8 @@ pub fn step_functions_parameters(text: &str) -> Option<TemplateHint> {
 }
 
 fn markers(text: &str, quoted: bool) -> Option<TemplateHint> {
-    // Every marker has a `{` or a `%`: most files are ruled out by two fast scans.
-    if !text.contains('{') && !text.contains('%') {
+    // Every marker has a `{`, a `%`, a `[[` or a ` | `: most files are ruled out by fast scans.
+    if !text.contains('{') && !text.contains('%') && !text.contains("[[") && !text.contains(" | ") {
         return None;
     }
     let mut block_scalar: Option<usize> = None;
@@ -567,6 +570,16 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
             return Some((i, end, "envsubst template"));
         } else if c == b'%' && matches!(prev, b' ' | b'\t') && is_printf_value(line, i) {
             return Some((i, i + 2, "printf template"));
+        } else if c == b'['
+            && matches!(prev, b' ' | b'\t')
+            && let Some(end) = bracket_token(line, i)
+        {
+            return Some((i, end, "[[NAME]] template"));
+        } else if c == b'['
+            && matches!(prev, b' ' | b'\t')
+            && let Some(end) = choice_list(line, i)
+        {
+            return Some((i, end, "field reference"));
         } else if c == b'{'
             && matches!(prev, b' ' | b'\t')
             && let Some(end) = format_field(line, i, find.close_brace.from(line, i + 1), quoted)
@@ -576,70 +589,6 @@ fn line_marker(line: &str, quoted: bool) -> Option<(usize, usize, &'static str)>
         i += 1;
     }
     None
-}
-
-/// The end of a Python/shell format field standing in a value. In a file that fails to parse:
-/// `{name}` glued to more text (`image: {username}/serve:1`), which no YAML flow mapping is. In
-/// any file: `{name}` as a whole value (`name: {name}`, `- {paths}`), which YAML reads as a
-/// mapping of one key to nothing, a shape no manifest writes for a value.
-fn format_field(line: &str, at: usize, close: Option<usize>, quoted: bool) -> Option<usize> {
-    let rest = &line[at + 1..];
-    let close = close?.checked_sub(at + 1)?;
-    let name = &rest[..close];
-    let is_name = name
-        .bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    let before = line[..at].trim_end();
-    let tail = &rest[close + 1..];
-    let whole = tail.trim().is_empty() || tail.starts_with(" #");
-    if is_name && whole && (before.ends_with(':') || before.ends_with('-')) {
-        return Some(at + close + 2);
-    }
-    let after = tail.chars().next()?;
-    let glued = !matches!(after, ' ' | '\t' | ',' | ']' | '}' | '#');
-    (quoted && is_name && glued && before.ends_with(':')).then_some(at + close + 2)
-}
-
-/// Whether `${…}` holds a Terraform expression (a function call, a conditional, a reference
-/// into a variable or resource), not an envsubst name (`${GPU_COUNT}`), which stays a value.
-fn is_terraform_expression(inner: &str) -> bool {
-    let inner = inner.trim().trim_start_matches('~').trim();
-    let word_end = inner
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(inner.len());
-    let rest = inner[word_end..].trim_start();
-    word_end > 0
-        && (rest.starts_with('(')
-            || rest.starts_with('?')
-            || (rest.starts_with('.')
-                && matches!(
-                    &inner[..word_end],
-                    "var" | "local" | "each" | "module" | "data"
-                )))
-}
-
-/// Whether the unquoted value starting at `at` is only a printf verb (`name: %s`, `- %d`): a
-/// format string filled in by code before anything reads it as YAML.
-fn is_printf_value(line: &str, at: usize) -> bool {
-    let before = line[..at].trim_end();
-    if !(before.ends_with(':') || before.ends_with('-')) {
-        return false;
-    }
-    // The verb, then nothing but blanks or a comment: read up to the verb's end and the blanks
-    // after it, never the rest of the line (which made a line of `- %` quadratic).
-    let value = &line[at + 1..];
-    ["s", "d", "v", "q", "f", "t", "x", "+v", "#v"]
-        .iter()
-        .any(|verb| match value.strip_prefix(verb) {
-            None => false,
-            Some(rest) => {
-                let tail = rest.trim_start();
-                tail.is_empty()
-                    || (tail.starts_with('#') && rest[..rest.len() - tail.len()].ends_with(' '))
-            }
-        })
 }
 
 /// Whether the body of a `{{ … }}` action (after its braces and `-`) reads as a Go template

@@ -293,3 +293,33 @@ fn step_functions_parameters_are_a_template() {
     // A `$` in a value, a key ending in `.$` with a plain value, or one in a comment is not.
     assert!(step_functions_parameters("price: 3.$\nname.$: plain\n# a.$: $.b\n").is_none());
 }
+
+#[test]
+fn bracketed_upper_case_tokens_as_whole_values_are_templates() {
+    // A script replaces `[[NODES]]` and `[[CPU]]` by string substitution before applying.
+    let src = "apiVersion: flux-framework.org/v1alpha2\nkind: MetricSet\nspec:\n  pods: [[NODES]]\n  resources:\n    limits:\n      cpu: [[CPU]]  # per pod\n";
+    let h = structural_template_markers(src).unwrap();
+    assert_eq!(h.kind, "[[NAME]] template");
+    assert_eq!(h.marker, "[[NODES]]");
+    assert_eq!(h.span.start_pos(src).line, 4);
+    assert!(structural_template_markers("args:\n  - [[NP]]\n").is_some());
+    // Nested flow lists a manifest writes stay YAML.
+    assert!(structural_template_markers("matrix: [[1, 2], [3, 4]]\n").is_none());
+    assert!(structural_template_markers("a: [[x]]\nb: [[AB], [C]]\n").is_none());
+    assert!(structural_template_markers("cmd: echo [[NODES]]\n").is_none());
+}
+
+#[test]
+fn lists_of_choices_as_whole_values_are_field_references() {
+    // A Pod field reference: each value says what may stand there.
+    let src = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: String\nspec:\n  restartPolicy: [Always | Never | OnFailure] # one of these\n";
+    let h = structural_template_markers(src).unwrap();
+    assert_eq!(h.kind, "field reference");
+    assert_eq!(h.marker, "[Always | Never | OnFailure]");
+    assert_eq!(h.span.start_pos(src).line, 6);
+    // A shell pipeline or a list a manifest writes stays YAML.
+    assert!(structural_template_markers("args: [cat a | grep b]\n").is_none());
+    assert!(structural_template_markers("args: [a, b | c]\n").is_none());
+    assert!(structural_template_markers("x: [a | b] and more\n").is_none());
+    assert!(structural_template_markers("cmd: echo [A | B]\n").is_none());
+}
