@@ -11,7 +11,8 @@ declare_rule! {
     /// Flags a GPU Deployment or StatefulSet classified as inference that runs more than one
     /// replica while no PodDisruptionBudget in the repository selects its pods, in a cluster that
     /// runs Karpenter (a NodePool in the files, or `cluster: {karpenter: true}` in the config)
-    /// unless its selectors fit only capacity Karpenter does not manage (a managed node group).
+    /// unless its selectors fit only capacity Karpenter does not manage (a managed node group),
+    /// or it tolerates such capacity's taints but not those of any Karpenter pool it fits.
     /// Without Karpenter, nodes are drained when people upgrade them, and a model server sample
     /// or benchmark beside no pool is not judged. A PDB counts when
     /// it is in the same namespace (a missing namespace on either side matches any, as Kustomize

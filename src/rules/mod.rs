@@ -134,10 +134,33 @@ impl<'i, 'a> Ctx<'i, 'a> {
         // for an NVIDIA pod): without one, its GPU nodes come from elsewhere (HyperPod, a node
         // group). Taints do not count: a missing toleration is a mistake of its own.
         let offers = ix.offers_for(ti);
-        !ix.placements[p]
+        let fitting: Vec<usize> = ix.placements[p]
             .fits
             .iter()
-            .any(|&pool| ix.nodepools[pool as usize].is_karpenter() && offers(pool as usize))
+            .map(|&pool| pool as usize)
+            .filter(|&pool| offers(pool))
+            .collect();
+        if !fitting
+            .iter()
+            .any(|&pool| ix.nodepools[pool].is_karpenter())
+        {
+            return true;
+        }
+        // Capacity outside Karpenter (an EKS managed node group) whose taints it tolerates,
+        // where every Karpenter pool it fits taints it away: it runs on the group's nodes,
+        // which Karpenter never disrupts (and no toleration is missing: it fits a pool).
+        let t = &ix.templates[ti];
+        let tolerated = |pool: usize| {
+            crate::sched::taints(t.constraints(), &ix.nodepools[pool], ix.settings.eks)
+                .untolerated
+                .is_empty()
+        };
+        fitting
+            .iter()
+            .any(|&pool| !ix.nodepools[pool].is_karpenter() && tolerated(pool))
+            && !fitting
+                .iter()
+                .any(|&pool| ix.nodepools[pool].is_karpenter() && tolerated(pool))
     }
 
     pub fn at(&self, loc: Loc, message: impl Into<String>) -> Diagnostic {

@@ -12,7 +12,9 @@ declare_rule! {
     /// files, or `cluster: {karpenter: true}` in the config). A workload with several pod
     /// templates (PyTorchJob Master and Worker, JobSet replicated jobs, Ray worker groups) gets
     /// one finding per template. A template whose selectors fit only capacity Karpenter does not
-    /// manage (an EKS managed node group, existing Nodes) is not flagged.
+    /// manage (an EKS managed node group, existing Nodes) is not flagged, nor one that tolerates
+    /// such capacity's taints but not those of any Karpenter pool it fits (a pool kept for
+    /// notebooks by a taint of its own): it runs on the node group.
     ///
     /// Whatever the workload is for and whether or not a NodePool is in view, it also flags the
     /// annotation on the workload's own metadata or on a nested Job template (JobSet, CronJob),

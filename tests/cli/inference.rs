@@ -563,3 +563,38 @@ fn stacks_are_judged_apart_beside_an_argo_cd_application() {
     assert_eq!(of(DND, &out), Vec::<String>::new(), "{out}{err}");
     assert!(names_both_stacks(d.path()));
 }
+
+#[test]
+fn a_training_job_on_a_node_group_beside_a_pool_it_does_not_tolerate_is_off_karpenter() {
+    const DND: &str = "training-do-not-disrupt-missing";
+    // The Karpenter GPU pool is a notebook platform's (its taint keeps other pods away); the
+    // training Job tolerates only the GPU taint and runs on the managed node group.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "pools/notebooks.yaml",
+        &GPU_POOL.replace(
+            "      taints:\n",
+            "      taints:\n        - {key: hub.jupyter.org/dedicated, value: user, effect: NoSchedule}\n",
+        ),
+    );
+    write(
+        d.path(),
+        "terraform/eks.tf",
+        "module \"eks\" {\n  source = \"terraform-aws-modules/eks/aws\"\n  eks_managed_node_groups = {\n    gpu = {\n      instance_types = [\"g6e.12xlarge\"]\n      taints = { gpu = { key = \"nvidia.com/gpu\", effect = \"NO_SCHEDULE\" } }\n    }\n  }\n}\n",
+    );
+    write(d.path(), "jobs/train.yaml", TRAINING_JOB);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(of(DND, &out), Vec::<String>::new(), "{out}{err}");
+    // Tolerating the pool's taints too, it may land on Karpenter's nodes.
+    write(
+        d.path(),
+        "jobs/train.yaml",
+        &TRAINING_JOB.replace(
+            "        - {key: nvidia.com/gpu, operator: Exists}\n",
+            "        - {key: nvidia.com/gpu, operator: Exists}\n        - {key: hub.jupyter.org/dedicated, operator: Exists}\n",
+        ),
+    );
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(of(DND, &out), vec!["jobs/train.yaml"], "{out}{err}");
+}
