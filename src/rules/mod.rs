@@ -132,7 +132,8 @@ impl<'i, 'a> Ctx<'i, 'a> {
         };
         // Whose labels it fits and that can launch its accelerators (not only a Trainium pool
         // for an NVIDIA pod): without one, its GPU nodes come from elsewhere (HyperPod, a node
-        // group). Taints do not count: a missing toleration is a mistake of its own.
+        // group). Taints count only where capacity outside Karpenter takes the pod instead: a
+        // toleration missing for every pool is a mistake of its own.
         let offers = ix.offers_for(ti);
         let fitting: Vec<usize> = ix.placements[p]
             .fits

@@ -36,8 +36,8 @@ declare_rule! {
     /// Terraform `for_each` over pools the module's users supply): it stands for pools whose
     /// labels the files do not say. Nor a `karpenter.sh/nodepool` no file defines where other
     /// workloads also select pools the files lack (a pod without GPUs does, or two names are
-    /// missing): the repository then holds only some of the cluster's pools. Several selectors that the closest pool lacks make one
-    /// finding, on the first, with the others marked.
+    /// missing): the repository then holds only some of the cluster's pools. Several selectors
+    /// that the closest pool lacks make one finding, on the first, with the others marked.
     ///
     /// ## Why is this bad?
     /// Karpenter only launches a node for a pod whose constraints intersect a NodePool's labels and

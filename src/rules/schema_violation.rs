@@ -157,7 +157,9 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
                         .is_some_and(|f| of_another_release(&f.path))
                 })
         };
-        if !user.is_empty() && user.covers(obj) && (user.given(obj) || !test_object()) {
+        let covered = !user.is_empty() && user.covers(obj);
+        let given = covered && user.given(obj);
+        if covered && (given || !test_object()) {
             user.validate(obj, &mut found);
             webhook(obj, &mut found);
         } else {
@@ -166,9 +168,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         // An operator's own sample of its custom resource (the CRD is this repository's, not
         // the cluster's as given): it shows the API as it was when written, and nothing deploys
         // it as it is. Applied, it is rejected: reported, as a warning.
-        let sample = !user.is_empty()
-            && user.covers(obj)
-            && !user.given(obj)
+        let sample = covered
+            && !given
             && cx
                 .ix
                 .files

@@ -141,9 +141,10 @@ fn launched(
     t: &crate::model::PodTemplate,
     c: &Container,
 ) -> Option<super::gpu_count_mismatch_parallelism::LocalRanks> {
+    // Outside training only the launchers' own flags are read (not Lightning's `--gpus`).
     let claim = super::gpu_count_mismatch_processes::command_claims(cx, t, c, false)
         .into_iter()
-        .find(|k| k.what != "`--gpus`" && k.what != "`trainer.devices`")
+        .next()
         // NCCL's shared-memory segments grow with the ranks on a node: two ranks of a small
         // job may fit in 64 MiB, four or more outgrow it.
         .filter(|k| k.n >= 4)?;

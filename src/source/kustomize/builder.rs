@@ -278,8 +278,7 @@ impl Builder for Kustomize {
         let Some(tool) = &s.tool else {
             return failed("no kustomize");
         };
-        let result = super::inputs::build_as_flux(s, tool, k, &chain, &unit.wrap);
-        match result {
+        match super::inputs::build_as_flux(s, tool, k, &chain, &unit.wrap) {
             Ok(b) => Outcome::Built(b),
             Err(f) => Outcome::Failed(Failed {
                 message: f.message,

@@ -381,17 +381,14 @@ fn run_wrapper(
     wrapper.push_str(metadata);
     std::fs::write(wrapper_dir.join("kustomization.yaml"), wrapper)
         .map_err(|e| format!("cannot write the build wrapper: {e}"))?;
+    let mut args = vec![tool.subcommand.into()];
+    if loading == Loading::Unrestricted {
+        args.extend(["--load-restrictor".into(), "LoadRestrictionsNone".into()]);
+    }
+    args.push(wrapper_dir.clone().into());
     let inv = Invocation {
         program: &tool.program,
-        args: match loading {
-            Loading::Restricted => vec![tool.subcommand.into(), wrapper_dir.clone().into()],
-            Loading::Unrestricted => vec![
-                tool.subcommand.into(),
-                "--load-restrictor".into(),
-                "LoadRestrictionsNone".into(),
-                wrapper_dir.clone().into(),
-            ],
-        },
+        args,
         cwd: dirs.first().copied().unwrap_or(&wrapper_dir),
         scratch: scratch.path(),
         timeout,
