@@ -25,7 +25,8 @@ declare_rule! {
     ///   Terraform `helm_release` (its OCI reference may name the chart), a Terraform module
     ///   input (`kueue = { version = "v0.10.0" }`), an Argo CD `targetRevision`, a `helm install`
     ///   line — of that
-    ///   release, and none newer, in a file whose parent directory's parent holds the object,
+    ///   release, and none newer, in a file whose parent directory's parent holds the object
+    ///   (a Terraform stack that builds an EKS cluster speaks for its own directory only),
     ///   or, when none is near it, in a repository that keeps several releases, all older;
     ///   scripts and Markdown count, also through a shell variable): there v1beta1 is the only
     ///   version served, and v1beta2 would be rejected; a README that names the release in prose

@@ -18,8 +18,8 @@ declare_rule! {
     /// cluster (kuttl `NN-assert.yaml`, what a chainsaw test asserts or expects refused, a
     /// Kyverno CLI test's inputs), which are never applied, and a `.yaml` file that is a shell
     /// script (its first line a command). Nor is YAML that is no Kubernetes manifest (it names no `apiVersion` and `kind`,
-    /// or it is CI configuration under `.github/`): a values file or a workflow is another tool's
-    /// to check. Nor is a file whose name says it is broken on purpose (`invalid.yaml`,
+    /// or it is CI configuration under `.github/`, or a kubeconfig): a values file, a workflow or
+    /// a client's credentials are another tool's to read. Nor is a file whose name says it is broken on purpose (`invalid.yaml`,
     /// `malformed-job.yaml`): a negative sample kept to show a rejection (unless the rule is
     /// selected with `--rule`).
     ///
@@ -57,7 +57,21 @@ declare_rule! {
 /// configuration.
 fn is_manifest(path: &str, text: &str) -> bool {
     let ci = path.starts_with(".github/") || path.contains("/.github/");
-    !ci && text.contains("apiVersion") && text.contains("kind") && !is_script(text)
+    !ci && text.contains("apiVersion")
+        && text.contains("kind")
+        && !is_script(text)
+        && !is_kubeconfig(text)
+}
+
+/// Whether a file is a kubeconfig (`kind: Config` with its `clusters:`, `contexts:` or
+/// `users:`): credentials a client reads, never an object applied to a cluster.
+fn is_kubeconfig(text: &str) -> bool {
+    // A fast scan first: every manifest of the repository comes through here.
+    if !(text.starts_with("kind: Config") || text.contains("\nkind: Config")) {
+        return false;
+    }
+    let top = |key: &str| text.lines().any(|l| l.trim_end() == key);
+    top("kind: Config") && (top("clusters:") || top("contexts:") || top("users:"))
 }
 
 /// Whether a file is a shell script under a YAML name (`kubectl create secret …`, then

@@ -38,7 +38,8 @@ declare_rule! {
     /// do not match. Each message says which of these
     /// rejects it, with the upstream rule's message. Unknown fields of core kinds are reported
     /// only when they are near-misses of known ones, or written one level off (a pod spec
-    /// field such as `runtimeClassName` in a container, a container field in the pod spec).
+    /// field such as `runtimeClassName` in a container, a container field in the pod spec, a
+    /// Job's `ttlSecondsAfterFinished`, a Deployment's `replicas` or `annotations` in the pod spec).
     /// Objects whose CRD is given with `--crd` or
     /// `crds:` (or found among the linted files) are validated against that CRD instead: its
     /// schema and its `x-kubernetes-validations` CEL rules (a rule that fails to evaluate on the
@@ -50,9 +51,9 @@ declare_rule! {
     /// A pod spec with no `containers` at all is a fragment
     /// (a Spark pod template file, a kustomize patch left beside its base): its own required
     /// fields are not asked for, and neither are the required fields of an object in a file
-    /// named as a kustomize patch (`patch-nodeclass.yaml`, `gpu_patch.yaml`, `patches/…`) or for
-    /// the kustomization that patches with it (`ci-platform-kustomization.yaml`), which merges
-    /// into a base that has them. A file whose name says it is broken on purpose
+    /// named as a kustomize patch (`patch-nodeclass.yaml`, `gpu_patch.yaml`, `patches/…`), lying
+    /// in an `overlays/` directory, or named for the kustomization that patches with it
+    /// (`ci-platform-kustomization.yaml`), which merges into a base that has them. A file whose name says it is broken on purpose
     /// (`invalid.yaml`) is not judged unless the rule is selected with `--rule`, nor is an
     /// operator's sample as kubebuilder scaffolds it (under `config/samples/`, still holding the
     /// generator's `TODO(user)`, or `foo: bar` under `# Add fields here`), a placeholder. Nor is an object
@@ -327,7 +328,12 @@ fn report(cx: &Ctx, obj: &Object, found: &mut Vec<check::Violation>, out: &mut V
     let path = cx.ix.files.get(obj.file).map_or("", |f| f.path.as_str());
     // A kustomize patch merges into a base that has the required fields; so do the objects of
     // a file named for the kustomization it patches with (`ci-platform-kustomization.yaml`).
+    // A file of an overlay read on its own (its kustomization missing or not built) is one too.
+    let overlay = std::path::Path::new(path)
+        .parent()
+        .is_some_and(|d| d.components().any(|c| c.as_os_str() == "overlays"));
     let patch = crate::source::named_patch(path)
+        || overlay
         || (crate::source::named_for_kustomization(path) && !obj.kind.ends_with("Kustomization"));
     // A `testdata` directory holds a program's test inputs (Go's convention; `fixtures` in
     // JavaScript's, Ruby's and Python's test tools), read by its tests rather than applied

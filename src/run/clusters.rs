@@ -192,10 +192,6 @@ pub fn example_of(rel: &str) -> Option<&str> {
     })
 }
 
-/// Directories that hold a cluster's infrastructure code, named for the tool rather than the
-/// stack: the stack is their parent (`ai-ml/bionemo/terraform/eks.tf` builds `ai-ml/bionemo`).
-const INFRA_DIRS: [&str; 5] = ["terraform", "tf", "iac", "infra", "infrastructure"];
-
 /// The directories (relative to the root) that define a cluster of their own: where Terraform
 /// builds an EKS cluster or node capacity (EKS managed node groups, Karpenter pools from chart
 /// values), or an eksctl `ClusterConfig` stands. The root itself is none: it is the repository.
@@ -213,32 +209,19 @@ fn stack_roots(files: &[SourceFile], rel: &[Option<String>]) -> Vec<String> {
                 && f.docs
                     .iter()
                     .any(|d| kind_of(d, "NodePool", "karpenter.sh/")))
-                || builds_eks(&f.text)))
+                || source::terraform::builds_eks(&f.text)))
             || f.docs
                 .iter()
                 .any(|d| kind_of(d, "ClusterConfig", "eksctl.io/"));
         let Some(path) = rel[i].as_deref().filter(|_| defines) else {
             continue;
         };
-        let mut dir = path.rsplit_once('/').map_or("", |(d, _)| d);
-        let last = dir.rsplit('/').next().unwrap_or(dir);
-        if INFRA_DIRS.contains(&last.to_ascii_lowercase().as_str()) {
-            dir = dir.rsplit_once('/').map_or("", |(d, _)| d);
-        }
+        let dir = source::terraform::stack_dir(path);
         if !dir.is_empty() && !roots.iter().any(|r| r == dir) {
             roots.push(dir.to_string());
         }
     }
     roots
-}
-
-/// Whether Terraform text creates an EKS cluster: the `terraform-aws-modules/eks/aws` module
-/// (not one of its submodules) or an `aws_eks_cluster` resource.
-fn builds_eks(text: &str) -> bool {
-    text.contains("resource \"aws_eks_cluster\"")
-        || text
-            .match_indices("\"terraform-aws-modules/eks/aws")
-            .any(|(i, m)| text[i + m.len()..].starts_with('"'))
 }
 
 /// The stack a path belongs to: the deepest stack root that holds it.
@@ -513,13 +496,13 @@ mod tests {
         assert_eq!(example_of("docs/Samples/x/y.yaml"), Some("docs/Samples/x"));
         // Files side by side directly in the examples directory are one example.
         assert_eq!(example_of("examples/job.yaml"), Some("examples"));
-        assert!(super::builds_eks(
+        assert!(crate::source::terraform::builds_eks(
             "module \"eks\" {\n  source  = \"terraform-aws-modules/eks/aws\"\n}\n"
         ));
-        assert!(super::builds_eks(
+        assert!(crate::source::terraform::builds_eks(
             "resource \"aws_eks_cluster\" \"this\" {}\n"
         ));
-        assert!(!super::builds_eks(
+        assert!(!crate::source::terraform::builds_eks(
             "module \"karpenter\" {\n  source = \"terraform-aws-modules/eks/aws//modules/karpenter\"\n}\n"
         ));
         assert_eq!(example_of("examples.yaml"), None);

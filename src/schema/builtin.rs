@@ -531,11 +531,38 @@ pub static POD_SPEC: Obj = typos(&[
     any("workloadRef"),
 ]);
 
+/// A Job's own fields, which a pod spec does not have (`activeDeadlineSeconds` both have).
+const JOB_FIELDS: [&str; 12] = [
+    "backoffLimit",
+    "backoffLimitPerIndex",
+    "completionMode",
+    "completions",
+    "manualSelector",
+    "maxFailedIndexes",
+    "parallelism",
+    "podFailurePolicy",
+    "podReplacementPolicy",
+    "successPolicy",
+    "suspend",
+    "ttlSecondsAfterFinished",
+];
+
+/// The fields of Deployments and StatefulSets that a pod spec does not have.
+const ROLLOUT_FIELDS: [&str; 6] = [
+    "minReadySeconds",
+    "progressDeadlineSeconds",
+    "replicas",
+    "revisionHistoryLimit",
+    "strategy",
+    "updateStrategy",
+];
+
 /// Where a field written in a container or a pod spec (or in their `securityContext`s), and
 /// unknown there, belongs instead: a pod spec field in a container (`runtimeClassName`,
-/// `tolerations`), a container field in the pod spec (`image`, `env`), `fsGroup` in a
-/// container's `securityContext`. Written one level off, nothing reads it. Returns what it is,
-/// what it is not, and where it goes.
+/// `tolerations`), a container field in the pod spec (`image`, `env`), metadata or a Job's or
+/// Deployment's field in its pod spec (`annotations`, `ttlSecondsAfterFinished`, `replicas`),
+/// `fsGroup` in a container's `securityContext`. Written one level off, nothing reads it.
+/// Returns what it is, what it is not, and where it goes.
 pub fn misplaced_pod_field(
     obj: &Obj,
     key: &str,
@@ -550,6 +577,21 @@ pub fn misplaced_pod_field(
             "pod `securityContext`",
             "container `securityContext`",
             "the pod spec's `securityContext` (it applies to every container)",
+        ))
+    } else if std::ptr::eq(obj, &POD_SPEC) && ["annotations", "labels", "namespace"].contains(&key)
+    {
+        Some(("metadata", "pod spec", "the `metadata` beside this `spec`"))
+    } else if std::ptr::eq(obj, &POD_SPEC) && JOB_FIELDS.contains(&key) {
+        Some((
+            "Job spec",
+            "pod spec",
+            "the Job's `spec`, beside `template`",
+        ))
+    } else if std::ptr::eq(obj, &POD_SPEC) && ROLLOUT_FIELDS.contains(&key) {
+        Some((
+            "workload spec",
+            "pod spec",
+            "the Deployment's or StatefulSet's `spec`, beside `template`",
         ))
     } else if std::ptr::eq(obj, &POD_SECURITY) && has(&CONTAINER_SECURITY) {
         Some((

@@ -148,6 +148,9 @@ pub struct Sources {
     /// as shown and by directory: what a current kustomize refuses below that directory may be
     /// what that release builds.
     old_kustomize: Vec<(String, PathBuf)>,
+    /// The files scripts and Makefiles write (`… | kubeseal > secrets/token.yaml`), as each
+    /// script names them, with the script as shown.
+    script_outputs: Vec<(String, String)>,
     /// The build cache, unless the run has none (`--no-cache`, a library caller).
     store: Option<cached::Store>,
 }

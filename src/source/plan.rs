@@ -42,6 +42,7 @@ impl Sources {
             },
             argo_summary: None,
             old_kustomize: Vec::new(),
+            script_outputs: Vec::new(),
             store: settings
                 .sources
                 .cache
@@ -100,9 +101,20 @@ impl Sources {
             return s;
         }
         s.forest = Forest::load(&kfiles);
-        s.old_kustomize = found
+        let scripts: Vec<(String, PathBuf, String)> =
+            found.iter().filter_map(|p| read_script(p)).collect();
+        s.old_kustomize = scripts
             .iter()
-            .filter_map(|p| builds_with_kustomize_v3(p))
+            .filter(|(_, _, text)| text.contains("--load_restrictor"))
+            .map(|(shown, dir, _)| (shown.clone(), dir.clone()))
+            .collect();
+        s.script_outputs = scripts
+            .iter()
+            .flat_map(|(shown, _, text)| {
+                kustomize::written_files(text)
+                    .into_iter()
+                    .map(move |w| (shown.clone(), w))
+            })
             .collect();
         let discovered: BTreeSet<PathBuf> = kfiles.iter().map(|f| identity(f)).collect();
         let referrers = s.forest.referrers();
@@ -110,9 +122,21 @@ impl Sources {
         // What the builds read is not read raw, and neither is anything else in a
         // kustomization's own directory (ArgoCD syncs what the build makes of it).
         let (claimed, dirs) = s.forest.claims(&discovered);
+        let off = s.forest.commented_out();
         let ids = tree::identities(&found);
         for (f, id) in found.into_iter().zip(ids) {
             if claimed.contains(&id) {
+                continue;
+            }
+            // A file or directory its kustomization lists only in a comment: turned off.
+            if let Some((_, k)) = off.iter().find(|(t, _)| id.starts_with(t)) {
+                if is_yaml_name(&f) {
+                    s.lines.push(Line {
+                        what: "unused",
+                        path: display_path(&f),
+                        detail: format!("listed only in a comment of {k}, turned off: not linted"),
+                    });
+                }
                 continue;
             }
             if id.parent().is_some_and(|d| dirs.contains(d)) && !super::terraform::is_terraform(&f)
@@ -187,22 +211,21 @@ impl Sources {
     }
 }
 
-/// A `Kustomization` file (no extension): discovery lists it for building only; it is never
-/// read raw.
-/// The script or Makefile `p` (as shown, and its directory), when it runs kustomize with v3's
-/// flag spelling (`--load_restrictor`, which v4 renamed `--load-restrictor`).
-fn builds_with_kustomize_v3(p: &Path) -> Option<(String, PathBuf)> {
+/// The script or Makefile `p` (as shown, its directory and its text): one that runs kustomize
+/// with v3's flag spelling (`--load_restrictor`, which v4 renamed `--load-restrictor`) builds
+/// what a current kustomize refuses, and the files a script writes are no mistake when missing.
+fn read_script(p: &Path) -> Option<(String, PathBuf, String)> {
     let name = p.file_name()?.to_str()?;
     let script = name == "Makefile" || name.ends_with(".sh") || name.ends_with(".mk");
     if !script || std::fs::metadata(p).ok()?.len() > 1 << 20 {
         return None;
     }
     let text = std::fs::read_to_string(p).ok()?;
-    let dir = identity(p.parent()?);
-    text.contains("--load_restrictor")
-        .then(|| (display_path(p), dir))
+    Some((display_path(p), identity(p.parent()?), text))
 }
 
+/// A `Kustomization` file (no extension): discovery lists it for building only; it is never
+/// read raw.
 fn is_bare_kustomization(p: &Path) -> bool {
     p.file_name().is_some_and(|n| n == "Kustomization")
 }

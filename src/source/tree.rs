@@ -364,6 +364,33 @@ impl Forest {
         (files, dirs)
     }
 
+    /// The files and directories (identities) a kustomization lists only in a comment
+    /// (`# - ./kyverno/ks.yaml`): turned off by its author, with the kustomization as shown.
+    pub fn commented_out(&self) -> Vec<(PathBuf, String)> {
+        let mut out = Vec::new();
+        for k in self.by_path.values() {
+            for line in k.file.text.lines() {
+                let Some(entry) = line.trim_start().strip_prefix('#') else {
+                    continue;
+                };
+                let Some(target) = entry.trim_start().strip_prefix("- ") else {
+                    continue;
+                };
+                let target = target.trim().trim_matches(['"', '\'']);
+                let local = target.starts_with("./") || target.starts_with("../");
+                let yaml = target.ends_with(".yaml") || target.ends_with(".yml");
+                if (local || yaml) && !target.contains(' ') && !target.contains("://") {
+                    let id = identity(&k.dir.join(target));
+                    // `# - ../` turns off no tree the kustomization itself lies in.
+                    if !k.dir.starts_with(&id) {
+                        out.push((id, k.file.path.clone()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Kustomizations that another one builds through, with who does.
     pub fn referrers(&self) -> BTreeMap<PathBuf, Vec<PathBuf>> {
         let mut m: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();

@@ -598,3 +598,66 @@ fn a_training_job_on_a_node_group_beside_a_pool_it_does_not_tolerate_is_off_karp
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     assert_eq!(of(DND, &out), vec!["jobs/train.yaml"], "{out}{err}");
 }
+
+#[test]
+fn a_stacks_karpenter_release_speaks_for_that_stack_only() {
+    // Blueprints side by side, each building its own cluster: the release one installs says
+    // nothing of the Provisioner another applies.
+    const PROVISIONER: &str = "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: gpu\nspec:\n  requirements:\n    - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}\n";
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "ai-ml/bionemo/eks.tf",
+        "module \"eks\" {\n  source = \"terraform-aws-modules/eks/aws\"\n}\n\nresource \"helm_release\" \"karpenter\" {\n  repository = \"oci://public.ecr.aws/karpenter\"\n  chart      = \"karpenter\"\n  version    = \"1.0.6\"\n}\n",
+    );
+    write(
+        d.path(),
+        "ai-ml/ray/terraform/main.tf",
+        "module \"eks\" {\n  source = \"terraform-aws-modules/eks/aws\"\n  eks_managed_node_groups = {\n    core = { instance_types = [\"m6i.xlarge\"] }\n  }\n}\n",
+    );
+    write(d.path(), "ai-ml/ray/karpenter/gpu.yaml", PROVISIONER);
+    write(d.path(), "ai-ml/bionemo/karpenter/gpu.yaml", PROVISIONER);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let doc = crate::sources::json(&out);
+    let severity = |path: &str| {
+        let found = doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["rule"] == "deprecated-api" && x["path"] == path && x["line"] == 1);
+        let found = found.unwrap_or_else(|| panic!("{path}: {out}{err}"));
+        (
+            found["severity"].as_str().unwrap().to_string(),
+            found["message"].as_str().unwrap().contains("v1.0"),
+        )
+    };
+    // The stack that installs Karpenter v1.0 certainly fails to apply it.
+    assert_eq!(
+        severity("ai-ml/bionemo/karpenter/gpu.yaml"),
+        ("error".to_string(), true)
+    );
+    // The other stack installs a release the files do not name.
+    assert_eq!(
+        severity("ai-ml/ray/karpenter/gpu.yaml"),
+        ("warning".to_string(), false)
+    );
+}
+
+#[test]
+fn an_overlays_file_read_on_its_own_is_a_patch() {
+    // A patch of the base's Deployment, its overlay's kustomization missing: the selector and
+    // labels are the base's.
+    const PARTIAL: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 6\n  template:\n    spec:\n      containers:\n        - name: web\n          image: ghcr.io/example/web:1.0\n";
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "app/overlays/prod/deployment.yaml", PARTIAL);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(of("schema-violation", &out), Vec::<String>::new(), "{err}");
+    // The same object anywhere else is applied as it is, and rejected.
+    write(d.path(), "app/deploy/deployment.yaml", PARTIAL);
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    assert_eq!(
+        of("schema-violation", &out),
+        vec!["app/deploy/deployment.yaml"],
+        "{err}"
+    );
+}

@@ -1628,6 +1628,47 @@ fn argo_a_missing_path_in_this_repository_is_a_finding() {
 }
 
 #[test]
+fn argo_a_missing_file_is_an_error_unless_a_setup_script_writes_it() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("argo"), d.path());
+    let k = d.path().join("workloads/train/kustomization.yaml");
+    let text = fs::read_to_string(&k).unwrap();
+    fs::write(&k, format!("{text}  - registry-secret.yaml\n")).unwrap();
+    // Two Applications deploy the kustomization as it is: Argo CD certainly fails to build it.
+    let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let v = json(&out);
+    assert_eq!(
+        findings(&v),
+        vec![f(
+            "source-build-failed",
+            "workloads/train/kustomization.yaml",
+            4,
+            5
+        )],
+        "{err}"
+    );
+    assert_eq!(v["diagnostics"][0]["severity"], "error");
+    // The repository's setup script seals the Secret into place before the first sync.
+    fs::write(
+        d.path().join("setup.sh"),
+        "#!/bin/sh\n# kubectl create secret … > old/registry-secret.yaml\nkubectl create secret docker-registry regcred --dry-run=client -o yaml | kubeseal > \"${REPO}/workloads/train/registry-secret.yaml\"\n",
+    )
+    .unwrap();
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
+    let rules: Vec<_> = findings(&json(&out)).into_iter().map(|f| f.0).collect();
+    assert!(
+        !rules.contains(&"source-build-failed".to_string()),
+        "{out}{err}"
+    );
+    assert!(
+        err.contains("(`setup.sh` writes the missing file: reported as source-build-failed only where the cluster is declared complete)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn argo_without_repo_urls_a_missing_path_of_a_url_other_applications_show_to_be_this_one_is_a_warning()
  {
     require_kustomize!();
@@ -2864,4 +2905,39 @@ fn argo_a_source_of_another_repository_name_is_not_this_repository_whatever_path
     layout(&other);
     let Run { err, .. } = run(gpuops_in(&other).args(["lint", "--explain-sources"]));
     assert!(explained(&err, "unlinted").is_empty(), "{err}");
+}
+
+#[test]
+fn a_file_a_kustomization_lists_only_in_a_comment_is_turned_off() {
+    require_kustomize!();
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "apps/kustomization.yaml",
+        "resources:\n  - ./web/ks.yaml\n  # - ./kyverno/ks.yaml\n",
+    );
+    write(
+        d.path(),
+        "apps/web/ks.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: b}\n",
+    );
+    // Broken, and turned off by its author.
+    let broken = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: kyverno\n spec:\n  path: ./apps/kyverno/app\n";
+    write(d.path(), "apps/kyverno/ks.yaml", broken);
+    let Run { out, err, .. } =
+        run(gpuops_in(d.path()).args(["lint", "--format", "json", "--explain-sources"]));
+    assert_eq!(findings(&json(&out)), vec![], "{err}");
+    assert!(
+        explained(&err, "unused").contains(&"apps/kyverno/ks.yaml: listed only in a comment of apps/kustomization.yaml, turned off: not linted"),
+        "{err}"
+    );
+    // Listed again, it is built and its mistake reported.
+    write(
+        d.path(),
+        "apps/kustomization.yaml",
+        "resources:\n  - ./web/ks.yaml\n  - ./kyverno/ks.yaml\n",
+    );
+    let Run { out, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
+    let rules: Vec<String> = findings(&json(&out)).into_iter().map(|f| f.0).collect();
+    assert!(!rules.is_empty(), "{out}");
 }

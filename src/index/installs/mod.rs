@@ -213,6 +213,15 @@ fn installs<'a>(
             }
         }
     }
+    // The directories whose Terraform builds a cluster: each stack installs its own releases,
+    // so an install there speaks for that stack, not for the blueprints beside it.
+    let stacks: Vec<&str> = ix
+        .files
+        .iter()
+        .filter(|f| f.path.ends_with(".tf") && crate::source::terraform::builds_eks(&f.text))
+        .map(|f| crate::source::terraform::stack_dir(&f.path))
+        .filter(|d| !d.is_empty())
+        .collect();
     // Every file of the repository, not only the cluster's: an install script belongs to no
     // cluster's files, and its directory says which objects it installs for.
     for f in ix.files {
@@ -230,7 +239,14 @@ fn installs<'a>(
         {
             continue;
         }
-        let scope = f.path.rsplitn(3, '/').nth(2).unwrap_or("");
+        let mut scope = f.path.rsplitn(3, '/').nth(2).unwrap_or("");
+        let stack = stacks
+            .iter()
+            .filter(|d| f.path.strip_prefix(**d).is_some_and(|r| r.starts_with('/')))
+            .max_by_key(|d| d.len());
+        if let Some(stack) = stack.filter(|d| d.len() > scope.len()) {
+            scope = stack;
+        }
         let before = out.len();
         // One release pinned beside the file, or none known.
         let pinned = match pins.get(dir(&f.path)).map(Vec::as_slice) {

@@ -99,6 +99,13 @@ impl Sources {
             )
         };
         let mut builds: Vec<(Unit, kustomize::Unit)> = Vec::new();
+        // The kustomizations whose own build failed (not skipped, not timed out), as shown.
+        let failed: BTreeSet<String> = self
+            .lines
+            .iter()
+            .filter(|l| l.what == "failed")
+            .map(|l| l.path.clone())
+            .collect();
         let mut renders: Vec<(Unit, helm::Unit)> = Vec::new();
         for u in new {
             match &u {
@@ -133,19 +140,26 @@ impl Sources {
                             plural(fids.len(), "file")
                         );
                         run.units.insert(u, Made::linted(fids, what));
-                    } else if opts.is_empty() && self.tops.contains(top) {
-                        // The run built it already (or reported why it could not).
-                        let made = match standard {
-                            Some(fid) => Made::linted(
-                                vec![fid],
-                                format!("kustomization {dir_shown}, built as it is"),
-                            ),
-                            None => Made::not(format!(
-                                "kustomization {dir_shown}: not built (see its failed or skipped entry)"
+                    } else if let Some(fid) =
+                        standard.filter(|_| opts.is_empty() && self.tops.contains(top))
+                    {
+                        // The run built it already.
+                        let what = format!("kustomization {dir_shown}, built as it is");
+                        run.units.insert(u, Made::linted(vec![fid], what));
+                    } else if opts.is_empty()
+                        && self.tops.contains(top)
+                        && !failed.contains(&display_canonical(top))
+                    {
+                        // Skipped (a plugin, a remote base, the time limit): so it stays.
+                        run.units.insert(
+                            u,
+                            Made::not(format!(
+                                "kustomization {dir_shown}: not built (see its skipped entry)"
                             )),
-                        };
-                        run.units.insert(u, made);
+                        );
                     } else {
+                        // Built for the Application (with its options, or again where the run's
+                        // own build failed): Argo CD certainly builds it, so a failure is its.
                         self.forest.add(std::slice::from_ref(top));
                         let components = opts
                             .components

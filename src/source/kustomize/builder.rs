@@ -455,18 +455,17 @@ impl Builder for Kustomize {
             .iter()
             .find(|(_, dir)| k.dir.starts_with(dir))
             .map(|(script, _)| script.as_str());
-        // Only a missing input, what kustomize v3 may build, a form only older releases read, a
-        // crash of kustomize itself or a vendored project's overlay, and nothing in view deploys
-        // it: likely generated, built as intended, or not this repository's to build.
+        // Likely generated, built as intended, or not this repository's to build, unless deployed.
         let crashed = super::crashed(&f.message);
         let older = super::older_form(&f.message);
         let unnamespaced = super::namespace_from_builder(&f.message);
-        // The top built lies in a copy of another project's manifests: its overlays are that
-        // project's, built (if at all) with its own tooling.
-        // So does one inside a Helm chart's directory: the chart's files, which Helm never
-        // builds with kustomize (its installer may, after filling in placeholders).
+        // A top in a copy of another project's manifests (built, if at all, with its tooling),
+        // or inside a Helm chart's directory (whose files Helm never builds with kustomize).
         let charted = super::failures::in_chart(&k.dir);
         let vendored = crate::source::in_vendored_tree(&k.file.path) || charted;
+        // A file a script here writes (a setup script's sealed Secret), absent until it runs.
+        let script =
+            super::written_by(&s.script_outputs, &f.message).filter(|_| f.at.missing_input);
         let kind = match app.failure_kind() {
             ProblemKind::Build
                 if f.at.missing_input
@@ -478,9 +477,14 @@ impl Builder for Kustomize {
             {
                 ProblemKind::MissingInput
             }
+            ProblemKind::Sync if script.is_some() => ProblemKind::MissingInput,
             k => k,
         };
-        let reported = if crashed && kind == ProblemKind::MissingInput {
+        let reported = if let Some(script) = script {
+            &format!(
+                "`{script}` writes the missing file: reported as source-build-failed only where the cluster is declared complete"
+            )
+        } else if crashed && kind == ProblemKind::MissingInput {
             "kustomize crashed on it, a fault of kustomize that another release may not have: reported as source-build-failed only where something deploys it"
         } else if let Some(form) = older.filter(|_| kind == ProblemKind::MissingInput) {
             &format!(

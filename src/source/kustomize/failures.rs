@@ -16,6 +16,74 @@ pub(crate) fn lacks_input(raw: &str) -> bool {
     .any(|m| raw.contains(m))
 }
 
+/// Whether kustomize found no kustomization in a directory it lists where a template of one
+/// lies (`kustomization.yaml.in`, which `make` fills in): an input a build step generates. `message`
+/// is kustomize's, its paths as shown (relative to the working directory).
+pub(crate) fn generated_kustomization(message: &str) -> bool {
+    let Some((_, rest)) = message.split_once("unable to find one of 'kustomization.yaml'") else {
+        return false;
+    };
+    let Some((dir, _)) = rest
+        .split_once("in directory '")
+        .and_then(|(_, d)| d.split_once('\''))
+    else {
+        return false;
+    };
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().to_ascii_lowercase();
+            name.starts_with("kustomization.")
+                && !matches!(name.as_str(), "kustomization.yaml" | "kustomization.yml")
+        })
+    })
+}
+
+/// The YAML and JSON files a shell script or Makefile writes through a redirection or `tee`
+/// (`… | kubeseal > ${DIR}/secrets/token.yaml`), as it names them; commented lines aside.
+pub(crate) fn written_files(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        let targets = line
+            .match_indices('>')
+            .map(|(i, _)| line[i + 1..].trim_start_matches('>'))
+            .chain(
+                line.match_indices("tee ")
+                    .map(|(i, m)| &line[i + m.len()..]),
+            );
+        for rest in targets {
+            let word = rest
+                .split_whitespace()
+                .find(|w| !w.starts_with('-'))
+                .unwrap_or("");
+            let word = word.trim_matches(['"', '\'', ';', ')']);
+            let data = [".yaml", ".yml", ".json"].iter().any(|e| word.ends_with(e));
+            if data && !out.iter().any(|w| w == word) {
+                out.push(word.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The script of `outputs` (script, file it writes) that writes the file whose absence failed
+/// the build (`lstat dir/secrets/token.yaml: no such file or directory`): the same file name in
+/// a directory of the same name, or the same name where the script names no directory.
+pub(crate) fn written_by<'o>(outputs: &'o [(String, String)], raw: &str) -> Option<&'o str> {
+    let (_, rest) = raw.split_once("lstat ")?;
+    let (missing, _) = rest.split_once(": no such file")?;
+    let tail = |p: &str| -> Vec<String> { p.rsplit('/').take(2).map(str::to_string).collect() };
+    let want = tail(missing);
+    outputs.iter().find_map(|(script, written)| {
+        let got = tail(written);
+        let same = match got.as_slice() {
+            [name] => want.first() == Some(name),
+            [name, dir] if dir.contains('$') => want.first() == Some(name),
+            _ => got == want,
+        };
+        same.then_some(script.as_str())
+    })
+}
+
 /// Whether the build fails only because it reads a file outside the kustomization's directory,
 /// which kustomize refuses under its default load restrictor. Such a kustomization builds with
 /// `--load-restrictor LoadRestrictionsNone`, the option its author evidently uses and Argo CD
@@ -111,4 +179,38 @@ pub(super) fn field_named(
         .entries()
         .find(|(key, _, _)| key.eq_ignore_ascii_case(&field))
         .map(|(_, key, _)| key.span())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{written_by, written_files};
+
+    #[test]
+    fn files_a_script_writes() {
+        let sh = "# kubectl … > skipped.yaml\nkubectl create secret generic t -o yaml | kubeseal | yq eval -P > ${DIR}/secrets/token.yaml\nhelm template x | tee -a \"out/all.yaml\"\necho done >> log.txt\n";
+        assert_eq!(
+            written_files(sh),
+            vec!["${DIR}/secrets/token.yaml", "out/all.yaml"]
+        );
+        let outputs: Vec<(String, String)> = written_files(sh)
+            .into_iter()
+            .map(|w| ("setup.sh".to_string(), w))
+            .collect();
+        let missing = |p: &str| {
+            format!("evalsymlink failure on '{p}' : lstat {p}: no such file or directory")
+        };
+        assert_eq!(
+            written_by(&outputs, &missing("apps/secrets/token.yaml")),
+            Some("setup.sh")
+        );
+        // The same name in another directory is another file.
+        assert_eq!(
+            written_by(&outputs, &missing("apps/other/token.yaml")),
+            None
+        );
+        assert_eq!(
+            written_by(&outputs, &missing("apps/secrets/skipped.yaml")),
+            None
+        );
+    }
 }

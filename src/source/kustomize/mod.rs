@@ -20,7 +20,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod failures;
-pub(crate) use failures::{crashed, lacks_input, namespace_from_builder, older_form, outside_root};
+pub(crate) use failures::{
+    crashed, lacks_input, namespace_from_builder, older_form, outside_root, written_by,
+    written_files,
+};
 mod builder;
 mod cached;
 mod inputs;
@@ -155,7 +158,12 @@ pub fn build(
             let (message, at, missing_input) = match e {
                 exec::ExecError::Failed(m) => {
                     let (message, at) = clean_error(&m, &run.scratch_path);
-                    (message, at, lacks_input(&m) || outside_root(&m))
+                    let generated = failures::generated_kustomization(&message);
+                    (
+                        message,
+                        at,
+                        lacks_input(&m) || outside_root(&m) || generated,
+                    )
                 }
                 other => (other.to_string(), None, false),
             };
@@ -587,6 +595,20 @@ mod tests {
             "Error: loading KV pairs: env source files: [params.env]: evalsymlink failure on 'a/params.env' : lstat a/params.env: no such file or directory"
         ));
         assert!(lacks_input("Error: kustomization.yaml is empty"));
+        // A directory without a kustomization is a missing input only where a template of one
+        // lies, which a build step fills in.
+        let d = tempfile::tempdir().unwrap();
+        let missing = format!(
+            "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'",
+            d.path().display()
+        );
+        assert!(!super::failures::generated_kustomization(&missing));
+        std::fs::write(
+            d.path().join("kustomization.yaml.in"),
+            "resources: [@IMG@]\n",
+        )
+        .unwrap();
+        assert!(super::failures::generated_kustomization(&missing));
         assert!(namespace_from_builder(
             "Error: field specified in var '{namespace Service.v1.[noGrp] {metadata.namespace}}' not found in corresponding resource"
         ));

@@ -368,8 +368,9 @@ pub fn variable_default<'t>(text: &'t str, name: &str) -> Option<&'t str> {
 }
 
 /// The `version`s of module inputs named for a controller, as Cluster Toolkit's modules take
-/// them (`kueue = { install = true, version = "v0.10.0" }`): the first `version` before the
-/// object closes at its own indentation. Text only: the module's inputs need no evaluation.
+/// them (`kueue = { install = true, version = "v0.10.0" }`), or their `chart_version`s, as EKS
+/// Blueprints add-ons take them (`karpenter = { chart_version = "v0.34.0" }`): the first before
+/// the object closes at its own indentation. Text only: the module's inputs need no evaluation.
 pub fn input_versions<'t>(text: &'t str, name: &str) -> Vec<&'t str> {
     let mut out = Vec::new();
     let mut lines = text.lines();
@@ -391,6 +392,7 @@ pub fn input_versions<'t>(text: &'t str, name: &str) -> Vec<&'t str> {
             }
             if let Some(v) = b
                 .strip_prefix("version")
+                .or_else(|| b.strip_prefix("chart_version"))
                 .map(str::trim_start)
                 .and_then(|r| r.strip_prefix('='))
                 .map(|r| r.trim().trim_matches('"'))
@@ -415,5 +417,8 @@ mod input_tests {
         // Not beyond the object's end.
         let other = "kueue = {\n  install = true\n}\nversion = \"1.2.0\"\n";
         assert!(input_versions(other, "kueue").is_empty());
+        // EKS Blueprints add-ons: the chart's version, beside an input of a longer name.
+        let addons = "  karpenter_node = {\n    version = \"9\"\n  }\n  karpenter = {\n    chart_version       = \"v0.34.0\"\n  }\n";
+        assert_eq!(input_versions(addons, "karpenter"), vec!["v0.34.0"]);
     }
 }

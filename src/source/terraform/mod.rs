@@ -33,6 +33,31 @@ mod templates;
 
 use eval::{Eval, Origin, Scope};
 
+/// Whether Terraform text creates an EKS cluster: the `terraform-aws-modules/eks/aws` module
+/// (not one of its submodules) or an `aws_eks_cluster` resource.
+pub fn builds_eks(text: &str) -> bool {
+    text.contains("resource \"aws_eks_cluster\"")
+        || text
+            .match_indices("\"terraform-aws-modules/eks/aws")
+            .any(|(i, m)| text[i + m.len()..].starts_with('"'))
+}
+
+/// Directories that hold a cluster's infrastructure code, named for the tool rather than the
+/// stack: the stack is their parent (`ai-ml/bionemo/terraform/eks.tf` builds `ai-ml/bionemo`).
+const INFRA_DIRS: [&str; 5] = ["terraform", "tf", "iac", "infra", "infrastructure"];
+
+/// The directory of the stack that the file at `path` (relative, `/`-separated) builds: the
+/// file's own, or its parent when the file's is one of [`INFRA_DIRS`].
+pub fn stack_dir(path: &str) -> &str {
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    let last = dir.rsplit('/').next().unwrap_or(dir);
+    if INFRA_DIRS.contains(&last.to_ascii_lowercase().as_str()) {
+        dir.rsplit_once('/').map_or("", |(d, _)| d)
+    } else {
+        dir
+    }
+}
+
 /// Whether discovery reads this file as Terraform.
 pub fn is_terraform(p: &Path) -> bool {
     p.extension().is_some_and(|e| e == "tf")
