@@ -615,32 +615,41 @@ fn a_stacks_karpenter_release_speaks_for_that_stack_only() {
         "ai-ml/ray/terraform/main.tf",
         "module \"eks\" {\n  source = \"terraform-aws-modules/eks/aws\"\n  eks_managed_node_groups = {\n    core = { instance_types = [\"m6i.xlarge\"] }\n  }\n}\n",
     );
-    write(d.path(), "ai-ml/ray/karpenter/gpu.yaml", PROVISIONER);
-    write(d.path(), "ai-ml/bionemo/karpenter/gpu.yaml", PROVISIONER);
+    // EKS Blueprints add-ons, given the chart's version as a module input.
+    write(
+        d.path(),
+        "ai-ml/mlflow/eks.tf",
+        "module \"eks\" {\n  source = \"terraform-aws-modules/eks/aws\"\n}\n\nmodule \"eks_blueprints_addons\" {\n  source           = \"aws-ia/eks-blueprints-addons/aws\"\n  enable_karpenter = true\n  karpenter = {\n    chart_version = \"v0.34.0\"\n  }\n}\n",
+    );
+    for stack in ["ray", "bionemo", "mlflow"] {
+        write(
+            d.path(),
+            &format!("ai-ml/{stack}/karpenter/gpu.yaml"),
+            PROVISIONER,
+        );
+    }
     let Run { out, err, .. } = run(gpuops_in(d.path()).args(["lint", "--format", "json"]));
     let doc = crate::sources::json(&out);
-    let severity = |path: &str| {
+    // The finding's severity, and the release its message names as installed.
+    let judged = |stack: &str| {
+        let path = format!("ai-ml/{stack}/karpenter/gpu.yaml");
         let found = doc["diagnostics"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|x| x["rule"] == "deprecated-api" && x["path"] == path && x["line"] == 1);
+            .find(|x| x["rule"] == "deprecated-api" && x["path"] == path.as_str());
         let found = found.unwrap_or_else(|| panic!("{path}: {out}{err}"));
-        (
-            found["severity"].as_str().unwrap().to_string(),
-            found["message"].as_str().unwrap().contains("v1.0"),
-        )
+        let message = found["message"].as_str().unwrap();
+        let release = ["v1.0", "v0.34"]
+            .into_iter()
+            .find(|r| message.contains(&format!("Karpenter {r}, the release")));
+        (found["severity"].as_str().unwrap().to_string(), release)
     };
-    // The stack that installs Karpenter v1.0 certainly fails to apply it.
-    assert_eq!(
-        severity("ai-ml/bionemo/karpenter/gpu.yaml"),
-        ("error".to_string(), true)
-    );
+    // The stacks that install a release past v1alpha5 certainly fail to apply it.
+    assert_eq!(judged("bionemo"), ("error".to_string(), Some("v1.0")));
+    assert_eq!(judged("mlflow"), ("error".to_string(), Some("v0.34")));
     // The other stack installs a release the files do not name.
-    assert_eq!(
-        severity("ai-ml/ray/karpenter/gpu.yaml"),
-        ("warning".to_string(), false)
-    );
+    assert_eq!(judged("ray"), ("warning".to_string(), None));
 }
 
 #[test]
