@@ -133,10 +133,10 @@ pub struct Index<'a> {
     shown: std::sync::OnceLock<Vec<crate::source::pages::Shown>>,
     /// Labels the repository's scripts and pages put on nodes by hand.
     labelled: std::sync::OnceLock<Vec<(String, String)>>,
-    /// Whether the repository creates GKE Autopilot clusters (see [`Index::autopilot`]).
+    /// See [`Index::autopilot`], [`Index::pools_kept_elsewhere`] and [`Index::kustomize_dirs`].
     autopilot: std::sync::OnceLock<bool>,
-    /// See [`Index::pools_kept_elsewhere`].
     pools_elsewhere: std::sync::OnceLock<bool>,
+    kustomize_dirs: std::sync::OnceLock<HashSet<&'a str>>,
     /// The files that could not be read whole (see [`Index::unread_file_names`]).
     unread: Vec<FileId>,
 }
@@ -333,6 +333,7 @@ impl<'a> Index<'a> {
             labelled: Default::default(),
             autopilot: Default::default(),
             pools_elsewhere: Default::default(),
+            kustomize_dirs: Default::default(),
             unread,
         };
         ix.classes = ix.templates.par_iter().map(|t| ix.classify(t)).collect();

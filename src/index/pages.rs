@@ -4,7 +4,7 @@
 
 use super::Index;
 
-impl Index<'_> {
+impl<'a> Index<'a> {
     /// The repository's scripts, Makefiles and Markdown pages ([`crate::source::pages`]).
     pub(super) fn pages(&self) -> impl Iterator<Item = &crate::source::SourceFile> {
         self.files
@@ -52,6 +52,22 @@ impl Index<'_> {
                 || self.files.iter().any(|f| {
                     f.path.ends_with(".tf") && crate::source::terraform::enables_autopilot(&f.text)
                 })
+        })
+    }
+
+    /// The directories that hold a kustomization (or a template of one,
+    /// `kustomization.yaml.in`). Built once: every chunk of a chunked rule asks.
+    pub fn kustomize_dirs(&self) -> &foldhash::HashSet<&'a str> {
+        self.kustomize_dirs.get_or_init(|| {
+            self.files
+                .iter()
+                .filter_map(|f| {
+                    let (dir, name) = f.path.rsplit_once('/').unwrap_or(("", f.path.as_str()));
+                    name.get(..13)
+                        .is_some_and(|p| p.eq_ignore_ascii_case("kustomization"))
+                        .then_some(dir)
+                })
+                .collect()
         })
     }
 

@@ -281,7 +281,7 @@ fn api_version(
             let successor = obj.name.and_then(|name| {
                 // A NodePool the files define as such: not one a managed node group of the
                 // same name stands for.
-                cx.ix.of_kind(new_kind).find(|o| {
+                cx.ix.named(new_kind, name).into_iter().find(|o| {
                     o.group == new_group
                         && o.version == "v1"
                         && o.name == Some(name)

@@ -394,6 +394,7 @@ mod support;
 pub(crate) mod suppression_invalid;
 mod training_consolidation_underutilized;
 mod training_do_not_disrupt_missing;
+mod training_restart_always;
 pub(crate) mod unused_suppression;
 mod workload_exceeds_queue_quota;
 mod yaml_type_trap;
@@ -431,6 +432,7 @@ static ALL: &[&Rule] = &[
     &training_do_not_disrupt_missing::RULE,
     &training_consolidation_underutilized::RULE,
     &checkpoint_volume_missing::RULE,
+    &training_restart_always::RULE,
     &gpu_inference_pdb_missing::RULE,
     &gpu_pdb_blocks_eviction::RULE,
     &hpa_gpu_resource_metric::RULE,

@@ -184,23 +184,10 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
         }
     }
-    // Directories that hold a kustomization (or a template of one), read on first need.
-    let kustomize_dirs = std::cell::LazyCell::new(|| {
-        cx.ix
-            .files
-            .iter()
-            .filter_map(|f| {
-                let (dir, name) = f.path.rsplit_once('/').unwrap_or(("", f.path.as_str()));
-                name.to_ascii_lowercase()
-                    .starts_with("kustomization")
-                    .then_some(dir)
-            })
-            .collect::<std::collections::HashSet<&str>>()
-    });
     let kustomized = |file: usize| {
         cx.ix.files.get(file).is_some_and(|f| {
             let dir = f.path.rsplit_once('/').map_or("", |(d, _)| d);
-            kustomize_dirs.contains(dir)
+            cx.ix.kustomize_dirs().contains(dir)
         })
     };
     for (_, t) in cx.templates() {

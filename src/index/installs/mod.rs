@@ -339,7 +339,7 @@ fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
     });
     static VERSION: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r#"(?m)^\s*"?(?:version|chart_version|chartVersion|targetRevision)"?\s*[:=]\s*["']?v?(\d+\.\d+)"#,
+            r#"(?m)^\s*"?(?:version|chart_version|chartVersion|targetRevision)"?\s*[:=]\s*(?:["']?v?(\d+\.\d+)|(local|var)\.(\w+))"#,
         )
         .expect("a valid pattern")
     });
@@ -355,9 +355,21 @@ fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
     }
     let versions: Vec<(usize, (u32, u32))> = VERSION
         .captures_iter(text)
-        .filter_map(|c| {
-            let m = c.get(1)?;
-            Some((m.start(), minor_version(m.as_str())?))
+        .filter_map(|c| match c.get(1) {
+            Some(m) => Some((m.start(), minor_version(m.as_str())?)),
+            // Terraform's `version = local.karpenter_version`: the value the same file gives it.
+            None => {
+                let (kind, name) = (c.get(2)?.as_str(), c.get(3)?);
+                let v = if kind == "var" {
+                    crate::source::terraform::variable_default(text, name.as_str())?
+                } else {
+                    local_value(text, name.as_str())?
+                };
+                Some((
+                    name.start(),
+                    minor_version(v.strip_prefix('v').unwrap_or(v))?,
+                ))
+            }
         })
         .collect();
     named
@@ -371,6 +383,25 @@ fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
                 .map(|(_, v)| v)
         })
         .collect()
+}
+
+/// The string a Terraform `locals` block of `text` gives `name` (`karpenter_version = "v0.34.0"`).
+fn local_value<'t>(text: &'t str, name: &str) -> Option<&'t str> {
+    let mut in_locals = false;
+    for l in text.lines() {
+        let t = l.trim();
+        if t.starts_with("locals") && t.ends_with('{') {
+            in_locals = true;
+        } else if in_locals && l.starts_with('}') {
+            in_locals = false;
+        } else if in_locals
+            && let Some(v) = t.strip_prefix(name).map(str::trim_start)
+            && let Some(v) = v.strip_prefix('=')
+        {
+            return v.trim().strip_prefix('"')?.split('"').next();
+        }
+    }
+    None
 }
 
 /// The releases a Terraform module input installs (`kueue = { version = "v0.10.0" }`).

@@ -110,6 +110,15 @@ fn karpenter_releases_are_read_as_kueue_ones_are() {
     let addons =
         "karpenter = {\n  chart         = \"karpenter\"\n  chart_version = \"0.37.0\"\n}\n";
     assert_eq!(chart_versions(addons, "karpenter"), vec![(0, 37)]);
+    // A version the same file sets in `locals` or as a variable's default.
+    let local = "locals {\n  karpenter_version = \"v0.34.0\"\n}\nresource \"helm_release\" \"karpenter\" {\n  repository = \"https://charts.karpenter.sh\"\n  chart      = \"karpenter\"\n  version    = local.karpenter_version\n}\n";
+    assert_eq!(chart_versions(local, "karpenter"), vec![(0, 34)]);
+    let var = local.replace("local.", "var.").replace(
+        "locals {\n  karpenter_version = \"v0.34.0\"\n}",
+        "variable \"karpenter_version\" {\n  default = \"1.1.0\"\n}",
+    );
+    assert_eq!(chart_versions(&var, "karpenter"), vec![(1, 1)]);
+    assert!(chart_versions(&local.replace("v0.34.0", ""), "karpenter").is_empty());
     // The getting-started guide's command line, through a variable set without a `v`.
     let sh = "export KARPENTER_VERSION=\"1.0.1\"\nhelm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter --version \"${KARPENTER_VERSION}\" --namespace kube-system\n";
     assert_eq!(helm_cli_versions(sh, "karpenter", None), vec![Some((1, 0))]);

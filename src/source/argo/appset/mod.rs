@@ -32,7 +32,7 @@ use super::fleet::Fleet;
 use super::gotmpl::{self, Missing};
 use crate::yaml::{Document, Node, construct};
 use params::{Set, Style};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// An Application made from the template.
@@ -165,6 +165,7 @@ fn render_app(
         None => shape::copy(template),
     };
     let mut missing = BTreeSet::new();
+    let mut unevaluated = BTreeMap::new();
     let notes = &mut out.notes;
     let filled = shape::fill(&mut s, &mut |t| {
         if !t.contains("{{") {
@@ -174,6 +175,7 @@ fn render_app(
             Ok(v) => Ok(Some(v)),
             Err(gotmpl::Error::Unsupported(m)) => {
                 notes.insert(format!("`{t}` is not evaluated ({m}): left as written"));
+                unevaluated.insert(t.to_string(), m);
                 Ok(None)
             }
             Err(gotmpl::Error::Failed(m)) => Err(format!("`{t}`: {m}")),
@@ -181,6 +183,13 @@ fn render_app(
     });
     if let Err(e) = filled {
         out.failed.push(format!("{}: {e}", set.label));
+        return None;
+    }
+    // A source left as written names nothing Argo CD would sync: the Application is not
+    // evaluated rather than judged by a path that is still a template.
+    if let Some((t, m)) = source_fields(&s).find_map(|v| unevaluated.get_key_value(v)) {
+        out.skipped
+            .push(format!("{}: `{t}` is not evaluated ({m})", set.label));
         return None;
     }
     for m in missing {
@@ -228,6 +237,29 @@ fn render_app(
         }
     }
     Some(construct(template.shared_text(), &s))
+}
+
+/// The texts of the fields that say what an Application syncs: its sources' `repoURL`, `path`,
+/// `chart` and `targetRevision`.
+fn source_fields<'s>(s: &'s crate::yaml::Shape<'_>) -> impl Iterator<Item = &'s str> {
+    use crate::yaml::Shape;
+    let spec = shape::get(s, "spec");
+    let single = spec.and_then(|sp| shape::get(sp, "source")).into_iter();
+    let many = spec
+        .and_then(|sp| shape::get(sp, "sources"))
+        .into_iter()
+        .flat_map(|l| match l {
+            Shape::Seq { items, .. } => items.iter().collect(),
+            _ => Vec::new(),
+        });
+    single.chain(many).flat_map(|src| {
+        ["repoURL", "path", "chart", "targetRevision"]
+            .into_iter()
+            .filter_map(move |k| match shape::get(src, k) {
+                Some(Shape::Scalar { text, .. }) => Some(text.as_str()),
+                _ => None,
+            })
+    })
 }
 
 fn shape_spec<'s, 'a>(s: &'s mut crate::yaml::Shape<'a>) -> Option<&'s mut crate::yaml::Shape<'a>> {

@@ -98,23 +98,42 @@ spec:
   generators:
     - list: {elements: [{cluster: prod, gpus: [a100, h100], n: 8}]}
   template:
-    metadata: {name: '{{ .cluster }}-{{index .gpus 1}}-{{ .n }}'}
+    metadata:
+      name: '{{ .cluster }}-{{index .gpus 1}}-{{ .n }}'
+      annotations: {hash: '{{ sha256sum .cluster }}'}
     spec:
-      source: {path: '{{ .cluster | upper }}/{{ sha256sum .cluster }}'}
+      source: {path: '{{ .cluster | upper }}/{{ dig \"tier\" \"std\" . }}/{{ dig \"n\" 0 . }}'}
 ",
         &cx(Path::new(NOWHERE), &f),
     );
-    assert_eq!(
-        names(&e),
-        vec![(
-            "prod-h100-8".into(),
-            "{{ .cluster | upper }}/{{ sha256sum .cluster }}".into()
-        )]
-    );
+    assert_eq!(names(&e), vec![("prod-h100-8".into(), "PROD/std/8".into())]);
     assert!(
         e.notes.iter().any(|n| n.contains("sha256sum")),
         "{:?}",
         e.notes
+    );
+    // A source still a template after filling names no path: the Application is not evaluated
+    // (never "path does not exist").
+    let e = expand_text(
+        "kind: ApplicationSet
+spec:
+  goTemplate: true
+  generators:
+    - list: {elements: [{cluster: prod}]}
+  template:
+    metadata: {name: '{{ .cluster }}'}
+    spec:
+      source: {path: 'apps/{{ sha256sum .cluster }}'}
+",
+        &cx(Path::new(NOWHERE), &f),
+    );
+    assert!(e.apps.is_empty());
+    assert_eq!(
+        e.skipped,
+        vec![
+            "list element 1: `apps/{{ sha256sum .cluster }}` is not evaluated (the template function `sha256sum`)"
+                .to_string()
+        ]
     );
 }
 

@@ -202,7 +202,7 @@ fn indent(n: i64, s: &str) -> String {
 /// are reported.
 const KNOWN_ELSEWHERE: &str = "call html js urlquery abbrev abbrevboth adler32sum ago all any append b32dec b32enc bcrypt \
     biggest buildCustomCert camelcase ceil chunk concat date dateInZone dateModify \
-    date_in_zone date_modify decryptAES deepCopy deepEqual derivePassword dig divf duration \
+    date_in_zone date_modify decryptAES deepCopy deepEqual derivePassword divf duration \
     durationRound encryptAES floor fromJson fromYaml fromYamlArray genCA genCAWithKey \
     genPrivateKey genSelfSignedCert genSelfSignedCertWithKey genSignedCert \
     genSignedCertWithKey hello htmlDate htmlDateInZone htpasswd initials isAbs kebabcase \
@@ -467,6 +467,29 @@ pub(super) fn call(name: &str, a: Vec<Value>) -> Result<Value, Error> {
                 Ok(m.get(key).cloned().unwrap_or(Value::Str(String::new())))
             }
         }
+        "dig" => {
+            // `dig "a" "b" default dict`: the value under the keys, or the default when a key is
+            // absent (a present key wins, whatever its value).
+            if a.len() < 3 {
+                return Err(failed("dig needs at least three arguments"));
+            }
+            let (keys, rest) = a.split_at(a.len() - 2);
+            let mut cur = &rest[1];
+            for k in keys {
+                let key = string(k)?;
+                let Value::Map(m, _) = cur else {
+                    return Err(failed(format!(
+                        "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
+                        cur.type_name()
+                    )));
+                };
+                match m.get(key) {
+                    Some(v) => cur = v,
+                    None => return Ok(rest[0].clone()),
+                }
+            }
+            Ok(cur.clone())
+        }
         "keys" => {
             let mut out = Vec::new();
             for d in &a {
@@ -521,6 +544,27 @@ pub(super) fn call(name: &str, a: Vec<Value>) -> Result<Value, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dig_walks_nested_maps_to_a_default() {
+        let inner = Value::map(BTreeMap::from([("b".to_string(), Value::Int(0))]));
+        let d = Value::map(BTreeMap::from([("a".to_string(), inner)]));
+        let s = |x: &str| Value::Str(x.into());
+        let dig = |keys: &[&str]| {
+            let mut a: Vec<Value> = keys.iter().map(|k| s(k)).collect();
+            a.extend([s("dflt"), d.clone()]);
+            call("dig", a)
+        };
+        // A present key wins even when its value is a zero value.
+        assert_eq!(dig(&["a", "b"]).unwrap(), Value::Int(0));
+        assert_eq!(dig(&["a", "x"]).unwrap(), s("dflt"));
+        assert_eq!(dig(&["x", "y"]).unwrap(), s("dflt"));
+        assert!(matches!(dig(&["a", "b", "c"]), Err(Error::Failed(_))));
+        assert!(matches!(
+            call("dig", vec![s("a"), d]),
+            Err(Error::Failed(_))
+        ));
+    }
 
     #[test]
     fn paths_are_go_paths() {
