@@ -18,7 +18,8 @@ declare_rule! {
     /// Judged only for pods written out in full (Pods, Deployments, StatefulSets, ReplicaSets,
     /// Jobs, CronJobs) whose container names its image: serving operators (KServe, KubeAI,
     /// AIBrix, the NIM operator …) and kustomize patches add volumes of their own. Not flagged:
-    /// a pod with `hostIPC: true` (the node's `/dev/shm`), LeaderWorkerSet and Ray workloads.
+    /// a pod with `hostIPC: true` (the node's `/dev/shm`), LeaderWorkerSet and Ray workloads
+    /// (KubeRay mounts a memory-backed `/dev/shm`, sized to the memory limit, in every Ray pod).
     ///
     /// ## Why is this bad?
     /// The ranks of a multi-GPU server exchange tensors and control messages through shared
