@@ -188,6 +188,9 @@ fn render_app(
     // A source left as written names nothing Argo CD would sync: the Application is not
     // evaluated rather than judged by a path that is still a template.
     if let Some((t, m)) = source_fields(&s).find_map(|v| unevaluated.get_key_value(v)) {
+        // The skip says it; a note that the text was left as written would say it twice.
+        let left = format!("`{t}` is not evaluated ({m}): left as written");
+        out.notes.remove(&left);
         out.skipped
             .push(format!("{}: `{t}` is not evaluated ({m})", set.label));
         return None;

@@ -135,6 +135,7 @@ spec:
                 .to_string()
         ]
     );
+    assert!(e.notes.is_empty(), "{:?}", e.notes);
 }
 
 #[test]
