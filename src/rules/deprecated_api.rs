@@ -284,7 +284,6 @@ fn api_version(
                 cx.ix.named(new_kind, name).into_iter().find(|o| {
                     o.group == new_group
                         && o.version == "v1"
-                        && o.name == Some(name)
                         && cx.ix.files.get(o.file).is_some_and(|f| !f.is_context())
                 })
             });

@@ -65,10 +65,8 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let policy = t.spec.get("restartPolicy");
-        match policy.and_then(Node::as_str) {
-            None if policy.is_none() => {}
-            Some("Always") => {}
-            _ => continue,
+        if policy.is_some_and(|p| p.as_str() != Some("Always")) {
+            continue;
         }
         if t.containers.iter().filter(|c| !c.init).any(keeps_running) {
             continue;
@@ -131,7 +129,7 @@ fn check(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Where the pod spec sits: `spec` for a Pod, `spec.tasks[0].template.spec` for a task.
+/// Where the pod spec sits: `spec` for a Pod, `spec.tasks[worker].template.spec` for a task.
 fn spec_path(t: &PodTemplate<'_>) -> String {
     if t.path == "spec" {
         "spec".to_string()
@@ -144,24 +142,29 @@ fn spec_path(t: &PodTemplate<'_>) -> String {
 /// `tail -f /dev/null`, `while true`): such a pod is kept alive on purpose, and restarting it
 /// never happens.
 fn keeps_running(c: &Container<'_>) -> bool {
-    ["command", "args"]
-        .into_iter()
-        .filter_map(|k| c.get(k))
-        .flat_map(|n| {
-            let items: Vec<Node<'_>> = n.items().collect();
-            if items.is_empty() { vec![n] } else { items }
-        })
-        .filter_map(Node::as_str)
-        .any(|s| {
-            let s = s.to_ascii_lowercase();
-            s.contains("infinity")
-                || s.contains("sleep inf")
-                || s.contains("tail -f")
-                || s.contains("while true")
-                || s.contains("while :")
-                || s.contains("while [ 1 ]")
-                || long_sleep(&s)
-        })
+    // The command and its arguments as one line: `[sleep, "86400"]` is `sleep 86400`.
+    let mut line = String::new();
+    for n in ["command", "args"].into_iter().filter_map(|k| c.get(k)) {
+        let items: Vec<Node<'_>> = n.items().collect();
+        for s in if items.is_empty() { vec![n] } else { items }
+            .into_iter()
+            .filter_map(Node::as_str)
+        {
+            line.push_str(&s.to_ascii_lowercase());
+            line.push(' ');
+        }
+    }
+    [
+        "infinity",
+        "sleep inf",
+        "tail -f",
+        "while true",
+        "while :",
+        "while [ 1 ]",
+    ]
+    .iter()
+    .any(|w| line.contains(w))
+        || long_sleep(&line)
 }
 
 /// `sleep 86400`, `sleep 1d`, `sleep 10h`: an hour or more.

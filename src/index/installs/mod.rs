@@ -363,7 +363,7 @@ fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
                 let v = if kind == "var" {
                     crate::source::terraform::variable_default(text, name.as_str())?
                 } else {
-                    local_value(text, name.as_str())?
+                    crate::source::terraform::local_value(text, name.as_str())?
                 };
                 Some((
                     name.start(),
@@ -383,25 +383,6 @@ fn chart_versions(text: &str, chart: &str) -> Vec<(u32, u32)> {
                 .map(|(_, v)| v)
         })
         .collect()
-}
-
-/// The string a Terraform `locals` block of `text` gives `name` (`karpenter_version = "v0.34.0"`).
-fn local_value<'t>(text: &'t str, name: &str) -> Option<&'t str> {
-    let mut in_locals = false;
-    for l in text.lines() {
-        let t = l.trim();
-        if t.starts_with("locals") && t.ends_with('{') {
-            in_locals = true;
-        } else if in_locals && l.starts_with('}') {
-            in_locals = false;
-        } else if in_locals
-            && let Some(v) = t.strip_prefix(name).map(str::trim_start)
-            && let Some(v) = v.strip_prefix('=')
-        {
-            return v.trim().strip_prefix('"')?.split('"').next();
-        }
-    }
-    None
 }
 
 /// The releases a Terraform module input installs (`kueue = { version = "v0.10.0" }`).

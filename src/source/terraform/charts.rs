@@ -367,6 +367,26 @@ pub fn variable_default<'t>(text: &'t str, name: &str) -> Option<&'t str> {
         })
 }
 
+/// The string a `locals` block in `text` gives `name` (`karpenter_version = "v0.34.0"`), as
+/// written. Text only, as [`variable_default`].
+pub fn local_value<'t>(text: &'t str, name: &str) -> Option<&'t str> {
+    let mut in_locals = false;
+    for l in text.lines() {
+        let t = l.trim();
+        if t.starts_with("locals") && t.ends_with('{') {
+            in_locals = true;
+        } else if in_locals && l.starts_with('}') {
+            in_locals = false;
+        } else if in_locals
+            && let Some(v) = t.strip_prefix(name).map(str::trim_start)
+            && let Some(v) = v.strip_prefix('=')
+        {
+            return v.trim().strip_prefix('"')?.split('"').next();
+        }
+    }
+    None
+}
+
 /// The `version`s of module inputs named for a controller, as Cluster Toolkit's modules take
 /// them (`kueue = { install = true, version = "v0.10.0" }`), or their `chart_version`s, as EKS
 /// Blueprints add-ons take them (`karpenter = { chart_version = "v0.34.0" }`): the first before

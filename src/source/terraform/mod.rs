@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod charts;
-pub use charts::{input_versions, variable_default};
+pub use charts::{input_versions, local_value, variable_default};
 mod eval;
 mod heredoc;
 mod manifest;
